@@ -1,0 +1,27 @@
+# Finds Loam's dependencies (Debian packages; scripts/setup-deps installs them).
+# Header-only libraries are found as include folders so that the core can be
+# cross-compiled with LOAM_HEADER_DIR pointing at them.
+function(loam_find_header var header)
+  find_path(${var} ${header} HINTS ${LOAM_HEADER_DIR} NO_CMAKE_FIND_ROOT_PATH)
+  if(NOT ${var})
+    message(FATAL_ERROR "Loam: ${header} not found; run scripts/setup-deps")
+  endif()
+endfunction()
+
+loam_find_header(LOAM_XXHASH_INCLUDE xxhash.h)
+loam_find_header(LOAM_CLI11_INCLUDE CLI/CLI.hpp)
+
+# xxHash used header-only (XXH_INLINE_ALL): no library to cross-compile.
+add_library(loam_xxhash INTERFACE)
+target_include_directories(loam_xxhash SYSTEM INTERFACE ${LOAM_XXHASH_INCLUDE})
+target_compile_definitions(loam_xxhash INTERFACE XXH_INLINE_ALL)
+
+add_library(loam_cli11 INTERFACE)
+target_include_directories(loam_cli11 SYSTEM INTERFACE ${LOAM_CLI11_INCLUDE})
+
+if(NOT LOAM_CORE_ONLY)
+  find_package(doctest REQUIRED)
+  find_package(benchmark REQUIRED)
+  find_library(LOAM_MPFR mpfr REQUIRED)
+  find_library(LOAM_GMP gmp REQUIRED)
+endif()

@@ -1,0 +1,17 @@
+# Compile flags every Loam target uses, carried by the interface target loam_flags.
+# The floating-point flags are part of the determinism contract (DESIGN.md): no
+# contraction into FMA, no fast-math, SSE2 rather than x87 on 32-bit x86, and no
+# errno side path (which makes GCC call libm's sqrt for negative inputs).
+add_library(loam_flags INTERFACE)
+target_compile_options(loam_flags INTERFACE
+  -Wall -Wextra -Wpedantic -Werror
+  -ffp-contract=off -fno-fast-math -fno-math-errno)
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(i.86|x86)$")
+  target_compile_options(loam_flags INTERFACE -msse2 -mfpmath=sse)
+endif()
+
+option(LOAM_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+if(LOAM_SANITIZE)
+  target_compile_options(loam_flags INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  target_link_options(loam_flags INTERFACE -fsanitize=address,undefined)
+endif()

@@ -1,0 +1,19 @@
+// loam-tool: the engine's command-line workbench (determinism digests, world
+// generation and hashes, previews, save inspection).
+#include <CLI/CLI.hpp>
+
+#include "tool/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"loam-tool: determinism digests, world generation, previews and saves"};
+  app.require_subcommand(1);
+  int exitCode = 0;
+  loam::tool::addDetmathDigestCommand(app, exitCode);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return exitCode;
+}
