@@ -1,0 +1,60 @@
+// Units and coordinates of the voxel world. Shared vocabulary for the store, the
+// generator and everything that reads the world.
+//
+// Axes: x east, y up, z south. A voxel is 5 cm; a brick is 8x8x8 voxels (40 cm), the
+// unit of storage, hashing, meshing and collision queries; a chunk is 16x16x16 bricks
+// (6.4 m), the unit of generation and memory ownership; an interest/hash cell is
+// 32x32 bricks in plan (12.8 m) over the full height.
+#pragma once
+
+#include <cstdint>
+
+namespace loam::sim {
+
+/// Index into the material table. 0 is always air.
+using MaterialId = std::uint8_t;
+inline constexpr MaterialId kAir = 0;
+
+inline constexpr int kVoxelsPerMetre = 20;  ///< 5 cm voxels
+inline constexpr int kBrickSize = 8;        ///< voxels per brick edge
+inline constexpr int kBrickShift = 3;
+inline constexpr int kBrickVoxels = kBrickSize * kBrickSize * kBrickSize;  ///< 512
+inline constexpr int kChunkBricks = 16;     ///< bricks per chunk edge
+inline constexpr int kChunkShift = 4;
+inline constexpr int kCellBricks = 32;      ///< bricks per hash/interest cell edge (plan)
+inline constexpr int kCellShift = 5;
+
+/// A voxel position in voxel units.
+struct VoxelCoord {
+  std::int32_t x = 0, y = 0, z = 0;
+  friend bool operator==(const VoxelCoord&, const VoxelCoord&) = default;
+};
+
+/// A brick position in brick units (voxel >> 3, rounding toward -inf).
+struct BrickCoord {
+  std::int32_t x = 0, y = 0, z = 0;
+  friend bool operator==(const BrickCoord&, const BrickCoord&) = default;
+  friend auto operator<=>(const BrickCoord&, const BrickCoord&) = default;
+};
+
+/// Index of a voxel inside its brick: x + 8 * (y + 8 * z). Canonical order everywhere
+/// (hashes and saves serialise voxels in this order).
+constexpr int voxelIndexInBrick(int lx, int ly, int lz) { return lx + kBrickSize * (ly + kBrickSize * lz); }
+
+constexpr BrickCoord brickOf(VoxelCoord v) {
+  return {v.x >> kBrickShift, v.y >> kBrickShift, v.z >> kBrickShift};
+}
+
+/// The world's extent in bricks: [min, max) on each axis. Always a whole number of
+/// chunks, so every chunk is either wholly inside or wholly outside.
+struct WorldBounds {
+  BrickCoord minBrick;
+  BrickCoord maxBrick;
+  bool containsBrick(BrickCoord b) const {
+    return b.x >= minBrick.x && b.y >= minBrick.y && b.z >= minBrick.z && b.x < maxBrick.x && b.y < maxBrick.y &&
+           b.z < maxBrick.z;
+  }
+  bool containsVoxel(VoxelCoord v) const { return containsBrick(brickOf(v)); }
+};
+
+}  // namespace loam::sim
