@@ -10,6 +10,8 @@ endfunction()
 
 loam_find_header(LOAM_XXHASH_INCLUDE xxhash.h)
 loam_find_header(LOAM_CLI11_INCLUDE CLI/CLI.hpp)
+loam_find_header(LOAM_TOMLPP_INCLUDE toml++/toml.h)
+loam_find_header(LOAM_STB_INCLUDE stb/stb_image_write.h)
 
 # xxHash used header-only (XXH_INLINE_ALL): no library to cross-compile.
 add_library(loam_xxhash INTERFACE)
@@ -19,9 +21,20 @@ target_compile_definitions(loam_xxhash INTERFACE XXH_INLINE_ALL)
 add_library(loam_cli11 INTERFACE)
 target_include_directories(loam_cli11 SYSTEM INTERFACE ${LOAM_CLI11_INCLUDE})
 
+# toml++ used header-only (material tables, scene files).
+add_library(loam_tomlplusplus INTERFACE)
+target_include_directories(loam_tomlplusplus SYSTEM INTERFACE ${LOAM_TOMLPP_INCLUDE})
+
+# stb_image_write (header-only; loam-tool preview). Include as <stb/stb_image_write.h>.
+add_library(loam_stb INTERFACE)
+target_include_directories(loam_stb SYSTEM INTERFACE ${LOAM_STB_INCLUDE})
+
 if(NOT LOAM_CORE_ONLY)
   find_package(doctest REQUIRED)
   find_package(benchmark REQUIRED)
   find_library(LOAM_MPFR mpfr REQUIRED)
   find_library(LOAM_GMP gmp REQUIRED)
+  # zstd for save files (loam_save only; the core never links it).
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(LOAM_ZSTD REQUIRED IMPORTED_TARGET libzstd)
 endif()

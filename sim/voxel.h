@@ -45,6 +45,30 @@ constexpr BrickCoord brickOf(VoxelCoord v) {
   return {v.x >> kBrickShift, v.y >> kBrickShift, v.z >> kBrickShift};
 }
 
+/// A chunk position in chunk units (brick >> 4, rounding toward -inf). Chunks are the
+/// unit of generation and of memory ownership in the store.
+struct ChunkCoord {
+  std::int32_t x = 0, y = 0, z = 0;
+  friend bool operator==(const ChunkCoord&, const ChunkCoord&) = default;
+  friend auto operator<=>(const ChunkCoord&, const ChunkCoord&) = default;
+};
+
+constexpr ChunkCoord chunkOf(BrickCoord b) { return {b.x >> kChunkShift, b.y >> kChunkShift, b.z >> kChunkShift}; }
+
+/// Index of a brick inside its chunk: x + 16 * (y + 16 * z), each in 0..15.
+constexpr int brickIndexInChunk(BrickCoord b) {
+  return (b.x & (kChunkBricks - 1)) + kChunkBricks * ((b.y & (kChunkBricks - 1)) + kChunkBricks * (b.z & (kChunkBricks - 1)));
+}
+
+/// A hash/interest cell in plan: 32x32 bricks (12.8 m), the full height.
+struct CellCoord {
+  std::int32_t x = 0, z = 0;
+  friend bool operator==(const CellCoord&, const CellCoord&) = default;
+  friend auto operator<=>(const CellCoord&, const CellCoord&) = default;
+};
+
+constexpr CellCoord cellOf(BrickCoord b) { return {b.x >> kCellShift, b.z >> kCellShift}; }
+
 /// The world's extent in bricks: [min, max) on each axis. Always a whole number of
 /// chunks, so every chunk is either wholly inside or wholly outside.
 struct WorldBounds {

@@ -12,4 +12,25 @@ namespace loam::tool {
 /// `loam-tool detmath-digest [--per-function] [--inputs N]`
 void addDetmathDigestCommand(CLI::App& app, int& exitCode);
 
+/// `loam-tool gen --scene S [--seed N] [--threads N] [--hash] [--cells] [--quiet]`:
+/// generates the world; --hash prints its world hash as stdout's last line. Timing,
+/// memory and progress go to stderr. Exit 2 for a bad scene file.
+void addGenCommand(CLI::App& app, int& exitCode);
+
+/// `loam-tool preview --scene S [--seed N] --out map.png [--metres-per-pixel M] [--grid]`:
+/// writes a shaded top-down map PNG. Exit 2 for a bad scene file.
+void addPreviewCommand(CLI::App& app, int& exitCode);
+
+/// `loam-tool save-info FILE`: prints a save's header, brick count, blob sizes and
+/// compressed/raw sizes. Exit 1 if unreadable, 2 if not a valid save. Only in full
+/// builds (LOAM_WITH_SAVES; saves need zstd, which the core-only build lacks).
+void addSaveInfoCommand(CLI::App& app, int& exitCode);
+
+/// `loam-tool sim --scene S [--seed N] [--script F] [--steps K] [--hash] [--stats]`:
+/// builds the world, runs K steps with the script's commands, and with --hash prints
+/// the trace hash (world plus state after every step, folded) as stdout's last line.
+/// --stats prints stream totals and the mean step time to stderr. Exit 2 for a bad
+/// scene or script file, 1 if the world cannot be built.
+void addSimCommand(CLI::App& app, int& exitCode);
+
 }  // namespace loam::tool

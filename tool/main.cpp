@@ -9,6 +9,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exitCode = 0;
   loam::tool::addDetmathDigestCommand(app, exitCode);
+  loam::tool::addGenCommand(app, exitCode);
+  loam::tool::addPreviewCommand(app, exitCode);
+  loam::tool::addSimCommand(app, exitCode);
+#ifdef LOAM_WITH_SAVES
+  loam::tool::addSaveInfoCommand(app, exitCode);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,126 @@
+// worldgen_bench: world generation time and memory for glade and flat, printed as
+// one JSON object. Never run as a test; results and commands go in docs/PERF.md.
+//
+//   worldgen_bench [--threads N] [--repeat N] [--scenes glade,flat,...]
+//
+// For each scene: wall time of generateWorld (min and median over --repeat runs, the
+// default 2 threads as the budget says), CPU time of the same runs, the store's heap
+// bytes and brick counts, and the process's resident memory before and after (the
+// world's resident cost is the difference, measured on the first run).
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/generator.h"
+#include "sim/scene.h"
+#include "sim/world_hash.h"
+
+using namespace loam::sim;
+
+namespace {
+
+/// A field of /proc/self/status in kB ("VmRSS", "VmHWM"), 0 where unavailable.
+long statusKb(const char* key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  std::string prefix = std::string(key) + ":";
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) return std::strtol(line.c_str() + prefix.size(), nullptr, 10);
+  }
+  return 0;
+}
+
+double cpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2;
+  int repeat = 3;
+  std::string scenes = "glade,flat";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--threads") {
+      threads = std::atoi(argv[i + 1]);
+    } else if (a == "--repeat") {
+      repeat = std::max(1, std::atoi(argv[i + 1]));
+    } else if (a == "--scenes") {
+      scenes = argv[i + 1];
+    } else {
+      std::fprintf(stderr, "worldgen_bench: unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  std::vector<std::string> names;
+  std::stringstream ss(scenes);
+  for (std::string n; std::getline(ss, n, ',');) names.push_back(n);
+
+  std::printf("{\n  \"benchmark\": \"worldgen\",\n  \"threads\": %d,\n  \"repeat\": %d,\n  \"scenes\": [\n", threads,
+              repeat);
+  for (size_t si = 0; si < names.size(); ++si) {
+    const std::string path = std::string(LOAM_SOURCE_DIR) + "/scenes/" + names[si] + ".toml";
+    auto scene = loadScene(path);
+    if (!scene) {
+      std::fprintf(stderr, "%s\n", scene.error().message.c_str());
+      return 2;
+    }
+    std::vector<double> wall, cpu;
+    long rssBefore = 0, rssAfter = 0;
+    std::size_t heap = 0;
+    StoreMemoryStats stats;
+    std::uint64_t hash = 0;
+    for (int r = 0; r < repeat; ++r) {
+      if (r == 0) rssBefore = statusKb("VmRSS");
+      GenerateOptions o;
+      o.threads = threads;
+      double c0 = cpuSeconds();
+      auto t0 = std::chrono::steady_clock::now();
+      auto world = generateWorld(*scene, 1, kGeneratorVersion, o);
+      auto t1 = std::chrono::steady_clock::now();
+      double c1 = cpuSeconds();
+      if (!world) {
+        std::fprintf(stderr, "%s\n", world.error().message.c_str());
+        return 1;
+      }
+      wall.push_back(std::chrono::duration<double>(t1 - t0).count());
+      cpu.push_back(c1 - c0);
+      if (r == 0) {
+        rssAfter = statusKb("VmRSS");
+        heap = world->memoryBytes();
+        stats = world->memoryStats();
+        hash = worldHash(*world);
+      }
+    }
+    std::vector<double> sorted = wall;
+    std::sort(sorted.begin(), sorted.end());
+    double median = sorted[sorted.size() / 2];
+    double cpuMedian = cpu[0];
+    {
+      std::vector<double> c = cpu;
+      std::sort(c.begin(), c.end());
+      cpuMedian = c[c.size() / 2];
+    }
+    const WorldBounds& b = scene->worldBounds;
+    std::size_t mixed = stats.mixedBricks[0] + stats.mixedBricks[1] + stats.mixedBricks[2] + stats.mixedBricks[3];
+    std::printf(
+        "    {\n      \"scene\": \"%s\",\n      \"size_m\": [%.1f, %.1f, %.1f],\n      \"chunks\": %zu,\n"
+        "      \"world_hash\": \"%016" PRIx64 "\",\n      \"wall_s_min\": %.4f,\n      \"wall_s_median\": %.4f,\n"
+        "      \"cpu_s_median\": %.4f,\n      \"world_heap_mb\": %.2f,\n      \"world_resident_mb\": %.2f,\n"
+        "      \"process_peak_rss_mb\": %.2f,\n      \"mixed_bricks\": %zu,\n      \"expanded_chunks\": %zu,\n"
+        "      \"uniform_chunks\": %zu\n    }%s\n",
+        names[si].c_str(), (b.maxBrick.x - b.minBrick.x) * 0.4, (b.maxBrick.y - b.minBrick.y) * 0.4,
+        (b.maxBrick.z - b.minBrick.z) * 0.4, stats.uniformChunks + stats.expandedChunks, hash, sorted.front(), median,
+        cpuMedian, static_cast<double>(heap) / 1048576.0, static_cast<double>(rssAfter - rssBefore) / 1024.0,
+        static_cast<double>(statusKb("VmHWM")) / 1024.0, mixed, stats.expandedChunks, stats.uniformChunks,
+        si + 1 < names.size() ? "," : "");
+  }
+  std::printf("  ]\n}\n");
+  return 0;
+}

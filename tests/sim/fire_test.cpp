@@ -1,0 +1,315 @@
+// Fire system (sim/fire.h): burning by fuel through the edit log, burnt forms, stone,
+// wind-biased spread, rain and water putting fires out, replication through the
+// streams (a mirror follows every step) and run-to-run determinism.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/brick_store.h"
+#include "sim/fire.h"
+#include "sim/material.h"
+#include "sim/mirror.h"
+#include "sim/scene.h"
+#include "sim/sim_context.h"
+#include "sim/sim_state.h"
+#include "sim/step.h"
+#include "sim/trace_hash.h"
+
+using namespace loam::sim;
+
+namespace {
+
+std::string repoPath(const char* rel) {
+  const std::string f = __FILE__;  // .../tests/sim/fire_test.cpp
+  return f.substr(0, f.rfind("tests/sim/")) + rel;
+}
+
+std::shared_ptr<const MaterialTable> materials() {
+  static std::shared_ptr<const MaterialTable> table = [] {
+    auto r = MaterialTable::load(repoPath("sim/data/materials.toml"));
+    LOAM_ASSERT(r.has_value());
+    return std::make_shared<const MaterialTable>(std::move(r).value());
+  }();
+  return table;
+}
+
+MaterialId mat(const char* name) {
+  auto id = materials()->find(name);
+  LOAM_ASSERT(id.has_value());
+  return *id;
+}
+
+// 25.6 x 12.8 x 25.6 m, stone below y = 0, one spawn at the origin, wind 2 m/s toward east.
+Scene scene() {
+  Scene s;
+  s.name = "fire-test";
+  s.materials = materials();
+  s.worldBounds = {{-32, -16, -32}, {32, 16, 32}};
+  SpawnPoint sp;
+  sp.position = {0.0, 0.0, 0.0};
+  s.spawns.push_back(sp);
+  return s;
+}
+
+BrickStore stoneFloor() {
+  Scene s = scene();
+  BrickStore w(s.worldBounds, makeCoarseLut(*s.materials));
+  for (int cz = -2; cz < 2; ++cz)
+    for (int cx = -2; cx < 2; ++cx) w.fillChunk(ChunkCoord{cx, -1, cz}, mat("stone"));
+  return w;
+}
+
+// Count of material m in brick b.
+int countIn(const BrickStore& w, BrickCoord b, MaterialId m) {
+  int n = 0;
+  for (int i = 0; i < kBrickVoxels; ++i) n += w.brick(b).at(i) == m;
+  return n;
+}
+
+template <class T>
+int countEvents(const std::vector<Event>& events, bool (*pred)(const T&)) {
+  int n = 0;
+  for (const Event& e : events)
+    if (const T* x = std::get_if<T>(&e)) n += pred(*x);
+  return n;
+}
+
+// A server and a mirror that follows only the streams; every step is compared.
+struct Sim {
+  SimState server;
+  SimState mirror;
+  StepOutput out;
+  std::vector<Event> events;
+  std::vector<EditRecord> edits;
+  std::uint32_t serverSequence = 0;
+
+  explicit Sim(BrickStore world, std::uint64_t seed = 7)
+      : server(createSimStateFromWorld(scene(), seed, generated(world))), mirror(createSimStateFromWorld(scene(), seed, world)) {}
+
+  static BrickStore& generated(BrickStore& w) {
+    w.markGenerated();
+    return w;
+  }
+
+  // Lights a voxel as a command would (before the next step); the mirror gets the records.
+  bool ignite(VoxelCoord v) {
+    StepOutput side;
+    SimContext ctx(server, side);
+    const bool ok = igniteFire(server.fire, ctx, v, Actor{});
+    applyFireChanges(mirror.fire, side.fire);
+    edits.insert(edits.end(), side.edits.begin(), side.edits.end());
+    events.insert(events.end(), side.events.begin(), side.events.end());
+    return ok;
+  }
+
+  Command weather(std::uint16_t rain, std::uint16_t toward, std::uint16_t strength) {
+    return Command{kServerPlayer, ++serverSequence, SetWeatherCommand{rain, toward, strength}};
+  }
+
+  // One step with commands; false (after a FAIL) if the mirror differs.
+  bool step(std::span<const Command> commands = {}) {
+    loam::sim::step(server, commands, out);
+    applyStepOutput(mirror, out);
+    std::vector<BrickCoord> bricks = server.world.takeDirty(DirtyChannel::Stream);
+    std::vector<BrickCoord> more = mirror.world.takeDirty(DirtyChannel::Stream);
+    bricks.insert(bricks.end(), more.begin(), more.end());
+    if (auto d = firstDifference(server, mirror, bricks)) {
+      FAIL("step " << out.tick << ": " << *d);
+      return false;
+    }
+    edits.insert(edits.end(), out.edits.begin(), out.edits.end());
+    events.insert(events.end(), out.events.begin(), out.events.end());
+    return true;
+  }
+
+  void run(int steps) {
+    for (int i = 0; i < steps; ++i)
+      if (!step()) return;
+  }
+};
+
+// Grass two voxels deep (y = 0, 1) over the whole floor.
+BrickStore grassPlain() {
+  BrickStore w = stoneFloor();
+  MaterialId layer[kBrickVoxels] = {};
+  for (int i = 0; i < kBrickVoxels; ++i) layer[i] = ((i >> 3) & 7) < 2 ? mat("grass") : kAir;
+  for (int z = -32; z < 32; ++z)
+    for (int x = -32; x < 32; ++x) w.writeBrick(BrickCoord{x, 0, z}, layer);
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("a lit wooden block burns to charcoal over time, through the edit log") {
+  BrickStore w = stoneFloor();
+  const BrickCoord b{2, 0, 2};
+  w.fillBrick(b, mat("wood"));
+  Sim sim(std::move(w));
+  REQUIRE(sim.ignite({18, 7, 18}));
+  CHECK(isBurning(sim.server.fire, {16, 0, 16}));
+  REQUIRE(sim.server.fire.cells.size() == 1);
+  CHECK(sim.server.fire.cells[0].cell == VoxelCoord{16, 0, 16});
+  CHECK(sim.server.fire.cells[0].endTick == 1800);  // wood burns 1800 ticks a voxel
+
+  sim.run(900);
+  const int charcoalHalf = countIn(sim.server.world, b, mat("charcoal"));
+  CHECK(charcoalHalf > 150);  // part-way: some charcoal, some wood
+  CHECK(countIn(sim.server.world, b, mat("wood")) > 150);
+  CHECK(isBurning(sim.server.fire, {20, 4, 20}));
+
+  sim.run(950);
+  CHECK(countIn(sim.server.world, b, mat("charcoal")) == kBrickVoxels);
+  CHECK(sim.server.fire.cells.empty());
+  int woodToCharcoal = 0, other = 0;
+  for (const EditRecord& e : sim.edits) {
+    const bool inBrick = e.kind == EditRecord::Kind::Voxel && brickOf({e.x, e.y, e.z}) == b;
+    if (inBrick && e.before == mat("wood") && e.after == mat("charcoal")) {
+      ++woodToCharcoal;
+    } else {
+      ++other;
+    }
+  }
+  CHECK(woodToCharcoal == kBrickVoxels);
+  CHECK(other == 0);
+  CHECK(countEvents<IgnitedEvent>(sim.events, [](const IgnitedEvent& e) { return e.material != kAir; }) == 1);
+  CHECK(countEvents<ExtinguishedEvent>(
+            sim.events, [](const ExtinguishedEvent& e) { return e.cause == ExtinguishCause::BurntOut; }) == 1);
+}
+
+TEST_CASE("leaves burn to air; grass to ash on the ground, air above it") {
+  BrickStore w = stoneFloor();
+  const BrickCoord leaves{2, 1, 2};
+  w.fillBrick(leaves, mat("leaves"));
+  for (int z = 40; z < 48; ++z)
+    for (int x = 40; x < 48; ++x) {
+      w.set(VoxelCoord{x, 0, z}, mat("grass"));
+      w.set(VoxelCoord{x, 1, z}, mat("grass"));
+    }
+  Sim sim(std::move(w));
+  REQUIRE(sim.ignite({20, 12, 20}));
+  REQUIRE(sim.ignite({44, 1, 44}));
+  sim.run(400);
+  CHECK(sim.server.fire.cells.empty());
+  CHECK(sim.server.world.brick(leaves).isAir());
+  const BrickCoord grass{5, 0, 5};
+  CHECK(countIn(sim.server.world, grass, mat("grass")) == 0);
+  for (int z = 40; z < 48; ++z)
+    for (int x = 40; x < 48; ++x) CHECK(sim.server.world.get(x, 0, z) == mat("ash"));
+  for (const EditRecord& e : sim.edits) {
+    if (e.before == mat("leaves")) CHECK(e.after == kAir);
+    if (e.before == mat("grass")) CHECK((e.after == kAir || e.after == mat("ash")));
+  }
+}
+
+TEST_CASE("stone never burns") {
+  BrickStore w = stoneFloor();
+  w.fillBrick(BrickCoord{2, 0, 2}, mat("wood"));
+  w.fillBrick(BrickCoord{3, 0, 2}, mat("stone"));
+  w.fillBrick(BrickCoord{2, 1, 2}, mat("stone"));
+  Sim sim(std::move(w));
+  CHECK_FALSE(sim.ignite({26, 3, 18}));   // a stone block
+  CHECK_FALSE(sim.ignite({0, -1, 0}));    // the stone floor
+  CHECK(sim.server.fire.cells.empty());
+  CHECK(sim.events.empty());
+  REQUIRE(sim.ignite({18, 3, 18}));
+  sim.run(1850);
+  CHECK(sim.server.fire.cells.empty());
+  CHECK(countIn(sim.server.world, BrickCoord{3, 0, 2}, mat("stone")) == kBrickVoxels);
+  CHECK(countIn(sim.server.world, BrickCoord{2, 1, 2}, mat("stone")) == kBrickVoxels);
+  for (const EditRecord& e : sim.edits) CHECK(e.before != mat("stone"));
+}
+
+TEST_CASE("wind biases spread: more burns downwind than upwind") {
+  Sim sim(grassPlain(), 11);
+  const Command wind = sim.weather(0, 16384, 500);  // toward east (+x), 5 m/s
+  REQUIRE(sim.step(std::span<const Command>(&wind, 1)));
+  REQUIRE(sim.ignite({0, 1, 0}));
+  sim.run(600);
+  int east = 0, west = 0, reachEast = 0, reachWest = 0;
+  for (const Event& e : sim.events) {
+    if (const auto* ig = std::get_if<IgnitedEvent>(&e)) {
+      if (ig->position.x >= 16) ++east;
+      if (ig->position.x < -8) ++west;
+      reachEast = std::max(reachEast, ig->position.x);
+      reachWest = std::max(reachWest, -ig->position.x);
+    }
+  }
+  MESSAGE("in 10 s: ignitions east " << east << ", west " << west << "; reach east " << reachEast * 5 << " cm, west "
+                                     << reachWest * 5 << " cm; burning " << sim.server.fire.cells.size());
+  CHECK(east > 20);
+  CHECK(east > 3 * west);
+}
+
+TEST_CASE("rain puts fires out with cause rain") {
+  BrickStore w = grassPlain();
+  w.fillBrick(BrickCoord{2, 1, 2}, mat("wood"));
+  Sim sim(std::move(w));
+  REQUIRE(sim.ignite({20, 10, 20}));
+  REQUIRE(sim.ignite({-40, 1, -40}));
+  sim.run(60);
+  REQUIRE(sim.server.fire.cells.size() >= 2);
+  const Command rain = sim.weather(1000, 16384, 200);
+  REQUIRE(sim.step(std::span<const Command>(&rain, 1)));
+  for (int i = 0; i < 900 && !sim.server.fire.cells.empty(); ++i) REQUIRE(sim.step());
+  CHECK(sim.server.fire.cells.empty());
+  const int byRain = countEvents<ExtinguishedEvent>(
+      sim.events, [](const ExtinguishedEvent& e) { return e.cause == ExtinguishCause::Rain; });
+  MESSAGE("put out by rain: " << byRain);
+  CHECK(byRain >= 2);
+  // The wood block did not have time to burn through.
+  CHECK(countIn(sim.server.world, BrickCoord{2, 1, 2}, mat("wood")) > 300);
+}
+
+TEST_CASE("water puts a fire out with cause water") {
+  BrickStore w = stoneFloor();
+  for (int z = 0; z < 8; ++z)
+    for (int y = 0; y < 4; ++y)
+      for (int x = 16; x < 24; ++x) w.set(VoxelCoord{x, y, z}, mat("wood"));
+  Sim sim(std::move(w));
+  const Command join{PlayerId{1}, 1, JoinCommand{PlayerName::from("Ada")}};
+  REQUIRE(sim.step(std::span<const Command>(&join, 1)));
+  REQUIRE(sim.ignite({18, 3, 2}));
+  sim.run(30);
+  REQUIRE(sim.server.fire.cells.size() == 1);
+  const Command pour{PlayerId{1}, 2, PourCommand{VoxelCoord{18, 5, 2}, kWaterPerVoxel}};
+  REQUIRE(sim.step(std::span<const Command>(&pour, 1)));
+  CHECK(countEvents<CommandRejectedEvent>(sim.events, [](const CommandRejectedEvent&) { return true; }) == 0);
+  CHECK(sim.server.fire.cells.empty());
+  CHECK(countEvents<ExtinguishedEvent>(
+            sim.events, [](const ExtinguishedEvent& e) { return e.cause == ExtinguishCause::Water; }) == 1);
+}
+
+TEST_CASE("applyFireChanges: later records for a cell win, batches equal one-by-one") {
+  std::vector<FireChange> changes;
+  for (int i = 0; i < 40; ++i) changes.push_back(FireChange{VoxelCoord{(i % 7) * 8, 0, (i % 5) * 8}, static_cast<std::uint8_t>(i + 1), 100u + i});
+  changes.push_back(FireChange{VoxelCoord{0, 0, 0}, 0, 0});
+  FireState batched, single;
+  applyFireChanges(batched, changes);
+  for (const FireChange& c : changes) applyFireChanges(single, std::span<const FireChange>(&c, 1));
+  CHECK_FALSE(diffFire(single, batched).has_value());
+  CHECK_FALSE(isBurning(batched, {0, 0, 0}));
+  CHECK(isBurning(batched, {13, 2, 9}));  // cell (8, 0, 8)
+  for (std::size_t i = 1; i < batched.cells.size(); ++i) {
+    const VoxelCoord a = batched.cells[i - 1].cell, b = batched.cells[i].cell;
+    CHECK(packCoordId(a.x, a.y, a.z) < packCoordId(b.x, b.y, b.z));
+  }
+}
+
+TEST_CASE("same run twice: identical trace hashes; another seed differs") {
+  auto run = [](std::uint64_t seed) {
+    Sim sim(grassPlain(), seed);
+    TraceHasher trace(sim.server);
+    sim.ignite({0, 1, 0});
+    sim.ignite({-100, 1, 60});
+    for (int i = 0; i < 300; ++i) {
+      sim.step();
+      trace.addStep(sim.server, sim.out);
+    }
+    return trace.finish(sim.server);
+  };
+  const std::uint64_t a = run(5), b = run(5), c = run(6);
+  CHECK(a == b);
+  CHECK(a != c);
+}

@@ -1,0 +1,332 @@
+// World generation: the same world for any thread count and chunk order, locality of
+// changes (a rule or feature changes only the cells it reaches), per-column
+// consistency, and every shipped scene generates a sane world.
+#include "sim/generator.h"
+
+#include <doctest/doctest.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/internal/shapes.h"
+#include "sim/internal/world_field.h"
+#include "sim/scatter.h"
+#include "sim/world_hash.h"
+
+using namespace loam::sim;
+
+namespace {
+
+std::shared_ptr<const MaterialTable> materials() {
+  static std::shared_ptr<const MaterialTable> table = [] {
+    auto t = MaterialTable::load(std::string(LOAM_SOURCE_DIR) + "/sim/data/materials.toml");
+    REQUIRE(t.has_value());
+    return std::make_shared<const MaterialTable>(std::move(t).value());
+  }();
+  return table;
+}
+
+Scene loadShipped(const std::string& name) {
+  auto s = loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/" + name + ".toml");
+  if (!s) FAIL(s.error().message);
+  return std::move(s).value();
+}
+
+Scene parse(const std::string& text) {
+  auto s = parseScene(text, "locality.toml", materials());
+  if (!s) FAIL(s.error().message);
+  return std::move(s).value();
+}
+
+BrickStore generate(const Scene& scene, std::uint64_t seed, int threads = 0, std::uint64_t order = 0) {
+  GenerateOptions o;
+  o.threads = threads;
+  o.orderSeed = order;
+  auto w = generateWorld(scene, seed, kGeneratorVersion, o);
+  if (!w) FAIL(w.error().message);
+  return std::move(w).value();
+}
+
+/// The cells (12.8 m) a voxel box touches.
+std::set<std::pair<int, int>> cellsOf(const VoxelBox& b) {
+  std::set<std::pair<int, int>> out;
+  constexpr int kShift = kBrickShift + kCellShift;
+  for (int z = b.min.z >> kShift; z <= (b.max.z - 1) >> kShift; ++z) {
+    for (int x = b.min.x >> kShift; x <= (b.max.x - 1) >> kShift; ++x) out.insert({x, z});
+  }
+  return out;
+}
+
+// A 76.8 m square test scene with every kind of shape; the locality cases edit it.
+const std::string kLocality = R"(name = "locality"
+[bounds]
+min = [-38.4, -6.4, -38.4]
+max = [38.4, 19.2, 38.4]
+[terrain]
+base_height = 1.0
+[[terrain.layer]]
+wavelength = 30.0
+amplitude = 1.5
+octaves = 3
+[[biome]]
+name = "ring"
+inside = [{ center = [0.0, 0.0], radius = 30.0 }]
+[[biome]]
+name = "rest"
+[[scatter]]
+name = "trees"
+kind = "tree"
+spacing = 9.0
+density = 0.6
+biomes = ["ring"]
+canopy_radius = [1.0, 1.6]
+[[scatter]]
+name = "rocks"
+kind = "rock"
+spacing = 4.0
+density = 0.4
+radius = [0.4, 0.9]
+inside = [{ center = [20.0, -20.0], radius = 9.0 }]
+[[scatter]]
+name = "grass"
+kind = "grass"
+spacing = 3.0
+density = 0.5
+[[tunnel]]
+points = [[-20.0, 0.5, -20.0], [-5.0, 0.5, -20.0]]
+radius = 1.2
+[[structure]]
+kind = "wall"
+material = "stone"
+from = [10.0, 0.0, 10.0]
+to = [20.0, 3.0, 10.6]
+[[pond]]
+center = [-15.0, 15.0]
+radius = 4.0
+depth = 1.0
+)";
+
+/// Cells whose hashes differ between the worlds of two scenes.
+std::set<std::pair<int, int>> changedCells(const Scene& a, const Scene& b) {
+  BrickStore wa = generate(a, 3), wb = generate(b, 3);
+  std::set<std::pair<int, int>> out;
+  for (const CellCoord& c : differingCells(wa, wb)) out.insert({c.x, c.z});
+  return out;
+}
+
+/// The cells reached by the features of rule `rule` in scene s.
+std::set<std::pair<int, int>> ruleCells(const Scene& s, int rule) {
+  std::set<std::pair<int, int>> out;
+  for (const FeatureInfo& f : enumerateFeatures(s, 3)) {
+    if (f.id.rule != rule) continue;
+    for (auto c : cellsOf(f.bounds)) out.insert(c);
+  }
+  return out;
+}
+
+void checkSubset(const std::set<std::pair<int, int>>& changed, const std::set<std::pair<int, int>>& allowed) {
+  CHECK(!changed.empty());
+  for (auto c : changed) {
+    CAPTURE(c.first);
+    CAPTURE(c.second);
+    CHECK(allowed.count(c) == 1);
+  }
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  size_t p = text.find(from);
+  REQUIRE(p != std::string::npos);
+  return text.replace(p, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("glade: same world hash on 1, 2 and 8 threads and in shuffled chunk orders") {
+  Scene glade = loadShipped("glade");
+  WorldHashes ref = hashWorld(generate(glade, 1, 1, 0));
+  std::printf("glade world hash %016" PRIx64 " (%zu cells)\n", ref.world, ref.cells.size());
+  struct Run {
+    int threads;
+    std::uint64_t order;
+  };
+  for (Run r : {Run{2, 0}, Run{8, 12345}, Run{2, 7}}) {
+    CAPTURE(r.threads);
+    CAPTURE(r.order);
+    WorldHashes h = hashWorld(generate(glade, 1, r.threads, r.order));
+    CHECK(h.world == ref.world);
+    CHECK(h.cells == ref.cells);
+  }
+}
+
+TEST_CASE("a different seed gives a different world; a different generator version is refused") {
+  Scene s = parse(kLocality);
+  CHECK(worldHash(generate(s, 1)) != worldHash(generate(s, 2)));
+  auto bad = generateWorld(s, 1, kGeneratorVersion + 1);
+  REQUIRE(!bad);
+  CHECK(bad.error().message.find("generator version") != std::string::npos);
+}
+
+TEST_CASE("chunk-column columns equal single-column evaluation") {
+  // The generator computes a chunk column's columns in bulk (with flat-cell
+  // shortcuts); scatter placement evaluates single columns. They must agree.
+  for (const char* name : {"glade", "flat", "court"}) {
+    CAPTURE(name);
+    Scene s = loadShipped(name);
+    internal::WorldField field(s, 11);
+    std::vector<internal::GridSample> lattice;
+    std::vector<internal::Column> cols;
+    std::vector<std::uint8_t> flat;
+    // A chunk column with the pond/stream in glade, the court's edge, flat's centre.
+    const std::int32_t x0 = 128, z0 = 128;
+    field.columns(x0, z0, 128, lattice, cols, flat);
+    internal::ColumnWindow win{cols.data(), flat.data(), x0, z0, 128};
+    int mismatches = 0;
+    for (std::int32_t z = z0; z < z0 + 128; ++z) {
+      for (std::int32_t x = x0; x < x0 + 128; ++x) {
+        internal::Column a = win.at(x, z), b = field.columnAt(x, z);
+        bool same = a.ground == b.ground && a.water == b.water && a.deepTop == b.deepTop && a.surface == b.surface &&
+                    a.waterMaterial == b.waterMaterial && a.biome == b.biome;
+        if (!same) ++mismatches;
+      }
+    }
+    CHECK(mismatches == 0);
+  }
+}
+
+TEST_CASE("locality: changing one scatter rule changes only the cells its features reach") {
+  Scene a = parse(kLocality);
+  Scene b = parse(replaced(kLocality, "density = 0.4", "density = 0.7"));  // the rocks rule
+  auto allowed = ruleCells(a, 1);
+  for (auto c : ruleCells(b, 1)) allowed.insert(c);
+  auto changed = changedCells(a, b);
+  MESSAGE(changed.size() << " cells changed; the rock features reach " << allowed.size());
+  checkSubset(changed, allowed);
+  CHECK(changed.size() <= 9);  // of 36 cells: the rule only places rocks in a 9 m circle
+
+  Scene c = parse(replaced(kLocality, "canopy_radius = [1.0, 1.6]", "canopy_radius = [1.2, 1.9]"));  // the trees
+  auto allowedTrees = ruleCells(a, 0);
+  for (auto cell : ruleCells(c, 0)) allowedTrees.insert(cell);
+  checkSubset(changedCells(a, c), allowedTrees);
+}
+
+TEST_CASE("locality: adding or moving one feature changes only the cells it covers") {
+  Scene a = parse(kLocality);
+  // One more structure: a 1 m box at (5, 0, -25).
+  Scene b = parse(kLocality + "[[structure]]\nkind = \"box\"\nmaterial = \"planks\"\nfrom = [5.0, 1.0, -25.0]\n"
+                              "to = [6.0, 6.0, -24.0]\n");
+  checkSubset(changedCells(a, b), cellsOf({{100, 20, -500}, {120, 120, -480}}));
+
+  // Moving the tunnel's end changes only cells along its old and new course.
+  Scene c = parse(replaced(kLocality, "[-5.0, 0.5, -20.0]", "[-5.0, 0.5, -14.0]"));
+  // Old course x -20..-5 at z -20; new course ends at z -14; radius 1.2 m (+1 voxel).
+  auto allowed = cellsOf({{-20 * 20 - 30, -100, -20 * 20 - 30}, {-5 * 20 + 30, 100, -20 * 20 + 30}});
+  for (auto cell : cellsOf({{-20 * 20 - 30, -100, -20 * 20 - 30}, {-5 * 20 + 30, 100, -14 * 20 + 30}})) {
+    allowed.insert(cell);
+  }
+  checkSubset(changedCells(a, c), allowed);
+}
+
+TEST_CASE("features have stable ids: removing a rule leaves the others in place") {
+  Scene a = parse(kLocality);
+  Scene b = parse(replaced(kLocality, "density = 0.5", "density = 0.0"));  // grass off
+  auto fa = enumerateFeatures(a, 3), fb = enumerateFeatures(b, 3);
+  std::vector<FeatureInfo> keptA;
+  for (const FeatureInfo& f : fa) {
+    if (f.id.rule != 2) keptA.push_back(f);
+  }
+  REQUIRE(keptA.size() == fb.size());
+  for (size_t i = 0; i < fb.size(); ++i) {
+    CHECK(keptA[i].id == fb[i].id);
+    CHECK(keptA[i].position.x == fb[i].position.x);
+    CHECK(keptA[i].position.z == fb[i].position.z);
+  }
+}
+
+TEST_CASE("every shipped scene generates a sane world") {
+  for (const char* name : {"glade", "court", "flat", "forest-fires"}) {
+    CAPTURE(name);
+    Scene s = loadShipped(name);
+    BrickStore w = generate(s, s.defaultSeed);
+    const MaterialTable& mats = *s.materials;
+    CHECK(w.modifiedCount() == 0);
+    std::size_t mixed = 0;
+    w.forEachBrick([&](BrickCoord, BrickView) { ++mixed; }, BrickFilter::Mixed);
+    CHECK(mixed > 0);
+    // Spawn points stand on solid, dry ground inside the world.
+    for (const SpawnPoint& sp : s.spawns) {
+      VoxelCoord v = placementVoxel(s, s.defaultSeed, sp.position, sp.onGround);
+      CAPTURE(sp.name);
+      CAPTURE(v.x);
+      CAPTURE(v.y);
+      CAPTURE(v.z);
+      CHECK(w.bounds().containsVoxel(v));
+      MaterialId below = w.get(v.x, v.y - 1, v.z);
+      CHECK(mats[below].solid);
+      CHECK(!mats[below].liquid);
+      CHECK(!mats[w.get(v)].liquid);
+    }
+    for (const AnimalDen& d : s.dens) {
+      CHECK(w.bounds().containsVoxel(placementVoxel(s, s.defaultSeed, d.position, d.onGround)));
+    }
+  }
+}
+
+TEST_CASE("glade has what the issue asks for") {
+  Scene s = loadShipped("glade");
+  CHECK((s.worldBounds.maxBrick.x - s.worldBounds.minBrick.x) * kBrickSize >= 128 * kVoxelsPerMetre);
+  CHECK((s.worldBounds.maxBrick.z - s.worldBounds.minBrick.z) * kBrickSize >= 128 * kVoxelsPerMetre);
+  REQUIRE(!s.spawns.empty());
+  const Vec3 spawn = s.spawns[0].position;
+  bool waterfall = false;
+  for (const WaterSource& w : s.waterSources) {
+    if (w.kind != WaterSourceKind::Waterfall) continue;
+    double dx = w.position.x - spawn.x, dz = w.position.z - spawn.z;
+    double d2 = dx * dx + dz * dz;
+    waterfall = waterfall || (d2 > 12.0 * 12.0 && d2 < 16.0 * 16.0);
+  }
+  CHECK(waterfall);
+  CHECK(!s.ponds.empty());
+  CHECK(!s.streams.empty());
+  bool longTunnel = false;
+  for (const Tunnel& t : s.tunnels) {
+    double len = 0;
+    for (size_t i = 0; i + 1 < t.points.size(); ++i) {
+      double dx = t.points[i + 1].x - t.points[i].x, dy = t.points[i + 1].y - t.points[i].y,
+             dz = t.points[i + 1].z - t.points[i].z;
+      len += std::sqrt(dx * dx + dy * dy + dz * dz);
+    }
+    longTunnel = longTunnel || len >= 20.0;
+  }
+  CHECK(longTunnel);
+  int trees = 0, grass = 0, rocks = 0;
+  for (const FeatureInfo& f : enumerateFeatures(s, 1)) {
+    trees += f.kind == ScatterKind::Tree;
+    grass += f.kind == ScatterKind::Grass;
+    rocks += f.kind == ScatterKind::Rock;
+    if (f.kind == ScatterKind::Tree) CHECK(!f.leafClusters.empty());
+  }
+  CHECK(trees > 50);
+  CHECK(grass > 100);
+  CHECK(rocks > 10);
+  // Water is in the world: the pond centre column holds water voxels.
+  BrickStore w = generate(s, 1);
+  TerrainColumn c = terrainColumnAt(s, 1, static_cast<std::int32_t>(s.ponds[0].center.x * kVoxelsPerMetre),
+                                    static_cast<std::int32_t>(s.ponds[0].center.z * kVoxelsPerMetre));
+  REQUIRE(c.water > c.ground);
+  MaterialId m = w.get(static_cast<int>(s.ponds[0].center.x * kVoxelsPerMetre), c.ground,
+                       static_cast<int>(s.ponds[0].center.z * kVoxelsPerMetre));
+  CHECK((*s.materials)[m].liquid);
+  // The tunnel is a tunnel: air at its middle point with solid rock above it.
+  const Tunnel& t = s.tunnels[0];
+  const Vec3 mid = t.points[1];
+  int vx = static_cast<int>(mid.x * kVoxelsPerMetre), vz = static_cast<int>(mid.z * kVoxelsPerMetre);
+  int vy = static_cast<int>((mid.y + 0.5) * kVoxelsPerMetre);
+  CHECK(w.get(vx, vy, vz) == kAir);
+  CHECK((*s.materials)[w.get(vx, vy + static_cast<int>(3.0 * kVoxelsPerMetre), vz)].solid);
+}

@@ -1,0 +1,52 @@
+// A small hand-built world for simulation unit tests: 25.6 x 12.8 x 25.6 m, stone
+// below y = 0, air above, one spawn at the origin. Tests add features with set().
+#pragma once
+
+#include <memory>
+
+#include "sim/brick_store.h"
+#include "sim/material.h"
+#include "sim/scene.h"
+#include "sim/sim_state.h"
+
+namespace loam::test {
+
+inline std::shared_ptr<const sim::MaterialTable> testMaterials() {
+  static std::shared_ptr<const sim::MaterialTable> table = [] {
+    auto r = sim::MaterialTable::load(LOAM_SOURCE_DIR "/sim/data/materials.toml");
+    LOAM_ASSERT(r.has_value());
+    return std::make_shared<const sim::MaterialTable>(std::move(r).value());
+  }();
+  return table;
+}
+
+inline sim::MaterialId mat(const char* name) {
+  auto id = testMaterials()->find(name);
+  LOAM_ASSERT(id.has_value());
+  return *id;
+}
+
+inline sim::Scene testScene() {
+  sim::Scene s;
+  s.name = "test";
+  s.materials = testMaterials();
+  s.worldBounds = {{-32, -16, -32}, {32, 16, 32}};
+  sim::SpawnPoint sp;
+  sp.position = {0.0, 0.0, 0.0};
+  s.spawns.push_back(sp);
+  return s;
+}
+
+/// Stone floor: every voxel with y < 0.
+inline sim::BrickStore flatWorld() {
+  sim::Scene s = testScene();
+  sim::BrickStore w(s.worldBounds, sim::makeCoarseLut(*s.materials));
+  for (int cz = -2; cz < 2; ++cz)
+    for (int cx = -2; cx < 2; ++cx) w.fillChunk(sim::ChunkCoord{cx, -1, cz}, mat("stone"));
+  w.markGenerated();
+  return w;
+}
+
+inline sim::SimState flatState() { return sim::createSimStateFromWorld(testScene(), 7, flatWorld()); }
+
+}  // namespace loam::test

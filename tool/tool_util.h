@@ -1,0 +1,49 @@
+// Small helpers shared by loam-tool commands: progress lines and process memory.
+#pragma once
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace loam::tool {
+
+/// Prints "label: 10% ... 100%" to stderr in steps of 10%, one line at the end.
+/// Call update() from one thread only.
+class ProgressPrinter {
+ public:
+  /// quiet suppresses all output.
+  ProgressPrinter(std::string label, bool quiet) : label_(std::move(label)), quiet_(quiet) {}
+  /// Reports fraction f in [0, 1].
+  void update(double f) {
+    if (quiet_) return;
+    int step = static_cast<int>(f * 10.0);
+    if (step <= last_) return;
+    if (last_ < 0) std::fprintf(stderr, "%s:", label_.c_str());
+    last_ = step;
+    std::fprintf(stderr, " %d%%", step * 10);
+    if (step >= 10) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  std::string label_;
+  bool quiet_ = false;
+  int last_ = -1;
+};
+
+/// The process's peak resident set ("123.4 MB"), or "n/a" where /proc is missing.
+inline std::string peakRssText() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      double kb = std::strtod(line.c_str() + 6, nullptr);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f MB", kb / 1024.0);
+      return buf;
+    }
+  }
+  return "n/a";
+}
+
+}  // namespace loam::tool
