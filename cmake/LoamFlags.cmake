@@ -6,6 +6,11 @@ add_library(loam_flags INTERFACE)
 target_compile_options(loam_flags INTERFACE
   -Wall -Wextra -Wpedantic -Werror
   -ffp-contract=off -fno-fast-math -fno-math-errno)
+# GCC 12's SLP vectoriser was seen forming FMA instructions despite -ffp-contract=off
+# when the target has FMA (it changed double atan results under -march=native).
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  target_compile_options(loam_flags INTERFACE -fno-tree-slp-vectorize)
+endif()
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(i.86|x86)$")
   target_compile_options(loam_flags INTERFACE -msse2 -mfpmath=sse)
 endif()
