@@ -35,11 +35,12 @@ constexpr std::int32_t kMaxFallSpeed = unitsPerTickFromMps(50.0);
 constexpr std::int32_t kWalkerGroundAccel = accelFromMps2(20.0);
 constexpr std::int32_t kWalkerAirAccel = accelFromMps2(3.0);
 constexpr std::int32_t kArriveDistance = unitsFromMetres(0.4);
-constexpr std::int32_t kWaterProbeBelow = 6;   // voxels under the feet checked for water (30 cm)
-constexpr std::int32_t kMaxDropVoxels = 20;    // a walker will not step off a drop deeper than 1 m
-constexpr std::uint16_t kStuckLimit = 30;      // ticks without progress before a new heading
+constexpr std::int32_t kWaterProbeBelow = 6;  // voxels under the feet checked for water (30 cm)
+constexpr std::int32_t kMaxDropVoxels = 20;   // a walker will not step off a drop deeper than 1 m
+constexpr std::uint16_t kStuckLimit = 30;     // ticks without progress before a new heading
 constexpr std::int32_t kEscapeLookahead = unitsFromMetres(0.6);
-constexpr std::int32_t kUnstickSearch = 40;    // voxels searched upward for a free spot
+constexpr std::uint16_t kDetourTicks = 30;
+constexpr std::int32_t kUnstickSearch = 40;  // voxels searched upward for a free spot
 constexpr std::int32_t kSpawnRadius = unitsFromMetres(5.0);
 constexpr std::int32_t kSpawnHeightTolerance = unitsFromMetres(4.0);
 constexpr std::int32_t kDogFollowFar = unitsFromMetres(12.0);
@@ -75,12 +76,20 @@ struct WalkerParams {
   std::uint32_t callTicks;  // mean ticks between idle calls
 };
 
-constexpr WalkerParams kFoxParams{kFoxHalfWidth,           kFoxHeight,          unitsPerTickFromMps(1.4),
-                                  unitsPerTickFromMps(5.5), unitsFromMetres(6.0), unitsFromMetres(12.0),
-                                  40 * kTicksPerSecond};
-constexpr WalkerParams kDogParams{kDogHalfWidth,           kDogHeight,          unitsPerTickFromMps(1.3),
-                                  unitsPerTickFromMps(5.0), unitsFromMetres(2.0), unitsFromMetres(5.0),
-                                  30 * kTicksPerSecond};
+constexpr WalkerParams kFoxParams{.halfWidth = kFoxHalfWidth,
+                                  .height = kFoxHeight,
+                                  .walkSpeed = unitsPerTickFromMps(1.4),
+                                  .runSpeed = unitsPerTickFromMps(5.5),
+                                  .fleeRadius = unitsFromMetres(6.0),
+                                  .fleeExit = unitsFromMetres(12.0),
+                                  .callTicks = 40 * kTicksPerSecond};
+constexpr WalkerParams kDogParams{.halfWidth = kDogHalfWidth,
+                                  .height = kDogHeight,
+                                  .walkSpeed = unitsPerTickFromMps(1.3),
+                                  .runSpeed = unitsPerTickFromMps(5.0),
+                                  .fleeRadius = unitsFromMetres(2.0),
+                                  .fleeExit = unitsFromMetres(5.0),
+                                  .callTicks = 30 * kTicksPerSecond};
 
 // Draw indices under RandomPurpose::AnimalWander / AnimalSpawn (one per use, so two
 // draws for the same animal in the same tick never coincide).
@@ -93,9 +102,9 @@ enum Draw : std::uint32_t {
   kDrawTurn = 5,
   kDrawTurnSide = 6,
   kDrawPerchTicks = 7,
-  kDrawPerch = 16,       // + sample number
-  kDrawSpawn = 64,       // + 2 * candidate (+1)
-  kDrawSpawnPerch = 256, // + sample number
+  kDrawPerch = 16,        // + sample number
+  kDrawSpawn = 64,        // + 2 * candidate (+1)
+  kDrawSpawnPerch = 256,  // + sample number
 };
 
 // ---- integer geometry -----------------------------------------------------------------
@@ -147,7 +156,9 @@ std::int64_t horizontalDistanceSquared(Vec3i a, Vec3i b) noexcept {
   return dx * dx + dz * dz;
 }
 
-std::int32_t isqrtUnits(std::int64_t v) noexcept { return static_cast<std::int32_t>(isqrt64(static_cast<std::uint64_t>(v))); }
+std::int32_t isqrtUnits(std::int64_t v) noexcept {
+  return static_cast<std::int32_t>(isqrt64(static_cast<std::uint64_t>(v)));
+}
 
 // Moves (vx, vz) toward (tx, tz) by at most accel (Euclidean), exactly (motion.cpp's rule).
 void approach2(std::int32_t& vx, std::int32_t& vz, std::int32_t tx, std::int32_t tz, std::int32_t accel) noexcept {
@@ -316,9 +327,9 @@ class AnimalStepper {
     const AnimalDenInfo& den = denOf(b);
     const std::int64_t range2 = std::int64_t{den.range} * den.range;
     auto homeGoal = [&] {
-      const Vec2i off = along(static_cast<std::uint16_t>(draw(a, kDrawHomeHeading, 65536)),
-                              static_cast<std::int32_t>(draw(a, kDrawHomeDistance,
-                                                             static_cast<std::uint32_t>(den.range / 3 + 1))));
+      const Vec2i off =
+          along(static_cast<std::uint16_t>(draw(a, kDrawHomeHeading, 65536)),
+                static_cast<std::int32_t>(draw(a, kDrawHomeDistance, static_cast<std::uint32_t>(den.range / 3 + 1))));
       return Vec3i{den.home.x + off.x, den.home.y, den.home.z + off.z};
     };
     if (horizontalDistanceSquared(a.position, den.home) * 16 > range2 * 9) {
@@ -326,10 +337,31 @@ class AnimalStepper {
       return;
     }
     const std::int32_t dist =
-        unitsFromMetres(2.0) + static_cast<std::int32_t>(draw(a, kDrawDistance, static_cast<std::uint32_t>(unitsFromMetres(6.0))));
+        unitsFromMetres(2.0) +
+        static_cast<std::int32_t>(draw(a, kDrawDistance, static_cast<std::uint32_t>(unitsFromMetres(6.0))));
     const Vec2i off = along(heading, dist);
     b.goal = Vec3i{a.position.x + off.x, a.position.y, a.position.z + off.z};
     if (horizontalDistanceSquared(b.goal, den.home) > range2) b.goal = homeGoal();
+  }
+
+  // 0 dry, 1 water within kWaterProbeBelow voxels under the footprint, 2 water in
+  // the body or in the voxel layer it stands on.
+  int wetClass(const UnitBox& box) const noexcept {
+    VoxelBox r = voxelsOfBox(box);
+    const std::int32_t feet = r.min.y;
+    r.min.y = feet - 1;
+    if (regionHasAny(world_, lut_.liquid, r)) return 2;
+    r.min.y = feet - kWaterProbeBelow;
+    r.max.y = feet - 1;
+    return regionHasAny(world_, lut_.liquid, r) ? 1 : 0;
+  }
+
+  // Water in the fall zone under a box about to drop (kMaxDropVoxels deep).
+  bool fallsIntoWater(const UnitBox& box) const noexcept {
+    VoxelBox r = voxelsOfBox(box);
+    r.max.y = r.min.y;
+    r.min.y -= kMaxDropVoxels;
+    return regionHasAny(world_, lut_.liquid, r);
   }
 
   // True when the body can run kEscapeLookahead along heading from where it stands:
@@ -344,13 +376,20 @@ class AnimalStepper {
     sweepBox(world_, lut_, box, 2, d.z, blocked);
     if (blocked) return false;
     sweepBox(world_, lut_, box, 1, -up, blocked);
-    return !wetAt(world_, lut_, box) && !dropAt(world_, lut_, box);
+    if (dropAt(world_, lut_, box)) return false;
+    // Water anywhere along the way: the box spanning the start and the end.
+    const UnitBox from = boxAtFeet(a.position, body.halfWidth, body.height);
+    const UnitBox span{{std::min(from.lo.x, box.lo.x), std::min(from.lo.y, box.lo.y), std::min(from.lo.z, box.lo.z)},
+                       {std::max(from.hi.x, box.hi.x), std::max(from.hi.y, box.hi.y), std::max(from.hi.z, box.hi.z)}};
+    return !wetAt(world_, lut_, span);
   }
 
   // The flee heading: straight away when that way is clear, else the smallest turn
   // (22.5 degree steps up to 135, the remembered side first) that is.
   std::uint16_t escapeHeading(const Animal& a, AnimalBrain& b, Body body, std::uint16_t away) const noexcept {
-    if (headingClear(a, body, away)) {
+    if (b.climbTicks > 0) {
+      --b.climbTicks;  // the straight way was refused lately: turn
+    } else if (headingClear(a, body, away)) {
       b.fleeSide = 0;
       return away;
     }
@@ -379,6 +418,7 @@ class AnimalStepper {
       if (t.player && t.distanceSquared < std::int64_t{p.fleeRadius} * p.fleeRadius) {
         mode = WalkerMode::Flee;
         b.fleeSide = 0;
+        b.climbTicks = 0;
         b.stuckTicks = 0;
         call(a, AnimalCallKind::Alarm, p.height);
       }
@@ -390,8 +430,7 @@ class AnimalStepper {
       const AnimalDenInfo& den = denOf(b);
       const std::int64_t leash = std::int64_t{den.range} * 2;
       const bool canFollow = t.player && t.distanceSquared <= std::int64_t{kDogFollowFar} * kDogFollowFar &&
-                             tick_ >= b.followAfter &&
-                             horizontalDistanceSquared(a.position, den.home) <= leash * leash;
+                             tick_ >= b.followAfter && horizontalDistanceSquared(a.position, den.home) <= leash * leash;
       if (canFollow && mode != WalkerMode::Follow) {
         mode = WalkerMode::Follow;
         b.stuckTicks = 0;
@@ -474,32 +513,48 @@ class AnimalStepper {
         bz = sz;
       }
     }
-    // Never into water, never off a high drop (unless already wet: then any way out).
-    bool refused = false;
-    if (b.onGround && !(box == start) && (wetAt(world_, lut_, box) || dropAt(world_, lut_, box)) &&
-        !wetAt(world_, lut_, start)) {
-      box = start;
-      mx = mz = 0;
-      v.x = v.z = 0;
-      refused = true;
-    }
     if (bx) v.x = 0;
     if (bz) v.z = 0;
 
-    bool by = false;
-    sweepBox(world_, lut_, box, 1, v.y, by);
-    bool grounded = false;
-    if (by) {
-      grounded = v.y < 0;
-      v.y = 0;
-    } else if (b.onGround && v.y <= 0) {
-      UnitBox probe = box;
-      bool bd = false;
-      sweepBox(world_, lut_, probe, 1, -kStepUpHeight, bd);
-      if (bd) {
-        box = probe;
-        grounded = true;
+    // Vertical move from the horizontal result (or, when that is refused, from the start).
+    const std::int32_t vy = v.y;
+    auto vertical = [&](UnitBox& bb) {
+      bool by = false;
+      v.y = vy;
+      sweepBox(world_, lut_, bb, 1, v.y, by);
+      if (by) {
+        const bool landed = v.y < 0;
         v.y = 0;
+        return landed;
+      }
+      if (b.onGround && v.y <= 0) {
+        UnitBox probe = bb;
+        bool bd = false;
+        sweepBox(world_, lut_, probe, 1, -kStepUpHeight, bd);
+        if (bd) {
+          bb = probe;
+          v.y = 0;
+          return true;
+        }
+      }
+      return false;
+    };
+    const UnitBox horizontal = box;
+    bool grounded = vertical(box);
+
+    // A walking step may never make the animal wetter (dry -> water within 30 cm below
+    // -> water in or right under the body; once wet any way out is fine), nor walk it
+    // off a drop deeper than a metre or over water. Refused steps stand still.
+    bool refused = false;
+    if (b.onGround && (horizontal.lo.x != start.lo.x || horizontal.lo.z != start.lo.z)) {
+      bool refuse = wetClass(box) > wetClass(start);
+      if (!refuse && !grounded) refuse = dropAt(world_, lut_, box) || fallsIntoWater(box);
+      if (refuse) {
+        box = start;
+        mx = mz = 0;
+        v.x = v.z = 0;
+        grounded = vertical(box);
+        refused = true;
       }
     }
     b.onGround = grounded;
@@ -523,7 +578,9 @@ class AnimalStepper {
           mode = WalkerMode::Walk;
           break;
         case WalkerMode::Flee:
-          b.fleeSide = static_cast<std::int8_t>(-b.fleeSide);  // the escape probe misjudged: try the other side
+          // The escape probe misjudged: turn for a while, the other side first.
+          b.fleeSide = static_cast<std::int8_t>(b.fleeSide < 0 ? 1 : -1);
+          b.climbTicks = kDetourTicks;
           break;
         case WalkerMode::Follow:
           mode = WalkerMode::Idle;
@@ -636,9 +693,9 @@ class AnimalStepper {
     const std::int64_t dx = std::int64_t{target.x} - a.position.x, dy = std::int64_t{target.y} - a.position.y,
                        dz = std::int64_t{target.z} - a.position.z;
     const std::int32_t d3 = isqrtUnits(dx * dx + dy * dy + dz * dz);
-    const std::int32_t speedNow = isqrtUnits(std::int64_t{a.velocity.x} * a.velocity.x +
-                                             std::int64_t{a.velocity.y} * a.velocity.y +
-                                             std::int64_t{a.velocity.z} * a.velocity.z);
+    const std::int32_t speedNow =
+        isqrtUnits(std::int64_t{a.velocity.x} * a.velocity.x + std::int64_t{a.velocity.y} * a.velocity.y +
+                   std::int64_t{a.velocity.z} * a.velocity.z);
 
     // Landing: within reach this tick and the perch is still clear.
     if (d3 <= kBirdLandDistance || d3 <= speedNow) {
@@ -725,46 +782,70 @@ std::uint32_t spawnDraw(std::uint64_t seed, std::uint64_t id, std::uint32_t inde
   return keyedBelow(RandomKey{seed, RandomPurpose::AnimalSpawn, 0, id, index}, bound);
 }
 
-// Perch spots near a den: per brick column, the highest foliage voxel with air
-// above, where a bird's box (and one voxel over it) is clear; within the den's
-// range. Keeps at most kMaxPerchesPerDen in a keyed order; appends to out.
+// Perch spots near a den: per brick column within the den's range, looking down
+// from the sky to the first brick that is not air (the canopy top where there is a
+// tree, else the ground), the highest foliage voxel with air above, where a bird's
+// box (and one voxel over it) is clear. Keeps at most kMaxPerchesPerDen in a keyed
+// order; appends to out. Air chunks are skipped whole, so the cost is about one
+// brick decode per column.
 void findPerches(const BrickStore& world, const MaterialLut& lut, const std::array<std::uint8_t, 256>& foliage,
-                 std::uint64_t seed, std::uint32_t denIndex, Vec3i home, std::int32_t range,
-                 std::vector<Vec3i>& out) {
+                 std::uint64_t seed, std::uint32_t denIndex, Vec3i home, std::int32_t range, std::vector<Vec3i>& out) {
   const WorldBounds& wb = world.bounds();
-  const std::int32_t rv = (range >> kUnitShift) + 1;
-  const std::int32_t hx = home.x >> kUnitShift, hz = home.z >> kUnitShift;
-  const VoxelBox region{{hx - rv, wb.minBrick.y * kBrickSize, hz - rv},
-                        {hx + rv + 1, wb.maxBrick.y * kBrickSize, hz + rv + 1}};
-  const std::int32_t bx0 = region.min.x >> kBrickShift, bz0 = region.min.z >> kBrickShift;
-  const std::int32_t nbx = ((region.max.x - 1) >> kBrickShift) - bx0 + 1;
-  const std::int32_t nbz = ((region.max.z - 1) >> kBrickShift) - bz0 + 1;
-  std::vector<VoxelCoord> top(static_cast<std::size_t>(nbx) * static_cast<std::size_t>(nbz),
-                              VoxelCoord{0, std::numeric_limits<std::int32_t>::min(), 0});
+  constexpr std::int32_t kBrickUnits = kBrickSize * kUnitsPerVoxel;
+  const std::int32_t bx0 = std::max((home.x - range) >> (kUnitShift + kBrickShift), wb.minBrick.x);
+  const std::int32_t bx1 = std::min((home.x + range) >> (kUnitShift + kBrickShift), wb.maxBrick.x - 1);
+  const std::int32_t bz0 = std::max((home.z - range) >> (kUnitShift + kBrickShift), wb.minBrick.z);
+  const std::int32_t bz1 = std::min((home.z + range) >> (kUnitShift + kBrickShift), wb.maxBrick.z - 1);
+  const std::int64_t range2 = std::int64_t{range} * range;
+  std::vector<VoxelCoord> top;
   std::array<MaterialId, kBrickVoxels> vox{};
-  world.forEachBrickInBox(
-      region,
-      [&](BrickCoord b, const BrickView& view) {
-        view.decode(vox.data());
+  for (std::int32_t bz = bz0; bz <= bz1; ++bz) {
+    for (std::int32_t bx = bx0; bx <= bx1; ++bx) {
+      const Vec3i centre{bx * kBrickUnits + kBrickUnits / 2, 0, bz * kBrickUnits + kBrickUnits / 2};
+      if (horizontalDistanceSquared(centre, home) > range2) continue;
+      for (std::int32_t by = wb.maxBrick.y - 1; by >= wb.minBrick.y; --by) {
+        const BrickCoord b{bx, by, bz};
+        if ((by & (kChunkBricks - 1)) == kChunkBricks - 1) {
+          // Top brick of a chunk: skip the whole chunk when it is collapsed to air.
+          const int ci = world.chunkIndex(chunkOf(b));
+          if (ci >= 0 && world.chunkIsCollapsed(ci) && world.chunkUniform(ci) == kAir) {
+            by -= kChunkBricks - 1;
+            continue;
+          }
+        }
+        const BrickView view = world.brick(b);
+        if (view.isAir()) continue;
         VoxelCoord best{0, std::numeric_limits<std::int32_t>::min(), 0};
-        for (int lz = 0; lz < kBrickSize; ++lz) {
-          for (int lx = 0; lx < kBrickSize; ++lx) {
-            for (int ly = kBrickSize - 1; ly >= 0; --ly) {
-              if (!foliage[vox[static_cast<std::size_t>(voxelIndexInBrick(lx, ly, lz))]]) continue;
-              const std::int32_t x = b.x * kBrickSize + lx, y = b.y * kBrickSize + ly, z = b.z * kBrickSize + lz;
-              const MaterialId above = ly + 1 < kBrickSize
-                                           ? vox[static_cast<std::size_t>(voxelIndexInBrick(lx, ly + 1, lz))]
-                                           : world.get(x, y + 1, z);
-              if (above == kAir && y + 1 > best.y) best = VoxelCoord{x, y + 1, z};
-              break;
+        if (view.isUniform()) {
+          const std::int32_t y = by * kBrickSize + kBrickSize;
+          if (foliage[view.uniformMaterial()] && world.get(bx * kBrickSize + 3, y, bz * kBrickSize + 3) == kAir) {
+            best = VoxelCoord{bx * kBrickSize + 3, y, bz * kBrickSize + 3};
+          }
+        } else {
+          view.decode(vox.data());
+          for (int lz = 0; lz < kBrickSize; ++lz) {
+            for (int lx = 0; lx < kBrickSize; ++lx) {
+              for (int ly = kBrickSize - 1; ly >= 0; --ly) {
+                if (ly + by * kBrickSize + 1 <= best.y) break;
+                const MaterialId m = vox[static_cast<std::size_t>(voxelIndexInBrick(lx, ly, lz))];
+                if (m == kAir) continue;
+                if (foliage[m]) {
+                  const std::int32_t x = bx * kBrickSize + lx, y = by * kBrickSize + ly, z = bz * kBrickSize + lz;
+                  const MaterialId above = ly + 1 < kBrickSize
+                                               ? vox[static_cast<std::size_t>(voxelIndexInBrick(lx, ly + 1, lz))]
+                                               : world.get(x, y + 1, z);
+                  if (above == kAir) best = VoxelCoord{x, y + 1, z};
+                }
+                break;
+              }
             }
           }
         }
-        if (best.y == std::numeric_limits<std::int32_t>::min()) return;
-        VoxelCoord& t = top[static_cast<std::size_t>((b.x - bx0) + nbx * (b.z - bz0))];
-        if (best.y > t.y) t = best;
-      },
-      BrickFilter::Mixed);
+        if (best.y != std::numeric_limits<std::int32_t>::min()) top.push_back(best);
+        break;  // the first non-air brick decides this column
+      }
+    }
+  }
 
   std::array<std::uint8_t, 256> nonAir{};
   nonAir.fill(1);
@@ -774,18 +855,16 @@ void findPerches(const BrickStore& world, const MaterialLut& lut, const std::arr
     Vec3i spot;
   };
   std::vector<Candidate> found;
-  const std::int64_t range2 = std::int64_t{range} * range;
   for (const VoxelCoord& c : top) {
-    if (c.y == std::numeric_limits<std::int32_t>::min()) continue;
     const Vec3i spot{c.x * kUnitsPerVoxel + kUnitsPerVoxel / 2, c.y * kUnitsPerVoxel,
                      c.z * kUnitsPerVoxel + kUnitsPerVoxel / 2};
     if (horizontalDistanceSquared(spot, home) > range2) continue;
     VoxelBox clear = voxelsOfBox(boxAtFeet(spot, kBirdHalfWidth, kBirdHeight));
     clear.max.y += 1;
     if (regionHasAny(world, nonAir, clear) || regionCollides(world, lut, clear)) continue;
-    found.push_back({keyedHash(RandomKey{seed, RandomPurpose::AnimalSpawn, 0, packCoordId(c.x, c.y, c.z),
-                                         0x10000u + denIndex}),
-                     spot});
+    found.push_back(
+        {keyedHash(RandomKey{seed, RandomPurpose::AnimalSpawn, 0, packCoordId(c.x, c.y, c.z), 0x10000u + denIndex}),
+         spot});
   }
   std::sort(found.begin(), found.end(), [](const Candidate& l, const Candidate& r) {
     if (l.key != r.key) return l.key < r.key;
@@ -888,10 +967,9 @@ void initAnimals(AnimalState& state, const SimSetup& setup) {
         a.position = info.home;
         const std::int32_t radius = std::min(info.range, kSpawnRadius);
         for (std::uint32_t k = 0; k < 32; ++k) {
-          const Vec2i off =
-              along(static_cast<std::uint16_t>(spawnDraw(setup.seed, id, kDrawSpawn + 2 * k, 65536)),
-                    static_cast<std::int32_t>(spawnDraw(setup.seed, id, kDrawSpawn + 2 * k + 1,
-                                                        static_cast<std::uint32_t>(radius))));
+          const Vec2i off = along(static_cast<std::uint16_t>(spawnDraw(setup.seed, id, kDrawSpawn + 2 * k, 65536)),
+                                  static_cast<std::int32_t>(spawnDraw(setup.seed, id, kDrawSpawn + 2 * k + 1,
+                                                                      static_cast<std::uint32_t>(radius))));
           const std::int32_t x = info.home.x + off.x, z = info.home.z + off.z;
           const std::optional<std::int32_t> y = dropToGround(world, lut, x, z, body);
           if (!y) continue;

@@ -5,13 +5,14 @@
 // - Foxes and dogs walk with the voxel collision players use (sim/voxel_collision.h:
 //   the same sweep and step-up over ledges up to kStepUpHeight, gravity, following
 //   the ground down), each with its own box. They idle and wander to keyed goals
-//   within their den's range (heading home when far out), refuse any move that would
-//   put their footprint in or over water or off a drop of more than a metre, and
-//   pick a new heading when a move is refused or they make no progress for half a
-//   second. A player within the flee radius makes them run directly away from the
-//   nearest player (turning by keyed angles when blocked) until it is well behind
-//   them. A dog follows the nearest player within 12 m, stopping 4 m short, while it
-//   stays within twice its den's range.
+//   within their den's range (heading home when far out). A step that would make
+//   them wetter (water in or right under the body, or within 30 cm below), walk off
+//   a drop of more than a metre or fall toward water is refused; a refused step, or
+//   half a second without progress, picks a new heading (turning 90-270 degrees).
+//   A player within the flee radius (fox 6 m, dog 2 m) makes them run away from the
+//   nearest player, probing 0.6 m ahead and turning in 22.5 degree steps around
+//   walls and water, until it is well behind them. A dog follows the nearest player
+//   within 12 m, stopping 4 m short, while it stays within twice its den's range.
 // - Birds perch on the top surfaces of foliage near their den (found once at init:
 //   the highest leaf voxel with clear air above per brick column, in a keyed order,
 //   at most kMaxPerchesPerDen), stay 5-30 s, then fly to another perch: a steered
@@ -90,10 +91,10 @@ inline constexpr std::uint32_t kMaxPerchesPerDen = 96;
 struct Animal {
   AnimalId id;
   AnimalSpecies species = AnimalSpecies::Bird;
-  Vec3i position;            ///< units (fixed_point.h); feet / body bottom
-  Vec3i velocity;            ///< units per tick
-  std::uint16_t yaw = 0;     ///< binary angle (0 north, clockwise), the heading
-  std::uint8_t mode = 0;     ///< BirdMode or WalkerMode by species
+  Vec3i position;         ///< units (fixed_point.h); feet / body bottom
+  Vec3i velocity;         ///< units per tick
+  std::uint16_t yaw = 0;  ///< binary angle (0 north, clockwise), the heading
+  std::uint8_t mode = 0;  ///< BirdMode or WalkerMode by species
   friend bool operator==(const Animal&, const Animal&) = default;
 };
 
@@ -107,18 +108,18 @@ struct AnimalChange {
 /// The animal system's state. `animals` is replicated, sorted by id; the rest is
 /// server-side working data (a mirror keeps what initAnimals gave it). Copyable.
 struct AnimalState {
-  std::vector<Animal> animals;                    ///< replicated, sorted by id
-  std::uint32_t nextId = 1;                       ///< server-side: next id to hand out
-  std::vector<internal::AnimalBrain> brains;      ///< parallel to animals
-  std::vector<internal::AnimalDenInfo> dens;      ///< scene dens, in scene order
-  std::vector<Vec3i> perches;                     ///< bird perch spots (feet), by den
-  std::array<std::uint8_t, 256> standable{};      ///< per material: a bird can sit on it (solid or foliage)
+  std::vector<Animal> animals;                ///< replicated, sorted by id
+  std::uint32_t nextId = 1;                   ///< server-side: next id to hand out
+  std::vector<internal::AnimalBrain> brains;  ///< parallel to animals
+  std::vector<internal::AnimalDenInfo> dens;  ///< scene dens, in scene order
+  std::vector<Vec3i> perches;                 ///< bird perch spots (feet), by den
+  std::array<std::uint8_t, 256> standable{};  ///< per material: a bird can sit on it (solid or foliage)
 };
 
 /// Spawns the scene's animals at their dens (keyed draws with tick 0): walkers on
-/// dry ground within 5 m of the den, birds on their den's perches (found here by
-/// scanning the bricks within the den's range once; about 10-30 ms for glade).
-/// Allocates.
+/// dry ground within 5 m of the den, birds on their den's perches (found here once,
+/// scanning each brick column within the den's range down to its first non-air
+/// brick; about 50 ms of CPU for glade). Allocates.
 void initAnimals(AnimalState& state, const SimSetup& setup);
 
 /// One tick of animals (see the model above and the contract in sim/water.h).

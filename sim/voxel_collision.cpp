@@ -11,8 +11,8 @@ constexpr std::int32_t ceilVoxel(std::int32_t u) { return (u + kV - 1) >> kUnitS
 // True when a voxel of [x0,x1) x [y0,y1) x [z0,z1) (already clipped to the world)
 // has flags[material] set. Bottom-up, each brick once: uniform bricks are one load,
 // mixed bricks only their sub-box, longest axis innermost (as in motion.cpp).
-bool anyInClipped(const BrickStore& world, const std::array<std::uint8_t, 256>& flags, std::int32_t x0,
-                  std::int32_t y0, std::int32_t z0, std::int32_t x1, std::int32_t y1, std::int32_t z1) noexcept {
+bool anyInClipped(const BrickStore& world, const std::array<std::uint8_t, 256>& flags, std::int32_t x0, std::int32_t y0,
+                  std::int32_t z0, std::int32_t x1, std::int32_t y1, std::int32_t z1) noexcept {
   const std::int32_t bx0 = x0 >> kBrickShift, bx1 = (x1 - 1) >> kBrickShift;
   const std::int32_t by0 = y0 >> kBrickShift, by1 = (y1 - 1) >> kBrickShift;
   const std::int32_t bz0 = z0 >> kBrickShift, bz1 = (z1 - 1) >> kBrickShift;

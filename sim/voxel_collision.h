@@ -47,8 +47,7 @@ bool regionCollides(const BrickStore& world, const MaterialLut& lut, const Voxel
 /// True when any voxel of `region` inside the world has flags[material] != 0
 /// (voxels outside the world are air and never match). Use it for liquid or foliage
 /// tests with MaterialLut::liquid and similar tables.
-bool regionHasAny(const BrickStore& world, const std::array<std::uint8_t, 256>& flags,
-                  const VoxelBox& region) noexcept;
+bool regionHasAny(const BrickStore& world, const std::array<std::uint8_t, 256>& flags, const VoxelBox& region) noexcept;
 
 /// True when the box overlaps a colliding voxel.
 bool boxCollides(const BrickStore& world, const MaterialLut& lut, const UnitBox& box) noexcept;

@@ -1,11 +1,13 @@
 // Animals: fleeing, water avoidance, stuck detection, following, perching and
 // taking off, calls, never ending inside solid voxels, determinism and the mirror.
+#include "sim/animals.h"
+
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
-#include "sim/animals.h"
 #include "sim/mirror.h"
 #include "sim/motion.h"
 #include "sim/scene.h"
@@ -138,7 +140,8 @@ TEST_CASE("voxel_collision agrees with player motion for player-sized boxes") {
   int hits = 0;
   for (int i = 0; i < 4000; ++i) {
     const std::uint64_t h = keyedHash(RandomKey{2, RandomPurpose::Test, 0, static_cast<std::uint64_t>(i), 0});
-    const Vec3i p{static_cast<std::int32_t>(h % (12u * kM)) - 6 * kM, static_cast<std::int32_t>((h >> 20) % (2u * kM)) - kM / 4,
+    const Vec3i p{static_cast<std::int32_t>(h % (12u * kM)) - 6 * kM,
+                  static_cast<std::int32_t>((h >> 20) % (2u * kM)) - kM / 4,
                   static_cast<std::int32_t>((h >> 40) % (12u * kM)) - 6 * kM};
     const bool mine = boxCollides(w, lut, boxAtFeet(p, kPlayerHalfWidth, kPlayerHeight));
     CHECK(mine == boxCollides(w, lut, p, kPlayerHeight));
@@ -177,7 +180,8 @@ TEST_CASE("a fox flees a player who approaches, with an alarm call") {
       pp.z += static_cast<std::int32_t>((fp.z - std::int64_t{pp.z}) * (kM / 20) / d);
     }
     stepOnce(s, out);
-    for (const AnimalCallEvent& c : callsOf(out)) alarmed = alarmed || c.call == static_cast<std::uint8_t>(AnimalCallKind::Alarm);
+    for (const AnimalCallEvent& c : callsOf(out))
+      alarmed = alarmed || c.call == static_cast<std::uint8_t>(AnimalCallKind::Alarm);
     fled = fled || s.animals.animals[0].mode == static_cast<std::uint8_t>(WalkerMode::Flee);
     CHECK_FALSE(inSolid(s, s.animals.animals[0]));
   }
@@ -200,7 +204,6 @@ TEST_CASE("a fox cornered against a wall picks a new heading and gets away") {
     stepOnce(s, out);
     const Animal& fox = s.animals.animals[0];
     REQUIRE_FALSE(inSolid(s, fox));
-    if (getenv("ANIMAL_DEBUG") && t % 10 == 0) MESSAGE(t << " pos " << fox.position.x << "," << fox.position.y << "," << fox.position.z << " v " << fox.velocity.x << "," << fox.velocity.z << " mode " << int(fox.mode) << " yaw " << fox.yaw);
     REQUIRE(fox.position.x + kFoxHalfWidth <= 4 * kM);  // never through the wall
   }
   CHECK(horizontalDistance(s.players[0].motion.position, s.animals.animals[0].position) > 6 * kM);
@@ -218,7 +221,6 @@ TEST_CASE("a fox never enters water: fleeing toward a pond it turns, wandering p
   for (int t = 0; t < 600; ++t) {
     stepOnce(s, out);
     const Animal& fox = s.animals.animals[0];
-    if (getenv("ANIMAL_DEBUG") && t % 10 == 0) MESSAGE(t << " pos " << fox.position.x << "," << fox.position.y << "," << fox.position.z << " v " << fox.velocity.x << "," << fox.velocity.z << " mode " << int(fox.mode) << " yaw " << fox.yaw);
     REQUIRE_FALSE(inWater(s, fox));
     REQUIRE_FALSE(inSolid(s, fox));
   }
@@ -287,7 +289,8 @@ TEST_CASE("a dog follows a player at a distance and greets them") {
   bool greeted = false;
   for (int t = 0; t < 300; ++t) {
     stepOnce(s, out);
-    for (const AnimalCallEvent& c : callsOf(out)) greeted = greeted || c.call == static_cast<std::uint8_t>(AnimalCallKind::Greet);
+    for (const AnimalCallEvent& c : callsOf(out))
+      greeted = greeted || c.call == static_cast<std::uint8_t>(AnimalCallKind::Greet);
   }
   const Animal& dog = s.animals.animals[0];
   const std::int64_t d = horizontalDistance(dog.position, s.players[0].motion.position);
@@ -330,7 +333,8 @@ TEST_CASE("glade: birds perch on canopy tops and take off when a player comes ne
       landedAgain = true;
       CHECK(horizontalDistance(b.position, s.players[0].motion.position) > 5 * kM);
       CHECK(s.world.get(voxelOf(b.position).x, voxelOf(b.position).y - 1, voxelOf(b.position).z) == leaves);
-      MESSAGE("landed again after " << t << " ticks, " << horizontalDistance(b.position, bird0.position) * 10 / kM / 10.0
+      MESSAGE("landed again after " << t << " ticks, "
+                                    << horizontalDistance(b.position, bird0.position) * 10 / kM / 10.0
                                     << " m from its first perch");
     }
   }
@@ -339,7 +343,7 @@ TEST_CASE("glade: birds perch on canopy tops and take off when a player comes ne
   CHECK(landedAgain);
 }
 
-TEST_CASE("glade: a minute with players twice gives identical hashes; the mirror follows; calls; never in solid") {
+TEST_CASE("glade: 40 s with players twice gives identical hashes; the mirror follows; calls; never in solid") {
   SimState a = glade();
   SimState b = glade();
   SimState m = glade();
@@ -347,22 +351,23 @@ TEST_CASE("glade: a minute with players twice gives identical hashes; the mirror
                                    Command{PlayerId{2}, 1, JoinCommand{PlayerName::from("Bo")}}};
   StepOutput outA, outB;
   std::uint64_t calls = 0, alarms = 0, records = 0, idleTicks = 0;
+  constexpr std::size_t kTicks = 2400;
   const std::size_t n = a.animals.animals.size();
   REQUIRE(n == 12);
   // Players visit the animals: teleports at fixed ticks, relative to the animal (the
   // same in both runs when the runs agree).
-  auto visit = [n](SimState& s, int t) {
+  auto visit = [n](SimState& s, std::size_t t) {
     if (s.players.size() < 2) return;
     auto near = [&](std::size_t i, std::int32_t dx) {
       const Vec3i p = s.animals.animals[i].position;
       return Vec3i{p.x + dx, p.y, p.z};
     };
-    if (t == 300) s.players[0].motion.position = near(0, 3 * kM);        // a fox
-    if (t == 900) s.players[1].motion.position = near(5, 2 * kM);        // a bird
-    if (t == 1500) s.players[0].motion.position = near(n - 1, 8 * kM);   // the dog
-    if (t == 2400) s.players[1].motion.position = near(3, 1 * kM);       // another bird
+    if (t == 200) s.players[0].motion.position = near(0, 3 * kM);       // a fox
+    if (t == 600) s.players[1].motion.position = near(5, 2 * kM);       // a bird
+    if (t == 1000) s.players[0].motion.position = near(n - 1, 8 * kM);  // the dog
+    if (t == 1600) s.players[1].motion.position = near(3, 1 * kM);      // another bird
   };
-  for (int t = 0; t < 3600; ++t) {
+  for (std::size_t t = 0; t < kTicks; ++t) {
     visit(a, t);
     visit(b, t);
     const std::span<const Command> cmds = t == 0 ? std::span<const Command>(joins) : std::span<const Command>{};
@@ -383,7 +388,8 @@ TEST_CASE("glade: a minute with players twice gives identical hashes; the mirror
     }
     for (const Animal& x : a.animals.animals) {
       if (inSolid(a, x)) FAIL("tick " << outA.tick << ": animal " << x.id.value << " inside a solid voxel");
-      if (x.species != AnimalSpecies::Bird && inWater(a, x)) FAIL("tick " << outA.tick << ": animal " << x.id.value << " in water");
+      if (x.species != AnimalSpecies::Bird && inWater(a, x))
+        FAIL("tick " << outA.tick << ": animal " << x.id.value << " in water");
     }
   }
   MESSAGE("calls " << calls << " (alarms " << alarms << "), records " << records << ", ticks without records "
@@ -391,5 +397,48 @@ TEST_CASE("glade: a minute with players twice gives identical hashes; the mirror
   CHECK(calls > 10);
   CHECK(alarms >= 2);
   CHECK(records > 1000);
-  CHECK(records < 3600 * n / 2);
+  CHECK(records < kTicks * n / 2);
+}
+
+TEST_CASE("glade: ten minutes of animals alone stay out of solids and water, near their dens, and keep perching") {
+  SimState s = glade();
+  const std::vector<Command> joins{Command{PlayerId{1}, 1, JoinCommand{PlayerName::from("Ada")}},
+                                   Command{PlayerId{2}, 1, JoinCommand{PlayerName::from("Bo")}}};
+  StepOutput out;
+  step(s, joins, out);
+  const std::size_t n = s.animals.animals.size();
+  std::vector<std::uint8_t> lastMode(n);
+  for (std::size_t i = 0; i < n; ++i) lastMode[i] = s.animals.animals[i].mode;
+  int landings = 0, walkerMoves = 0;
+  std::int64_t farthest = 0;
+  for (int t = 0; t < 36000; ++t) {
+    if (t % 600 == 0) {  // a player drops in next to a different animal every 10 s
+      const Animal& target = s.animals.animals[static_cast<std::size_t>(t / 600) % n];
+      s.players[static_cast<std::size_t>(t / 600) % 2].motion.position =
+          Vec3i{target.position.x + 2 * kM, target.position.y, target.position.z};
+    }
+    out.clear();
+    s.tick += 1;
+    out.tick = s.tick;
+    SimContext ctx(s, out);
+    stepAnimals(s.animals, ctx);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Animal& a = s.animals.animals[i];
+      if (inSolid(s, a)) FAIL("tick " << s.tick << ": animal " << a.id.value << " inside a solid voxel");
+      if (a.species == AnimalSpecies::Bird) {
+        if (a.mode == static_cast<std::uint8_t>(BirdMode::Perched) && lastMode[i] != a.mode) ++landings;
+      } else {
+        if (inWater(s, a)) FAIL("tick " << s.tick << ": animal " << a.id.value << " in water");
+        walkerMoves += a.mode != lastMode[i] ? 1 : 0;
+        const internal::AnimalDenInfo& d = s.animals.dens[s.animals.brains[i].den];
+        farthest = std::max(farthest, horizontalDistance(a.position, d.home) * 100 / std::max(d.range, 1));
+      }
+      lastMode[i] = a.mode;
+    }
+  }
+  MESSAGE("bird landings " << landings << ", walker mode changes " << walkerMoves << ", farthest walker at " << farthest
+                           << "% of its den's range");
+  CHECK(landings > 50);
+  CHECK(walkerMoves > 50);
+  CHECK(farthest <= 250);  // dogs follow out to twice their range; flights overshoot a little
 }
