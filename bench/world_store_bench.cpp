@@ -355,21 +355,32 @@ int main(int argc, char** argv) {
     inMixed += !store.brick(brickOf({bestX + static_cast<int>(x), bestY + static_cast<int>(y), bestZ + static_cast<int>(z)}))
                     .isUniform();
   }
+  // Five batches; the best batch's rate is reported (other processes share the
+  // machine and evict caches), with the mean over all batches.
   std::uint64_t sum = 0;
-  double c0 = threadCpuSeconds();
-  auto r0 = Clock::now();
   long done = 0;
-  while (done < reads) {
-    for (std::uint32_t c : coords) {
-      sum += store.get(bestX + static_cast<int>(c & 1023), bestY + static_cast<int>((c >> 10) & 1023),
-                       bestZ + static_cast<int>(c >> 20));
+  double bestRate = 0, cpuTotal = 0, wallTotal = 0;
+  for (int batch = 0; batch < 5; ++batch) {
+    long batchDone = 0;
+    double c0 = threadCpuSeconds();
+    auto r0 = Clock::now();
+    while (batchDone < reads / 5) {
+      for (std::uint32_t c : coords) {
+        sum += store.get(bestX + static_cast<int>(c & 1023), bestY + static_cast<int>((c >> 10) & 1023),
+                         bestZ + static_cast<int>(c >> 20));
+      }
+      batchDone += static_cast<long>(coords.size());
     }
-    done += static_cast<long>(coords.size());
+    auto r1 = Clock::now();
+    double c1 = threadCpuSeconds();
+    bestRate = std::max(bestRate, static_cast<double>(batchDone) / (c1 - c0));
+    cpuTotal += c1 - c0;
+    wallTotal += seconds(r0, r1);
+    done += batchDone;
   }
-  auto r1 = Clock::now();
-  double c1 = threadCpuSeconds();
-  double readsPerSec = static_cast<double>(done) / (c1 - c0);
-  double readsPerWallSec = static_cast<double>(done) / seconds(r0, r1);
+  double readsPerSec = bestRate;
+  double readsMeanCpu = static_cast<double>(done) / cpuTotal;
+  double readsPerWallSec = static_cast<double>(done) / wallTotal;
 
   // ---- hash ---------------------------------------------------------------------------
   double hashBest = 1e9;
@@ -406,16 +417,27 @@ int main(int argc, char** argv) {
   }
   const std::string path = saveDir + "/world_store_bench_" + std::to_string(::getpid()) + ".loamsave";
   SaveHeader header{kSaveFormatVersion, {1, seed, 1}, 60 * 600};
-  auto s0 = Clock::now();
-  auto data = captureSave(header, store, {});
-  auto s1 = Clock::now();
-  auto bytes = encodeSave(*data);
-  auto s2 = Clock::now();
-  auto written = writeSaveFile(path, *bytes);
-  auto s3 = Clock::now();
-  if (!written) {
-    std::fprintf(stderr, "save failed: %s\n", written.error().message.c_str());
-    return 1;
+  // Best of 5 (the machine is shared): capture (the only part on the step thread),
+  // encode (zstd) and the atomic write (temp file, fsync, rename, folder fsync).
+  double capBest = 1e9, encBest = 1e9, writeBest = 1e9, totalBest = 1e9;
+  std::optional<SaveData> data;
+  for (int k = 0; k < 5; ++k) {
+    auto s0 = Clock::now();
+    auto captured = captureSave(header, store, {});
+    auto s1 = Clock::now();
+    auto bytes = encodeSave(*captured);
+    auto s2 = Clock::now();
+    auto written = writeSaveFile(path, *bytes);
+    auto s3 = Clock::now();
+    if (!written) {
+      std::fprintf(stderr, "save failed: %s\n", written.error().message.c_str());
+      return 1;
+    }
+    capBest = std::min(capBest, seconds(s0, s1));
+    encBest = std::min(encBest, seconds(s1, s2));
+    writeBest = std::min(writeBest, seconds(s2, s3));
+    totalBest = std::min(totalBest, seconds(s0, s3));
+    data = std::move(*captured);
   }
   auto l0 = Clock::now();
   auto loaded = loadSave(path, header.identity);
@@ -452,19 +474,19 @@ int main(int argc, char** argv) {
               sizeof(internal::BrickEntry) + internal::recordBytes(3), sizeof(internal::ChunkData));
   std::printf("  },\n");
   std::printf("  \"reads\": {\"count\": %ld, \"region_m\": 10, \"region_min_voxel\": [%d, %d, %d], "
-              "\"share_in_mixed_bricks\": %.3f, \"per_cpu_second\": %.0f, \"per_wall_second\": %.0f, "
-              "\"cpu_ns_per_read\": %.2f, \"checksum\": %" PRIu64 "},\n",
+              "\"share_in_mixed_bricks\": %.3f, \"per_cpu_second_best_batch\": %.0f, \"per_cpu_second_mean\": %.0f, "
+              "\"per_wall_second\": %.0f, \"cpu_ns_per_read_best\": %.2f, \"checksum\": %" PRIu64 "},\n",
               done, bestX, bestY, bestZ, static_cast<double>(inMixed) / static_cast<double>(coords.size()), readsPerSec,
-              readsPerWallSec, 1e9 / readsPerSec, sum);
+              readsMeanCpu, readsPerWallSec, 1e9 / readsPerSec, sum);
   std::printf("  \"hash\": {\"world_and_cells_ms\": %.2f, \"cells\": %zu, \"world\": \"%016" PRIx64 "\", "
               "\"mixed_bricks\": %zu},\n",
               hashBest * 1e3, cells, hash, mixed);
   if (keepSave) std::printf("  \"save_file\": \"%s\",\n", path.c_str());
-  std::printf("  \"save\": {\"edits\": %d, \"modified_bricks\": %zu, \"capture_ms\": %.2f, \"encode_ms\": %.2f, "
+  std::printf("  \"save\": {\"edits\": %d, \"saved_bricks\": %zu, \"capture_ms\": %.2f, \"encode_ms\": %.2f, "
               "\"write_fsync_ms\": %.2f, \"total_ms\": %.2f, \"raw_bytes\": %" PRIu64 ", \"file_bytes\": %" PRIu64
               ", \"load_ms\": %.2f, \"apply_ms\": %.2f, \"round_trip_equal\": %s}\n",
-              edits, data->bricks.size(), seconds(s0, s1) * 1e3, seconds(s1, s2) * 1e3, seconds(s2, s3) * 1e3,
-              seconds(s0, s3) * 1e3, data->sizes.rawBytes, data->sizes.fileBytes, seconds(l0, l1) * 1e3,
+              edits, data->bricks.size(), capBest * 1e3, encBest * 1e3, writeBest * 1e3, totalBest * 1e3,
+              data->sizes.rawBytes, data->sizes.fileBytes, seconds(l0, l1) * 1e3,
               seconds(a0, a1) * 1e3, equal ? "true" : "false");
   std::printf("}\n");
   return equal ? 0 : 1;

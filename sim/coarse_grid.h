@@ -19,8 +19,8 @@ class MaterialTable;
 /// Per-material coarse properties, indexed by MaterialId: solid (0 or 1) and acoustic
 /// opacity (0..255, from the table's 0..1 value). 512 bytes, plain data.
 struct CoarseLut {
-  std::array<std::uint8_t, 256> solid{};
-  std::array<std::uint8_t, 256> opacity{};
+  std::array<std::uint8_t, 256> solid{};    ///< 1 when the material is solid, else 0
+  std::array<std::uint8_t, 256> opacity{};  ///< acoustic opacity, 0..255
 };
 
 /// The lookup a store uses until told otherwise: air is empty (0, 0); every other id
@@ -56,9 +56,9 @@ CoarseSample coarseSampleFromVoxels(const BrickStore& store, const CoarseLut& lu
 
 /// A brick whose incremental sample differs from the recomputed one.
 struct CoarseMismatch {
-  BrickCoord brick;
-  CoarseSample incremental;
-  CoarseSample rebuilt;
+  BrickCoord brick;          ///< where
+  CoarseSample incremental;  ///< what the store holds
+  CoarseSample rebuilt;      ///< what the voxels say
 };
 
 /// Full rebuild check: recomputes every brick's sample from its voxels with the

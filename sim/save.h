@@ -54,8 +54,8 @@ struct SaveIdentity {
 
 /// The header of a save.
 struct SaveHeader {
-  std::uint32_t formatVersion = kSaveFormatVersion;
-  SaveIdentity identity;
+  std::uint32_t formatVersion = kSaveFormatVersion;  ///< format of the file (checked on load)
+  SaveIdentity identity;                             ///< the world it applies to
   std::uint64_t tick = 0;  ///< simulation tick (60 Hz) at which the save was taken
 };
 
@@ -63,7 +63,7 @@ struct SaveHeader {
 /// usual case: the store kept its generated content) holds only the voxels that
 /// differ from the generated world, so applying it needs that world.
 struct SavedBrick {
-  BrickCoord coord;
+  BrickCoord coord;                            ///< brick position
   bool delta = false;                          ///< voxels valid only where `changed`
   std::array<std::uint64_t, 8> changed{};      ///< delta: bit i of word i/64 = voxel i differs
   std::array<MaterialId, kBrickVoxels> voxels{};  ///< voxelIndexInBrick order
@@ -72,8 +72,8 @@ struct SavedBrick {
 /// Opaque state a later subsystem stores in the save under a unique name (1..255
 /// bytes of name).
 struct SaveBlob {
-  std::string name;
-  std::vector<std::uint8_t> bytes;
+  std::string name;                 ///< unique, 1..255 bytes
+  std::vector<std::uint8_t> bytes;  ///< opaque to the save
 };
 
 /// Sizes of an encoded save, for tools and budgets.
@@ -88,8 +88,8 @@ struct SaveSizes {
 
 /// Everything in a save.
 struct SaveData {
-  SaveHeader header;
-  WorldBounds bounds;
+  SaveHeader header;               ///< identity and tick
+  WorldBounds bounds;              ///< the store's bounds (checked on apply)
   std::vector<SavedBrick> bricks;  ///< canonical store order
   std::vector<SaveBlob> blobs;     ///< in the order given to captureSave
   SaveSizes sizes;                 ///< filled by encodeSave / decodeSave

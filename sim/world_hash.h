@@ -28,14 +28,14 @@ class BrickStore;
 
 /// The hash of one interest cell.
 struct CellHash {
-  CellCoord cell;
-  std::uint64_t hash = 0;
+  CellCoord cell;          ///< the cell (32 x 32 bricks in plan)
+  std::uint64_t hash = 0;  ///< XXH3-64 as described above
   friend bool operator==(const CellHash&, const CellHash&) = default;
 };
 
 /// The world hash and the cell hashes, computed in one pass.
 struct WorldHashes {
-  std::uint64_t world = 0;
+  std::uint64_t world = 0;      ///< the world hash
   std::vector<CellHash> cells;  ///< sorted by cell (x, then z)
 };
 

@@ -41,6 +41,11 @@ constexpr std::uint32_t recordBytes(unsigned bitsLog2) {
   return (countsOffset(bitsLog2) + 2 * paletteCap(bitsLog2) + 7u) & ~7u;
 }
 
+/// Smallest size class holding `distinct` materials: 0, 1, 2 or 3.
+constexpr unsigned minimalBitsLog2(unsigned distinct) noexcept {
+  return distinct <= 2 ? 0u : distinct <= 4 ? 1u : distinct <= 16 ? 2u : 3u;
+}
+
 /// Bookkeeping of one mixed brick (16 bytes).
 struct BrickEntry {
   std::uint32_t offset = 0;      ///< byte offset of the record in the pool
