@@ -140,8 +140,16 @@ int main(int argc, char** argv) {
   const auto n = static_cast<std::size_t>(steps);
 
   std::printf("{\n  \"bench\": \"water_glade_idle\",\n  \"steps\": %d,\n  \"create_ms\": %.1f,\n", steps, createMs);
-  std::printf("  \"initial\": {\"wet_cells\": %zu, \"bricks\": %zu, \"sources\": %zu},\n", initial.wetCells,
-              initial.bricks, full.water.sources.size());
+  std::printf("  \"initial\": {\"wet_cells\": %zu, \"bricks\": %zu, \"brick_bytes\": %zu},\n", initial.wetCells,
+              initial.bricks, initial.bricks * sizeof(internal::WaterBrick));
+  std::printf("  \"sources\": [");
+  for (std::size_t i = 0; i < full.water.sources.size(); ++i) {
+    const internal::WaterSourceRoute& r = full.water.sources[i];
+    static const char* const kEnds[] = {"blocked", "leaves", "collects"};
+    std::printf("%s{\"units_per_tick\": %u, \"route\": \"%s\", \"route_cells_checked\": %d, \"fall\": %d}",
+                i ? ", " : "", r.rate, kEnds[static_cast<int>(r.end)], r.searched, r.fall);
+  }
+  std::printf("],\n");
   std::printf("  \"full_step\": {\n");
   printWindow("steps_1_600", summarise(fullSamples, 0, 600), true);
   printWindow("steps_3001_3600", summarise(fullSamples, 3000, 3600), true);

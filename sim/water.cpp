@@ -38,7 +38,7 @@ constexpr std::uint32_t kFull = kWaterPerVoxel;
 constexpr std::uint32_t kShowAt = kWaterPerVoxel / 2;     // voxel becomes water at or above
 constexpr std::uint32_t kHideBelow = kWaterPerVoxel / 8;  // voxel becomes air below
 constexpr std::uint32_t kSpreadMin = kWaterPerVoxel / 8;  // thinner films do not creep onto dry flat ground
-constexpr std::uint32_t kSoakBelow = 8;                   // films under this soak into porous ground
+constexpr std::uint32_t kSoakBelow = kSpreadMin;          // films that cannot spread soak into porous ground
 constexpr int kMaxFall = 1024;                            // voxels a cell may fall in one tick
 constexpr int kMaxDisplaceRise = 64;                      // cells displaced water may rise
 constexpr int kMaxPourCells = 512;                        // cells a pour may fill upward
@@ -46,8 +46,10 @@ constexpr int kSplashMinFall = 8;                         // voxels (40 cm)
 constexpr std::uint32_t kSplashOdds = 16;                 // 1 in 16 per landing cell and tick
 constexpr int kMaxSplashesPerTick = 2;
 constexpr std::uint32_t kSplashDraw = 1;                  // keyed draw index for splashes
-constexpr int kRouteBudget = 8192;                        // cells a route search may visit
-constexpr std::uint64_t kRouteInterval = 8;               // ticks between recomputations of one route
+constexpr std::int32_t kRouteBudget = 1 << 18;             // neighbour evaluations per route search
+constexpr std::int32_t kFlatLimit = 1 << 14;               // cells one flat search may queue
+constexpr std::int32_t kRouteStepBudget = 2048;            // evaluations per tick while re-routing
+constexpr std::uint64_t kRouteInterval = 8;                // ticks between searches for one source
 constexpr int kLateral[4] = {internal::kWest, internal::kEast, internal::kNorth, internal::kSouth};
 
 // A cell handle: slot << 9 | voxel index in the brick.
@@ -67,26 +69,19 @@ unsigned cellIndex(VoxelCoord v) {
 // The neighbour of cell idx in direction dir: true with its index when it is in the
 // same brick, false with its index in the adjacent brick.
 bool stepIndex(unsigned idx, int dir, unsigned& out) {
-  switch (dir) {
-    case internal::kWest:
-      if ((idx & 7u) != 0) return out = idx - 1, true;
-      return out = idx + 7, false;
-    case internal::kEast:
-      if ((idx & 7u) != 7u) return out = idx + 1, true;
-      return out = idx - 7, false;
-    case internal::kDown:
-      if ((idx & 56u) != 0) return out = idx - 8, true;
-      return out = idx + 56, false;
-    case internal::kUp:
-      if ((idx & 56u) != 56u) return out = idx + 8, true;
-      return out = idx - 56, false;
-    case internal::kNorth:
-      if ((idx & 448u) != 0) return out = idx - 64, true;
-      return out = idx + 448, false;
-    default:
-      if ((idx & 448u) != 448u) return out = idx + 64, true;
-      return out = idx - 448, false;
+  // Per direction: the bits of idx holding the axis, the step, and the wrap to the
+  // far side of the adjacent brick.
+  static constexpr unsigned kMask[6] = {7u, 7u, 56u, 56u, 448u, 448u};
+  static constexpr unsigned kStep[6] = {1u, 1u, 8u, 8u, 64u, 64u};
+  const unsigned axis = idx & kMask[dir];
+  if ((dir & 1) == 0) {  // towards lower coordinates
+    const bool inside = axis != 0;
+    out = inside ? idx - kStep[dir] : idx + kMask[dir];
+    return inside;
   }
+  const bool inside = axis != kMask[dir];
+  out = inside ? idx + kStep[dir] : idx - kMask[dir];
+  return inside;
 }
 
 std::int32_t splashSpeed(std::int32_t fall) {
@@ -147,10 +142,14 @@ struct Probe {
 // One tick (or one pour) of the water system over a state and a step context.
 class WaterTick {
  public:
-  WaterTick(WaterState& s, SimContext& ctx) noexcept : s_(s), g_(s.cells), ctx_(ctx), world_(ctx.world()) {}
+  WaterTick(WaterState& s, SimContext& ctx) noexcept : s_(s), g_(s.cells), ctx_(&ctx), world_(ctx.world()) {}
+  /// Without a step (world creation): only routeAll() may be called.
+  WaterTick(WaterState& s, const BrickStore& world) noexcept : s_(s), g_(s.cells), ctx_(nullptr), world_(world) {}
 
   void run();
   bool pour(VoxelCoord cell, std::uint32_t amount);
+  /// Routes every source now (world creation; no context needed).
+  void routeAll();
 
  private:
   Probe classify(std::int32_t slot, BrickCoord bc, unsigned idx, bool up, bool sinkIsVoid) const;
@@ -174,11 +173,12 @@ class WaterTick {
   void displace(std::uint32_t slot, unsigned idx);
   void begin();
   void routeSources();
-  void computeRoute(internal::WaterSourceRoute& r);
   struct Fall;
   Fall landRoute(Probe p);
   void noteRouteBrick(BrickCoord b);
-  bool markSeen(VoxelCoord v);
+  void startSearch(std::int32_t source);
+  void advanceSearch(std::int32_t limit);
+  void endSearch(internal::WaterRouteEnd end);
   void deposit(VoxelCoord cell, std::uint32_t amount);
   void floorChanged(std::uint64_t brickKey);
   void gravity();
@@ -192,7 +192,7 @@ class WaterTick {
 
   WaterState& s_;
   WaterGrid& g_;
-  SimContext& ctx_;
+  SimContext* ctx_;
   const BrickStore& world_;
   std::size_t newcomers_ = 0;
   std::size_t changed_ = 0;
@@ -200,7 +200,7 @@ class WaterTick {
 
 // ---- lookups -------------------------------------------------------------------------
 
-Probe WaterTick::classify(std::int32_t slot, BrickCoord bc, unsigned idx, bool up, bool sinkIsVoid) const {
+inline Probe WaterTick::classify(std::int32_t slot, BrickCoord bc, unsigned idx, bool up, bool sinkIsVoid) const {
   Probe p;
   p.slot = slot;
   p.brick = bc;
@@ -226,7 +226,7 @@ Probe WaterTick::classify(std::int32_t slot, BrickCoord bc, unsigned idx, bool u
   return p;
 }
 
-Probe WaterTick::neighbour(const Probe& p, int dir, bool sinkIsVoid) const {
+inline Probe WaterTick::neighbour(const Probe& p, int dir, bool sinkIsVoid) const {
   unsigned nidx = 0;
   if (stepIndex(p.idx, dir, nidx)) return classify(p.slot, p.brick, nidx, dir == internal::kUp, sinkIsVoid);
   const BrickCoord nb{p.brick.x + kDirX[dir], p.brick.y + kDirY[dir], p.brick.z + kDirZ[dir]};
@@ -239,15 +239,28 @@ Probe WaterTick::neighbour(const Probe& p, int dir, bool sinkIsVoid) const {
   return classify(ns, nb, nidx, dir == internal::kUp, sinkIsVoid);
 }
 
-Probe WaterTick::neighbourOf(std::uint32_t slot, unsigned idx, int dir, bool sinkIsVoid) const {
+inline Probe WaterTick::neighbourOf(std::uint32_t slot, unsigned idx, int dir, bool sinkIsVoid) const {
+  const WaterBrick& b = g_.brick(slot);
   Probe p;
   p.slot = static_cast<std::int32_t>(slot);
+  p.brick = b.coord;
+  unsigned nidx = 0;
+  if (stepIndex(idx, dir, nidx)) {  // the common case: same brick, no lookup
+    p.idx = nidx;
+    if (!internal::testBit(b.open, nidx)) return p;
+    if (sinkIsVoid && internal::testBit(b.sink, nidx)) {
+      p.kind = Kind::Void;
+      return p;
+    }
+    p.kind = Kind::Open;
+    p.amount = b.amount[nidx];
+    return p;
+  }
   p.idx = idx;
-  p.brick = g_.brick(slot).coord;
   return neighbour(p, dir, sinkIsVoid);
 }
 
-Probe WaterTick::at(VoxelCoord v, bool sinkIsVoid) const {
+inline Probe WaterTick::at(VoxelCoord v, bool sinkIsVoid) const {
   const BrickCoord bc = brickOf(v);
   if (!g_.bounds().containsBrick(bc)) {
     Probe p;
@@ -284,7 +297,7 @@ bool WaterTick::isDrop(const Probe& p) const {
 
 // ---- changes ---------------------------------------------------------------------------
 
-WaterTickBrick& WaterTick::scratchOf(std::uint32_t slot) {
+inline WaterTickBrick& WaterTick::scratchOf(std::uint32_t slot) {
   WaterBrick& b = g_.brick(slot);
   internal::WaterScratch& sc = s_.scratch;
   if (b.tick < 0) {
@@ -299,7 +312,7 @@ WaterTickBrick& WaterTick::scratchOf(std::uint32_t slot) {
 }
 
 // A change inside the tick's phases: recorded (once per cell) in finish().
-void WaterTick::change(std::uint32_t h, std::int32_t delta) {
+inline void WaterTick::change(std::uint32_t h, std::int32_t delta) {
   const std::uint32_t slot = slotOf(h);
   const unsigned idx = indexOf(h);
   WaterTickBrick& tb = scratchOf(slot);
@@ -320,14 +333,14 @@ void WaterTick::setNow(std::uint32_t h, std::uint32_t amount) {
   if ((b.amount[idx] >= kFull) != (amount >= kFull)) floorChanged(b.key);
   g_.setAmount(slot, idx, static_cast<std::uint16_t>(amount));
   const VoxelCoord v = cellCoord(b.coord, idx);
-  ctx_.output().water.push_back(WaterChange{v, static_cast<std::uint16_t>(amount)});
+  ctx_->output().water.push_back(WaterChange{v, static_cast<std::uint16_t>(amount)});
   syncVoxel(v, amount);
   if (amount > 0) wake(slot, idx);
   wakeWetNeighbours(slot, idx);
   s_.frozen = false;
 }
 
-void WaterTick::wake(std::uint32_t slot, unsigned idx) {
+inline void WaterTick::wake(std::uint32_t slot, unsigned idx) {
   WaterBrick& b = g_.brick(slot);
   if (internal::testBit(b.next, idx)) return;
   internal::setBit(b.next, idx);
@@ -361,10 +374,10 @@ void WaterTick::wakeAround(VoxelCoord v) {
 void WaterTick::syncVoxel(VoxelCoord v, std::uint32_t amount) {
   if (s_.water == kAir) return;
   if (amount >= kShowAt) {
-    if (world_.get(v) == kAir) ctx_.setVoxel(v, s_.water);
+    if (world_.get(v) == kAir) ctx_->setVoxel(v, s_.water);
   } else if (amount < kHideBelow) {
     const MaterialId m = world_.get(v);
-    if (m != kAir && s_.open[m]) ctx_.setVoxel(v, kAir);
+    if (m != kAir && s_.open[m]) ctx_->setVoxel(v, kAir);
   }
 }
 
@@ -372,9 +385,9 @@ void WaterTick::syncVoxel(VoxelCoord v, std::uint32_t amount) {
 
 void WaterTick::scanEdits() {
   // Index loop over the records present now: displacement appends voxel edits.
-  const std::size_t n = ctx_.output().edits.size();
+  const std::size_t n = ctx_->output().edits.size();
   for (std::size_t i = 0; i < n; ++i) {
-    const EditRecord e = ctx_.output().edits[i];
+    const EditRecord e = ctx_->output().edits[i];
     switch (e.kind) {
       case EditRecord::Kind::Voxel: {
         const bool now = s_.open[e.after] != 0;
@@ -412,6 +425,7 @@ void WaterTick::openChanged(VoxelCoord v, bool open) {
       internal::setBit(b.open, idx);
     } else {
       internal::clearBit(b.open, idx);
+      internal::clearBit(b.held, idx);
       if (b.amount[idx] > 0) displace(slot, idx);
     }
   }
@@ -426,6 +440,7 @@ void WaterTick::brickFilled(BrickCoord bc, MaterialId m) {
     const bool open = s_.open[m] != 0;
     g_.brick(slot).open.fill(open ? ~std::uint64_t{0} : 0);
     if (!open) {
+      g_.brick(slot).held = {};
       for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
         if (g_.brick(slot).amount[i] > 0) displace(slot, i);
       }
@@ -470,7 +485,9 @@ void WaterTick::run() {
   scanEdits();
   internal::WaterScratch& sc = s_.scratch;
   if (s_.frozen) {
-    // A steady flow: this tick would repeat the last one exactly (see water.h).
+    // A steady flow: this tick would repeat the last one exactly (see water.h). The
+    // edits above touched no route (they would have thawed it).
+    s_.floorChanged.clear();
     splashes();
     s_.last.processedCells = 0;
     s_.last.changedCells = 0;
@@ -553,15 +570,9 @@ struct WaterTick::Fall {
 
 std::int32_t yOf(const Probe& p) { return p.brick.y * kBrickSize + static_cast<std::int32_t>((p.idx >> 3) & 7u); }
 
-void WaterTick::noteRouteBrick(BrickCoord b) {
-  std::vector<std::uint64_t>& v = s_.scratch.routeBricks;
-  const std::uint64_t k = packCoordId(b.x, b.y, b.z);
-  if (v.empty() || v.back() != k) v.push_back(k);
-}
-
-bool WaterTick::markSeen(VoxelCoord v) {
-  std::vector<std::uint64_t>& t = s_.scratch.routeSeen;
-  const std::uint64_t k = packCoordId(v.x, v.y, v.z) + 1;
+// Inserts key + 1 into an open-addressing set; true when it was not there.
+bool insertKey(std::vector<std::uint64_t>& t, std::uint64_t key) {
+  const std::uint64_t k = key + 1;
   const std::size_t mask = t.size() - 1;
   for (std::size_t i = detail::mix64(k) & mask;; i = (i + 1) & mask) {
     if (t[i] == k) return false;
@@ -570,6 +581,24 @@ bool WaterTick::markSeen(VoxelCoord v) {
       return true;
     }
   }
+}
+
+// True when key is in a set built by insertKey.
+bool containsKey(const std::vector<std::uint64_t>& t, std::uint64_t key) {
+  const std::uint64_t k = key + 1;
+  const std::size_t mask = t.size() - 1;
+  for (std::size_t i = detail::mix64(k) & mask;; i = (i + 1) & mask) {
+    if (t[i] == k) return true;
+    if (t[i] == 0) return false;
+  }
+}
+
+void WaterTick::noteRouteBrick(BrickCoord b) {
+  internal::WaterRouteSearch& q = s_.search;
+  const std::uint64_t k = packCoordId(b.x, b.y, b.z);
+  if (!q.bricks.empty() && q.bricks.back() == k) return;
+  if (q.bricks.size() * 2 < q.brickSeen.size() && !insertKey(q.brickSeen, k)) return;
+  q.bricks.push_back(k);  // (past the set's capacity duplicates are kept; sorted out at the end)
 }
 
 WaterTick::Fall WaterTick::landRoute(Probe p) {
@@ -594,84 +623,122 @@ WaterTick::Fall WaterTick::landRoute(Probe p) {
   return f;
 }
 
-void WaterTick::computeRoute(internal::WaterSourceRoute& r) {
-  internal::WaterScratch& sc = s_.scratch;
-  sc.routeBricks.clear();
-  r.valid = true;
-  r.routedTick = ctx_.tick();
-  r.fall = 0;
-  r.landsInWater = false;
-  auto done = [&](internal::WaterRouteEnd end, const Probe* collect) {
-    r.end = end;
-    if (collect) r.collect = cellCoord(collect->brick, collect->idx);
-    std::sort(sc.routeBricks.begin(), sc.routeBricks.end());
-    sc.routeBricks.erase(std::unique(sc.routeBricks.begin(), sc.routeBricks.end()), sc.routeBricks.end());
-    r.watch.assign(sc.routeBricks.begin(), sc.routeBricks.end());
-  };
-  const Probe p = at(r.start, true);
+void WaterTick::startSearch(std::int32_t source) {
+  internal::WaterRouteSearch& q = s_.search;
+  q.source = source;
+  q.flat = false;
+  q.stale = false;
+  q.used = 0;
+  q.seenCount = 0;
+  q.fall = 0;
+  q.landsInWater = false;
+  q.queue.clear();
+  q.bricks.clear();
+  std::fill(q.seen.begin(), q.seen.end(), 0);
+  std::fill(q.brickSeen.begin(), q.brickSeen.end(), 0);
+  const Probe p = at(s_.sources[static_cast<std::size_t>(source)].start, true);
   noteRouteBrick(p.brick);
-  if (p.kind == Kind::Blocked) return done(internal::WaterRouteEnd::Blocked, nullptr);
-  if (p.kind == Kind::Void) return done(internal::WaterRouteEnd::Leaves, nullptr);
+  if (p.kind == Kind::Blocked) return endSearch(internal::WaterRouteEnd::Blocked);
+  if (p.kind == Kind::Void) return endSearch(internal::WaterRouteEnd::Leaves);
   const Fall first = landRoute(p);
-  if (first.leaves) return done(internal::WaterRouteEnd::Leaves, nullptr);
-  r.landing = cellCoord(first.cell.brick, first.cell.idx);
-  r.fall = first.fall;
-  r.landsInWater = first.onWater;
-  std::fill(sc.routeSeen.begin(), sc.routeSeen.end(), 0);
-  Probe cur = first.cell;
-  int budget = kRouteBudget;
-  while (budget > 0) {
-    const std::int32_t y = yOf(cur);
-    // Down to the lowest neighbouring surface.
-    bool lower = false;
-    Probe best;
-    std::int32_t bestY = y;
-    for (const int dir : kLateral) {
-      const Probe n = neighbour(cur, dir);
-      noteRouteBrick(n.brick);
-      if (n.kind == Kind::Blocked) continue;
-      if (n.kind == Kind::Void) return done(internal::WaterRouteEnd::Leaves, nullptr);
-      const Fall l = landRoute(n);
-      --budget;
-      if (l.leaves) return done(internal::WaterRouteEnd::Leaves, nullptr);
-      if (yOf(l.cell) < bestY) {
-        bestY = yOf(l.cell);
-        best = l.cell;
-        lower = true;
+  if (first.leaves) return endSearch(internal::WaterRouteEnd::Leaves);
+  q.landing = cellCoord(first.cell.brick, first.cell.idx);
+  q.fall = first.fall;
+  q.landsInWater = first.onWater;
+  q.cur = q.landing;
+}
+
+// Advances the search by about `limit` neighbour evaluations: down to the lowest
+// neighbouring surface while there is one; on a flat, breadth-first (fixed neighbour
+// order) over the cells resting at that height for the nearest way down.
+void WaterTick::advanceSearch(std::int32_t limit) {
+  internal::WaterRouteSearch& q = s_.search;
+  for (std::int32_t spent = 0; q.source >= 0 && spent < limit;) {
+    if (q.used >= kRouteBudget) return endSearch(internal::WaterRouteEnd::Collects);
+    if (!q.flat) {
+      const Probe cur = at(q.cur, true);
+      const std::int32_t y = q.cur.y;
+      bool lower = false;
+      Probe best;
+      std::int32_t bestY = y;
+      for (const int dir : kLateral) {
+        const Probe n = neighbour(cur, dir);
+        noteRouteBrick(n.brick);
+        ++q.used;
+        ++spent;
+        if (n.kind == Kind::Blocked) continue;
+        if (n.kind == Kind::Void) return endSearch(internal::WaterRouteEnd::Leaves);
+        const Fall l = landRoute(n);
+        if (l.leaves) return endSearch(internal::WaterRouteEnd::Leaves);
+        if (yOf(l.cell) < bestY) {
+          bestY = yOf(l.cell);
+          best = l.cell;
+          lower = true;
+        }
       }
-    }
-    if (lower) {
-      cur = best;
+      if (lower) {
+        q.cur = cellCoord(best.brick, best.idx);
+        continue;
+      }
+      q.flat = true;
+      q.flatY = y;
+      q.queue.clear();
+      q.head = 0;
+      q.queue.push_back(q.cur);
+      if (insertKey(q.seen, packCoordId(q.cur.x, q.cur.y, q.cur.z))) ++q.seenCount;
       continue;
     }
-    // A flat: breadth-first over the cells resting at this height for the nearest
-    // way down (fixed neighbour order, so the choice is deterministic).
-    sc.route.clear();
-    sc.route.push_back(cellCoord(cur.brick, cur.idx));
-    markSeen(sc.route.back());
-    bool found = false;
-    for (std::size_t head = 0; head < sc.route.size() && budget > 0 && !found; ++head) {
-      const Probe q = at(sc.route[head], true);
-      for (const int dir : kLateral) {
-        const Probe n = neighbour(q, dir);
-        noteRouteBrick(n.brick);
-        if (n.kind == Kind::Blocked) continue;
-        if (n.kind == Kind::Void) return done(internal::WaterRouteEnd::Leaves, nullptr);
-        const Fall l = landRoute(n);
-        --budget;
-        if (l.leaves) return done(internal::WaterRouteEnd::Leaves, nullptr);
-        if (yOf(l.cell) < y) {
-          cur = l.cell;
-          found = true;
-          break;
-        }
-        const VoxelCoord nv = cellCoord(n.brick, n.idx);
-        if (l.fall == 0 && markSeen(nv)) sc.route.push_back(nv);
+    if (q.head >= q.queue.size() || q.queue.size() >= static_cast<std::size_t>(kFlatLimit) ||
+        q.seenCount * 2 >= q.seen.size()) {
+      return endSearch(internal::WaterRouteEnd::Collects);  // no way down: the water collects here
+    }
+    const Probe c = at(q.queue[q.head++], true);
+    for (const int dir : kLateral) {
+      const Probe n = neighbour(c, dir);
+      noteRouteBrick(n.brick);
+      ++q.used;
+      ++spent;
+      if (n.kind == Kind::Blocked) continue;
+      if (n.kind == Kind::Void) return endSearch(internal::WaterRouteEnd::Leaves);
+      const Fall l = landRoute(n);
+      if (l.leaves) return endSearch(internal::WaterRouteEnd::Leaves);
+      if (yOf(l.cell) < q.flatY) {
+        q.cur = cellCoord(l.cell.brick, l.cell.idx);
+        q.flat = false;
+        break;
+      }
+      const VoxelCoord nv = cellCoord(n.brick, n.idx);
+      if (l.fall == 0 && insertKey(q.seen, packCoordId(nv.x, nv.y, nv.z))) {
+        q.queue.push_back(nv);
+        ++q.seenCount;
       }
     }
-    if (!found) break;
   }
-  done(internal::WaterRouteEnd::Collects, &cur);
+}
+
+// Installs the finished search as its source's route.
+void WaterTick::endSearch(internal::WaterRouteEnd end) {
+  internal::WaterRouteSearch& q = s_.search;
+  internal::WaterSourceRoute& r = s_.sources[static_cast<std::size_t>(q.source)];
+  r.end = end;
+  r.collect = q.cur;
+  r.landing = q.landing;
+  r.fall = q.fall;
+  r.landsInWater = q.landsInWater;
+  r.searched = q.used;
+  r.valid = !q.stale;
+  std::sort(q.bricks.begin(), q.bricks.end());
+  q.bricks.erase(std::unique(q.bricks.begin(), q.bricks.end()), q.bricks.end());
+  r.watch.assign(q.bricks.begin(), q.bricks.end());
+  q.source = -1;
+}
+
+void WaterTick::routeAll() {
+  for (std::size_t i = 0; i < s_.sources.size(); ++i) {
+    startSearch(static_cast<std::int32_t>(i));
+    advanceSearch(kRouteBudget + 8);
+    s_.sources[i].routedTick = 0;
+  }
 }
 
 // Water the route brings to where it collects: into the cell and up its column.
@@ -694,28 +761,36 @@ void WaterTick::floorChanged(std::uint64_t brickKey) {
 }
 
 void WaterTick::routeSources() {
-  for (internal::WaterSourceRoute& r : s_.sources) {
-    if (!r.valid) continue;
-    for (const std::uint64_t k : s_.floorChanged) {
-      if (std::binary_search(r.watch.begin(), r.watch.end(), k)) {
-        r.valid = false;
-        break;
-      }
+  internal::WaterRouteSearch& q = s_.search;
+  for (const std::uint64_t k : s_.floorChanged) {
+    for (internal::WaterSourceRoute& r : s_.sources) {
+      if (r.valid && std::binary_search(r.watch.begin(), r.watch.end(), k)) r.valid = false;
     }
+    if (q.source >= 0 && !q.stale && containsKey(q.brickSeen, k)) q.stale = true;
   }
   s_.floorChanged.clear();
-  for (internal::WaterSourceRoute& r : s_.sources) {
-    if (!r.valid && (r.routedTick == 0 || ctx_.tick() >= r.routedTick + kRouteInterval)) computeRoute(r);
+  if (q.source < 0) {
+    for (std::size_t i = 0; i < s_.sources.size(); ++i) {
+      internal::WaterSourceRoute& r = s_.sources[i];
+      if (r.valid || ctx_->tick() < r.routedTick + kRouteInterval) continue;
+      r.routedTick = ctx_->tick();
+      startSearch(static_cast<std::int32_t>(i));
+      break;
+    }
+  }
+  if (q.source >= 0) advanceSearch(kRouteStepBudget);
+  // Each source's water follows its route (the last one found while a new one is sought).
+  for (const internal::WaterSourceRoute& r : s_.sources) {
     if (r.end == internal::WaterRouteEnd::Blocked) continue;
     if (r.end == internal::WaterRouteEnd::Collects) deposit(r.collect, r.rate);
-    if (r.landsInWater && r.fall >= kSplashMinFall) s_.scratch.landings.push_back(WaterLanding{r.landing, r.fall});
+    if (r.fall >= kSplashMinFall) s_.scratch.landings.push_back(WaterLanding{r.landing, r.fall});
   }
 }
 
 void WaterTick::applyMoves() {
   for (const WaterMove& m : s_.scratch.moves) {
     if (m.amount == 0) continue;
-    change(m.src, -static_cast<std::int32_t>(m.amount));
+    if (!internal::testBit(g_.brick(slotOf(m.src)).held, indexOf(m.src))) change(m.src, -static_cast<std::int32_t>(m.amount));
     if (m.dst != kVoidCell) change(m.dst, static_cast<std::int32_t>(m.amount));
   }
 }
@@ -735,10 +810,11 @@ void WaterTick::gravity() {
       sc.moves.push_back({h, kVoidCell, a, 0});
       continue;
     }
+    const bool held = internal::testBit(g_.brick(slot).held, idx);
     const Probe d = neighbourOf(slot, idx, internal::kDown);
     if (d.kind == Kind::Blocked || (d.kind == Kind::Open && d.amount >= kFull)) continue;
     if (d.kind == Kind::Void) {
-      sc.moves.push_back({h, kVoidCell, a, 0});
+      if (!held) sc.moves.push_back({h, kVoidCell, a, 0});
       continue;
     }
     if (d.amount > 0) {
@@ -757,7 +833,7 @@ void WaterTick::gravity() {
       }
       sc.falls.push_back(WaterLanding{cellCoord(g_.brick(slot).coord, idx), fall});
       if (n.kind == Kind::Void) {
-        sc.moves.push_back({h, kVoidCell, a, 0});
+        if (!held) sc.moves.push_back({h, kVoidCell, a, 0});
         break;
       }
       std::uint32_t into = 0;
@@ -791,13 +867,14 @@ void WaterTick::lateral() {
     if (a < 2) continue;
     const Probe below = neighbourOf(slot, idx, internal::kDown);
     if (!(below.kind == Kind::Blocked || (below.kind == Kind::Open && below.amount >= kFull))) continue;
+    const bool held = internal::testBit(g_.brick(slot).held, idx);
     Candidate c[4];
     int k = 0;
     for (const int dir : kLateral) {
       const Probe n = neighbourOf(slot, idx, dir);
       if (n.kind == Kind::Blocked) continue;
       if (n.kind == Kind::Void) {
-        c[k++] = {n, 0};
+        if (!held) c[k++] = {n, 0};  // a stream does not drain into itself or a pond
         continue;
       }
       if (n.amount + 2 > a) continue;
@@ -885,7 +962,7 @@ void WaterTick::finish() {
           g_.noteChange(b, before, after);
           if ((before >= kFull) != (after >= kFull)) floorChanged(b.key);
           const VoxelCoord v = cellCoord(b.coord, idx);
-          ctx_.output().water.push_back(WaterChange{v, static_cast<std::uint16_t>(after)});
+          ctx_->output().water.push_back(WaterChange{v, static_cast<std::uint16_t>(after)});
           syncVoxel(v, after);
           ++changed_;
           if (after > 0) wake(slot, idx);
@@ -906,11 +983,11 @@ void WaterTick::splashes() {
   int emitted = 0;
   for (const WaterLanding& l : s_.scratch.landings) {
     if (emitted >= kMaxSplashesPerTick) break;
-    if (ctx_.randomBelow(RandomPurpose::WaterSpread, packCoordId(l.cell.x, l.cell.y, l.cell.z), kSplashDraw,
+    if (ctx_->randomBelow(RandomPurpose::WaterSpread, packCoordId(l.cell.x, l.cell.y, l.cell.z), kSplashDraw,
                          kSplashOdds) != 0) {
       continue;
     }
-    ctx_.emit(SplashEvent{Actor{}, l.cell, splashSpeed(l.fall)});
+    ctx_->emit(SplashEvent{Actor{}, l.cell, splashSpeed(l.fall)});
     ++emitted;
   }
 }
@@ -938,7 +1015,7 @@ bool WaterTick::pour(VoxelCoord cell, std::uint32_t amount) {
     if (p.kind != Kind::Open) break;
   }
   if (rest == amount) return false;
-  ctx_.emit(SplashEvent{Actor{}, landing, splashSpeed(fall)});
+  ctx_->emit(SplashEvent{Actor{}, landing, splashSpeed(fall)});
   return true;
 }
 
@@ -1059,15 +1136,43 @@ void initWater(WaterState& s, const SimSetup& setup) {
       }
     }
   }
-  s.cells.reserve(wet.size() + wet.size() / 2 + 1024);
+  s.cells.reserve(wet.size() + wet.size() / 4 + 256);
+  // Streams flow; the cells do not carry that flow (sources are routed), so a
+  // stream's generated water is held at its level: full for good, feeding holes dug
+  // beside or under it, and the open cells on its surface carry away whatever
+  // reaches them (sinks, like a pond's outlet). Pond water is free.
+  const bool streams = !setup.scene.streams.empty();
+  auto inPond = [&](std::int32_t x, std::int32_t z) {
+    for (const Pond& pond : setup.scene.ponds) {
+      const std::int64_t dx = x - toVoxel(pond.center.x), dz = z - toVoxel(pond.center.z);
+      const auto r = static_cast<std::int64_t>(std::llround(pond.radius * kVoxelsPerMetre));
+      if (dx * dx + dz * dz < r * r) return true;
+    }
+    return false;
+  };
+  std::vector<VoxelCoord> surface;
   for (const BrickCoord& bc : wet) {
     const std::uint32_t slot = s.cells.add(bc);
     initMasks(s.cells.brick(slot), world, s);
     const BrickView v = world.brick(bc);
     v.decode(m);
     for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
-      if (liquid[m[i]]) s.cells.setAmount(slot, i, static_cast<std::uint16_t>(kFull));
+      if (!liquid[m[i]]) continue;
+      s.cells.setAmount(slot, i, static_cast<std::uint16_t>(kFull));
+      const VoxelCoord c = cellCoord(bc, i);
+      if (!streams || inPond(c.x, c.z)) continue;
+      internal::setBit(s.cells.brick(slot).held, i);
+      const VoxelCoord above{c.x, c.y + 1, c.z};
+      if (world.bounds().containsVoxel(above) && world.get(above) == kAir) surface.push_back(above);
     }
+  }
+  for (const VoxelCoord& c : surface) {
+    std::int32_t slot = s.cells.find(brickOf(c));
+    if (slot < 0) {
+      slot = static_cast<std::int32_t>(s.cells.add(brickOf(c)));
+      initMasks(s.cells.brick(static_cast<std::uint32_t>(slot)), world, s);
+    }
+    internal::setBit(s.cells.brick(static_cast<std::uint32_t>(slot)).sink, cellIndex(c));
   }
 
   // Sources: routed from the first tick.
@@ -1083,17 +1188,20 @@ void initWater(WaterState& s, const SimSetup& setup) {
   }
 
   internal::WaterScratch& sc = s.scratch;
-  sc.cells.reserve(1 << 16);
-  sc.bricks.reserve(2048);
-  sc.moves.reserve(1 << 16);
-  sc.tick.reserve(1024);
-  sc.tickOrder.reserve(1024);
+  sc.cells.reserve(1 << 14);
+  sc.bricks.reserve(1024);
+  sc.moves.reserve(1 << 14);
+  sc.tick.reserve(256);
+  sc.tickOrder.reserve(256);
   sc.landings.reserve(256);
   sc.falls.reserve(1024);
-  sc.route.reserve(kRouteBudget);
-  sc.routeSeen.assign(2 * 8192, 0);
-  sc.routeBricks.reserve(4096);
+  internal::WaterRouteSearch& q = s.search;
+  q.queue.reserve(kFlatLimit);
+  q.seen.assign(std::size_t{1} << 17, 0);
+  q.bricks.reserve(4096);
+  q.brickSeen.assign(8192, 0);
   s.floorChanged.reserve(1024);
+  WaterTick(s, world).routeAll();
   s.queue.reserve(2048);
 }
 

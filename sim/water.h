@@ -7,53 +7,64 @@
 // voxel), stored per brick (sim/internal/water_grid.h). Each tick, in this order:
 //  1. Edits: the edit log written so far this step (commands, weather) is scanned;
 //     a cell that became solid while holding water is emptied and its water pushed
-//     up its column into the first open cells (lost past 64 cells or at a solid
-//     roof); a cell that opened or closed wakes its wet neighbours.
-//  2. Sources: each scene source adds its flow (litres per second rounded to whole
-//     units per tick) to its cells. A waterfall emits from a lip of `width` across
-//     its outflow (the side where the ground drops) just past the cliff edge; a
-//     spring from its one cell.
+//     up its column into the first cells with room (lost past 64 cells); a cell
+//     that opened or closed wakes its wet neighbours.
+//  2. Sources: a scene source's flow (litres per second rounded to whole units per
+//     tick) follows a cached route within the tick: it falls, moves to the lowest
+//     neighbouring surface, crosses flats breadth-first to the nearest way down,
+//     and leaves where the route reaches a sink; only where the route ends without
+//     a way down (a hole, a basin below its rim) is it deposited into the cells,
+//     which fill until the route (recomputed after a floor it read changes, in
+//     slices of 2048 cell checks per tick) finds the way over the rim. A waterfall
+//     starts from the middle of its lip, just past the cliff's slope on the side
+//     where the ground drops; a spring from its cell.
 //  3. Gravity (from a snapshot): a cell with room below moves down as much as fits;
 //     over empty cells it falls straight to where it lands in the same tick.
 //  4. Spreading (from the snapshot after gravity): a cell resting on something
 //     solid or full levels with its lower side neighbours (water-filling to a common
 //     level); a receiver offered more than its room, or more than would lift it
 //     above any of its sources, takes a proportional share. Every flow moves water
-//     from higher to lower without overshoot, so the total is exact and water
-//     settles (levelled to within a couple of units per cell) instead of
-//     oscillating. A film thinner than kWaterPerVoxel / 8 does not creep onto dry
-//     flat ground, only over edges.
-//  5. Sinks: water flowing past the world's sides or bottom leaves it; so does water
-//     reaching a pond's outlet layer (the layer just above its generated surface,
-//     inside its radius: the pond overflows instead of flooding the world); a film
-//     under 8 units on soil, grass, sand or gravel soaks away one unit per tick.
+//     from higher to lower without overshoot, so totals are exact and water settles
+//     (levelled to within a couple of units per cell) instead of oscillating. A
+//     film thinner than kWaterPerVoxel / 8 does not creep onto dry flat ground, only
+//     over edges.
+//  5. Sinks: water leaves past the world's sides or bottom, at a pond's outlet (the
+//     layer just above its generated surface, inside its radius: the pond overflows
+//     instead of flooding the world) and on a stream's surface (below). A film under
+//     kWaterPerVoxel / 8 on soil, grass, sand or gravel soaks away one unit per tick.
 // Both flow phases compute every flow from the same snapshot and then apply them, so
 // the result does not depend on processing order; cells are processed, and records
-// written, in canonical order (brick packCoordId, then voxel index). No floats, no
-// randomness in the flow (splash events use keyed draws).
+// written, in canonical order (brick packCoordId, then voxel index). No floats
+// after init, no randomness in the flow (splash events use keyed draws).
 //
-// Active set: only cells whose amount changed, their wet neighbours, cells woken by
-// edits or pours, and source cells are processed next tick; everything else sleeps.
-// When a tick changes no amount and wakes nothing new (a steady flow from constant
-// sources), the next tick would repeat it exactly, so the system freezes: it skips
-// the flow (sources and sinks cancel) until a pour, an edit that wakes a wet cell,
-// or an edit within a brick of the frozen flow (its cells and fall paths, which
-// hold no water between ticks) resumes it, and keeps emitting the waterfall's
-// splash events from the recorded landings.
+// Generated water: ponds are free water (a hole dug under a pond drains it). A
+// stream's generated water is held at its level (streams flow, but the cells do not
+// carry that flow: its generated staircase of levels would otherwise drain away at
+// the first disturbance): held cells stay full, feed holes dug beside or under them,
+// and the open cells on the stream's surface are sinks (water reaching the stream
+// is carried away). All generated water starts asleep.
+//
+// Active set: only cells whose amount changed, their wet neighbours and cells woken
+// by edits or pours are processed next tick; everything else sleeps. When a tick
+// changes no amount and wakes nothing new while sources deposit (a steady flow), the
+// next tick would repeat it exactly, so the system freezes until a pour, an edit
+// waking a wet cell, or an edit in a brick of the frozen flow or of a route.
 //
 // Voxels: the store holds the water material where a cell holds at least half a
 // voxel (set when the amount reaches kWaterPerVoxel / 2, cleared when it falls
 // below kWaterPerVoxel / 8: hysteresis keeps thin flows from flickering in the edit
 // log), written through ctx.setVoxel, so clients, motion (swimming) and audio see
-// water in the world. Water only enters voxels that are air or liquid; generated
-// ponds and streams are full cells from the start (initWater reads the world).
+// water in the world. Water only enters voxels that are air or liquid.
 //
-// Splash: falling water that lands in water after at least 8 voxels (40 cm) may
-// splash (a keyed 1-in-16 draw per landing cell and tick, at most 2 per tick); every
-// successful pour splashes where it lands.
+// Splash: falling water that lands in water after at least 8 voxels (40 cm), and a
+// source's first fall of at least 8 voxels, may splash (a keyed 1-in-16 draw per
+// landing and tick, at most 2 events per tick); every successful pour splashes where
+// it lands.
 //
-// Known gap: edits made after water in a step (fire burning a wall away) are not
-// seen until something else wakes the cells next to them.
+// Known gaps: edits made after water in a step (fire burning a wall away) are seen
+// only when something else wakes the cells next to them. The active set and routes
+// are server working data: a server restarted from a save must rebuild them (wake
+// every cell that is not at rest) to continue identically.
 //
 // Contract for every system (water, fire, weather, animals):
 // - init*(state, setup): builds the initial state from the scene and the generated
@@ -121,6 +132,7 @@ struct WaterState {
   bool frozen = false;                                  ///< see the active set above
   std::vector<std::uint64_t> watch;                     ///< while frozen: packCoordId of bricks near the flow, sorted
   std::vector<std::uint64_t> floorChanged;              ///< bricks where a cell became or stopped being a floor
+  internal::WaterRouteSearch search;                    ///< route search in progress
   WaterStats last;                                      ///< counters of the last tick
   internal::WaterScratch scratch;                       ///< reused per tick
 };

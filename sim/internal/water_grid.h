@@ -54,7 +54,8 @@ struct WaterBrick {
   std::array<std::uint16_t, kBrickVoxels> amount{};  ///< replicated: water units per cell
   // Working data (server side).
   CellMask open{};     ///< the world voxel is air or a liquid (water may be there)
-  CellMask sink{};     ///< pond outlet cells: water reaching them leaves the world
+  CellMask sink{};     ///< pond outlets and stream surfaces: water reaching them leaves the world
+  CellMask held{};     ///< generated stream water: stays full, feeds open cells beside or below it
   CellMask next{};     ///< cells to process next tick (the active set)
   CellMask current{};  ///< cells being processed this tick
   std::array<std::int32_t, 6> adj{kNoBrick, kNoBrick, kNoBrick, kNoBrick, kNoBrick, kNoBrick};  ///< neighbour slots
@@ -199,7 +200,8 @@ struct WaterSourceRoute {
   VoxelCoord collect;             ///< Collects: the cell the water is deposited in
   VoxelCoord landing;             ///< where the first fall lands
   std::int32_t fall = 0;          ///< voxels of the first fall
-  bool landsInWater = false;      ///< the first fall lands on water (splashes)
+  bool landsInWater = false;      ///< the first fall lands on water
+  std::int32_t searched = 0;      ///< neighbour cells the last computation looked at
   std::vector<std::uint64_t> watch;  ///< packCoordId of every brick the route read, sorted
 };
 
@@ -247,9 +249,25 @@ struct WaterScratch {
   std::vector<std::uint32_t> tickOrder;      ///< touched scratch indices in canonical order
   std::vector<WaterLanding> landings;        ///< last simulated tick's landings
   std::vector<WaterLanding> falls;           ///< this tick's falls (top cell, length)
-  std::vector<VoxelCoord> route;             ///< route search queue
-  std::vector<std::uint64_t> routeSeen;      ///< route search visited set (open addressing, 0 = empty)
-  std::vector<std::uint64_t> routeBricks;    ///< bricks the route search read
+};
+
+/// A route search in progress (one source at a time; it may span several ticks).
+struct WaterRouteSearch {
+  std::int32_t source = -1;        ///< index of the source being routed, -1 when idle
+  bool flat = false;               ///< searching a flat (else descending)
+  bool stale = false;              ///< a floor it read changed meanwhile: redo it afterwards
+  VoxelCoord cur;                  ///< the surface cell reached
+  std::int32_t flatY = 0;          ///< height of the flat being searched
+  std::size_t head = 0;            ///< next queue entry of the flat search
+  std::int32_t used = 0;           ///< neighbour evaluations so far
+  std::size_t seenCount = 0;       ///< entries in `seen`
+  VoxelCoord landing;              ///< where the first fall landed
+  std::int32_t fall = 0;
+  bool landsInWater = false;
+  std::vector<VoxelCoord> queue;          ///< flat search queue
+  std::vector<std::uint64_t> seen;        ///< cells queued (open addressing, key + 1, 0 = empty)
+  std::vector<std::uint64_t> bricks;      ///< packCoordId of the bricks read (unique)
+  std::vector<std::uint64_t> brickSeen;   ///< set over bricks (open addressing)
 };
 
 }  // namespace loam::sim::internal
