@@ -142,6 +142,11 @@ int main(int argc, char** argv) {
   cpu.reserve(static_cast<std::size_t>(steps));
   std::uint64_t edits = 0, fireRecords = 0, maxEdits = 0, ignited = 0, extinguished = 0;
   std::size_t maxCells = 0;
+  // Edits by what burnt: grass, leaves, wood (and planks), charcoal, brick fills.
+  std::uint64_t byKind[5] = {};
+  const MaterialTable& mt = *st.materials;
+  const MaterialId grass = mt.find("grass").value_or(255), leaves = mt.find("leaves").value_or(255),
+                   charcoal = mt.find("charcoal").value_or(255);
   for (int i = 0; i < steps; ++i) {
     // Light the points due at this tick, as a command would just before the step.
     for (Point& p : points) {
@@ -157,6 +162,14 @@ int main(int argc, char** argv) {
     cpu.push_back(threadCpuMs() - c0);
     edits += out.edits.size();
     maxEdits = std::max<std::uint64_t>(maxEdits, out.edits.size());
+    for (const EditRecord& e : out.edits) {
+      const int k = e.kind == EditRecord::Kind::BrickFill ? 4
+                    : e.before == grass                    ? 0
+                    : e.before == leaves                   ? 1
+                    : e.before == charcoal                 ? 3
+                                                           : 2;
+      ++byKind[k];
+    }
     fireRecords += out.fire.size();
     for (const Event& e : out.events) {
       ignited += std::holds_alternative<IgnitedEvent>(e);
@@ -164,6 +177,9 @@ int main(int argc, char** argv) {
     }
     maxCells = std::max(maxCells, st.fire.cells.size());
   }
+  // Burning cells by burn duration: fast fuel (grass, leaves), slow (wood, charcoal).
+  std::size_t fast = 0, slow = 0;
+  for (const FireWork& w : st.fire.work) (w.duration <= 300 ? fast : slow) += 1;
   const Stats all = stats(ms);
   const Stats late = stats(std::vector<double>(ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end()));
   const Stats cpuAll = stats(cpu);
@@ -175,12 +191,14 @@ int main(int argc, char** argv) {
       " \"second_half_step_ms\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f},\n"
       " \"step_cpu_ms\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f},\n"
       " \"second_half_step_cpu_ms\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f},\n"
-      " \"burning_cells\": {\"end\": %zu, \"max\": %zu}, \"edits_per_step\": {\"mean\": %.1f, \"max\": %" PRIu64 "},\n"
+      " \"burning_cells\": {\"end\": %zu, \"end_fast_fuel\": %zu, \"end_slow_fuel\": %zu, \"max\": %zu}, \"edits_per_step\": {\"mean\": %.1f, \"max\": %" PRIu64 "},\n"
+      " \"edits_by_kind\": {\"grass\": %" PRIu64 ", \"leaves\": %" PRIu64 ", \"wood\": %" PRIu64
+      ", \"charcoal\": %" PRIu64 ", \"brick_fills\": %" PRIu64 "},\n"
       " \"fire_records_per_step\": %.1f, \"ignited\": %" PRIu64 ", \"extinguished\": %" PRIu64 "}\n",
       scene->name.c_str(), seed, steps, points.size(), delays ? "true" : "false", genSeconds, all.mean, all.p50, all.p99, all.max,
       late.mean, late.p50, late.p99, late.max, cpuAll.mean, cpuAll.p50, cpuAll.p99, cpuAll.max, cpuLate.mean,
-      cpuLate.p50, cpuLate.p99, cpuLate.max, st.fire.cells.size(), maxCells,
-      steps ? static_cast<double>(edits) / steps : 0.0, maxEdits, steps ? static_cast<double>(fireRecords) / steps : 0.0,
+      cpuLate.p50, cpuLate.p99, cpuLate.max, st.fire.cells.size(), fast, slow, maxCells,
+      steps ? static_cast<double>(edits) / steps : 0.0, maxEdits, byKind[0], byKind[1], byKind[2], byKind[3], byKind[4], steps ? static_cast<double>(fireRecords) / steps : 0.0,
       ignited, extinguished);
   return 0;
 }

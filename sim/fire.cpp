@@ -2,7 +2,6 @@
 #include "sim/fire.h"
 
 #include <algorithm>
-#include <cinttypes>
 
 #include "sim/assert.h"
 #include "sim/brick_store.h"
@@ -20,24 +19,28 @@ namespace loam::sim {
 namespace {
 
 // ---- tunables ------------------------------------------------------------------------
-constexpr std::uint32_t kSweepBatch = 8;        // voxels visited per sweep visit (wood: one visit per ~28 ticks)
 constexpr std::uint32_t kMinDuration = 30;      // ticks a cell burns at least
-constexpr std::uint32_t kMinPeriod = 2;         // ticks between attempts, fast fuels
-constexpr std::uint32_t kMaxPeriod = 30;        // ticks between attempts, slow fuels
-constexpr std::uint32_t kSpreadBase = 1000000;  // per million: spread chance before the factors
+constexpr std::uint32_t kMinPeriod = 6;         // ticks between visits, fast fuels (grass, leaves)
+constexpr std::uint32_t kMaxPeriod = 60;        // ticks between visits, slow fuels (wood, charcoal)
+constexpr std::uint32_t kSpreadPerTick = 500000;  // per million per tick of period: spread hazard before the factors
+constexpr std::uint32_t kHazardTicksCap = 6;    // slow fuels: an attempt weighs like 6 ticks of a fast one
+constexpr std::uint32_t kThinPositions = 64;    // positions edited one by one when the result is uniform
 constexpr std::int64_t kWindRef = 150;          // cm/s of wind along a direction that doubles its weight
-constexpr std::uint32_t kRainMin = 50;          // per mille of rain at the cell below which it cannot put fire out
+constexpr std::uint32_t kRainMin = 50;          // per mille of rain (or half the wetness) at the cell below which it cannot put fire out
+constexpr std::uint32_t kMinWetShare = 192;     // of 256: wetness reaching sheltered fuel
 constexpr std::uint32_t kMillion = 1000000;
 constexpr std::uint32_t kDirectionDraws = 3;    // neighbour draws per attempt (first non-air brick wins)
-constexpr std::uint32_t kExposureRefresh = 60;  // ticks a cell keeps its measured exposure
+constexpr std::uint32_t kExposureRefresh = 120; // ticks a cell keeps its measured exposure
+constexpr std::uint32_t kLeafPass = 250;        // of 256: rain and wind through one leaf voxel
 
 constexpr std::uint8_t kFireDoused = 1;   // liquid arrived in the brick this step
 constexpr std::uint8_t kFireRemoved = 2;  // foreign edits removed all fuel
 constexpr std::uint8_t kFireDying = 4;    // past 3/4 of the duration (intensity record sent)
+constexpr std::uint8_t kFireUniform = 8;  // the burnt brick is all `result`: thin, then one BrickFill
 
 // Random draw indices (per purpose, per cell, per tick; a cell attempts at most once a tick).
 constexpr std::uint32_t kDrawRain = 1;
-constexpr std::uint32_t kDrawWaterSample = 2;  // and 3
+constexpr std::uint32_t kDrawWaterSample = 2;
 constexpr std::uint32_t kDrawDirection = 0;   // .. kDirectionDraws - 1
 constexpr std::uint32_t kDrawColumn = 8;       // and 9
 constexpr std::uint32_t kDrawIgnite = 0;
@@ -126,14 +129,9 @@ VoxelCoord voxelAt(VoxelCoord corner, int index) {
   return {corner.x + (index & 7), corner.y + ((index >> 3) & 7), corner.z + (index >> 6)};
 }
 
-std::uint32_t nextSweepTick(const FireWork& w) {
-  if (w.swept >= kBrickVoxels) return w.start + w.duration;
-  const std::uint64_t need = std::min<std::uint64_t>(kBrickVoxels, w.swept + kSweepBatch);
-  return w.start + static_cast<std::uint32_t>((need * w.duration + kBrickVoxels - 1) / kBrickVoxels);
-}
-
+// The next visit: the next attempt, the dying phase or the end, whichever comes first.
 void scheduleNext(FireWork& w) {
-  std::uint32_t due = std::min(nextSweepTick(w), w.nextAttempt);
+  std::uint32_t due = std::min(w.start + w.duration, w.nextAttempt);
   if (!(w.flags & kFireDying)) due = std::min(due, w.start + w.duration * 3u / 4u);
   w.nextDue = due;
 }
@@ -145,6 +143,8 @@ bool buildCell(const FireTables& t, const BrickStore& world, std::uint64_t seed,
   const BrickView v = world.brick(brickOf(corner));
   std::uint64_t fuel = 0, burnSum = 0, flamSum = 0;
   mask = FuelMask{};
+  bool uniform = true;  // every voxel ends as `result`
+  MaterialId result = kAir;
   if (v.isUniform()) {
     const MaterialId m = v.uniformMaterial();
     if (t.flammability[m] != 0) {
@@ -152,13 +152,21 @@ bool buildCell(const FireTables& t, const BrickStore& world, std::uint64_t seed,
       burnSum = std::uint64_t{t.burnTicks[m]} * kBrickVoxels;
       flamSum = std::uint64_t{t.flammability[m]} * kBrickVoxels;
       mask.fill(~std::uint64_t{0});
+      result = t.burnt[m];
+      uniform = !t.groundCover[m];
     }
   } else {
     MaterialId voxels[kBrickVoxels];
     v.decode(voxels);
+    bool first = true;
     for (int i = 0; i < kBrickVoxels; ++i) {
       const MaterialId m = voxels[i];
-      if (t.flammability[m] == 0) continue;
+      const bool isFuel = t.flammability[m] != 0;
+      const MaterialId after = isFuel ? t.burnt[m] : m;
+      uniform = uniform && !(isFuel && t.groundCover[m]) && (first || after == result);
+      result = after;
+      first = false;
+      if (!isFuel) continue;
       ++fuel;
       burnSum += t.burnTicks[m];
       flamSum += t.flammability[m];
@@ -176,7 +184,12 @@ bool buildCell(const FireTables& t, const BrickStore& world, std::uint64_t seed,
   w.permB = static_cast<std::uint16_t>((h >> 9) & 511u);
   w.permC = static_cast<std::uint16_t>(((h >> 18) & 511u) | 1u);
   w.peak = static_cast<std::uint8_t>(std::min<std::uint64_t>(255, 24 + flamSum * 231 / (std::uint64_t{kBrickVoxels} * 1000)));
-  w.period = static_cast<std::uint8_t>(std::clamp(duration / 32, kMinPeriod, kMaxPeriod));
+  w.period = static_cast<std::uint8_t>(std::clamp(duration / 24, kMinPeriod, kMaxPeriod));
+  if (uniform) {
+    w.flags |= kFireUniform;
+    w.result = result;
+    w.sweepLength = kThinPositions;
+  }
   w.nextAttempt = tick + 1 + static_cast<std::uint32_t>((h >> 27) % w.period);
   scheduleNext(w);
   c = FireCell{corner, w.peak, tick + duration};
@@ -210,6 +223,12 @@ void maskSet(FuelMask& m, int i, bool on) {
 }
 int indexInBrick(VoxelCoord v) { return voxelIndexInBrick(v.x & 7, v.y & 7, v.z & 7); }
 
+// Someone else changed the brick: burn every fuel voxel one by one from here on.
+void dropUniform(FireWork& w) {
+  w.flags &= static_cast<std::uint8_t>(~kFireUniform);
+  w.sweepLength = kBrickVoxels;
+}
+
 void record(SimContext& ctx, const FireCell& c) { ctx.output().fire.push_back(FireChange{c.cell, c.intensity, c.endTick}); }
 
 void putOut(SimContext& ctx, const FireCell& c, ExtinguishCause cause) {
@@ -224,38 +243,77 @@ MaterialId burntFormAt(const FireTables& t, const SimState& st, MaterialId m, Vo
 }
 
 // Marks cells that edits made earlier in this step (commands, water) doused or
-// emptied. Cost: a binary search per relevant edit.
+// emptied, keeps their fuel masks exact, and drops the uniform-result shortcut of a
+// brick someone else changed. Cost: a hash lookup per edit (a binary search per hit).
 void scanEdits(FireState& s, SimContext& ctx) {
   const SimState& st = ctx.state();
   const FireTables& t = s.tables;
   const std::size_t n = s.cells.size();
   for (const EditRecord& e : ctx.output().edits) {
     const bool wet = st.lut.liquid[e.after] != 0;
+    const bool fuelAfter = t.flammability[e.after] != 0;
     if (e.kind == EditRecord::Kind::Voxel) {
-      const bool fuelBefore = t.flammability[e.before] != 0, fuelAfter = t.flammability[e.after] != 0;
-      if (!wet && fuelBefore == fuelAfter) continue;
       const VoxelCoord v{e.x, e.y, e.z};
-      const std::size_t i = findIn(s.cells, 0, n, keyOf(fireCellOf(v)));
+      const std::uint64_t key = keyOf(fireCellOf(v));
+      if (!s.burning.contains(key)) continue;
+      const std::size_t i = findIn(s.cells, 0, n, key);
       if (i == n) continue;
       FireWork& w = s.work[i];
       FuelMask& mask = s.masks[w.mask];
       const int bit = indexInBrick(v);
       if (wet) w.flags |= kFireDoused;
+      if (!fuelAfter && e.after != w.result) dropUniform(w);
       if (fuelAfter && !maskTest(mask, bit)) {
         maskSet(mask, bit, true);
         ++w.fuel;
+        dropUniform(w);
       } else if (!fuelAfter && maskTest(mask, bit)) {
         maskSet(mask, bit, false);
         if (--w.fuel == 0) w.flags |= kFireRemoved;
       }
     } else {
-      if (!wet && t.flammability[e.after] != 0) continue;
       const VoxelCoord corner{e.x * kBrickSize, e.y * kBrickSize, e.z * kBrickSize};
+      if (!s.burning.contains(keyOf(corner))) continue;
       const std::size_t i = findIn(s.cells, 0, n, keyOf(corner));
       if (i == n) continue;
-      s.work[i].flags |= wet ? kFireDoused : kFireRemoved;
+      FireWork& w = s.work[i];
+      dropUniform(w);
+      if (wet) w.flags |= kFireDoused;
+      if (fuelAfter) {
+        s.masks[w.mask].fill(~std::uint64_t{0});
+        w.fuel = kBrickVoxels;
+      } else {
+        w.flags |= kFireRemoved;
+      }
     }
   }
+}
+
+// Share of open sky over a fire cell, 0..kExposureOpen: the voxel column above the
+// brick's centre, up to kCoverBricks bricks. Material-aware (the store's coarse copy
+// may not tell leaves from rock): a roof voxel stops rain and wind, each leaf voxel
+// passes kLeafPass / 256, so a canopy shelters in part and a tunnel entirely. Cost:
+// one brick lookup per brick above, eight reads in a mixed one; no allocation.
+std::uint32_t cellExposure(const FireTables& t, const BrickStore& world, VoxelCoord corner) {
+  const BrickCoord start = brickOf(corner);
+  const std::int32_t top = world.bounds().maxBrick.y;
+  std::uint32_t open = kExposureOpen;
+  for (std::int32_t y = start.y + 1; y < top && y <= start.y + kCoverBricks; ++y) {
+    const BrickView v = world.brick(BrickCoord{start.x, y, start.z});
+    if (v.isUniform()) {
+      const std::uint8_t r = t.roof[v.uniformMaterial()];
+      if (r == 2) return 0;
+      for (int i = 0; r == 1 && i < kBrickSize; ++i) open = open * kLeafPass / 256;
+    } else {
+      for (int ly = 0; ly < kBrickSize; ++ly) {
+        const std::uint8_t r = t.roof[v.get(4, ly, 4)];
+        if (r == 2) return 0;
+        if (r == 1) open = open * kLeafPass / 256;
+      }
+    }
+    if (open < 4) return 0;
+  }
+  return open;
 }
 
 enum class Outcome : std::uint8_t { Keep, BurntOut, Rain, Water, Removed };
@@ -267,30 +325,31 @@ struct Walk {
   const DirTables& dirs;
   std::uint32_t tick;
   std::size_t keep;  // cells [0, keep) are this tick's survivors so far
-  std::size_t next;  // cells [next, n) are not walked yet
-  std::size_t n;
   std::uint32_t discovered = 0;  // spread ignitions found so far (discovery order)
 
-  bool burning(std::uint64_t key) const {
-    return findIn(s.cells, 0, keep, key) != keep || findIn(s.cells, next, n, key) != n;
-  }
+  bool burning(std::uint64_t key) const { return s.burning.contains(key); }
 
   // One spread / rain / water check. May put the cell out.
   Outcome attempt(const FireCell& c, FireWork& w) {
     const std::uint64_t key = keyOf(c.cell);
     const BrickStore& world = st.world;
     if (tick >= w.exposureDue) {
-      w.exposure = static_cast<std::uint16_t>(exposureAt(world, c.cell));
+      w.exposure = static_cast<std::uint16_t>(cellExposure(s.tables, world, c.cell));
       w.exposureDue = tick + kExposureRefresh;
     }
     const std::uint32_t exposure = w.exposure;
+    // Rain reaching the cell, and how wet the cell is (sheltered fuel still gets 3/4 of
+    // the ground's wetness: drip, run-off, damp air). Either puts it out in time.
     const std::uint32_t rain = std::uint32_t{st.weather.rain} * exposure / kExposureOpen;
-    if (rain >= kRainMin &&
-        ctx.randomBelow(RandomPurpose::FireBurn, key, kDrawRain, kMillion) < rain * w.period * 50u / 3u) {
+    const std::uint32_t wet = std::uint32_t{st.weather.wetness} * std::max(exposure, kMinWetShare) / kExposureOpen;
+    const std::uint32_t douse = std::max(rain, wet / 2);
+    if (douse >= kRainMin &&
+        ctx.randomBelow(RandomPurpose::FireBurn, key, kDrawRain, kMillion) < douse * w.period * 100u / 3u) {
       return Outcome::Rain;
     }
-    for (std::uint32_t j = 0; j < 2; ++j) {
-      const VoxelCoord v = voxelAt(c.cell, static_cast<int>(ctx.randomBelow(RandomPurpose::FireBurn, key, kDrawWaterSample + j, 512)));
+    // Water already in the brick (new water is caught by scanEdits): one keyed voxel.
+    {
+      const VoxelCoord v = voxelAt(c.cell, static_cast<int>(ctx.randomBelow(RandomPurpose::FireBurn, key, kDrawWaterSample, 512)));
       const MaterialId m = world.get(v);
       if (st.lut.liquid[m] || (m == kAir && waterAt(st.water, v) > 0)) return Outcome::Water;
     }
@@ -346,12 +405,13 @@ struct Walk {
     }
     if (flam == 0) return Outcome::Keep;
 
-    // Chance: fuel flammability x source heat x dryness (wet ground) x (rain).
-    const std::uint64_t wet = std::uint64_t{st.weather.wetness} * exposure / kExposureOpen;  // per mille
-    std::uint64_t chance = std::uint64_t{kSpreadBase} * flam / 1000;
+    // Chance: fuel flammability x source heat x dryness x (no rain).
+    std::uint64_t chance = std::uint64_t{kSpreadPerTick} * std::min<std::uint32_t>(w.period, kHazardTicksCap) * flam / 1000;
     chance = chance * (128u + w.peak) / 384u;
-    chance = chance * (1000u - wet * 4u / 5u) / 1000u;
-    chance = chance * (1000u - rain / 2u) / 1000u;
+    // Fine fuel's moisture matters steeply: the dryness enters squared.
+    const std::uint64_t dry = 1000u - std::min(wet, 1000u);
+    chance = chance * dry / 1000u * dry / 1000u;
+    chance = std::min<std::uint64_t>(kMillion, chance * (1000u - std::min(rain, 1000u)) / 1000u);
     if (ctx.randomBelow(RandomPurpose::FireIgnite, key, kDrawIgnite, kMillion) < chance) {
       s.pending.push_back(FirePending{nbKey, caught, discovered++});
     }
@@ -365,7 +425,7 @@ struct Walk {
     const FireTables& t = s.tables;
     // Sweep: the voxels whose turn has come.
     const std::uint32_t target = static_cast<std::uint32_t>(
-        std::min<std::uint64_t>(kBrickVoxels, std::uint64_t{tick - w.start} * kBrickVoxels / w.duration));
+        std::min<std::uint64_t>(w.sweepLength, std::uint64_t{tick - w.start} * w.sweepLength / w.duration));
     FuelMask& mask = s.masks[w.mask];
     while (w.swept < target) {
       const int i = permute(w, w.swept);
@@ -377,7 +437,12 @@ struct Walk {
       if (t.flammability[m] != 0) ctx.setVoxel(v, burntFormAt(t, st, m, v));
       if (w.fuel > 0) --w.fuel;
     }
-    if (w.swept >= kBrickVoxels || w.fuel == 0) return Outcome::BurntOut;
+    if (w.swept >= w.sweepLength) {
+      // With a uniform result the rest of the brick goes in one record.
+      if (w.flags & kFireUniform) ctx.fillBrick(brickOf(c.cell), w.result);
+      return Outcome::BurntOut;
+    }
+    if (w.fuel == 0) return Outcome::BurntOut;
     if (!(w.flags & kFireDying) && tick >= w.start + w.duration * 3u / 4u) {
       w.flags |= kFireDying;
       c.intensity = static_cast<std::uint8_t>(std::max(1, w.peak / 3));
@@ -423,12 +488,13 @@ void mergePending(FireState& s, SimContext& ctx, std::uint32_t tick) {
     if (p.key == last) continue;
     last = p.key;
     if (n + s.scratchCells.size() >= kMaxFireCells) break;
-    if (findIn(s.cells, 0, n, p.key) != n) continue;
+    if (s.burning.contains(p.key)) continue;
     FireCell c;
     FireWork w;
     FuelMask mask;
     if (!buildCell(s.tables, ctx.world(), ctx.seed(), fireCellOf(p.voxel), tick, c, w, mask)) continue;
     w.mask = takeMask(s, mask);
+    s.burning.insert(p.key);
     s.scratchCells.push_back(c);
     s.scratchWork.push_back(w);
     record(ctx, c);
@@ -479,6 +545,7 @@ void initFire(FireState& state, const SimSetup& setup) {
   state.scratchCells.reserve(kMaxIgnitionsPerTick);
   state.scratchWork.reserve(kMaxIgnitionsPerTick);
   state.masks.reserve(16384);
+  state.burning.reserve(4096);
   state.freeMasks.reserve(16384);
   FireTables& t = state.tables;
   const MaterialTable& mats = setup.materials;
@@ -486,6 +553,7 @@ void initFire(FireState& state, const SimSetup& setup) {
   const MaterialId charcoal = mats.find("charcoal").value_or(t.ash);
   for (std::size_t i = 0; i < mats.size() && i < 256; ++i) {
     const Material& m = mats[static_cast<MaterialId>(i)];
+    t.roof[i] = m.foliage ? 1 : (m.solid || m.liquid) ? 2 : 0;
     // Float -> integer once, at init: the table's values are parsed identically everywhere.
     const auto flam = static_cast<std::uint32_t>(m.flammability * 1000.0f + 0.5f);
     if (m.burnTicks == 0 || flam == 0 || m.liquid) continue;
@@ -513,17 +581,17 @@ void stepFire(FireState& s, SimContext& ctx) {
   scanEdits(s, ctx);
   const DirTables dirs = makeDirTables(ctx.state().weather);
   s.pending.clear();
-  Walk walk{s, ctx, ctx.state(), dirs, tick, 0, 0, s.cells.size()};
+  Walk walk{s, ctx, ctx.state(), dirs, tick, 0};
   const std::size_t n = s.cells.size();
   for (std::size_t i = 0; i < n; ++i) {
     FireCell& c = s.cells[i];
     FireWork& w = s.work[i];
-    walk.next = i + 1;
     if (w.nextDue <= tick || (w.flags & (kFireDoused | kFireRemoved))) {
       const Outcome o = walk.advance(c, w);
       if (o != Outcome::Keep) {
         putOut(ctx, c, causeOf(o));
         s.freeMasks.push_back(w.mask);
+        s.burning.erase(keyOf(c.cell));
         continue;
       }
     }
@@ -549,6 +617,7 @@ bool igniteFire(FireState& state, SimContext& ctx, VoxelCoord cell, Actor by) {
   const auto tick = static_cast<std::uint32_t>(ctx.tick());
   if (!buildCell(state.tables, ctx.world(), ctx.seed(), fireCellOf(cell), tick, c, w, mask)) return false;
   w.mask = takeMask(state, mask);
+  state.burning.insert(keyOf(c.cell));
   auto it = std::lower_bound(state.cells.begin(), state.cells.end(), keyOf(c.cell),
                              [](const FireCell& x, std::uint64_t k) { return keyOf(x.cell) < k; });
   const auto at = it - state.cells.begin();

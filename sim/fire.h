@@ -1,28 +1,37 @@
 // Fire system interface (the contract for every system is in sim/water.h).
 //
 // Model: fire cells are bricks (8x8x8 voxels, 40 cm); visible results are voxel
-// edits through ctx.setVoxel.
-// - Ignition (a command, or spread) decodes the brick once: fuel voxels (materials
+// edits through ctx.setVoxel / ctx.fillBrick.
+// - Ignition (a command, or spread) decodes the brick once: a fuel bitmap (materials
 //   with burn_ticks > 0 and flammability > 0), burn duration = fuel-weighted mean of
 //   burn_ticks, peak intensity from the amount and flammability of the fuel.
-// - Burning sweeps the brick's 512 voxels once over the duration in a keyed
-//   permutation (seed, brick): each flammable voxel reached turns to its burnt form
-//   (wood and planks -> charcoal, charcoal -> ash, leaves -> air, grass -> ash on
-//   solid non-flammable ground, else air). The cell burns out when the sweep ends or
-//   its fuel is gone; charcoal can catch again later (the table gives it fuel).
-// - Spread: every few ticks (attemptPeriod, shorter for fast fuels) a cell makes at
-//   most one attempt: a neighbour brick (26) is chosen with weights favouring up
-//   (heat rises) and downwind (weather's wind at the cell's exposure), two keyed
-//   columns of it are scanned for fuel, and a keyed chance (fuel flammability, the
-//   source's intensity, ground wetness, rain) ignites it. At most one attempt per
-//   cell per tick and kMaxIgnitionsPerTick new cells per tick: big fires grow over
-//   seconds. Ignitions are merged after the walk in cell order.
-// - Rain (weather rain scaled by the cell's exposure to the sky) puts a cell out
-//   with a keyed chance at each attempt (cause Rain). Water puts it out (cause Water)
-//   when an edit this step wrote liquid into its brick, the sweep reaches liquid, or
-//   a keyed sample of its voxels finds liquid or waterAt() > 0.
+// - Burning sweeps the brick's fuel voxels over the duration in a keyed permutation
+//   (seed, brick): each one reached turns to its burnt form (wood and planks ->
+//   charcoal, charcoal -> ash, leaves -> air, grass -> ash on solid non-flammable
+//   ground, else air). A brick whose burnt result is one material (leaves and air ->
+//   air, solid wood -> charcoal) is thinned voxel by voxel over an eighth of its
+//   positions and finished with one BrickFill record, which keeps a crown fire's edit
+//   log small. The cell burns out when the sweep ends or its fuel is gone; charcoal
+//   can catch again later (the material table gives it fuel).
+// - A cell is visited only every `period` ticks (6 for grass and leaves .. 60 for
+//   wood and charcoal): the sweep catches up and the cell makes one attempt. A
+//   neighbour brick (26) is chosen with weights favouring up (heat rises) and downwind
+//   (weather's wind at the cell's exposure), two keyed columns of it are scanned for
+//   fuel, and a keyed chance ignites it: a per-tick hazard times the period (capped
+//   at 6 ticks for slow fuels) x fuel flammability x source intensity x dryness^2
+//   (wetness) x (1 - rain). At most one attempt per cell per tick and
+//   kMaxIgnitionsPerTick new cells per tick: big fires grow over seconds. Ignitions
+//   are merged after the walk, in cell order.
+// - Rain puts a cell out with a keyed chance at each attempt (cause Rain): the rain
+//   reaching it (weather rain x the cell's exposure: the voxel column above its
+//   centre, where each leaf voxel lets 98 % through and anything solid stops it,
+//   measured every two seconds), or half its wetness (sheltered fuel still gets 3/4
+//   of the ground's wetness), whichever is more. Water puts it out (cause Water) when
+//   an edit earlier in the step (a pour, flowing water) wrote liquid into its brick,
+//   or a keyed voxel of the brick holds liquid or waterAt() > 0.
 // - Cost: proportional to burning cells (a walk over a compact sorted array; cells
-//   with nothing due this tick cost one compare), never to world size.
+//   with nothing due this tick cost one compare; neighbour checks use a hash set),
+//   never to world size.
 //
 // Replication: FireState::cells (sorted by packCoordId of the cell corner). Records
 // are written only at ignition (intensity = peak), when a cell starts dying (intensity
@@ -38,6 +47,7 @@
 #include <vector>
 
 #include "sim/events.h"
+#include "sim/internal/fire_set.h"
 #include "sim/voxel.h"
 
 namespace loam::sim {
@@ -73,14 +83,16 @@ struct FireWork {
   std::uint32_t nextAttempt = 0;  ///< next spread / rain / water check
   std::uint32_t exposureDue = 0;  ///< tick at which to measure `exposure` again
   std::uint16_t duration = 0;     ///< sweep length, ticks
-  std::uint16_t swept = 0;        ///< permutation positions visited, 0..512
+  std::uint16_t swept = 0;        ///< permutation positions visited, 0..sweepLength
+  std::uint16_t sweepLength = 512;  ///< positions the sweep edits one by one (fewer for a uniform result)
   std::uint16_t fuel = 0;         ///< flammable voxels left (foreign edits included)
   std::uint16_t permA = 1, permB = 0, permC = 1;  ///< keyed permutation of 0..511
   std::uint32_t mask = 0;         ///< index of the cell's fuel bitmap in FireState::masks
   std::uint16_t exposure = 0;     ///< exposureAt() of the cell, refreshed every second
   std::uint8_t peak = 0;          ///< intensity while fully burning
   std::uint8_t period = 8;        ///< ticks between attempts
-  std::uint8_t flags = 0;         ///< kFireDoused, kFireRemoved, kFireDying
+  std::uint8_t flags = 0;         ///< doused, fuel removed, dying, uniform result (fire.cpp)
+  MaterialId result = kAir;       ///< with a uniform result: what the whole brick becomes
 };
 
 /// Which of a burning brick's 512 voxels (voxelIndexInBrick) still hold fuel.
@@ -99,6 +111,7 @@ struct FireTables {
   std::array<std::uint16_t, 256> burnTicks{};     ///< ticks per voxel (clamped to 65535)
   std::array<MaterialId, 256> burnt{};            ///< burnt form
   std::array<std::uint8_t, 256> groundCover{};    ///< 1: ash on solid non-flammable ground, else air (grass)
+  std::array<std::uint8_t, 256> roof{};           ///< over a cell: 0 open (air), 1 foliage (lets rain and wind through in part), 2 roof
   MaterialId ash = kAir;
 };
 
@@ -110,6 +123,7 @@ struct FireState {
   std::vector<FireWork> work;         ///< server: parallel to cells
   std::vector<FuelMask> masks;        ///< server: fuel bitmaps, FireWork::mask indexes them
   std::vector<std::uint32_t> freeMasks;  ///< server: unused entries of masks
+  internal::FireKeySet burning;       ///< server: keys of `cells`, for O(1) neighbour checks
   std::vector<FirePending> pending;   ///< server scratch: this tick's spread ignitions
   std::vector<FireCell> scratchCells; ///< scratch: new cells before merging; batched applyFireChanges
   std::vector<FireWork> scratchWork;  ///< server scratch: work of new cells before merging

@@ -143,39 +143,57 @@ BrickStore grassPlain() {
 }  // namespace
 
 TEST_CASE("a lit wooden block burns to charcoal over time, through the edit log") {
+  // Two blocks: one all wood (its burnt result is uniform: thinned voxel by voxel,
+  // then one BrickFill record), one with a stone voxel (every wood voxel one by one).
   BrickStore w = stoneFloor();
-  const BrickCoord b{2, 0, 2};
-  w.fillBrick(b, mat("wood"));
+  const BrickCoord pure{2, 0, 2}, mixed{-3, 0, -3};
+  w.fillBrick(pure, mat("wood"));
+  w.fillBrick(mixed, mat("wood"));
+  w.set(VoxelCoord{-24, 0, -24}, mat("stone"));
   Sim sim(std::move(w));
   REQUIRE(sim.ignite({18, 7, 18}));
+  REQUIRE(sim.ignite({-20, 7, -20}));
   CHECK(isBurning(sim.server.fire, {16, 0, 16}));
-  REQUIRE(sim.server.fire.cells.size() == 1);
-  CHECK(sim.server.fire.cells[0].cell == VoxelCoord{16, 0, 16});
-  CHECK(sim.server.fire.cells[0].endTick == 1800);  // wood burns 1800 ticks a voxel
+  REQUIRE(sim.server.fire.cells.size() == 2);
+  for (const FireCell& c : sim.server.fire.cells) {
+    CHECK((c.cell == VoxelCoord{16, 0, 16} || c.cell == VoxelCoord{-24, 0, -24}));  // brick corners
+    CHECK(c.endTick == 1800);  // wood burns 1800 ticks a voxel
+  }
 
   sim.run(900);
-  const int charcoalHalf = countIn(sim.server.world, b, mat("charcoal"));
-  CHECK(charcoalHalf > 150);  // part-way: some charcoal, some wood
-  CHECK(countIn(sim.server.world, b, mat("wood")) > 150);
+  // Part-way: some charcoal, some wood.
+  CHECK(countIn(sim.server.world, pure, mat("charcoal")) > 20);
+  CHECK(countIn(sim.server.world, pure, mat("wood")) > 300);
+  CHECK(countIn(sim.server.world, mixed, mat("charcoal")) > 200);
+  CHECK(countIn(sim.server.world, mixed, mat("wood")) > 200);
   CHECK(isBurning(sim.server.fire, {20, 4, 20}));
 
   sim.run(950);
-  CHECK(countIn(sim.server.world, b, mat("charcoal")) == kBrickVoxels);
+  CHECK(countIn(sim.server.world, pure, mat("charcoal")) == kBrickVoxels);
+  CHECK(countIn(sim.server.world, mixed, mat("charcoal")) == kBrickVoxels - 1);
+  CHECK(countIn(sim.server.world, mixed, mat("stone")) == 1);
   CHECK(sim.server.fire.cells.empty());
-  int woodToCharcoal = 0, other = 0;
+  int pureVoxelEdits = 0, pureFills = 0, mixedVoxelEdits = 0, other = 0;
   for (const EditRecord& e : sim.edits) {
-    const bool inBrick = e.kind == EditRecord::Kind::Voxel && brickOf({e.x, e.y, e.z}) == b;
-    if (inBrick && e.before == mat("wood") && e.after == mat("charcoal")) {
-      ++woodToCharcoal;
+    const bool woodToCharcoal = e.before == mat("wood") && e.after == mat("charcoal");
+    if (e.kind == EditRecord::Kind::Voxel && brickOf({e.x, e.y, e.z}) == pure && woodToCharcoal) {
+      ++pureVoxelEdits;
+    } else if (e.kind == EditRecord::Kind::Voxel && brickOf({e.x, e.y, e.z}) == mixed && woodToCharcoal) {
+      ++mixedVoxelEdits;
+    } else if (e.kind == EditRecord::Kind::BrickFill && BrickCoord{e.x, e.y, e.z} == pure &&
+               e.after == mat("charcoal")) {
+      ++pureFills;
     } else {
       ++other;
     }
   }
-  CHECK(woodToCharcoal == kBrickVoxels);
+  CHECK(pureVoxelEdits == 64);  // an eighth of the positions, then the fill
+  CHECK(pureFills == 1);
+  CHECK(mixedVoxelEdits == kBrickVoxels - 1);
   CHECK(other == 0);
-  CHECK(countEvents<IgnitedEvent>(sim.events, [](const IgnitedEvent& e) { return e.material != kAir; }) == 1);
+  CHECK(countEvents<IgnitedEvent>(sim.events, [](const IgnitedEvent& e) { return e.material == mat("wood"); }) == 2);
   CHECK(countEvents<ExtinguishedEvent>(
-            sim.events, [](const ExtinguishedEvent& e) { return e.cause == ExtinguishCause::BurntOut; }) == 1);
+            sim.events, [](const ExtinguishedEvent& e) { return e.cause == ExtinguishCause::BurntOut; }) == 2);
 }
 
 TEST_CASE("leaves burn to air; grass to ash on the ground, air above it") {
@@ -240,6 +258,28 @@ TEST_CASE("wind biases spread: more burns downwind than upwind") {
                                      << reachWest * 5 << " cm; burning " << sim.server.fire.cells.size());
   CHECK(east > 20);
   CHECK(east > 3 * west);
+}
+
+TEST_CASE("the burst is bounded: a big canopy catches over seconds, not in one tick") {
+  BrickStore w = stoneFloor();
+  for (int z = -8; z < 8; ++z)
+    for (int y = 0; y < 8; ++y)
+      for (int x = -8; x < 8; ++x) w.fillBrick(BrickCoord{x, y, z}, mat("leaves"));  // 6.4 m cube, 2048 bricks
+  Sim sim(std::move(w));
+  REQUIRE(sim.ignite({0, 0, 0}));
+  std::size_t maxPerStep = 0;
+  for (int i = 0; i < 120; ++i) {
+    const std::size_t before = sim.events.size();
+    REQUIRE(sim.step());
+    std::size_t ignited = 0;
+    for (std::size_t e = before; e < sim.events.size(); ++e) ignited += std::holds_alternative<IgnitedEvent>(sim.events[e]);
+    maxPerStep = std::max(maxPerStep, ignited);
+    if (i == 29) CHECK(sim.server.fire.cells.size() < 200);  // half a second in: still small
+  }
+  MESSAGE("after 2 s: " << sim.server.fire.cells.size() << " cells burning, at most " << maxPerStep << " new per step");
+  CHECK(maxPerStep <= kMaxIgnitionsPerTick);
+  CHECK(sim.server.fire.cells.size() > 50);   // it does grow
+  CHECK(sim.server.fire.cells.size() < 2048);  // but has not taken the whole block
 }
 
 TEST_CASE("rain puts fires out with cause rain") {
