@@ -1,6 +1,7 @@
 // Player motion on uneven terrain: time per motionStep of one player walking (and
 // running) across the generated glade, turning slowly so it crosses slopes, grass
-// tufts, roots and ledges. Budget (issue 4): at most 2 us median per walking step.
+// tufts, roots and ledges, with a CollisionCache as the step and client prediction
+// use (and once without). Budget (issue 4): at most 2 us median per walking step.
 // Run: build/release/bench/motion_bench --benchmark_format=json
 //        --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 // (the median aggregate is the figure; docs/PERF.md records it).
@@ -40,8 +41,10 @@ const SimState& glade() {
   return *w.state;
 }
 
-void walk(benchmark::State& bs, std::uint8_t buttons) {
+void walk(benchmark::State& bs, std::uint8_t buttons, bool useCache) {
   const SimState& st = glade();
+  CollisionCache cache;  // as the server's step and client prediction use it
+  CollisionCache* masks = useCache ? &cache : nullptr;
   const Spawn start = st.spawns.front();
   PlayerState p;
   p.position = start.position;
@@ -56,7 +59,7 @@ void walk(benchmark::State& bs, std::uint8_t buttons) {
     ++tick;
     in.sequence = tick;
     in.yaw = static_cast<std::uint16_t>(tick * 23u);  // a full turn every ~47 s: a wandering loop
-    p = motionStep(p, in, st.world, st.lut);
+    p = motionStep(p, in, st.world, st.lut, masks);
     onGround += p.onGround ? 1 : 0;
     // Stay on the meadow and the slopes around it (12 m): walk back to the spawn.
     const std::int64_t dx = p.position.x - start.position.x, dz = p.position.z - start.position.z;
@@ -70,8 +73,9 @@ void walk(benchmark::State& bs, std::uint8_t buttons) {
   bs.SetItemsProcessed(bs.iterations());
 }
 
-void BM_MotionWalk(benchmark::State& bs) { walk(bs, 0); }
-void BM_MotionRun(benchmark::State& bs) { walk(bs, kButtonRun); }
+void BM_MotionWalk(benchmark::State& bs) { walk(bs, 0, true); }
+void BM_MotionRun(benchmark::State& bs) { walk(bs, kButtonRun, true); }
+void BM_MotionWalkNoCache(benchmark::State& bs) { walk(bs, 0, false); }
 
 void BM_MotionStandIdle(benchmark::State& bs) {
   const SimState& st = glade();
@@ -89,6 +93,7 @@ void BM_MotionStandIdle(benchmark::State& bs) {
 
 BENCHMARK(BM_MotionWalk);
 BENCHMARK(BM_MotionRun);
+BENCHMARK(BM_MotionWalkNoCache);
 BENCHMARK(BM_MotionStandIdle);
 
 BENCHMARK_MAIN();

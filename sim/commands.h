@@ -5,6 +5,9 @@
 // Positions are voxel coordinates (the tool / cursor resolution); player movement is
 // a PlayerInput (sim/player.h). Every command is validated by the step; a rejected
 // command changes nothing and produces a CommandRejected event with the reason.
+// Dig, place, pour and ignite from the server itself (kServerPlayer: console,
+// scenario events, fire tests) skip the reach and rate checks; everything else is
+// still checked. Set time and set weather are server-only.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +30,9 @@ struct LeaveCommand {};
 
 /// One tick of movement; applied with one motionStep. Inputs whose sequence is not
 /// newer than the player's last applied input are ignored silently (duplicates and
-/// late packets are normal on an unreliable channel).
+/// late packets are normal on an unreliable channel), as are inputs beyond
+/// SimRules::maxInputsPerTick in one tick (the client reconciles). Sequences start
+/// at 1; Command::sequence orders it among the sender's commands (normally equal).
 struct InputCommand {
   PlayerInput input;
 };

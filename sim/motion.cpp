@@ -220,25 +220,38 @@ std::int32_t sweepAxis(BrickCache& cache, const MaterialLut& lut, Box& box, int 
     hi[a2] = c2hi;
     return regionCollides(cache, lut, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
   };
+  // The layers the leading face enters, nearest first: [first, last] moving up the
+  // axis, [last, first] moving down. Test them as one slab first (the common, free
+  // case reads each brick once), then layer by layer to find the first blocker.
   std::int32_t moved = delta;
-  if (delta > 0) {
-    const std::int32_t lead = box.hi[axis];
-    const std::int32_t target = lead + delta;
-    for (std::int32_t c = ceilVoxel(lead); c <= floorVoxel(target - 1); ++c) {
-      if (layerCollides(c)) {
-        moved = c * kV - lead;
-        blocked = true;
-        break;
-      }
-    }
+  const std::int32_t lead = delta > 0 ? box.hi[axis] : box.lo[axis];
+  const std::int32_t target = lead + delta;
+  const std::int32_t first = delta > 0 ? ceilVoxel(lead) : floorVoxel(lead) - 1;
+  const std::int32_t last = delta > 0 ? floorVoxel(target - 1) : floorVoxel(target);
+  const std::int32_t layers = delta > 0 ? last - first + 1 : first - last + 1;
+  if (layers <= 0) {
+    // Still inside the current voxel layer: nothing new to test.
   } else {
-    const std::int32_t lead = box.lo[axis];
-    const std::int32_t target = lead + delta;
-    for (std::int32_t c = floorVoxel(lead) - 1; c >= floorVoxel(target); --c) {
-      if (layerCollides(c)) {
-        moved = (c + 1) * kV - lead;
-        blocked = true;
-        break;
+    auto slabCollides = [&](std::int32_t a, std::int32_t b) {  // layers [a, b]
+      std::int32_t lo[3], hi[3];
+      lo[axis] = a;
+      hi[axis] = b + 1;
+      lo[a1] = c1lo;
+      hi[a1] = c1hi;
+      lo[a2] = c2lo;
+      hi[a2] = c2hi;
+      return regionCollides(cache, lut, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
+    };
+    const bool anyHit = layers == 1 ? layerCollides(first)
+                                    : (delta > 0 ? slabCollides(first, last) : slabCollides(last, first));
+    if (anyHit) {
+      const int step = delta > 0 ? 1 : -1;
+      for (std::int32_t c = first, n = 0; n < layers; c += step, ++n) {
+        if (layers == 1 || layerCollides(c)) {
+          moved = delta > 0 ? c * kV - lead : (c + 1) * kV - lead;
+          blocked = true;
+          break;
+        }
       }
     }
   }

@@ -23,17 +23,17 @@ namespace loam::sim {
 
 class MaterialTable;
 
-/// Box and movement constants (units; speeds in units per tick).
-inline constexpr std::int32_t kPlayerHalfWidth = unitsFromMetres(0.3);
-inline constexpr std::int32_t kPlayerHeight = unitsFromMetres(1.8);
-inline constexpr std::int32_t kPlayerCrouchHeight = unitsFromMetres(1.5);
-inline constexpr std::int32_t kPlayerEyeHeight = unitsFromMetres(1.62);
-inline constexpr std::int32_t kPlayerCrouchEyeHeight = unitsFromMetres(1.32);
-inline constexpr std::int32_t kStepUpHeight = unitsFromMetres(0.25);
-inline constexpr std::int32_t kWalkSpeed = unitsPerTickFromMps(4.0);
-inline constexpr std::int32_t kRunSpeed = unitsPerTickFromMps(6.5);
-inline constexpr std::int32_t kCrouchSpeed = unitsPerTickFromMps(1.8);
-inline constexpr std::int32_t kSwimSpeed = unitsPerTickFromMps(2.2);
+// Box and movement constants (units; speeds in units per tick).
+inline constexpr std::int32_t kPlayerHalfWidth = unitsFromMetres(0.3);        ///< box is 0.6 m square
+inline constexpr std::int32_t kPlayerHeight = unitsFromMetres(1.8);           ///< standing box height
+inline constexpr std::int32_t kPlayerCrouchHeight = unitsFromMetres(1.5);     ///< crouched box height
+inline constexpr std::int32_t kPlayerEyeHeight = unitsFromMetres(1.62);       ///< eye above the feet (reach)
+inline constexpr std::int32_t kPlayerCrouchEyeHeight = unitsFromMetres(1.32); ///< crouched eye
+inline constexpr std::int32_t kStepUpHeight = unitsFromMetres(0.25);          ///< highest ledge walked up
+inline constexpr std::int32_t kWalkSpeed = unitsPerTickFromMps(4.0);          ///< 4.0 m/s
+inline constexpr std::int32_t kRunSpeed = unitsPerTickFromMps(6.5);           ///< 6.5 m/s
+inline constexpr std::int32_t kCrouchSpeed = unitsPerTickFromMps(1.8);        ///< 1.8 m/s
+inline constexpr std::int32_t kSwimSpeed = unitsPerTickFromMps(2.2);          ///< 2.2 m/s
 
 /// Advances a player by one tick of input. Pure: the result depends only on state,
 /// input, world and lut (bit-exact everywhere); `cache` (optional, see

@@ -17,6 +17,8 @@ namespace loam::sim {
 
 namespace {
 
+enum class Ground : std::uint8_t { Solid, Above, Burnable };
+
 constexpr std::int32_t kArriveDistance = unitsFromMetres(0.5);
 constexpr std::int32_t kStuckTicks = 20;  // no progress for this long while walking: jump
 
@@ -226,7 +228,8 @@ Result<Script> parseScript(std::string_view text, std::string_view sourceName) {
       return std::nullopt;
     };
     const bool playerAction = act != "weather" && act != "time";
-    if (playerAction && sl.who == 0 && !sl.all && act != "say") {
+    const bool serverToo = act == "say" || act == "dig" || act == "place" || act == "pour" || act == "ignite";
+    if (playerAction && sl.who == 0 && !sl.all && !serverToo) {
       return fail(cat({"'", act, "' needs a player (p<N> or all), not server"}));
     }
     if (!playerAction && (sl.who != 0 || sl.all)) return fail(cat({"'", act, "' is a server action"}));
@@ -316,6 +319,9 @@ Result<Script> parseScript(std::string_view text, std::string_view sourceName) {
     } else {
       return fail(cat({"unknown action '", act, "'"}));
     }
+    if (sl.who == 0 && !sl.all && sl.pos.relative) {
+      return fail("the server has no position: use x,z or x,y,z, not here / ahead:D");
+    }
     script.lines.push_back(std::move(sl));
   }
   return script;
@@ -346,14 +352,16 @@ ScriptRunner::Walker& ScriptRunner::walker(std::uint32_t player) {
   return *it;
 }
 
-std::int32_t ScriptRunner::groundY(const SimState& state, std::int32_t x, std::int32_t z, std::int32_t fromY) const {
-  // The first colliding voxel at or below voxel height fromY (voxel y), or the
-  // world floor - 1. Foliage and liquids are not ground.
+std::int32_t ScriptRunner::groundY(const SimState& state, std::int32_t x, std::int32_t z, std::int32_t fromY,
+                                   bool burnable) const {
+  // The first colliding (or, for ignite, flammable) voxel at or below voxel height
+  // fromY (voxel y), or the world floor - 1. Otherwise foliage and liquids are not ground.
   const WorldBounds& b = state.world.bounds();
   const std::int32_t vx = x >> kUnitShift, vz = z >> kUnitShift;
   const std::int32_t top = b.maxBrick.y * kBrickSize - 1;
   for (std::int32_t y = fromY < top ? fromY : top; y >= b.minBrick.y * kBrickSize; --y) {
-    if (state.lut.collides[state.world.get(vx, y, vz)]) return y;
+    const MaterialId m = state.world.get(vx, y, vz);
+    if (state.lut.collides[m] || (burnable && state.lut.flammable[m])) return y;
   }
   return b.minBrick.y * kBrickSize - 1;
 }
@@ -365,7 +373,7 @@ Command ScriptRunner::make(Walker& w, CommandBody body) {
 void ScriptRunner::commandsFor(const SimState& state, std::vector<Command>& out) {
   const std::uint64_t now = state.tick;  // index of the step about to run
   // Resolve a target voxel for a player action.
-  auto target = [&](const Walker& w, const ScriptPos& p, bool airAbove) -> VoxelCoord {
+  auto target = [&](const Walker& w, const ScriptPos& p, Ground ground) -> VoxelCoord {
     std::int32_t x = p.x, z = p.z;
     std::int32_t fromY = INT32_MAX;  // absolute columns: the topmost ground
     if (p.relative) {
@@ -379,8 +387,8 @@ void ScriptRunner::commandsFor(const SimState& state, std::vector<Command>& out)
       fromY = (at.y + kPlayerEyeHeight) >> kUnitShift;
     }
     if (!p.onGround) return voxelOf(Vec3i{x, p.y, z});
-    const std::int32_t gy = groundY(state, x, z, fromY);
-    return VoxelCoord{x >> kUnitShift, airAbove ? gy + 1 : gy, z >> kUnitShift};
+    const std::int32_t gy = groundY(state, x, z, fromY, ground == Ground::Burnable);
+    return VoxelCoord{x >> kUnitShift, ground == Ground::Above ? gy + 1 : gy, z >> kUnitShift};
   };
   // 1. Actions whose time is now, in file order, per subject.
   std::vector<std::uint32_t> subjects;
@@ -414,6 +422,21 @@ void ScriptRunner::commandsFor(const SimState& state, std::vector<Command>& out)
           case ScriptAction::Say:
             out.push_back(make(server, ChatCommand{ChatText::from(l.text)}));
             break;
+          case ScriptAction::Dig:
+            out.push_back(make(server, DigCommand{target(server, l.pos, Ground::Solid), static_cast<ToolSize>(l.size)}));
+            break;
+          case ScriptAction::Place: {
+            const auto m = state.materials->find(l.material);
+            out.push_back(make(server, PlaceCommand{target(server, l.pos, Ground::Solid), l.face,
+                                                    static_cast<ToolSize>(l.size), m ? *m : static_cast<MaterialId>(255)}));
+            break;
+          }
+          case ScriptAction::Pour:
+            out.push_back(make(server, PourCommand{target(server, l.pos, Ground::Above), static_cast<std::uint32_t>(l.size)}));
+            break;
+          case ScriptAction::Ignite:
+            out.push_back(make(server, IgniteCommand{target(server, l.pos, Ground::Burnable)}));
+            break;
           default:
             break;
         }
@@ -446,19 +469,19 @@ void ScriptRunner::commandsFor(const SimState& state, std::vector<Command>& out)
           w.jump = true;
           break;
         case ScriptAction::Dig:
-          w.pending.push_back(DigCommand{target(w, l.pos, false), static_cast<ToolSize>(l.size)});
+          w.pending.push_back(DigCommand{target(w, l.pos, Ground::Solid), static_cast<ToolSize>(l.size)});
           break;
         case ScriptAction::Place: {
           const auto m = state.materials->find(l.material);
-          w.pending.push_back(PlaceCommand{target(w, l.pos, false), l.face, static_cast<ToolSize>(l.size),
+          w.pending.push_back(PlaceCommand{target(w, l.pos, Ground::Solid), l.face, static_cast<ToolSize>(l.size),
                                            m ? *m : static_cast<MaterialId>(255)});
           break;
         }
         case ScriptAction::Pour:
-          w.pending.push_back(PourCommand{target(w, l.pos, true), static_cast<std::uint32_t>(l.size)});
+          w.pending.push_back(PourCommand{target(w, l.pos, Ground::Above), static_cast<std::uint32_t>(l.size)});
           break;
         case ScriptAction::Ignite:
-          w.pending.push_back(IgniteCommand{target(w, l.pos, false)});
+          w.pending.push_back(IgniteCommand{target(w, l.pos, Ground::Burnable)});
           break;
         case ScriptAction::Say:
           w.pending.push_back(ChatCommand{ChatText::from(l.text)});

@@ -11,12 +11,14 @@
 //   statement at time t is issued in the step that runs when SimState::tick == t
 //   (the step producing tick t + 1).
 //   <who>: "p<N>" (player id N >= 1), "all" (every player declared with join), or
-//          "server" (player 0: time and weather).
+//          "server" (player 0: time, weather, chat, and dig / place / pour / ignite
+//          at absolute positions without reach or rate limits, e.g. fire tests).
 //   Positions are metres "x,y,z" (no spaces), or "x,z" = on the ground at that
 //   column (resolved against the world when the script is expanded), or relative
 //   to the player: "here" (the ground under the feet) or "ahead:D" (the ground D
 //   metres in front, 0..10). "On the ground" is the top solid voxel of the column
-//   for dig / place / ignite and the voxel above it for pour (relative positions
+//   for dig / place, the top solid or flammable one (a canopy) for ignite, and the
+//   voxel above the top solid one for pour (relative positions
 //   search down from the player's eye, so a canopy overhead is not "the ground").
 //
 // Actions:
@@ -120,7 +122,8 @@ class ScriptRunner {
     std::vector<CommandBody> pending;  ///< actions to send after this tick's input
   };
   Walker& walker(std::uint32_t player);
-  std::int32_t groundY(const SimState& state, std::int32_t x, std::int32_t z, std::int32_t fromY) const;
+  std::int32_t groundY(const SimState& state, std::int32_t x, std::int32_t z, std::int32_t fromY,
+                       bool burnable) const;
   Command make(Walker& w, CommandBody body);
 
   Script script_;

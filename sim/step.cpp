@@ -56,28 +56,38 @@ bool validToolSize(ToolSize t) {
   return false;
 }
 
-// Common checks for dig / place / pour / ignite: the sender is a player with an edit
-// token, the target is in the world and within reach. Returns the player or null
-// (after emitting the rejection).
-Player* editor(SimState& s, SimContext& ctx, const Command& c, VoxelCoord target) {
-  Player* p = s.findPlayer(c.player);
-  if (!p) {
-    reject(ctx, c, RejectReason::UnknownPlayer);
-    return nullptr;
+// Common checks for dig / place / pour / ignite: the target is in the world and, for
+// a player, within reach of its eye and paid for with an edit token. The server
+// (player 0: console, scenario events, fire tests) has no reach and no budget.
+// Returns false after emitting the rejection; `who` is the player or null (server).
+bool editAllowed(SimState& s, SimContext& ctx, const Command& c, VoxelCoord target, Player*& who) {
+  who = nullptr;
+  if (c.player != kServerPlayer) {
+    who = s.findPlayer(c.player);
+    if (!who) {
+      reject(ctx, c, RejectReason::UnknownPlayer);
+      return false;
+    }
   }
   if (!s.world.bounds().containsVoxel(target)) {
     reject(ctx, c, RejectReason::OutOfBounds);
-    return nullptr;
+    return false;
   }
-  if (!inReach(s, *p, target)) {
+  if (who && !inReach(s, *who, target)) {
     reject(ctx, c, RejectReason::OutOfReach);
-    return nullptr;
+    return false;
   }
-  if (!canSpendEdit(s, *p)) {
+  if (who && !canSpendEdit(s, *who)) {
     reject(ctx, c, RejectReason::RateLimited);
-    return nullptr;
+    return false;
   }
-  return p;
+  return true;
+}
+
+Actor actorOf(const Player* p) { return p ? actorOf(p->id) : Actor{}; }
+
+void spendEdit(const SimState& s, Player* p) {
+  if (p) spendEdit(s, *p);
 }
 
 void doJoin(SimState& s, SimContext& ctx, const Command& c, const JoinCommand& j) {
@@ -138,8 +148,8 @@ void doInput(SimState& s, SimContext& ctx, const Command& c, const InputCommand&
 
 void doDig(SimState& s, SimContext& ctx, const Command& c, const DigCommand& d) {
   if (!validToolSize(d.radius)) return reject(ctx, c, RejectReason::BadArgument);
-  Player* p = editor(s, ctx, c, d.target);
-  if (!p) return;
+  Player* p = nullptr;
+  if (!editAllowed(s, ctx, c, d.target, p)) return;
   const std::int32_t r = static_cast<std::int32_t>(d.radius);
   std::vector<std::uint32_t>& counts = s.scratch.counts;
   std::fill(counts.begin(), counts.end(), 0u);
@@ -159,7 +169,7 @@ void doDig(SimState& s, SimContext& ctx, const Command& c, const DigCommand& d) 
     }
   }
   if (total == 0) return reject(ctx, c, RejectReason::NothingToDig);
-  spendEdit(s, *p);
+  spendEdit(s, p);
   for (std::int32_t dz = -r; dz <= r; ++dz) {
     for (std::int32_t dy = -r; dy <= r; ++dy) {
       for (std::int32_t dx = -r; dx <= r; ++dx) {
@@ -174,7 +184,7 @@ void doDig(SimState& s, SimContext& ctx, const Command& c, const DigCommand& d) 
   for (std::size_t m = 1; m < counts.size(); ++m) {
     if (counts[m] > counts[most]) most = static_cast<MaterialId>(m);
   }
-  ctx.emit(DigEvent{actorOf(p->id), d.target, static_cast<std::uint8_t>(r), most, total});
+  ctx.emit(DigEvent{actorOf(p), d.target, static_cast<std::uint8_t>(r), most, total});
   for (std::size_t m = 1; m < counts.size(); ++m) {
     if (counts[m] > 0) ctx.emit(FractureEvent{d.target, static_cast<MaterialId>(m), counts[m]});
   }
@@ -220,8 +230,8 @@ bool rangeHitsPlayer(const SimState& s, const VoxelRange& r) {
 void doPlace(SimState& s, SimContext& ctx, const Command& c, const PlaceCommand& pc) {
   if (!validToolSize(pc.size) || static_cast<int>(pc.face) > 5) return reject(ctx, c, RejectReason::BadArgument);
   if (pc.material >= s.lut.count || !s.lut.placeable[pc.material]) return reject(ctx, c, RejectReason::BadMaterial);
-  Player* p = editor(s, ctx, c, pc.target);
-  if (!p) return;
+  Player* p = nullptr;
+  if (!editAllowed(s, ctx, c, pc.target, p)) return;
   const MaterialId hit = s.world.get(pc.target);
   if (hit == kAir || s.lut.liquid[hit]) return reject(ctx, c, RejectReason::BadArgument);  // no face to place on
   const VoxelRange r = placeRange(pc);
@@ -236,7 +246,7 @@ void doPlace(SimState& s, SimContext& ctx, const Command& c, const PlaceCommand&
     for (std::int32_t y = r.lo[1]; y < r.hi[1]; ++y)
       for (std::int32_t x = r.lo[0]; x < r.hi[0]; ++x) n += fillable(s.world.get(x, y, z)) ? 1u : 0u;
   if (n == 0) return reject(ctx, c, RejectReason::Blocked);
-  spendEdit(s, *p);
+  spendEdit(s, p);
   // A brick-aligned 40 cm cube over an all-fillable brick is one brick-level record.
   const bool aligned = pc.size == ToolSize::Cm40 && (r.lo[0] & 7) == 0 && (r.lo[1] & 7) == 0 && (r.lo[2] & 7) == 0;
   if (aligned && n == static_cast<std::uint32_t>(kBrickVoxels)) {
@@ -251,17 +261,17 @@ void doPlace(SimState& s, SimContext& ctx, const Command& c, const PlaceCommand&
 
 void doPour(SimState& s, SimContext& ctx, const Command& c, const PourCommand& pc) {
   if (pc.amount == 0 || pc.amount > kMaxPourAmount) return reject(ctx, c, RejectReason::BadArgument);
-  Player* p = editor(s, ctx, c, pc.position);
-  if (!p) return;
+  Player* p = nullptr;
+  if (!editAllowed(s, ctx, c, pc.position, p)) return;
   if (!pourWater(s.water, ctx, pc.position, pc.amount)) return reject(ctx, c, RejectReason::Blocked);
-  spendEdit(s, *p);
+  spendEdit(s, p);
 }
 
 void doIgnite(SimState& s, SimContext& ctx, const Command& c, const IgniteCommand& ic) {
-  Player* p = editor(s, ctx, c, ic.position);
-  if (!p) return;
-  if (!igniteFire(s.fire, ctx, ic.position, actorOf(p->id))) return reject(ctx, c, RejectReason::NotFlammable);
-  spendEdit(s, *p);
+  Player* p = nullptr;
+  if (!editAllowed(s, ctx, c, ic.position, p)) return;
+  if (!igniteFire(s.fire, ctx, ic.position, actorOf(p))) return reject(ctx, c, RejectReason::NotFlammable);
+  spendEdit(s, p);
 }
 
 void doSetTime(SimState& s, SimContext& ctx, const Command& c, const SetTimeCommand& tc) {

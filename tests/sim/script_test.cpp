@@ -58,7 +58,10 @@ TEST_CASE("script errors name the file and line") {
   CHECK(errorOf("at 0 p1 dig 1,2 30\n") == "t.txt:1: bad tool radius '30' (5, 10, 20 or 40)");
   CHECK(errorOf("at 0 p1 place 1,2 up 10 stone\n") == "t.txt:1: bad face 'up' (+x -x +y -y +z -z)");
   CHECK(errorOf("at 0 p1 dig 1,2,3,4 10\n") == "t.txt:1: bad position '1,2,3,4'");
-  CHECK(errorOf("at 0 server dig 1,2 10\n") == "t.txt:1: 'dig' needs a player (p<N> or all), not server");
+  CHECK(errorOf("at 0 server walkto 1,2\n") == "t.txt:1: 'walkto' needs a player (p<N> or all), not server");
+  CHECK(errorOf("at 0 server dig ahead:1 10\n") ==
+        "t.txt:1: the server has no position: use x,z or x,y,z, not here / ahead:D");
+  CHECK(errorOf("at 0 server ignite 1,2\n") == "ok");
   CHECK(errorOf("at 0 p1 weather 1 2 3\n") == "t.txt:1: 'weather' is a server action");
   CHECK(errorOf("every 0 from 0 to 5 p1 jump\n") == "t.txt:1: bad period '0'");
   CHECK(errorOf("every 5 from 9 to 5 p1 jump\n") == "t.txt:1: bad end time '5'");

@@ -151,6 +151,17 @@ TEST_CASE("place puts a cube on the face; players, bad materials and full space 
   CHECK(s.world.brick({1, 0, -5}).uniformMaterial() == mat("planks"));
 }
 
+TEST_CASE("the server edits anywhere without reach or budget") {
+  SimState s = loam::test::flatState();
+  std::vector<Command> cmds;
+  for (std::uint32_t i = 0; i < 8; ++i) cmds.push_back(cmd(0, 1 + i, DigCommand{{static_cast<int>(i) * 20 - 200, -1, 200}, ToolSize::Cm5}));
+  StepOutput out = run(s, cmds);
+  CHECK(rejections(out).empty());
+  auto digs = eventsOf<DigEvent>(out);
+  REQUIRE(digs.size() == 8);
+  CHECK(digs[0].who.kind == Actor::Kind::None);
+}
+
 TEST_CASE("edits are rate limited per player: a burst of five, then one every 0.1 s") {
   SimState s = withPlayer();
   std::vector<Command> burst;
