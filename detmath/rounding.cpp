@@ -41,7 +41,11 @@ T roundTo(T x, Toward mode) {
   Bits b = bitsOf(x);
   int e = static_cast<int>((b >> L::kMantBits) & ((Bits{1} << (sizeof(T) * 8 - 1 - L::kMantBits)) - 1)) - L::kBias;
   bool neg = (b & L::kSign) != 0;
-  if (e >= L::kMantBits) return x + x * 0;  // integral already, or inf/NaN (quietened)
+  if (e >= L::kMantBits) {
+    // Integral already, or inf/NaN: x + x keeps inf and quietens a signalling NaN.
+    constexpr int kInfNanExp = (1 << (sizeof(T) * 8 - 1 - L::kMantBits)) - 1 - L::kBias;
+    return e == kInfNanExp ? x + x : x;
+  }
   if (e < 0) {
     // |x| < 1: the result is +-0 or +-1.
     if ((b & ~L::kSign) == 0) return x;
