@@ -29,11 +29,7 @@ using namespace loam::sim;
 
 namespace {
 
-std::string repoPath(const char* rel) {
-  std::string f = __FILE__;  // .../bench/fire_bench.cpp
-  const auto cut = f.rfind("bench/");
-  return (cut == std::string::npos ? std::string() : f.substr(0, cut)) + rel;
-}
+std::string repoPath(const char* rel) { return std::string(LOAM_SOURCE_DIR "/") + rel; }
 
 // A flammable voxel near the marked point (the point is the air above the ground;
 // in the leaf-litter biome the ground is soil, so the nearest grass, bush or trunk).

@@ -9,6 +9,8 @@ function(loam_add_test)
   add_executable(${T_NAME} ${T_SOURCES} $<TARGET_OBJECTS:loam_doctest_main>)
   target_link_libraries(${T_NAME} PRIVATE doctest::doctest loam_flags ${T_LIBS})
   target_include_directories(${T_NAME} PRIVATE ${CMAKE_SOURCE_DIR})
+  # Absolute path of the checkout, for tests that read scenes and data files.
+  target_compile_definitions(${T_NAME} PRIVATE LOAM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   add_test(NAME ${T_NAME} COMMAND ${T_NAME} ${T_ARGS})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)

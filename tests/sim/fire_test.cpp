@@ -21,10 +21,7 @@ using namespace loam::sim;
 
 namespace {
 
-std::string repoPath(const char* rel) {
-  const std::string f = __FILE__;  // .../tests/sim/fire_test.cpp
-  return f.substr(0, f.rfind("tests/sim/")) + rel;
-}
+std::string repoPath(const char* rel) { return std::string(LOAM_SOURCE_DIR "/") + rel; }
 
 std::shared_ptr<const MaterialTable> materials() {
   static std::shared_ptr<const MaterialTable> table = [] {
