@@ -8,7 +8,10 @@
 
 namespace loam::sim::internal {
 
-#if defined(__GNUC__)
+#if defined(__MINGW32__)
+// mingw's "printf" archetype is msvcrt's (no %zu); the build uses mingw's C99 printf.
+__attribute__((format(gnu_printf, 1, 2)))
+#elif defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
 #endif
 inline std::string format(const char* fmt, ...) {
