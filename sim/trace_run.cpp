@@ -1,6 +1,5 @@
 #include "sim/trace_run.h"
 
-#include <chrono>
 #include <vector>
 
 #include "sim/scene.h"
@@ -32,12 +31,7 @@ Result<TraceRun> runTrace(const std::string& scenePath, std::optional<std::uint6
   for (std::uint64_t i = 0; i < steps; ++i) {
     commands.clear();
     runner.commandsFor(st, commands);
-    // Timing is reported, never folded into anything that affects state.
-    const auto t0 = std::chrono::steady_clock::now();
     step(st, commands, out);
-    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    run.stats.stepSeconds += dt;
-    if (dt > run.stats.maxStepSeconds) run.stats.maxStepSeconds = dt;
     trace.addStep(st, out);
     run.stats.edits += out.edits.size();
     run.stats.stateRecords += out.players.size() + out.water.size() + out.fire.size() + out.animals.size();

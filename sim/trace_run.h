@@ -21,8 +21,6 @@ struct TraceRunStats {
   std::uint64_t stateRecords = 0;          ///< player, water, fire and animal records
   std::array<std::uint64_t, std::variant_size_v<Event>> events{};  ///< by Event alternative
   std::array<std::uint64_t, 16> rejections{};                      ///< by RejectReason
-  double stepSeconds = 0;                  ///< wall time inside step() (not state; never hashed)
-  double maxStepSeconds = 0;
   std::size_t players = 0, animals = 0;    ///< at the end
 };
 

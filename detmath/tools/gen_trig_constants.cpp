@@ -203,7 +203,7 @@ std::pair<std::vector<Real>, double> remez(const Problem& pb) {
   // The weight vanishes at z = 0, so the reference starts just inside the interval.
   std::vector<Real> ref(n);
   for (int i = 0; i < n; ++i) {
-    double t = (1.0 - std::cos(std::numbers::pi * (i + 0.5) / n)) / 2.0;
+    double t = (1.0 - std::cos(std::numbers::pi * (i + 0.5) / n)) / 2.0;  // detmath-ok: offline table generator, never linked into the engine
     ref[i] = zMax * Real(t);
   }
   std::vector<Real> c;
@@ -236,7 +236,7 @@ std::pair<std::vector<Real>, double> remez(const Problem& pb) {
     // Scan a Chebyshev-spaced grid for local extrema of the weighted error.
     std::vector<Real> zs(kGrid), es(kGrid);
     for (int j = 0; j < kGrid; ++j) {
-      double t = (1.0 - std::cos(std::numbers::pi * j / (kGrid - 1))) / 2.0;
+      double t = (1.0 - std::cos(std::numbers::pi * j / (kGrid - 1))) / 2.0;  // detmath-ok: offline table generator, never linked into the engine
       zs[j] = zMax * Real(t);
       es[j] = weightedError(pb, c, zs[j]);
     }
@@ -310,7 +310,7 @@ void emitPolynomial(Problem pb) {
   std::vector<double> cd = pb.fixed;
   double rerr = roundedError(pb, cd);
   std::printf("// %s: degree %d in z on [0, %a]; relative error 2^%.1f (2^%.1f with double coefficients)\n",
-              pb.name.c_str(), pb.degree, pb.zMax, std::log2(err), std::log2(rerr));
+              pb.name.c_str(), pb.degree, pb.zMax, std::log2(err), std::log2(rerr));  // detmath-ok: offline table generator, never linked into the engine
   std::printf("{");
   for (std::size_t i = 0; i < cd.size(); ++i) std::printf("%s%a", i ? ", " : "", cd[i]);
   std::printf("}\n");
