@@ -16,27 +16,15 @@
 #include "sim/sim_state.h"
 #include "sim/step.h"
 #include "sim/trace_hash.h"
+#include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;
 
 namespace {
 
-std::string repoPath(const char* rel) { return std::string(LOAM_SOURCE_DIR "/") + rel; }
-
-std::shared_ptr<const MaterialTable> materials() {
-  static std::shared_ptr<const MaterialTable> table = [] {
-    auto r = MaterialTable::load(repoPath("sim/data/materials.toml"));
-    LOAM_ASSERT(r.has_value());
-    return std::make_shared<const MaterialTable>(std::move(r).value());
-  }();
-  return table;
-}
-
-MaterialId mat(const char* name) {
-  auto id = materials()->find(name);
-  LOAM_ASSERT(id.has_value());
-  return *id;
-}
+// Materials come from the shared fixture (tests/sim/sim_fixture.h).
+std::shared_ptr<const MaterialTable> materials() { return loam::test::testMaterials(); }
+using loam::test::mat;
 
 // 25.6 x 12.8 x 25.6 m, stone below y = 0, one spawn at the origin, wind 2 m/s toward east.
 Scene scene() {

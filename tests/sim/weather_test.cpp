@@ -14,27 +14,15 @@
 #include "sim/sim_state.h"
 #include "sim/step.h"
 #include "sim/weather.h"
+#include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;
 
 namespace {
 
-std::string repoPath(const char* rel) { return std::string(LOAM_SOURCE_DIR "/") + rel; }
-
-std::shared_ptr<const MaterialTable> materials() {
-  static std::shared_ptr<const MaterialTable> table = [] {
-    auto r = MaterialTable::load(repoPath("sim/data/materials.toml"));
-    LOAM_ASSERT(r.has_value());
-    return std::make_shared<const MaterialTable>(std::move(r).value());
-  }();
-  return table;
-}
-
-MaterialId mat(const char* name) {
-  auto id = materials()->find(name);
-  LOAM_ASSERT(id.has_value());
-  return *id;
-}
+// Materials come from the shared fixture (tests/sim/sim_fixture.h).
+std::shared_ptr<const MaterialTable> materials() { return loam::test::testMaterials(); }
+using loam::test::mat;
 
 // A 10 s day starting at 23:00, wind 4 m/s from the west, gusty, one rain spell from
 // 5 s to 10 s at 0.6.
