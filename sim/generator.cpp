@@ -256,12 +256,17 @@ class Generator {
     } else {
       terrainVoxels(win, ox, oy, oz, s.vox);
     }
+    bool wrote = false;
     for (std::uint32_t i = first; i < last; ++i) {
-      internal::paintShape(s.shapes[s.brickShapes[i]], ox, oy, oz, win, s.vox);
+      wrote = internal::paintShape(s.shapes[s.brickShapes[i]], ox, oy, oz, win, s.vox) || wrote;
+    }
+    if (!wrote && uni != kMixed) {  // shapes' boxes reached the brick, their voxels did not
+      if (!air) store_.fillBrick(b, static_cast<MaterialId>(uni));
+      return;
     }
     // Shapes often leave a brick uniform (inside a rock or canopy core, carved air).
     std::uint64_t pattern = 0x0101010101010101ull * s.vox[0];
-    bool uniform = first != last;
+    bool uniform = wrote;
     for (int i = 0; i < kBrickVoxels && uniform; i += 8) {
       std::uint64_t w;
       std::memcpy(&w, s.vox + i, sizeof w);

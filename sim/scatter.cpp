@@ -90,7 +90,7 @@ inline int classifySphere(double cx, double cy, double cz, double r2, double inn
   return 1;
 }
 
-void paintLeaves(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, MaterialId leaf,
+bool paintLeaves(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, MaterialId leaf,
                  MaterialId* vox) noexcept {
   int active[kMaxClusters];
   int na = 0;
@@ -101,11 +101,11 @@ void paintLeaves(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t 
       for (int i = 0; i < kBrickVoxels; ++i) {
         if (vox[i] == kAir) vox[i] = leaf;
       }
-      return;
+      return true;
     }
     if (k == 1) active[na++] = c;
   }
-  if (na == 0) return;
+  if (na == 0) return false;
   // Leaves are decided per 2x2x2 block of voxels (10 cm), tested at the block centre:
   // an eighth of the work of per-voxel tests, and a leafy texture at that scale.
   for (int bz = 0; bz < kBrickSize; bz += 2) {
@@ -130,22 +130,27 @@ void paintLeaves(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t 
       }
     }
   }
+  return true;
 }
 
-void paintTrunk(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, MaterialId* vox) noexcept {
+bool paintTrunk(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, MaterialId* vox) noexcept {
   int y0 = std::max(s.trunkY0 - oy, 0), y1 = std::min(s.trunkY1 - oy, kBrickSize);
-  if (y0 >= y1) return;
+  if (y0 >= y1) return false;
+  bool wrote = false;
   for (int lz = 0; lz < kBrickSize; ++lz) {
     double dz = oz + lz + 0.5 - s.cz;
     for (int lx = 0; lx < kBrickSize; ++lx) {
       double dx = ox + lx + 0.5 - s.cx;
       if (dx * dx + dz * dz >= s.trunkR2) continue;
+      wrote = true;
       for (int ly = y0; ly < y1; ++ly) vox[voxelIndexInBrick(lx, ly, lz)] = s.material;
     }
   }
+  return wrote;
 }
 
-void paintRock(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, MaterialId* vox) noexcept {
+bool paintRock(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, MaterialId* vox) noexcept {
+  bool wrote = false;
   // Work in a space where the ellipsoid is a sphere of radius rx (y stretched).
   double k = s.rx / s.ry;
   double outer = 1.25 * s.rx, inner = 0.75 * s.rx;
@@ -164,15 +169,20 @@ void paintRock(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz
           double r = s.rx * (1.0 + 0.25 * n);
           in = d2 < r * r;
         }
-        if (in) vox[voxelIndexInBrick(lx, ly, lz)] = s.material;
+        if (in) {
+          vox[voxelIndexInBrick(lx, ly, lz)] = s.material;
+          wrote = true;
+        }
       }
     }
   }
+  return wrote;
 }
 
-void paintGrass(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, const ColumnWindow& cols,
+bool paintGrass(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, const ColumnWindow& cols,
                 MaterialId* vox) noexcept {
   double r2 = s.rx * s.rx;
+  bool wrote = false;
   for (int lz = 0; lz < kBrickSize; ++lz) {
     std::int32_t z = oz + lz;
     if (z < s.box.z0 || z >= s.box.z1) continue;
@@ -196,10 +206,14 @@ void paintGrass(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t o
       std::int32_t y1 = std::min({top, oy + kBrickSize, s.box.y1});
       for (std::int32_t y = y0; y < y1; ++y) {
         int vi = voxelIndexInBrick(lx, y - oy, lz);
-        if (vox[vi] == kAir) vox[vi] = s.material;
+        if (vox[vi] == kAir) {
+          vox[vi] = s.material;
+          wrote = true;
+        }
       }
     }
   }
+  return wrote;
 }
 
 }  // namespace
@@ -343,24 +357,22 @@ void collectScatterShapes(const WorldField& field, const VoxelBounds& region, st
   }
 }
 
-void paintScatterShape(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, const ColumnWindow& cols,
+bool paintScatterShape(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, const ColumnWindow& cols,
                        MaterialId* vox) noexcept {
   switch (s.kind) {
-    case ShapeKind::Tree:
-      paintLeaves(s, ox, oy, oz, s.material2, vox);
-      paintTrunk(s, ox, oy, oz, vox);
-      break;
+    case ShapeKind::Tree: {
+      bool leaves = paintLeaves(s, ox, oy, oz, s.material2, vox);
+      bool trunk = paintTrunk(s, ox, oy, oz, vox);
+      return leaves || trunk;
+    }
     case ShapeKind::Bush:
-      paintLeaves(s, ox, oy, oz, s.material2, vox);
-      break;
+      return paintLeaves(s, ox, oy, oz, s.material2, vox);
     case ShapeKind::Rock:
-      paintRock(s, ox, oy, oz, vox);
-      break;
+      return paintRock(s, ox, oy, oz, vox);
     case ShapeKind::Grass:
-      paintGrass(s, ox, oy, oz, cols, vox);
-      break;
+      return paintGrass(s, ox, oy, oz, cols, vox);
     default:
-      break;
+      return false;
   }
 }
 

@@ -239,9 +239,9 @@ void buildFixedShapes(const Scene& scene, std::uint64_t seed, FixedShapes& out) 
   }
 }
 
-void paintFixedShape(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, MaterialId* vox) noexcept {
+bool paintFixedShape(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, MaterialId* vox) noexcept {
   int lo[3], hi[3];
-  if (!clip(s.box, ox, oy, oz, lo, hi)) return;
+  if (!clip(s.box, ox, oy, oz, lo, hi)) return false;
   switch (s.kind) {
     case ShapeKind::Box:
       paintBox(s, lo, hi, vox);
@@ -261,6 +261,7 @@ void paintFixedShape(const Shape& s, std::int32_t ox, std::int32_t oy, std::int3
     default:
       break;
   }
+  return true;  // conservatively: the box overlaps this brick
 }
 
 }  // namespace loam::sim::internal

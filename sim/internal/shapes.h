@@ -116,29 +116,30 @@ void buildFixedShapes(const Scene& scene, std::uint64_t seed, FixedShapes& out);
 /// Paints a tree, bush, rock or grass shape into the brick at voxel origin
 /// (ox, oy, oz): vox holds its 512 voxels (voxelIndexInBrick order). cols must cover
 /// the brick's columns. Leaves and grass fill only air; trunks and rocks overwrite.
-void paintScatterShape(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, const ColumnWindow& cols,
+/// Returns false when it certainly wrote nothing.
+bool paintScatterShape(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, const ColumnWindow& cols,
                        MaterialId* vox) noexcept;
-/// Paints a structure or tunnel shape (overwrites whatever is there).
-void paintFixedShape(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, MaterialId* vox) noexcept;
+/// Paints a structure or tunnel shape (overwrites whatever is there). Returns false
+/// when it certainly wrote nothing.
+bool paintFixedShape(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, MaterialId* vox) noexcept;
 
-/// Paints any shape (dispatch on kind).
-inline void paintShape(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, const ColumnWindow& cols,
+/// Paints any shape (dispatch on kind); false when it certainly wrote nothing.
+inline bool paintShape(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, const ColumnWindow& cols,
                        MaterialId* vox) noexcept {
   switch (s.kind) {
     case ShapeKind::Tree:
     case ShapeKind::Bush:
     case ShapeKind::Rock:
     case ShapeKind::Grass:
-      paintScatterShape(s, ox, oy, oz, cols, vox);
-      return;
+      return paintScatterShape(s, ox, oy, oz, cols, vox);
     case ShapeKind::Box:
     case ShapeKind::Roof:
     case ShapeKind::Arch:
     case ShapeKind::Cylinder:
     case ShapeKind::Tunnel:
-      paintFixedShape(s, ox, oy, oz, vox);
-      return;
+      return paintFixedShape(s, ox, oy, oz, vox);
   }
+  return false;
 }
 
 /// Per-voxel dither in [0, 1) for shape key and voxel (x, y, z).
