@@ -38,3 +38,12 @@ if(NOT LOAM_CORE_ONLY)
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(LOAM_ZSTD REQUIRED IMPORTED_TARGET libzstd)
 endif()
+
+if(NOT LOAM_CORE_ONLY)
+  # Networking: ENet (UDP transport) and FlatBuffers (wire schema, flatc at build time).
+  pkg_check_modules(LOAM_ENET REQUIRED IMPORTED_TARGET libenet)
+  # FlatBuffers is used header-only (generated code + verifier); flatc runs at build time.
+  loam_find_header(LOAM_FLATBUFFERS_INCLUDE flatbuffers/flatbuffers.h)
+  find_program(LOAM_FLATC flatc REQUIRED)
+  find_package(Threads REQUIRED)
+endif()

@@ -1,0 +1,1 @@
+#include "net/client_connection.h"

@@ -1,0 +1,119 @@
+// ClientConnection: one player's side of the protocol, used by loam-client and by
+// full bots. It connects (optionally through a LinkSimulator), says Hello, builds
+// the world from the scene named in Welcome (on a worker thread, reporting
+// progress), checks the generated-world hash against the server's (a mismatch
+// names the differing cells), applies the JoinSnapshot and then every StepBatch in
+// order to its mirror, checking the world hash and touched cell hashes after each
+// (a difference is a desync, recorded with tick and cell). It predicts the own
+// player (net/prediction.h) and interpolates the others (net/interpolation.h).
+//
+// Phases: Connecting -> AwaitingWelcome -> Generating -> AwaitingSnapshot -> Playing;
+// Failed (error() says why) or Disconnected from any of them.
+//
+// Thread: one (the caller's); generation runs on a worker thread it owns.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "net/interpolation.h"
+#include "net/link_sim.h"
+#include "net/prediction.h"
+#include "net/server_host.h"  // TrafficCounters
+#include "sim/commands.h"
+#include "sim/result.h"
+#include "sim/scene.h"
+#include "sim/sim_state.h"
+
+namespace loam::net {
+
+/// Builds the generated world for a scene and seed; progress gets 0..1. The default
+/// calls sim::createSimState; bots pass one that copies a world generated once.
+using WorldFactory = std::function<sim::Result<sim::SimState>(const sim::Scene&, std::uint64_t seed,
+                                                              const std::function<void(double)>& progress)>;
+
+struct ClientConfig {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 7777;
+  std::string name = "player";
+  std::string sceneDir = "scenes";  ///< where <scene name>.toml is looked up
+  LinkProfile link;                 ///< active() = connect through a LinkSimulator
+  WorldFactory worldFactory;        ///< empty = sim::createSimState
+  std::uint8_t kind = 0;            ///< Hello.kind: 0 player, 1 full bot
+};
+
+enum class ClientPhase { Connecting, AwaitingWelcome, Generating, AwaitingSnapshot, Playing, Failed, Disconnected };
+const char* phaseName(ClientPhase phase) noexcept;
+
+/// A desync: the mirror's hashes differed from the server's after applying a step.
+struct Desync {
+  std::uint64_t tick = 0;
+  std::optional<sim::CellCoord> cell;  ///< first differing cell, when a cell hash differed
+  std::string what;                    ///< "world hash 1a2b.. != server 3c4d.." etc.
+};
+
+struct ClientStats {
+  std::map<std::string, TrafficCounters> received;  ///< by ServerBody name
+  std::map<std::string, TrafficCounters> sent;      ///< by ClientBody name
+  std::uint64_t bytesIn = 0, bytesOut = 0;          ///< UDP payload incl. ENet headers
+  double rttMs = 0;                                 ///< ENet's round-trip estimate
+  double joinMs = 0;                                ///< connect to Playing
+  double generateMs = 0;                            ///< of which building the world
+  std::uint64_t stepsApplied = 0;
+  std::uint64_t hashChecks = 0;
+  std::vector<Desync> desyncs;                      ///< first 16 kept
+  std::uint64_t desyncCount = 0;
+  std::uint64_t snapshotsReceived = 0;
+  PredictionStats prediction;
+};
+
+class ClientConnection {
+ public:
+  /// Starts connecting (non-blocking). Errors: resolve / socket / link failures.
+  static sim::Result<std::unique_ptr<ClientConnection>> connect(const ClientConfig& config);
+  ~ClientConnection();
+  ClientConnection(const ClientConnection&) = delete;
+  ClientConnection& operator=(const ClientConnection&) = delete;
+
+  /// Handles everything that arrived (waiting up to timeoutMs for the first event)
+  /// and flushes. nowMs: client steady clock in ms (interpolation, join time).
+  void service(double nowMs, int timeoutMs = 0);
+
+  /// One client tick of input (call at 60 Hz while Playing): assigns the next input
+  /// sequence, predicts, and sends Inputs with every unacknowledged input.
+  void sendInput(sim::PlayerInput input);
+
+  /// Sends an edit or chat, to be applied after the newest input sent so far.
+  /// Only Dig, Place, Pour, Ignite and Chat bodies are sent; others are ignored.
+  void sendAction(const sim::CommandBody& body);
+
+  /// Disconnects politely (flushes).
+  void disconnect();
+
+  ClientPhase phase() const noexcept;
+  const std::string& error() const noexcept;        ///< why Failed / Disconnected
+  double progress() const noexcept;                 ///< generation progress 0..1
+  sim::PlayerId playerId() const noexcept;
+  const sim::SimState& mirror() const noexcept;     ///< valid from AwaitingSnapshot
+  const Predictor& predictor() const noexcept;
+  const InterpolationBuffer& others() const noexcept;  ///< other players, by id value
+  const InterpolationBuffer& animals() const noexcept; ///< animals in view, by id value
+  std::string playerName(std::uint32_t id) const;     ///< "" when unknown
+  std::uint64_t serverTick() const noexcept;          ///< newest tick applied
+  ClientStats stats() const;
+
+  /// Events of the steps applied since the last call (for audio, HUD, chat), in order.
+  std::vector<sim::Event> takeEvents();
+
+ private:
+  struct Impl;
+  explicit ClientConnection(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace loam::net

@@ -1,0 +1,1 @@
+#include "net/edit_codec.h"

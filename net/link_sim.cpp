@@ -1,0 +1,1 @@
+#include "net/link_sim.h"

@@ -1,0 +1,21 @@
+#include "net/protocol.h"
+
+namespace loam::net {
+
+const char* rejectCodeName(RejectCode code) noexcept {
+  switch (code) {
+    case RejectCode::None: return "none";
+    case RejectCode::ProtocolMismatch: return "protocol mismatch";
+    case RejectCode::ServerFull: return "server full";
+    case RejectCode::BadHello: return "bad hello";
+    case RejectCode::WorldMismatch: return "world mismatch";
+    case RejectCode::Malformed: return "malformed messages";
+    case RejectCode::Flooding: return "flooding";
+    case RejectCode::Timeout: return "timed out";
+    case RejectCode::TooSlow: return "link too slow";
+    case RejectCode::ShuttingDown: return "server shutting down";
+  }
+  return "unknown";
+}
+
+}  // namespace loam::net

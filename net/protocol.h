@@ -1,0 +1,48 @@
+// Protocol constants shared by server, client and bots: version, ENet channels,
+// size limits and reject codes. docs/PROTOCOL.md is the prose version of this file
+// and net/schema/loam.fbs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace loam::net {
+
+/// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
+inline constexpr std::uint32_t kProtocolVersion = 1;
+
+/// ENet channels.
+inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, steps, cell states, actions
+inline constexpr std::uint8_t kChannelUnreliable = 1;  ///< sequenced, unreliable: inputs, snapshots
+inline constexpr std::size_t kChannelCount = 2;
+
+/// Server tick rate (the simulation's).
+inline constexpr int kTickHz = 60;
+
+/// Limits the server enforces on what clients send.
+inline constexpr std::size_t kMaxClientPacketBytes = 2048;   ///< larger packets are dropped and counted
+inline constexpr std::size_t kMaxInputsPerMessage = 16;      ///< Inputs.inputs longer than this is malformed
+inline constexpr std::size_t kMaxQueuedInputs = 120;         ///< per player; older ones are dropped beyond this
+inline constexpr std::size_t kMaxQueuedActions = 32;         ///< per player; more is malformed (flood)
+inline constexpr std::uint32_t kMaxBadMessages = 20;          ///< malformed messages before a disconnect
+inline constexpr std::uint32_t kMaxMessagesPerSecond = 400;  ///< per peer; beyond is flooding (dropped, counted)
+inline constexpr std::uint32_t kWorldReadyTimeoutTicks = 120 * kTickHz;  ///< generation must finish within 2 min
+
+/// Reject.code values (also the ENet disconnect data).
+enum class RejectCode : std::uint16_t {
+  None = 0,
+  ProtocolMismatch = 1,  ///< Hello.protocol differs
+  ServerFull = 2,        ///< max players reached
+  BadHello = 3,          ///< missing or invalid name, or a second Hello
+  WorldMismatch = 4,     ///< WorldReady hash differs from the server's generated world
+  Malformed = 5,         ///< too many malformed messages
+  Flooding = 6,          ///< too many messages per second for too long
+  Timeout = 7,           ///< no WorldReady in time
+  TooSlow = 8,           ///< reliable backlog beyond the cap (the link cannot keep up)
+  ShuttingDown = 9,      ///< server is stopping
+};
+
+/// Human-readable name of a reject code ("protocol mismatch").
+const char* rejectCodeName(RejectCode code) noexcept;
+
+}  // namespace loam::net

@@ -1,0 +1,127 @@
+// ServerHost: the authoritative side of the protocol. It owns the simulation state
+// and an ENet host, and does one whole tick per tick() call:
+//
+//   1. service ENet: connects, disconnects, verified messages (Hello, WorldReady,
+//      CellHashRequest, Inputs, Action); malformed or oversized input is dropped and
+//      counted, and a peer that keeps sending it is disconnected with a reason;
+//   2. commands for this step: joins of peers whose world checked out, leaves,
+//      queued inputs (at most SimRules::maxInputsPerTick per player, oldest first;
+//      the rest wait for the next tick, nothing is dropped below kMaxQueuedInputs),
+//      actions whose after_input has been applied, and the caller's own commands;
+//   3. sim::step;
+//   4. send: the StepBatch (encoded once, one ENet packet shared by every playing
+//      peer), CellState packets for cells with water or fire changes (encoded once
+//      per cell, shared by the peers in reach that are up to date; stale peers in
+//      reach get a full CellState, nearest first, within their byte budget), each
+//      peer's Snapshot (own player every time, others and animals by interest and
+//      delta against the snapshot the peer acknowledged), and JoinSnapshots for
+//      peers that just joined; then flush.
+//
+// Per-peer session state machine (docs/PROTOCOL.md has the diagram):
+//   Connected --Hello ok--> Welcomed --WorldReady ok--> Joining --JoinSnapshot sent--> Playing
+//   any state --bad input / timeout / too slow--> Rejected (Reject sent, disconnect later)
+// Swarm bots (Hello.wants_world = false) go straight from Welcomed to Joining and
+// get no JoinSnapshot.
+//
+// Thread: one (the caller's). Never throws on peer input.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/commands.h"
+#include "sim/result.h"
+#include "sim/sim_state.h"
+#include "sim/streams.h"
+#include "sim/world_hash.h"
+
+namespace loam::net {
+
+/// Interest management radii and rates.
+struct InterestConfig {
+  double nearPlayerMetres = 32;      ///< players within this get every snapshot (~30 Hz)
+  int farPlayerEvery = 6;            ///< other players farther away: every Nth snapshot (~5 Hz)
+  double animalEnterMetres = 60;     ///< animals enter a client's view within this
+  double animalLeaveMetres = 64;     ///< and leave it beyond this (hysteresis)
+  double cellReachMetres = 64;       ///< water and fire of cells within this are sent
+  int snapshotEvery = 2;             ///< ticks between snapshots (2 = 30 Hz)
+};
+
+/// Server settings (loam-server maps its config onto this).
+struct ServerConfig {
+  std::string name = "loam";
+  std::string bindAddress = "0.0.0.0";   ///< "127.0.0.1" for loopback only
+  std::uint16_t port = 7777;             ///< 0 = ephemeral (tests); see ServerHost::port()
+  std::uint32_t maxPlayers = 64;
+  std::uint32_t bandwidthCapBytesPerSecond = 256 * 1024;  ///< per client, downstream budget
+  std::uint32_t reliableBacklogCapBytes = 8u << 20;       ///< beyond this a peer is TooSlow
+  InterestConfig interest;
+};
+
+/// Byte and message counters by message type.
+struct TrafficCounters {
+  std::uint64_t messages = 0;
+  std::uint64_t bytes = 0;  ///< payload bytes (ENet and UDP headers not included)
+};
+
+/// What the server has done, for the stats line, metrics and benches.
+struct ServerStats {
+  std::uint32_t players = 0;               ///< sessions in Playing
+  std::uint32_t peers = 0;                 ///< ENet peers connected
+  std::uint64_t bytesIn = 0, bytesOut = 0; ///< UDP payload incl. ENet headers (host totals)
+  std::uint64_t malformed = 0;             ///< dropped inbound messages (bad size, verifier, content)
+  std::uint64_t flooded = 0;               ///< dropped for rate
+  std::uint64_t rejected = 0;              ///< sessions ended with a Reject
+  std::uint64_t joins = 0, leaves = 0;
+  std::uint64_t inputsDropped = 0;         ///< queue overflow
+  std::uint64_t budgetDeferred = 0;        ///< records held back by per-client budgets
+  std::map<std::string, TrafficCounters> sent;      ///< by ServerBody name
+  std::map<std::string, TrafficCounters> received;  ///< by ClientBody name
+};
+
+/// What the server knows about the world it hosts (sent in Welcome).
+struct HostedWorld {
+  std::string sceneName;                    ///< Scene::name (clients find <name>.toml)
+  std::uint64_t generatedHash = 0;          ///< world hash right after generation
+  std::vector<sim::CellHash> generatedCells;  ///< cell hashes right after generation
+};
+
+class ServerHost {
+ public:
+  /// Binds the UDP port and takes the state. state may already be advanced (a
+  /// loaded save). Errors: bind failures ("port 7777 in use").
+  static sim::Result<std::unique_ptr<ServerHost>> open(const ServerConfig& config, sim::SimState state,
+                                                       HostedWorld world);
+  ~ServerHost();
+  ServerHost(const ServerHost&) = delete;
+  ServerHost& operator=(const ServerHost&) = delete;
+
+  /// One tick (see the file comment). serverCommands are added to the step (console,
+  /// scenario). Returns the step's output (valid until the next tick).
+  const sim::StepOutput& tick(std::span<const sim::Command> serverCommands = {});
+
+  /// Waits up to timeoutMs for network input (so an idle loop sleeps in the socket
+  /// instead of spinning), handling what arrives. The next tick() handles the rest.
+  void waitForInput(int timeoutMs);
+
+  /// Sends Reject{ShuttingDown} to everyone and flushes.
+  void shutdown();
+
+  const sim::SimState& state() const noexcept;
+  std::uint16_t port() const noexcept;
+  ServerStats stats() const;
+  /// Microseconds the last tick spent in step, in sending and in total.
+  struct TickTimes { double stepUs = 0, sendUs = 0, totalUs = 0; };
+  TickTimes lastTickTimes() const noexcept;
+
+ private:
+  struct Impl;
+  explicit ServerHost(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace loam::net

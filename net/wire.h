@@ -1,0 +1,45 @@
+// Wire helpers: verifying inbound buffers and converting between the FlatBuffers
+// records of net/schema/loam.fbs and the simulation's types. Every inbound buffer
+// goes through verifyClientMessage / verifyServerMessage before any field is read.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "loam_generated.h"  // flatc output of net/schema/loam.fbs (build tree)
+#include "sim/animals.h"
+#include "sim/events.h"
+#include "sim/fire.h"
+#include "sim/player.h"
+#include "sim/water.h"
+
+namespace loam::net {
+
+/// The verified root, or nullptr when bytes is larger than maxBytes, not a valid
+/// ClientMessage (FlatBuffers verifier, depth and table limits) or has no body.
+const wire::ClientMessage* verifyClientMessage(std::span<const std::uint8_t> bytes, std::size_t maxBytes);
+/// As verifyClientMessage for server messages (clients and bots).
+const wire::ServerMessage* verifyServerMessage(std::span<const std::uint8_t> bytes, std::size_t maxBytes);
+
+wire::InputRec toWire(const sim::PlayerInput& input) noexcept;
+sim::PlayerInput fromWire(const wire::InputRec& rec) noexcept;
+wire::PlayerStateRec toWire(const sim::PlayerState& state) noexcept;
+sim::PlayerState fromWire(const wire::PlayerStateRec& rec) noexcept;
+wire::PlayerPoseRec poseToWire(sim::PlayerId id, const sim::PlayerState& state) noexcept;
+wire::AnimalRec toWire(const sim::Animal& animal) noexcept;
+sim::Animal fromWire(const wire::AnimalRec& rec) noexcept;
+wire::WaterRec toWire(const sim::WaterChange& change) noexcept;
+sim::WaterChange fromWire(const wire::WaterRec& rec) noexcept;
+wire::FireRec toWire(const sim::FireChange& change) noexcept;
+sim::FireChange fromWire(const wire::FireRec& rec) noexcept;
+
+/// Events: chat events are not EventRecs (they travel as ChatLine); toWire returns
+/// false for them. fromWire returns false for an unknown kind or out-of-range field.
+bool toWire(const sim::Event& event, wire::EventRec& out) noexcept;
+bool fromWire(const wire::EventRec& rec, sim::Event& out) noexcept;
+
+/// Names of message types for per-type byte counters ("StepBatch", "Snapshot"...).
+const char* messageName(wire::ServerBody type) noexcept;
+const char* messageName(wire::ClientBody type) noexcept;
+
+}  // namespace loam::net

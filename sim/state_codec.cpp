@@ -1,0 +1,1 @@
+#include "sim/state_codec.h"

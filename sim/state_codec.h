@@ -1,0 +1,59 @@
+// The replicated state as bytes: players, water, fire, animals and weather, each as
+// a self-contained little-endian record list. Used for the join snapshot (inside a
+// sim save's blobs, sim/save.h) and for server saves, so a loaded world resumes
+// with its water, fires, animals and weather. Decoders check every length and value
+// range and return an error, never read outside the input, and bound allocation by
+// the input's size.
+//
+// Blob names in a save: "players", "water", "fire", "animals", "weather".
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/result.h"
+#include "sim/save.h"
+#include "sim/sim_state.h"
+
+namespace loam::sim {
+
+/// Version of the encodings below (first byte of each blob).
+inline constexpr std::uint8_t kStateCodecVersion = 1;
+
+/// Encoders: append one blob's bytes to out.
+void encodePlayers(const std::vector<Player>& players, std::vector<std::uint8_t>& out);
+void encodeWater(const WaterState& water, std::vector<std::uint8_t>& out);   ///< every wet cell
+void encodeFire(const FireState& fire, std::vector<std::uint8_t>& out);      ///< every burning cell
+void encodeAnimals(const AnimalState& animals, std::vector<std::uint8_t>& out);
+void encodeWeather(const WeatherState& weather, std::vector<std::uint8_t>& out);  ///< replicated fields
+
+/// Decoders: replace the replicated part of the target with the blob's content.
+/// On a mirror that is all there is. On a server (restoring a save) the working data
+/// is rebuilt: water wakes every cell it restores, fire recomputes its work from
+/// the world, animals get fresh brains (keyed by id and tick) and nextId past the
+/// largest id, players keep their budgets as saved.
+Result<void> decodePlayers(std::span<const std::uint8_t> bytes, std::vector<Player>& players);
+Result<void> decodeWater(std::span<const std::uint8_t> bytes, WaterState& water, const BrickStore& world);
+Result<void> decodeFire(std::span<const std::uint8_t> bytes, FireState& fire, const BrickStore& world);
+Result<void> decodeAnimals(std::span<const std::uint8_t> bytes, AnimalState& animals, std::uint64_t tick);
+Result<void> decodeWeather(std::span<const std::uint8_t> bytes, WeatherState& weather);
+
+/// The five blobs of state, in the order above (for captureSave).
+std::vector<SaveBlob> stateBlobs(const SimState& state);
+
+/// Applies a decoded save to a freshly generated state: bricks (applySave), every
+/// state blob present, and the tick from the header. Errors name the blob.
+Result<void> restoreState(const SaveData& save, SimState& state);
+
+/// The water and fire records inside one interest cell (for catch-up after the
+/// client was away). Sorted by coordinate. Allocates.
+std::vector<WaterChange> waterInCell(const WaterState& water, CellCoord cell);
+std::vector<FireChange> fireInCell(const FireState& fire, CellCoord cell);
+
+/// Removes every water amount / fire cell inside an interest cell (a mirror does this
+/// before applying a full CellState). Mirror use only: working data is left alone.
+void clearWaterInCell(WaterState& water, CellCoord cell);
+void clearFireInCell(FireState& fire, CellCoord cell);
+
+}  // namespace loam::sim

@@ -1,0 +1,1 @@
+#include "sim/world_hash_tracker.h"

@@ -1,0 +1,48 @@
+// WorldHashTracker: the world hash and cell hashes of sim/world_hash.h kept up to
+// date per step instead of recomputed from scratch. It caches every chunk's hash;
+// after a step, the chunks that step's edit log touched are rehashed, and the world
+// hash and the hashes of the touched cells are rebuilt from the cache. The server
+// sends the result with every step; every full client computes the same from the
+// same edits and compares (net/client_connection.h).
+//
+// Equal by construction to hashWorld(store) after every update (tested).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/streams.h"
+#include "sim/world_hash.h"
+
+namespace loam::sim {
+
+class WorldHashTracker {
+ public:
+  /// Hashes every chunk of store (as hashWorld; about as long).
+  void reset(const BrickStore& store);
+
+  /// Rehashes the chunks touched by edits (the edit log of the step just applied to
+  /// store), then the world hash and the touched cells' hashes. Cost: the touched
+  /// chunks plus 8 bytes per chunk of the world. Allocation: only growth of the
+  /// internal lists.
+  void update(const BrickStore& store, std::span<const EditRecord> edits);
+
+  /// The world hash after the last reset / update.
+  std::uint64_t worldHash() const noexcept { return world_; }
+
+  /// The cells the last update touched, with their hashes, sorted by cell.
+  std::span<const CellHash> touchedCells() const noexcept { return touched_; }
+
+  /// The hash of any cell (from the cache).
+  std::uint64_t cellHash(const BrickStore& store, CellCoord cell) const;
+
+ private:
+  std::vector<std::uint64_t> chunkHashes_;  ///< by chunk index
+  std::vector<std::uint8_t> dirty_;         ///< by chunk index, during update
+  std::vector<int> dirtyList_;
+  std::vector<CellHash> touched_;
+  std::uint64_t world_ = 0;
+};
+
+}  // namespace loam::sim
