@@ -2,6 +2,7 @@
 #include "sim/fire.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "sim/assert.h"
 #include "sim/brick_store.h"
@@ -688,6 +689,80 @@ std::optional<std::string> diffFire(const FireState& e, const FireState& a) {
     return internal::format("fire.cells.size: expected %zu, actual %zu", e.cells.size(), a.cells.size());
   }
   return std::nullopt;
+}
+
+void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t seed, std::uint32_t tick) {
+  // Saved ignitions (start, peak, uniform result) when the decoder left them in work.
+  std::vector<FireWork> hints;
+  if (state.work.size() == state.cells.size()) hints.swap(state.work);
+  state.work.clear();
+  state.masks.clear();
+  state.freeMasks.clear();
+  state.burning.clear();
+  state.pending.clear();
+  for (std::size_t k = 0; k < state.cells.size(); ++k) {
+    const FireCell& saved = state.cells[k];
+    const FireWork* hint = k < hints.size() && hints[k].peak != 0 && hints[k].start <= tick && hints[k].start < saved.endTick
+                               ? &hints[k]
+                               : nullptr;
+    FireCell c;
+    FireWork w;
+    FuelMask mask{};
+    if (buildCell(state.tables, world, seed, saved.cell, hint ? hint->start : tick, c, w, mask)) {
+      // Reconstruct the ignition: from the saved start (else from the fuel left, the
+      // same duration while the brick holds one kind of fuel), ending at the saved
+      // endTick; the positions visited by the last visit done; the attempt and
+      // exposure schedule replayed.
+      if (hint) {
+        w.start = hint->start;
+        w.peak = hint->peak;
+        w.flags = static_cast<std::uint8_t>(hint->flags & kFireUniform);
+        w.result = hint->result;
+        w.sweepLength = static_cast<std::uint16_t>((w.flags & kFireUniform) ? kThinPositions : kBrickVoxels);
+      } else {
+        const std::uint32_t d = w.duration;
+        w.start = saved.endTick > d ? std::min(saved.endTick - d, tick) : 0;
+      }
+      w.duration = static_cast<std::uint16_t>(std::clamp<std::uint32_t>(saved.endTick - w.start, 1, 65535));
+      w.period = static_cast<std::uint8_t>(std::clamp<std::uint32_t>(w.duration / 24u, kMinPeriod, kMaxPeriod));
+      const std::uint32_t dyingAt = w.start + w.duration * 3u / 4u;
+      const bool dying = tick >= dyingAt;
+      if (dying) w.flags |= kFireDying;
+      if (!hint) w.peak = dying ? static_cast<std::uint8_t>(std::min(255, saved.intensity * 3 + 1)) : saved.intensity;
+      const std::uint64_t h = keyedHash(RandomKey{seed, RandomPurpose::FireBurn, 0, keyOf(saved.cell), 0});
+      std::uint32_t next = w.start + 1 + static_cast<std::uint32_t>((h >> 27) % w.period);
+      std::uint32_t exposureDue = 0;
+      std::uint32_t lastVisit = w.start;  // the sweep catches up at visits only
+      for (; next <= tick; next += w.period) {
+        if (next >= exposureDue) exposureDue = next + kExposureRefresh;
+        lastVisit = next;
+      }
+      if (dying) lastVisit = std::max(lastVisit, dyingAt);
+      w.swept = static_cast<std::uint16_t>(
+          std::min<std::uint64_t>(w.sweepLength, std::uint64_t{lastVisit - w.start} * w.sweepLength / w.duration));
+      // Fuel: what the positions not yet visited hold.
+      for (std::uint32_t p = 0; p < w.swept; ++p) maskSet(mask, permute(w, p), false);
+      std::uint32_t fuel = 0;
+      for (std::uint64_t word : mask) fuel += static_cast<std::uint32_t>(std::popcount(word));
+      w.fuel = static_cast<std::uint16_t>(fuel);
+      if (fuel == 0) w.flags |= kFireRemoved;
+      w.nextAttempt = next;
+      w.exposureDue = exposureDue;
+      // The exposure measured last (the world may have changed since).
+      w.exposure = hint ? hint->exposure : static_cast<std::uint16_t>(cellExposure(state.tables, world, saved.cell));
+    } else {
+      // No fuel left: out at the first visit.
+      w = FireWork{};
+      w.start = tick;
+      w.duration = 1;
+      w.flags |= kFireRemoved;
+      w.nextAttempt = tick + 1;
+    }
+    scheduleNext(w);
+    w.mask = takeMask(state, mask);
+    state.burning.insert(keyOf(saved.cell));
+    state.work.push_back(w);
+  }
 }
 
 }  // namespace loam::sim

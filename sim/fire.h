@@ -52,6 +52,7 @@
 
 namespace loam::sim {
 
+class BrickStore;
 class SimContext;
 class StateHasher;
 struct SimSetup;
@@ -155,6 +156,18 @@ constexpr VoxelCoord fireCellOf(VoxelCoord voxel) {
 /// Mirror side: applies one step's fire changes in order (later records for the same
 /// cell win). O(changes log changes + cells) for large batches.
 void applyFireChanges(FireState& state, std::span<const FireChange> changes);
+
+/// Restore side of the state codec (sim/state_codec.h): rebuilds the working data
+/// (work, fuel masks, key set) of every cell in state.cells from `world` as of `tick`
+/// (after that tick's step), as igniteFire built it and the walk advanced it: the
+/// keyed permutation, attempt and exposure schedule are replayed, the positions
+/// swept by the last visit are done and the fuel is what the others hold. When
+/// state.work is parallel to cells, its entries with peak != 0 give each cell's
+/// saved ignition (start, peak, kFireUniform flag, result and last exposure; the
+/// codec's decoder puts them there); otherwise they are estimated from the fuel left and the saved
+/// endTick and intensity. A cell without fuel left goes out at its next visit.
+/// Allocates.
+void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t seed, std::uint32_t tick);
 
 /// Folds the replicated fire state into hasher.
 void hashFire(const FireState& state, StateHasher& hasher);

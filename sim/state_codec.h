@@ -30,9 +30,19 @@ void encodeWeather(const WeatherState& weather, std::vector<std::uint8_t>& out);
 
 /// Decoders: replace the replicated part of the target with the blob's content.
 /// On a mirror that is all there is. On a server (restoring a save) the working data
-/// is rebuilt: water wakes every cell it restores, fire recomputes its work from
-/// the world, animals get fresh brains (keyed by id and tick) and nextId past the
-/// largest id, players keep their budgets as saved.
+/// is rebuilt: water wakes every cell it restores (and refreshes its masks from the
+/// world), fire rebuilds its work from the world plus the ignition data its blob
+/// carries (start, peak, uniform result, exposure: a few bytes per burning cell),
+/// animals get the brains their blob carries (else fresh ones at a den of their
+/// species) and nextId past the largest id, players keep their budgets as saved.
+///
+/// Lockstep: a server restored by restoreState steps identically to the one that
+/// was saved (tested for 300 steps of forest-fires with pours). Limits: water's
+/// active set is rebuilt by waking every wet cell, which matches as long as waking
+/// a settled cell changes nothing, and source routes are recomputed; a fire cell
+/// whose attempt schedule was shifted by the per-tick ignition bound, or whose brick
+/// someone else edited while it burned, gets the undisturbed schedule / fuel; an
+/// animal nextId beyond the largest living id (animals removed) is not saved.
 Result<void> decodePlayers(std::span<const std::uint8_t> bytes, std::vector<Player>& players);
 Result<void> decodeWater(std::span<const std::uint8_t> bytes, WaterState& water, const BrickStore& world);
 Result<void> decodeFire(std::span<const std::uint8_t> bytes, FireState& fire, const BrickStore& world);

@@ -1295,4 +1295,35 @@ WaterStats waterStats(const WaterState& state) noexcept {
   return st;
 }
 
+void restoreWaterCells(WaterState& state, const BrickStore& world, std::span<const WaterChange> cells) {
+  WaterGrid& g = state.cells;
+  // Dry every record and refresh its masks from the world as it is now.
+  for (std::uint32_t slot = 0; slot < g.brickCount(); ++slot) {
+    for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) g.setAmount(slot, i, 0);
+    WaterBrick& b = g.brick(slot);
+    initMasks(b, world, state);
+    for (int w = 0; w < internal::kCellMaskWords; ++w) b.held[static_cast<std::size_t>(w)] &= b.open[static_cast<std::size_t>(w)];
+  }
+  for (const WaterChange& c : cells) {
+    const BrickCoord bc = brickOf(c.cell);
+    std::int32_t s = g.find(bc);
+    if (s < 0) {
+      s = static_cast<std::int32_t>(g.add(bc));
+      initMasks(g.brick(static_cast<std::uint32_t>(s)), world, state);
+    }
+    const auto slot = static_cast<std::uint32_t>(s);
+    const unsigned idx = cellIndex(c.cell);
+    g.setAmount(slot, idx, c.amount);
+    WaterBrick& b = g.brick(slot);
+    internal::setBit(b.next, idx);
+    if (!b.queued) {
+      b.queued = true;
+      state.queue.push_back(slot);
+    }
+  }
+  state.frozen = false;
+  state.watch.clear();
+  for (internal::WaterSourceRoute& r : state.sources) r.valid = false;
+}
+
 }  // namespace loam::sim

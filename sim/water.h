@@ -95,6 +95,7 @@
 
 namespace loam::sim {
 
+class BrickStore;
 class SimContext;
 class StateHasher;
 struct SimSetup;
@@ -161,6 +162,13 @@ std::uint16_t waterAt(const WaterState& state, VoxelCoord cell);
 /// Mirror side: applies one step's water changes in order. Allocates only when water
 /// reaches a brick the mirror has no record for.
 void applyWaterChanges(WaterState& state, std::span<const WaterChange> changes);
+
+/// Restore side of the state codec (sim/state_codec.h): makes the amounts exactly
+/// `cells` (every other cell dry; cells sorted canonically, amounts 1..kWaterPerVoxel,
+/// inside the world), refreshes every brick record's masks from `world` (which may
+/// differ from the generated world after applySave), wakes every wet cell and thaws
+/// the system. Writes no voxels and no records. Allocates for new bricks.
+void restoreWaterCells(WaterState& state, const BrickStore& world, std::span<const WaterChange> cells);
 
 /// Folds the replicated water state into hasher: every brick holding water, in
 /// packCoordId order, as its coordinate and 512 amounts. No allocation.

@@ -1,10 +1,11 @@
 #include "sim/world_hash.h"
 
+#include <algorithm>
 #include <cstring>
-#include <map>
 #include <xxhash.h>
 
 #include "sim/brick_store.h"
+#include "sim/internal/world_hash_combine.h"
 
 namespace loam::sim {
 
@@ -79,46 +80,120 @@ std::uint64_t chunkHashWith(const BrickStore& store, int i, HashStream& hs) {
   return hs.digest();
 }
 
+// Per-thread stream for hashChunks (64 KB, allocated on a thread's first use).
+HashStream& threadStream() {
+  thread_local HashStream hs;
+  return hs;
+}
+
+// XXH3-64 of little-endian uint64 values after a prefix, fed in blocks (the same
+// digest as one call over the concatenation).
+class U64Hasher {
+ public:
+  explicit U64Hasher(std::size_t totalBytes) : oneShot_(totalBytes <= sizeof buf_) {
+    if (!oneShot_) XXH3_64bits_reset(&state_);
+  }
+  void put(const void* p, std::size_t n) {
+    if (used_ + n > sizeof buf_) flush();
+    std::memcpy(buf_ + used_, p, n);
+    used_ += n;
+  }
+  void addU64(std::uint64_t v) {
+    if (used_ + 8 > sizeof buf_) flush();
+    putU64(buf_ + used_, v);
+    used_ += 8;
+  }
+  std::uint64_t digest() {
+    if (oneShot_) return XXH3_64bits(buf_, used_);
+    flush();
+    return XXH3_64bits_digest(&state_);
+  }
+
+ private:
+  void flush() {
+    LOAM_ASSERT(!oneShot_);
+    XXH3_64bits_update(&state_, buf_, used_);
+    used_ = 0;
+  }
+  bool oneShot_;
+  std::size_t used_ = 0;
+  std::uint8_t buf_[2048];
+  XXH3_state_t state_;
+};
+
 }  // namespace
 
+namespace internal {
+
+std::uint64_t combineWorldHash(const WorldBounds& b, std::span<const std::uint64_t> chunkHashes) {
+  std::uint8_t head[8 + 24];
+  std::memcpy(head, "LOAMWH1\0", 8);
+  std::int32_t v[6] = {b.minBrick.x, b.minBrick.y, b.minBrick.z, b.maxBrick.x, b.maxBrick.y, b.maxBrick.z};
+  for (int k = 0; k < 6; ++k) putU32(head + 8 + 4 * k, static_cast<std::uint32_t>(v[k]));
+  U64Hasher h(sizeof head + 8 * chunkHashes.size());
+  h.put(head, sizeof head);
+  for (std::uint64_t c : chunkHashes) h.addU64(c);
+  return h.digest();
+}
+
+void cellRange(const BrickStore& store, CellCoord& min, CellCoord& max) noexcept {
+  const WorldBounds& b = store.bounds();
+  min = cellOf(b.minBrick);
+  max = cellOf(BrickCoord{b.maxBrick.x - 1, 0, b.maxBrick.z - 1});
+}
+
+std::uint64_t combineCellHash(const BrickStore& store, CellCoord cell, std::span<const std::uint64_t> chunkHashes) {
+  const WorldBounds& b = store.bounds();
+  const ChunkCoord lo = chunkOf(b.minBrick);
+  const ChunkCoord hi = chunkOf(BrickCoord{b.maxBrick.x - 1, b.maxBrick.y - 1, b.maxBrick.z - 1});
+  // The chunks of a cell: x and z in {2 * cell, 2 * cell + 1} (32 bricks = 2 chunks), clipped.
+  const int x0 = std::max(2 * cell.x, lo.x), x1 = std::min(2 * cell.x + 1, hi.x);
+  const int z0 = std::max(2 * cell.z, lo.z), z1 = std::min(2 * cell.z + 1, hi.z);
+  const std::size_t chunks =
+      x1 < x0 || z1 < z0 ? 0 : static_cast<std::size_t>((x1 - x0 + 1) * (z1 - z0 + 1) * (hi.y - lo.y + 1));
+  U64Hasher h(8 + 8 * chunks);
+  std::uint8_t head[8];
+  putU32(head, static_cast<std::uint32_t>(cell.x));
+  putU32(head + 4, static_cast<std::uint32_t>(cell.z));
+  h.put(head, sizeof head);
+  if (chunks == 0) return h.digest();
+  for (int z = z0; z <= z1; ++z) {  // canonical order: z, y, x
+    for (int y = lo.y; y <= hi.y; ++y) {
+      for (int x = x0; x <= x1; ++x) {
+        h.addU64(chunkHashes[static_cast<std::size_t>(store.chunkIndex(ChunkCoord{x, y, z}))]);
+      }
+    }
+  }
+  return h.digest();
+}
+
+void hashChunks(const BrickStore& store, std::span<const int> indices, std::span<std::uint64_t> out) {
+  HashStream& hs = threadStream();
+  for (int i : indices) out[static_cast<std::size_t>(i)] = chunkHashWith(store, i, hs);
+}
+
+}  // namespace internal
+
 std::uint64_t chunkHash(const BrickStore& store, int chunkIndex) {
-  HashStream hs;
-  return chunkHashWith(store, chunkIndex, hs);
+  return chunkHashWith(store, chunkIndex, threadStream());
 }
 
 WorldHashes hashWorld(const BrickStore& store) {
-  HashStream hs;
+  HashStream& hs = threadStream();
   std::vector<std::uint64_t> chunkHashes(static_cast<std::size_t>(store.chunkCount()));
   for (int i = 0; i < store.chunkCount(); ++i) chunkHashes[static_cast<std::size_t>(i)] = chunkHashWith(store, i, hs);
 
   WorldHashes out;
-  {
-    HashStream world;
-    std::uint8_t head[8 + 24];
-    std::memcpy(head, "LOAMWH1\0", 8);
-    const WorldBounds& b = store.bounds();
-    std::int32_t v[6] = {b.minBrick.x, b.minBrick.y, b.minBrick.z, b.maxBrick.x, b.maxBrick.y, b.maxBrick.z};
-    for (int k = 0; k < 6; ++k) putU32(head + 8 + 4 * k, static_cast<std::uint32_t>(v[k]));
-    world.put(head, sizeof head);
-    for (std::uint64_t h : chunkHashes) putU64(world.reserve(8), h);
-    out.world = world.digest();
-  }
-
-  // Cells: group chunk hashes by cell, keeping canonical chunk order inside each.
-  std::map<CellCoord, std::vector<std::uint64_t>> cells;
-  for (int i = 0; i < store.chunkCount(); ++i) {
-    ChunkCoord cc = store.chunkCoord(i);
-    CellCoord cell = cellOf(BrickCoord{cc.x * kChunkBricks, 0, cc.z * kChunkBricks});
-    cells[cell].push_back(chunkHashes[static_cast<std::size_t>(i)]);
-  }
-  out.cells.reserve(cells.size());
-  for (const auto& [cell, hashes] : cells) {
-    HashStream h;
-    std::uint8_t* p = h.reserve(8);
-    putU32(p, static_cast<std::uint32_t>(cell.x));
-    putU32(p + 4, static_cast<std::uint32_t>(cell.z));
-    for (std::uint64_t ch : hashes) putU64(h.reserve(8), ch);
-    out.cells.push_back({cell, h.digest()});
+  out.world = internal::combineWorldHash(store.bounds(), chunkHashes);
+  // Cells sorted by (x, z); every cell of the covered range holds at least one chunk.
+  CellCoord lo, hi;
+  internal::cellRange(store, lo, hi);
+  out.cells.reserve(static_cast<std::size_t>((hi.x - lo.x + 1) * (hi.z - lo.z + 1)));
+  for (int x = lo.x; x <= hi.x; ++x) {
+    for (int z = lo.z; z <= hi.z; ++z) {
+      const CellCoord c{x, z};
+      out.cells.push_back({c, internal::combineCellHash(store, c, chunkHashes)});
+    }
   }
   return out;
 }

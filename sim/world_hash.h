@@ -39,8 +39,8 @@ struct WorldHashes {
   std::vector<CellHash> cells;  ///< sorted by cell (x, then z)
 };
 
-/// Hashes the world and its cells in one pass. Allocates the cell list and a 64 KB
-/// scratch buffer. Thread: any, while nobody writes the store. O(voxels in mixed
+/// Hashes the world and its cells in one pass. Allocates the cell list (and a 64 KB
+/// scratch buffer once per thread). Thread: any, while nobody writes the store. O(voxels in mixed
 /// bricks + bricks in expanded chunks + chunks).
 WorldHashes hashWorld(const BrickStore& store);
 
