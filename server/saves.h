@@ -1,0 +1,98 @@
+// Server save files: naming, finding the newest usable one at start, and writing on
+// a worker thread so the 60 Hz step only pays for captureSave.
+//
+// Files are <save-dir>/<scene>-<seed>-<tick>.loamsave (scene name with anything but
+// [A-Za-z0-9_.-] replaced by '_'). At start the highest tick is tried first; a file
+// that does not decode is renamed to <file>.corrupt and the next one is tried; a file
+// for another scene version (identity differs) is skipped and left alone.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "sim/result.h"
+#include "sim/save.h"
+#include "sim/sim_state.h"
+
+namespace loam::server {
+
+/// How many saves per scene and seed are kept; older ones are deleted after a write.
+inline constexpr std::size_t kSavesKept = 3;
+
+/// A save file found on disk.
+struct SaveFile {
+  std::string path;
+  std::uint64_t tick = 0;  ///< from the file name
+};
+
+/// The file name (no folder) of a save. Allocates.
+std::string saveFileName(std::string_view sceneName, std::uint64_t seed, std::uint64_t tick);
+
+/// Save files of this scene and seed in dir, highest tick first. A missing or
+/// unreadable folder gives an empty list. Allocates.
+std::vector<SaveFile> listSaves(const std::string& dir, std::string_view sceneName, std::uint64_t seed);
+
+/// Deletes all but the `keep` newest saves of this scene and seed. Returns how many
+/// were deleted. Failures to delete are logged and skipped.
+int pruneSaves(const std::string& dir, std::string_view sceneName, std::uint64_t seed, std::size_t keep);
+
+/// What loadNewestSave did.
+struct LoadedSave {
+  std::string path;
+  std::uint64_t tick = 0;
+  std::size_t bricks = 0;
+  std::size_t blobs = 0;
+};
+
+/// Finds the newest save of this scene and seed whose identity matches and applies it
+/// to state with restoreState. state must be the freshly generated state;
+/// `regenerate` is called to rebuild it when a save fails part-way through restoring
+/// (the state may then be half-applied). Logs one line per file it rejects. Returns
+/// the save applied, or nothing (fresh world). Errors: regenerate failed.
+sim::Result<std::optional<LoadedSave>> loadNewestSave(const std::string& dir, std::string_view sceneName,
+                                                      const sim::SaveIdentity& identity, sim::SimState& state,
+                                                      const std::function<sim::Result<sim::SimState>()>& regenerate);
+
+/// Encodes and writes captured saves on its own thread, one at a time, then prunes.
+/// Thread: submit/busy/waitIdle from one owner thread.
+class SaveWriter {
+ public:
+  SaveWriter(std::string dir, std::string sceneName, std::uint64_t seed);
+  /// Waits for the current write, then stops the thread.
+  ~SaveWriter();
+  SaveWriter(const SaveWriter&) = delete;
+  SaveWriter& operator=(const SaveWriter&) = delete;
+
+  /// True while a save is being encoded or written.
+  bool busy() const;
+  /// Hands a captured save to the thread. Returns false (and drops nothing: the
+  /// caller keeps ownership semantics simple by capturing only when !busy()) if busy.
+  /// captureMs is logged with the write.
+  bool submit(sim::SaveData data, double captureMs);
+  /// Blocks until no save is pending. Returns false if any write since the last call
+  /// failed.
+  bool waitIdle();
+
+ private:
+  void run();
+
+  std::string dir_, sceneName_;
+  std::uint64_t seed_ = 0;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::optional<sim::SaveData> pending_;
+  double pendingCaptureMs_ = 0;
+  bool working_ = false;
+  bool stop_ = false;
+  bool failed_ = false;
+  std::thread thread_;
+};
+
+}  // namespace loam::server

@@ -1,0 +1,336 @@
+#include "server/server_loop.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "net/server_host.h"
+#include "server/log.h"
+#include "server/saves.h"
+#include "sim/generator.h"
+#include "sim/save.h"
+#include "sim/scene.h"
+#include "sim/state_codec.h"
+#include "sim/world_hash.h"
+
+namespace loam::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Set by the signal handler, read by the loop (the only thing a handler may touch).
+std::atomic<int> gStopSignal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+void onStopSignal(int signo) { gStopSignal.store(signo, std::memory_order_relaxed); }
+
+void installSignalHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = onStopSignal;
+  sigemptyset(&sa.sa_mask);
+  // No SA_RESTART: a signal wakes the socket wait at once. SA_RESETHAND: a second
+  // Ctrl-C during the final save kills the process the default way.
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+double msBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+Clock::duration seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+/// Tick times and counters over one stats interval.
+struct StatsWindow {
+  Clock::time_point start;
+  std::vector<double> tickUs;  ///< totalUs of every tick in the window
+  std::uint64_t overruns = 0;
+  net::ServerStats base;       ///< host counters at the window's start
+
+  void print(const net::ServerHost& host, Clock::time_point now) {
+    net::ServerStats s = host.stats();
+    double secs = std::max(1e-3, std::chrono::duration<double>(now - start).count());
+    double p50 = 0, p99 = 0, mx = 0;
+    if (!tickUs.empty()) {
+      auto at = [&](double q) {
+        std::size_t i = std::min(tickUs.size() - 1, static_cast<std::size_t>(q * static_cast<double>(tickUs.size())));
+        std::nth_element(tickUs.begin(), tickUs.begin() + static_cast<std::ptrdiff_t>(i), tickUs.end());
+        return tickUs[i] / 1000.0;
+      };
+      p50 = at(0.50);
+      p99 = at(0.99);
+      mx = *std::max_element(tickUs.begin(), tickUs.end()) / 1000.0;
+    }
+    logLine("stats: tick %" PRIu64 ", players %u (peers %u), ticks %zu, step ms p50 %.2f p99 %.2f max %.2f, "
+            "KB/s in %.1f out %.1f, overruns %" PRIu64 ", malformed %" PRIu64,
+            host.state().tick, s.players, s.peers, tickUs.size(), p50, p99, mx,
+            static_cast<double>(s.bytesIn - base.bytesIn) / 1024.0 / secs,
+            static_cast<double>(s.bytesOut - base.bytesOut) / 1024.0 / secs, overruns, s.malformed - base.malformed);
+    start = now;
+    tickUs.clear();
+    overruns = 0;
+    base = std::move(s);
+  }
+};
+
+/// Generates the scene's world (a log line every 25%) and builds the state around
+/// it; fills hosted (the generated world's hashes) when given.
+sim::Result<sim::SimState> generateState(const sim::Scene& scene, std::uint64_t seed, net::HostedWorld* hosted) {
+  auto t0 = Clock::now();
+  int lastQuarter = 0;
+  sim::GenerateOptions go;
+  go.progress = [&](double f) {
+    int quarter = static_cast<int>(f * 4.0);
+    if (quarter > lastQuarter) {
+      lastQuarter = quarter;
+      logLine("generating world: %d%%", quarter * 25);
+    }
+  };
+  auto world = sim::generateWorld(scene, seed, sim::kGeneratorVersion, go);
+  if (!world) return world.error();
+  auto t1 = Clock::now();
+  if (hosted != nullptr) {
+    // The hash clients compare against is of the generated world, before any save.
+    sim::WorldHashes h = sim::hashWorld(*world);
+    hosted->sceneName = scene.name;
+    hosted->generatedHash = h.world;
+    hosted->generatedCells = std::move(h.cells);
+    logLine("generated world '%s' seed %" PRIu64 " in %.0f ms (hash %016" PRIx64 ", %.0f ms)", scene.name.c_str(),
+            seed, msBetween(t0, t1), hosted->generatedHash, msBetween(t1, Clock::now()));
+  }
+  return sim::createSimStateFromWorld(scene, seed, std::move(*world));
+}
+
+const char* signalName(int signo) { return signo == SIGINT ? "SIGINT" : signo == SIGTERM ? "SIGTERM" : "signal"; }
+
+}  // namespace
+
+int runServer(const ServerOptions& options) {
+  installSignalHandlers();
+  logLine("loam-server starting: scene %s, port %u, bind %s, save dir %s, save every %g s",
+          options.scenePath.c_str(), options.port, options.bind.c_str(), options.saveDir.c_str(),
+          options.saveIntervalSeconds);
+
+  auto scene = sim::loadScene(options.scenePath);
+  if (!scene) {
+    logLine("error: cannot load scene: %s", scene.error().message.c_str());
+    return kExitRuntime;
+  }
+  const std::uint64_t seed = options.seed.value_or(scene->defaultSeed);
+
+  std::error_code ec;
+  std::filesystem::create_directories(options.saveDir, ec);
+  if (ec || !std::filesystem::is_directory(options.saveDir)) {
+    logLine("error: cannot create save dir %s: %s", options.saveDir.c_str(),
+            ec ? ec.message().c_str() : "not a folder");
+    return kExitRuntime;
+  }
+
+  net::HostedWorld hosted;
+  auto state = generateState(*scene, seed, &hosted);
+  if (!state) {
+    logLine("error: cannot generate scene %s: %s", options.scenePath.c_str(), state.error().message.c_str());
+    return kExitRuntime;
+  }
+  const sim::SaveIdentity identity{state->sceneHash, seed, sim::kGeneratorVersion};
+  auto loaded = loadNewestSave(options.saveDir, scene->name, identity, *state,
+                               [&] { return generateState(*scene, seed, nullptr); });
+  if (!loaded) {
+    logLine("error: cannot regenerate scene %s: %s", options.scenePath.c_str(), loaded.error().message.c_str());
+    return kExitRuntime;
+  }
+  if (!loaded->has_value()) logLine("no save for scene %s seed %" PRIu64 " in %s: starting from the generated world",
+                                    scene->name.c_str(), seed, options.saveDir.c_str());
+  if (int signo = gStopSignal.load(); signo != 0) {
+    logLine("stopping (%s) before start", signalName(signo));
+    return kExitOk;
+  }
+
+  // The simulation refuses joins past its own cap; never let that be below ours.
+  state->rules.maxPlayers = std::max(state->rules.maxPlayers, options.maxPlayers);
+
+  net::ServerConfig config;
+  config.name = options.name;
+  config.bindAddress = options.bind;
+  config.port = options.port;
+  config.maxPlayers = options.maxPlayers;
+  config.bandwidthCapBytesPerSecond = options.bandwidthCapKBps * 1024u;
+  auto opened = net::ServerHost::open(config, std::move(*state), std::move(hosted));
+  if (!opened) {
+    logLine("error: cannot start the server: %s", opened.error().message.c_str());
+    return kExitRuntime;
+  }
+  net::ServerHost& host = **opened;
+  logLine("listening on %s:%u (UDP): server '%s', scene %s seed %" PRIu64 ", tick %" PRIu64 ", max %u players",
+          options.bind.c_str(), host.port(), options.name.c_str(), scene->name.c_str(), seed, host.state().tick,
+          options.maxPlayers);
+
+  SaveWriter writer(options.saveDir, scene->name, seed);
+  std::uint64_t lastSavedTick = host.state().tick;  // a loaded save (or tick 0) needs no rewrite
+  // Copies the modified bricks and state blobs (the only part that reads the state)
+  // and hands them to the writer thread.
+  auto captureAndSubmit = [&]() {
+    const sim::SimState& s = host.state();
+    if (s.tick == lastSavedTick) return;
+    auto t0 = Clock::now();
+    sim::SaveHeader header;
+    header.identity = identity;
+    header.tick = s.tick;
+    auto data = sim::captureSave(header, s.world, sim::stateBlobs(s));
+    double captureMs = msBetween(t0, Clock::now());
+    if (!data) {
+      logLine("save of tick %" PRIu64 " failed to capture: %s", s.tick, data.error().message.c_str());
+      return;
+    }
+    if (writer.submit(std::move(*data), captureMs)) lastSavedTick = s.tick;
+  };
+
+  constexpr auto kTickPeriod = std::chrono::nanoseconds(16'666'667);  // 60 Hz
+  constexpr int kMaxBurst = 4;
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point never = Clock::time_point::max();
+  TickPacer pacer(kTickPeriod, kMaxBurst, start);
+  const Clock::time_point deadline = options.durationSeconds > 0 ? start + seconds(options.durationSeconds) : never;
+  const Clock::duration saveEvery = seconds(options.saveIntervalSeconds);
+  Clock::time_point nextSave = options.saveIntervalSeconds > 0 ? start + saveEvery : never;
+  const Clock::duration statsEvery = seconds(options.statsIntervalSeconds);
+  Clock::time_point nextStats = options.statsIntervalSeconds > 0 ? start + statsEvery : never;
+  constexpr auto kPollEvery = std::chrono::milliseconds(250);
+  Clock::time_point nextPoll = start + kPollEvery;
+
+  StatsWindow window;
+  window.start = start;
+  window.base = host.stats();
+  if (options.statsIntervalSeconds > 0) {
+    window.tickUs.reserve(static_cast<std::size_t>(std::min(options.statsIntervalSeconds * 60.0 + 64.0, 1e6)));
+  }
+  std::uint64_t rejected = window.base.rejected;
+  std::uint64_t overrunsTotal = 0, droppedTotal = 0;
+  Clock::time_point lastOverrun{};
+  bool inOverrun = false;
+  double burstMaxUs = 0;  // slowest tick since the last wait, for the overrun line
+  bool savePostponedLogged = false;
+  std::map<std::uint32_t, std::string> names;  // player names, for the "left" line
+  std::string stopReason;
+  // Players restored from a save have no session; the host makes them leave in the
+  // first step, and the "left" lines should name them.
+  for (const sim::Player& p : host.state().players) names[p.id.value] = std::string(p.name.view());
+
+  for (;;) {
+    if (int signo = gStopSignal.load(std::memory_order_relaxed); signo != 0) {
+      stopReason = signalName(signo);
+      break;
+    }
+    Clock::time_point now = Clock::now();
+    if (now >= deadline) {
+      stopReason = "duration reached";
+      break;
+    }
+    if (pacer.shouldTick(now)) {
+      const sim::StepOutput& out = host.tick();
+      pacer.ticked();
+      double tickUs = host.lastTickTimes().totalUs;
+      burstMaxUs = std::max(burstMaxUs, tickUs);
+      if (options.statsIntervalSeconds > 0 && window.tickUs.size() < window.tickUs.capacity()) {
+        window.tickUs.push_back(tickUs);
+      }
+      for (const sim::Event& e : out.events) {
+        if (const auto* j = std::get_if<sim::PlayerJoinedEvent>(&e)) {
+          std::string name(j->name.view());
+          logLine("player %u '%s' joined at tick %" PRIu64 " (%zu playing)", j->player.value, name.c_str(), out.tick,
+                  host.state().players.size());
+          names[j->player.value] = std::move(name);
+        } else if (const auto* l = std::get_if<sim::PlayerLeftEvent>(&e)) {
+          auto it = names.find(l->player.value);
+          logLine("player %u '%s' left at tick %" PRIu64 " (%zu playing)", l->player.value,
+                  it != names.end() ? it->second.c_str() : "?", out.tick, host.state().players.size());
+          if (it != names.end()) names.erase(it);
+        }
+      }
+      continue;  // catch up (at most kMaxBurst ticks) before anything else
+    }
+
+    const double behindMs = msBetween(pacer.nextDue(), now);
+    if (std::int64_t dropped = pacer.endBurst(now); dropped > 0) {
+      ++overrunsTotal;
+      ++window.overruns;
+      droppedTotal += static_cast<std::uint64_t>(dropped);
+      if (!inOverrun) {
+        logLine("overrun at tick %" PRIu64 ": still %.0f ms behind after %d catch-up ticks (slowest %.1f ms); "
+                "dropped %" PRId64 " ticks (one line per episode; %" PRIu64 " overruns since start)",
+                host.state().tick, behindMs, kMaxBurst, burstMaxUs / 1000.0, dropped, overrunsTotal);
+      }
+      inOverrun = true;
+      lastOverrun = now;
+    } else if (inOverrun && now - lastOverrun > std::chrono::seconds(1)) {
+      inOverrun = false;  // a second without dropping: the episode is over
+    }
+    burstMaxUs = 0;
+
+    if (now >= nextSave) {
+      if (writer.busy()) {
+        if (!savePostponedLogged) logLine("save postponed: the previous save is still being written");
+        savePostponedLogged = true;
+      } else {
+        savePostponedLogged = false;
+        captureAndSubmit();
+        nextSave = now + saveEvery;
+      }
+    }
+    if (now >= nextPoll) {
+      nextPoll = now + kPollEvery;
+      // The host reports rejections as a counter only; the reason went to the client.
+      std::uint64_t r = host.stats().rejected;
+      if (r > rejected) {
+        logLine("rejected %" PRIu64 " session(s) (%" PRIu64 " since start)", r - rejected, r);
+        rejected = r;
+      }
+    }
+    if (now >= nextStats) {
+      window.print(host, now);
+      nextStats = now + statsEvery;
+    }
+
+    // Sleep in the socket until the next tick is due, so input is handled at once.
+    Clock::time_point due = std::min(pacer.nextDue(), deadline);
+    now = Clock::now();
+    if (due > now) {
+      auto waitMs = std::chrono::duration_cast<std::chrono::milliseconds>(due - now).count();
+      if (waitMs >= 1) {
+        host.waitForInput(static_cast<int>(waitMs));
+      } else {
+        std::this_thread::sleep_until(due);
+      }
+    }
+  }
+
+  logLine("stopping (%s) at tick %" PRIu64 "; %" PRIu64 " overruns, %" PRIu64 " ticks dropped since start",
+          stopReason.c_str(), host.state().tick, overrunsTotal, droppedTotal);
+  writer.waitIdle();  // a periodic save still in flight (its result is logged)
+  captureAndSubmit();
+  host.shutdown();
+  bool saved = writer.waitIdle();
+  if (!saved) {
+    logLine("error: the final save failed");
+    return kExitRuntime;
+  }
+  logLine("stopped");
+  return kExitOk;
+}
+
+}  // namespace loam::server
