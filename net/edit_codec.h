@@ -10,7 +10,8 @@
 // Applying the decoded list in order gives the same world as applying the original
 // edit log: a brick's voxel edits keep their relative order, and a group never
 // spans another group's edits to the same brick (a brick seen again after other
-// bricks starts a new group only if a fill sits between; see encodeEdits).
+// bricks starts a new group only if a fill sits between, or when its group is full
+// at 512 entries; see encodeEdits).
 #pragma once
 
 #include <cstdint>

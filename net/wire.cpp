@@ -1,1 +1,327 @@
+// Wire helpers: verification of inbound roots and record converters.
+//
+// EventRec layout per kind (kind = sim::Event alternative index). Fields not listed
+// are written as 0 and ignored when read. `actor_kind` is always checked to be a
+// sim::Actor::Kind (0 None, 1 Player, 2 Animal); enum-valued fields are range checked
+// and an out-of-range value makes fromWire return false.
+//
+//  kind  event            x,y,z     actor_kind, actor    value         material        small
+//  0     Ignited          position  by (Actor)           -             material        -
+//  1     Extinguished     position  -                    -             cause (0..3)    -
+//  2     Landed           position  who (Actor)          impactSpeed   material        -
+//  3     Footstep         position  who (Actor)          speed         surface         -
+//  4     Dig              position  who (Actor)          voxels (u32)  material        radius
+//  5     Fracture         position  -                    voxels (u32)  material        -
+//  6     Splash           position  who (Actor)          speed         -               -
+//  7     AnimalCall       position  2 (Animal), animal   -             species (0..2)  call (0..2)
+//  8     Chat             not an EventRec: travels as StepBatch.chat (ChatLine)
+//  9     CommandRejected  -         1 (Player), player   sequence(u32) reason (0..11)  commandIndex (*)
+//  10    PlayerJoined     -         1 (Player), player   -             -               -
+//  11    PlayerLeft       -         1 (Player), player   -             -               -
+//
+// (*) a sim::CommandBody alternative index, below the number of alternatives (10 today).
+//
+// u32 values travel bit-cast in the int32 `value`. PlayerJoined carries no name: the
+// name travels in StepBatch.joined, and fromWire yields the event with an empty name
+// for the StepBatch reader to fill from `joined` (matching by player id).
 #include "net/wire.h"
+
+#include <cstdint>
+#include <type_traits>
+#include <variant>
+
+#include "sim/commands.h"
+
+namespace loam::net {
+
+namespace {
+
+// Deepest legal nesting is root -> body -> vector -> table -> string (5); twice that
+// leaves room for additions while bounding recursion on hostile input.
+constexpr flatbuffers::uoffset_t kMaxDepth = 16;
+// A client message holds at most three tables (ClientMessage, Action, its body).
+constexpr flatbuffers::uoffset_t kMaxClientTables = 64;
+// Server messages hold one table per chat line / joined name; the size cap bounds
+// the rest, this only stops pathological sharing of one table from many offsets.
+constexpr flatbuffers::uoffset_t kMaxServerTables = 1u << 16;
+// Struct vectors are read in place: the widest scalar in the schema is 8 bytes
+// (CellHashRec.hash, uint64 fields), and the verifier checks alignment only relative
+// to the buffer start, so the start itself must be 8-aligned (malloc'd ENet packets are).
+constexpr std::uintptr_t kBufferAlign = 8;
+
+template <class Root>
+const Root* verifyRoot(std::span<const std::uint8_t> bytes, std::size_t maxBytes, flatbuffers::uoffset_t maxTables) {
+  if (bytes.empty() || bytes.size() > maxBytes || bytes.size() >= FLATBUFFERS_MAX_BUFFER_SIZE) return nullptr;
+  if (reinterpret_cast<std::uintptr_t>(bytes.data()) % kBufferAlign != 0) return nullptr;
+  flatbuffers::Verifier::Options opts;
+  opts.max_depth = kMaxDepth;
+  opts.max_tables = maxTables;
+  opts.check_alignment = true;
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size(), opts);
+  if (!verifier.VerifyBuffer<Root>(nullptr)) return nullptr;
+  return flatbuffers::GetRoot<Root>(bytes.data());
+}
+
+// The generated union verifier accepts unknown types (forward compatibility); this
+// protocol has no optional members, so an unknown or missing body is malformed.
+template <class Enum>
+bool knownBody(Enum type, const void* body) {
+  const auto t = static_cast<std::uint8_t>(type);
+  return t > static_cast<std::uint8_t>(Enum::NONE) && t <= static_cast<std::uint8_t>(Enum::MAX) && body != nullptr;
+}
+
+constexpr std::uint8_t kFlagOnGround = 1u << 0;
+constexpr std::uint8_t kFlagCrouching = 1u << 1;
+constexpr std::uint8_t kFlagSwimming = 1u << 2;
+constexpr std::uint8_t kFlagRunning = 1u << 3;
+
+std::uint8_t motionFlags(const sim::PlayerState& s) noexcept {
+  return static_cast<std::uint8_t>((s.onGround ? kFlagOnGround : 0) | (s.crouching ? kFlagCrouching : 0) |
+                                   (s.swimming ? kFlagSwimming : 0) | (s.running ? kFlagRunning : 0));
+}
+
+// Event alternative indices, named for the switch in fromWire.
+template <class T>
+constexpr std::uint8_t kindOf() {
+  constexpr std::size_t n = std::variant_size_v<sim::Event>;
+  return static_cast<std::uint8_t>([]<std::size_t... I>(std::index_sequence<I...>) {
+    std::size_t found = n;
+    ((std::is_same_v<std::variant_alternative_t<I, sim::Event>, T> ? (found = I, 0) : 0), ...);
+    return found;
+  }(std::make_index_sequence<n>{}));
+}
+static_assert(std::variant_size_v<sim::Event> == 12, "new event kind: extend toWire, fromWire and the table above");
+static_assert(kindOf<sim::IgnitedEvent>() == 0 && kindOf<sim::PlayerLeftEvent>() == 11);
+
+constexpr std::uint8_t kMaxExtinguishCause = static_cast<std::uint8_t>(sim::ExtinguishCause::Removed);
+constexpr std::uint8_t kMaxRejectReason = static_cast<std::uint8_t>(sim::RejectReason::NothingToDig);
+constexpr std::uint8_t kMaxActorKind = static_cast<std::uint8_t>(sim::Actor::Kind::Animal);
+constexpr std::uint8_t kMaxSpecies = static_cast<std::uint8_t>(sim::AnimalSpecies::Dog);
+constexpr std::uint8_t kMaxCallKind = static_cast<std::uint8_t>(sim::AnimalCallKind::Greet);
+constexpr std::size_t kCommandKinds = std::variant_size_v<sim::CommandBody>;
+
+wire::EventRec rec(std::uint8_t kind, sim::VoxelCoord p, sim::Actor a, std::int32_t value, std::uint8_t material,
+                   std::uint8_t small) noexcept {
+  return wire::EventRec(p.x, p.y, p.z, a.id, value, kind, static_cast<std::uint8_t>(a.kind), material, small);
+}
+
+constexpr sim::VoxelCoord kNoPos{};
+sim::Actor player(sim::PlayerId id) noexcept { return {sim::Actor::Kind::Player, id.value}; }
+std::int32_t fromU32(std::uint32_t v) noexcept { return static_cast<std::int32_t>(v); }  // modular since C++20
+std::uint32_t toU32(std::int32_t v) noexcept { return static_cast<std::uint32_t>(v); }
+
+}  // namespace
+
+const wire::ClientMessage* verifyClientMessage(std::span<const std::uint8_t> bytes, std::size_t maxBytes) {
+  const wire::ClientMessage* root = verifyRoot<wire::ClientMessage>(bytes, maxBytes, kMaxClientTables);
+  if (!root || !knownBody(root->body_type(), root->body())) return nullptr;
+  // An Action's inner union is read by type too: the same rule applies one level down.
+  if (const wire::Action* action = root->body_as_Action(); action && !knownBody(action->body_type(), action->body()))
+    return nullptr;
+  return root;
+}
+
+const wire::ServerMessage* verifyServerMessage(std::span<const std::uint8_t> bytes, std::size_t maxBytes) {
+  const wire::ServerMessage* root = verifyRoot<wire::ServerMessage>(bytes, maxBytes, kMaxServerTables);
+  if (!root || !knownBody(root->body_type(), root->body())) return nullptr;
+  return root;
+}
+
+wire::InputRec toWire(const sim::PlayerInput& input) noexcept {
+  return wire::InputRec(input.sequence, input.yaw, input.pitch, input.moveForward, input.moveRight, input.buttons);
+}
+
+sim::PlayerInput fromWire(const wire::InputRec& rec) noexcept {
+  sim::PlayerInput in;
+  in.sequence = rec.sequence();
+  in.moveForward = rec.move_forward();
+  in.moveRight = rec.move_right();
+  in.yaw = rec.yaw();
+  in.pitch = rec.pitch();
+  in.buttons = rec.buttons();
+  return in;
+}
+
+wire::PlayerStateRec toWire(const sim::PlayerState& s) noexcept {
+  return wire::PlayerStateRec(s.position.x, s.position.y, s.position.z, s.velocity.x, s.velocity.y, s.velocity.z,
+                              s.lastInput, s.stride, s.impactSpeed, s.yaw, s.pitch, motionFlags(s), s.motionEvents,
+                              s.surface);
+}
+
+sim::PlayerState fromWire(const wire::PlayerStateRec& rec) noexcept {
+  sim::PlayerState s;
+  s.position = {rec.px(), rec.py(), rec.pz()};
+  s.velocity = {rec.vx(), rec.vy(), rec.vz()};
+  s.yaw = rec.yaw();
+  s.pitch = rec.pitch();
+  const std::uint8_t f = rec.flags();  // bits 4..7 are unassigned and ignored
+  s.onGround = (f & kFlagOnGround) != 0;
+  s.crouching = (f & kFlagCrouching) != 0;
+  s.swimming = (f & kFlagSwimming) != 0;
+  s.running = (f & kFlagRunning) != 0;
+  s.lastInput = rec.last_input();
+  s.stride = rec.stride();
+  s.motionEvents = rec.motion_events();
+  s.surface = rec.surface();
+  s.impactSpeed = rec.impact_speed();
+  return s;
+}
+
+wire::PlayerPoseRec poseToWire(sim::PlayerId id, const sim::PlayerState& s) noexcept {
+  return wire::PlayerPoseRec(id.value, s.position.x, s.position.y, s.position.z, s.velocity.x, s.velocity.y,
+                             s.velocity.z, s.yaw, s.pitch, motionFlags(s));
+}
+
+wire::AnimalRec toWire(const sim::Animal& a) noexcept {
+  return wire::AnimalRec(a.id.value, a.position.x, a.position.y, a.position.z, a.velocity.x, a.velocity.y,
+                         a.velocity.z, a.yaw, static_cast<std::uint8_t>(a.species), a.mode);
+}
+
+sim::Animal fromWire(const wire::AnimalRec& rec) noexcept {
+  sim::Animal a;
+  a.id = sim::AnimalId{rec.id()};
+  // This signature cannot fail: an unknown species becomes Bird (the smallest box)
+  // rather than an enum value no switch handles. Readers wanting to drop such
+  // records check rec.species() themselves.
+  a.species = rec.species() <= kMaxSpecies ? static_cast<sim::AnimalSpecies>(rec.species()) : sim::AnimalSpecies::Bird;
+  a.position = {rec.px(), rec.py(), rec.pz()};
+  a.velocity = {rec.vx(), rec.vy(), rec.vz()};
+  a.yaw = rec.yaw();
+  a.mode = rec.mode();
+  return a;
+}
+
+wire::WaterRec toWire(const sim::WaterChange& c) noexcept {
+  return wire::WaterRec(c.cell.x, c.cell.y, c.cell.z, c.amount);
+}
+
+sim::WaterChange fromWire(const wire::WaterRec& rec) noexcept {
+  sim::WaterChange c;
+  c.cell = {rec.x(), rec.y(), rec.z()};
+  c.amount = rec.amount();
+  return c;
+}
+
+wire::FireRec toWire(const sim::FireChange& c) noexcept {
+  return wire::FireRec(c.cell.x, c.cell.y, c.cell.z, c.endTick, c.intensity);
+}
+
+sim::FireChange fromWire(const wire::FireRec& rec) noexcept {
+  sim::FireChange c;
+  c.cell = {rec.x(), rec.y(), rec.z()};
+  c.intensity = rec.intensity();
+  c.endTick = rec.end_tick();
+  return c;
+}
+
+bool toWire(const sim::Event& event, wire::EventRec& out) noexcept {
+  const auto kind = static_cast<std::uint8_t>(event.index());
+  return std::visit(
+      [&](const auto& e) -> bool {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, sim::IgnitedEvent>) {
+          out = rec(kind, e.position, e.by, 0, e.material, 0);
+        } else if constexpr (std::is_same_v<T, sim::ExtinguishedEvent>) {
+          out = rec(kind, e.position, {}, 0, static_cast<std::uint8_t>(e.cause), 0);
+        } else if constexpr (std::is_same_v<T, sim::LandedEvent>) {
+          out = rec(kind, e.position, e.who, e.impactSpeed, e.material, 0);
+        } else if constexpr (std::is_same_v<T, sim::FootstepEvent>) {
+          out = rec(kind, e.position, e.who, e.speed, e.surface, 0);
+        } else if constexpr (std::is_same_v<T, sim::DigEvent>) {
+          out = rec(kind, e.position, e.who, fromU32(e.voxels), e.material, e.radius);
+        } else if constexpr (std::is_same_v<T, sim::FractureEvent>) {
+          out = rec(kind, e.position, {}, fromU32(e.voxels), e.material, 0);
+        } else if constexpr (std::is_same_v<T, sim::SplashEvent>) {
+          out = rec(kind, e.position, e.who, e.speed, 0, 0);
+        } else if constexpr (std::is_same_v<T, sim::AnimalCallEvent>) {
+          out = rec(kind, e.position, {sim::Actor::Kind::Animal, e.animal}, 0, e.species, e.call);
+        } else if constexpr (std::is_same_v<T, sim::ChatEvent>) {
+          return false;  // ChatLine in StepBatch.chat
+        } else if constexpr (std::is_same_v<T, sim::CommandRejectedEvent>) {
+          out = rec(kind, kNoPos, player(e.player), fromU32(e.sequence), static_cast<std::uint8_t>(e.reason),
+                    e.commandIndex);
+        } else if constexpr (std::is_same_v<T, sim::PlayerJoinedEvent>) {
+          out = rec(kind, kNoPos, player(e.player), 0, 0, 0);  // name: StepBatch.joined
+        } else {
+          static_assert(std::is_same_v<T, sim::PlayerLeftEvent>, "unhandled event kind");
+          out = rec(kind, kNoPos, player(e.player), 0, 0, 0);
+        }
+        return true;
+      },
+      event);
+}
+
+bool fromWire(const wire::EventRec& r, sim::Event& out) noexcept {
+  if (r.actor_kind() > kMaxActorKind) return false;
+  const sim::VoxelCoord pos{r.x(), r.y(), r.z()};
+  const sim::Actor actor{static_cast<sim::Actor::Kind>(r.actor_kind()), r.actor()};
+  const sim::PlayerId pid{r.actor()};
+  switch (r.kind()) {
+    case kindOf<sim::IgnitedEvent>():
+      out = sim::IgnitedEvent{pos, r.material(), actor};
+      return true;
+    case kindOf<sim::ExtinguishedEvent>():
+      if (r.material() > kMaxExtinguishCause) return false;
+      out = sim::ExtinguishedEvent{pos, static_cast<sim::ExtinguishCause>(r.material())};
+      return true;
+    case kindOf<sim::LandedEvent>():
+      out = sim::LandedEvent{actor, pos, r.material(), r.value()};
+      return true;
+    case kindOf<sim::FootstepEvent>():
+      out = sim::FootstepEvent{actor, pos, r.material(), r.value()};
+      return true;
+    case kindOf<sim::DigEvent>():
+      out = sim::DigEvent{actor, pos, r.small(), r.material(), toU32(r.value())};
+      return true;
+    case kindOf<sim::FractureEvent>():
+      out = sim::FractureEvent{pos, r.material(), toU32(r.value())};
+      return true;
+    case kindOf<sim::SplashEvent>():
+      out = sim::SplashEvent{actor, pos, r.value()};
+      return true;
+    case kindOf<sim::AnimalCallEvent>():
+      if (r.material() > kMaxSpecies || r.small() > kMaxCallKind) return false;
+      out = sim::AnimalCallEvent{r.actor(), r.material(), r.small(), pos};
+      return true;
+    case kindOf<sim::CommandRejectedEvent>():
+      if (r.material() > kMaxRejectReason || std::size_t{r.small()} >= kCommandKinds) return false;
+      out = sim::CommandRejectedEvent{pid, toU32(r.value()), r.small(), static_cast<sim::RejectReason>(r.material())};
+      return true;
+    case kindOf<sim::PlayerJoinedEvent>():
+      out = sim::PlayerJoinedEvent{pid, {}};  // the StepBatch reader fills the name from `joined`
+      return true;
+    case kindOf<sim::PlayerLeftEvent>():
+      out = sim::PlayerLeftEvent{pid};
+      return true;
+    default:
+      return false;  // ChatEvent (never an EventRec) or a kind this build does not know
+  }
+}
+
+const char* messageName(wire::ServerBody type) noexcept {
+  switch (type) {
+    case wire::ServerBody::NONE: return "None";
+    case wire::ServerBody::Welcome: return "Welcome";
+    case wire::ServerBody::Reject: return "Reject";
+    case wire::ServerBody::GeneratedCellHashes: return "GeneratedCellHashes";
+    case wire::ServerBody::JoinSnapshot: return "JoinSnapshot";
+    case wire::ServerBody::StepBatch: return "StepBatch";
+    case wire::ServerBody::CellState: return "CellState";
+    case wire::ServerBody::Snapshot: return "Snapshot";
+  }
+  return "Unknown";  // a value from the wire outside the union
+}
+
+const char* messageName(wire::ClientBody type) noexcept {
+  switch (type) {
+    case wire::ClientBody::NONE: return "None";
+    case wire::ClientBody::Hello: return "Hello";
+    case wire::ClientBody::WorldReady: return "WorldReady";
+    case wire::ClientBody::CellHashRequest: return "CellHashRequest";
+    case wire::ClientBody::Inputs: return "Inputs";
+    case wire::ClientBody::Action: return "Action";
+  }
+  return "Unknown";
+}
+
+}  // namespace loam::net

@@ -1,0 +1,449 @@
+// Edit codec: decoding an encoded edit log and applying it gives the same world as
+// applying the original (hand-built order traps, random logs with repeated voxels
+// and fills, a real forest fire), compression only when it helps, and hostile input
+// (truncations, mutations, crafted frames) gives an error or a valid decode.
+#include "net/edit_codec.h"
+
+#include <doctest/doctest.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <map>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "sim/fire.h"
+#include "sim/generator.h"
+#include "sim/mirror.h"
+#include "sim/scene.h"
+#include "sim/sim_context.h"
+#include "sim/sim_state.h"
+#include "sim/step.h"
+#include "sim/world_hash.h"
+#include "tests/sim/sim_fixture.h"
+
+using namespace loam;
+using namespace loam::net;
+using sim::EditRecord;
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+EditRecord voxel(int x, int y, int z, sim::MaterialId after) {
+  EditRecord e;
+  e.kind = EditRecord::Kind::Voxel;
+  e.x = x;
+  e.y = y;
+  e.z = z;
+  e.after = after;
+  return e;
+}
+
+EditRecord fill(int bx, int by, int bz, sim::MaterialId after) {
+  EditRecord e;
+  e.kind = EditRecord::Kind::BrickFill;
+  e.x = bx;
+  e.y = by;
+  e.z = bz;
+  e.after = after;
+  e.before = sim::kMixedBefore;
+  return e;
+}
+
+sim::BrickCoord brickOfEdit(const EditRecord& e) {
+  return e.kind == EditRecord::Kind::BrickFill ? sim::BrickCoord{e.x, e.y, e.z}
+                                               : sim::brickOf(sim::VoxelCoord{e.x, e.y, e.z});
+}
+
+// Each brick's edits in log order (kind, coordinates, new material): the order that
+// must survive for the world to come out the same.
+using PerBrick = std::map<std::tuple<int, int, int>, std::vector<std::tuple<int, int, int, int, int>>>;
+PerBrick perBrick(const std::vector<EditRecord>& edits) {
+  PerBrick m;
+  for (const EditRecord& e : edits) {
+    const sim::BrickCoord b = brickOfEdit(e);
+    m[{b.x, b.y, b.z}].push_back({static_cast<int>(e.kind), e.x, e.y, e.z, e.after});
+  }
+  return m;
+}
+
+std::vector<EditRecord> roundTrip(const std::vector<EditRecord>& edits, Bytes* encoded = nullptr) {
+  Bytes bytes;
+  encodeEdits(edits, bytes);
+  std::vector<EditRecord> decoded;
+  const sim::Result<void> r = decodeEdits(bytes, decoded);
+  REQUIRE_MESSAGE(r.has_value(), (r.has_value() ? "" : r.error().message));
+  if (encoded) *encoded = bytes;
+  return decoded;
+}
+
+// Applies both logs to copies of world and checks the results are equal voxel by
+// voxel in every touched brick and by world hash.
+void checkSameWorld(const sim::BrickStore& world, const std::vector<EditRecord>& original,
+                    const std::vector<EditRecord>& decoded) {
+  sim::BrickStore a = world, b = world;
+  sim::applyEdits(a, original);
+  sim::applyEdits(b, decoded);
+  for (const EditRecord& e : original) {
+    const auto diff = sim::diffBrick(a, b, brickOfEdit(e));
+    REQUIRE_MESSAGE(!diff.has_value(), *diff);
+  }
+  CHECK(sim::worldHash(a) == sim::worldHash(b));
+}
+
+void checkSameOrder(const std::vector<EditRecord>& original, const std::vector<EditRecord>& decoded) {
+  REQUIRE(decoded.size() == original.size());
+  CHECK(perBrick(decoded) == perBrick(original));
+  for (const EditRecord& e : decoded) CHECK(e.before == sim::kAir);
+}
+
+std::vector<EditRecord> randomLog(std::mt19937& rng, std::size_t n, int bricks, int voxelsPerBrick, int fillPercent) {
+  std::vector<EditRecord> log;
+  for (std::size_t i = 0; i < n; ++i) {
+    // Bricks around the origin on both sides of zero (negative coordinates).
+    const int bx = static_cast<int>(rng() % static_cast<unsigned>(bricks)) - bricks / 2;
+    const int by = static_cast<int>(rng() % 2) - 1;
+    const int bz = static_cast<int>(rng() % 2) - 1;
+    const auto m = static_cast<sim::MaterialId>(rng() % 6);
+    if (static_cast<int>(rng() % 100) < fillPercent) {
+      log.push_back(fill(bx, by, bz, m));
+    } else {
+      const int v = static_cast<int>(rng() % static_cast<unsigned>(voxelsPerBrick));  // few voxels: many repeats
+      log.push_back(voxel(bx * 8 + (v & 7), by * 8 + ((v >> 3) & 7), bz * 8 + (v >> 6), m));
+    }
+  }
+  return log;
+}
+
+}  // namespace
+
+TEST_CASE("empty log: one flag byte, decodes to nothing") {
+  Bytes bytes;
+  encodeEdits({}, bytes);
+  CHECK(bytes == Bytes{0});
+  std::vector<EditRecord> out{voxel(1, 2, 3, 4)};
+  REQUIRE(decodeEdits(bytes, out).has_value());
+  CHECK(out.empty());
+}
+
+TEST_CASE("the same voxel edited twice around a fill of its brick keeps its order") {
+  const sim::BrickStore world = test::flatWorld();
+  const sim::MaterialId stone = test::mat("stone"), dirt = test::mat("soil");
+  // voxel, fill, same voxel: the voxel must end as the second edit, not the fill.
+  const std::vector<EditRecord> a{voxel(3, 1, 3, stone), voxel(40, 1, 40, dirt), fill(0, 0, 0, dirt),
+                                  voxel(3, 1, 3, stone), voxel(41, 1, 40, stone)};
+  // fill, voxel, fill: the voxel must be overwritten by the last fill.
+  const std::vector<EditRecord> b{fill(0, 0, 0, stone), voxel(2, 2, 2, dirt), voxel(100, 1, 0, dirt),
+                                  fill(0, 0, 0, sim::kAir), voxel(100, 1, 0, stone)};
+  // the same voxel three times across other bricks' edits, no fill: one group.
+  const std::vector<EditRecord> c{voxel(5, 5, 5, stone), voxel(-1, 5, 5, dirt), voxel(5, 5, 5, dirt),
+                                  voxel(-9, 5, 5, dirt), voxel(5, 5, 5, sim::kAir)};
+  for (const auto* log : {&a, &b, &c}) {
+    const std::vector<EditRecord> decoded = roundTrip(*log);
+    checkSameOrder(*log, decoded);
+    checkSameWorld(world, *log, decoded);
+  }
+  sim::BrickStore w = world;
+  sim::applyEdits(w, roundTrip(a));
+  CHECK(w.get(3, 1, 3) == stone);
+  CHECK(w.get(4, 1, 3) == dirt);
+  sim::applyEdits(w, roundTrip(b));
+  CHECK(w.get(2, 2, 2) == sim::kAir);
+  CHECK(w.get(100, 1, 0) == stone);
+  sim::applyEdits(w, roundTrip(c));
+  CHECK(w.get(5, 5, 5) == sim::kAir);
+  CHECK(w.get(-1, 5, 5) == dirt);
+
+  // Grouping really groups: c has three bricks, so three group headers (13 bytes +
+  // count 2) and five entries (3 bytes) after the flag byte.
+  Bytes bytes;
+  encodeEdits(c, bytes);
+  CHECK(bytes.size() == 1 + 3 * 15 + 5 * 3);
+}
+
+TEST_CASE("more than 512 edits of one brick split into several groups in order") {
+  std::vector<EditRecord> log;
+  for (int i = 0; i < 1500; ++i) log.push_back(voxel(i % 7, (i / 7) % 8, 1, static_cast<sim::MaterialId>(i % 251)));
+  log.push_back(fill(0, 0, 0, 9));
+  for (int i = 0; i < 600; ++i) log.push_back(voxel(i % 3, 0, 0, static_cast<sim::MaterialId>(i % 13)));
+  const std::vector<EditRecord> decoded = roundTrip(log);
+  checkSameOrder(log, decoded);
+  checkSameWorld(test::flatWorld(), log, decoded);
+}
+
+TEST_CASE("random logs with repeated voxels and fills decode to the same world") {
+  const sim::BrickStore world = test::flatWorld();
+  std::mt19937 rng(7);
+  std::size_t compressed = 0;
+  for (int round = 0; round < 300; ++round) {
+    CAPTURE(round);
+    const std::size_t n = 1 + rng() % 400;
+    const int bricks = 1 + static_cast<int>(rng() % 12);
+    const int voxels = 1 + static_cast<int>(rng() % 40);
+    const int fills = static_cast<int>(rng() % 30);
+    const std::vector<EditRecord> log = randomLog(rng, n, bricks, voxels, fills);
+    Bytes bytes;
+    const std::vector<EditRecord> decoded = roundTrip(log, &bytes);
+    compressed += bytes[0] & 1;
+    checkSameOrder(log, decoded);
+    checkSameWorld(world, log, decoded);
+  }
+  MESSAGE("random logs compressed: " << compressed << " of 300");
+  CHECK(compressed > 0);
+}
+
+TEST_CASE("zstd only when it shrinks the payload") {
+  // A handful of scattered edits: too small to compress.
+  const std::vector<EditRecord> small{voxel(1, 1, 1, 3), voxel(900, -5, 77, 4)};
+  Bytes bytes;
+  encodeEdits(small, bytes);
+  CHECK(bytes[0] == 0);
+  CHECK(bytes.size() == 1 + 2 * (15 + 3));
+  // A brick swept voxel by voxel to one material: very compressible.
+  std::vector<EditRecord> sweep;
+  for (int i = 0; i < 512; ++i) sweep.push_back(voxel(i & 7, (i >> 3) & 7, i >> 6, 2));
+  encodeEdits(sweep, bytes);
+  CHECK(bytes[0] == 1);
+  CHECK(bytes.size() < 15 + 512 * 3);
+  checkSameOrder(sweep, roundTrip(sweep));
+  // Incompressible entries (random materials over random voxels) stay raw.
+  std::mt19937 rng(3);
+  std::vector<EditRecord> noise;
+  for (int i = 0; i < 400; ++i) {
+    const int x = static_cast<int>(rng() % 8), y = static_cast<int>(rng() % 8), z = static_cast<int>(rng() % 8);
+    noise.push_back(voxel(x, y, z, static_cast<sim::MaterialId>(rng())));
+  }
+  encodeEdits(noise, bytes);
+  const std::size_t raw = 1 + 15 + 400 * 3;
+  CHECK(bytes.size() <= raw);
+  if (bytes[0] == 0) CHECK(bytes.size() == raw);
+}
+
+namespace {
+
+// A flammable voxel near a marked point (as bench/fire_bench.cpp finds one).
+bool findFuel(const sim::SimState& st, sim::VoxelCoord at, sim::VoxelCoord& out) {
+  for (int r = 0; r <= 60; ++r)
+    for (int dy = -2; dy <= 40; ++dy)
+      for (int dz = -r; dz <= r; ++dz)
+        for (int dx = -r; dx <= r; ++dx) {
+          if (std::max(std::abs(dx), std::abs(dz)) != r) continue;
+          const sim::VoxelCoord v{at.x + dx, at.y + dy, at.z + dz};
+          if (st.lut.flammable[st.world.get(v)]) {
+            out = v;
+            return true;
+          }
+        }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a forest fire's edit logs: same world on a mirror, bytes per edit") {
+  auto scene = sim::loadScene(LOAM_SOURCE_DIR "/scenes/forest-fires.toml");
+  REQUIRE(scene.has_value());
+  auto created = sim::createSimState(*scene, scene->defaultSeed);
+  REQUIRE(created.has_value());
+  sim::SimState& st = *created;
+  for (const sim::IgnitionPoint& ip : scene->ignitions) {
+    sim::VoxelCoord fuel;
+    REQUIRE(findFuel(st, sim::placementVoxel(*scene, scene->defaultSeed, ip.position, ip.onGround), fuel));
+    sim::StepOutput side;
+    sim::SimContext ctx(st, side);
+    CHECK(sim::igniteFire(st.fire, ctx, fuel, sim::Actor{}));
+  }
+  sim::BrickStore mirror = st.world;  // after ignition, before the first step
+
+  constexpr int kSteps = 600;
+  sim::StepOutput out;
+  Bytes bytes;
+  std::vector<EditRecord> decoded;
+  double encodeSeconds = 0, decodeSeconds = 0;  // wall time, for the log only
+  std::size_t edits = 0, encodedBytes = 0, rawBytes = 0, compressedSteps = 0, maxEdits = 0, nonEmpty = 0;
+  for (int i = 0; i < kSteps; ++i) {
+    sim::step(st, {}, out);
+    const auto t0 = std::chrono::steady_clock::now();
+    encodeEdits(out.edits, bytes);
+    const auto t1 = std::chrono::steady_clock::now();
+    REQUIRE(decodeEdits(bytes, decoded).has_value());
+    const auto t2 = std::chrono::steady_clock::now();
+    encodeSeconds += std::chrono::duration<double>(t1 - t0).count();
+    decodeSeconds += std::chrono::duration<double>(t2 - t1).count();
+    checkSameOrder(out.edits, decoded);
+    sim::applyEdits(mirror, decoded);
+    edits += out.edits.size();
+    maxEdits = std::max(maxEdits, out.edits.size());
+    encodedBytes += bytes.size();
+    nonEmpty += !out.edits.empty();
+    compressedSteps += bytes[0] & 1;
+    rawBytes += out.edits.size() * sizeof(EditRecord);
+    if (i % 100 == 99) REQUIRE(sim::worldHash(mirror) == sim::worldHash(st.world));
+  }
+  REQUIRE(edits > 10000);  // the fire really burned
+  CHECK(sim::worldHash(mirror) == sim::worldHash(st.world));
+  const double perEdit = static_cast<double>(encodedBytes) / static_cast<double>(edits);
+  MESSAGE("forest-fires, " << kSteps << " steps, 5 fires: " << edits << " edits (max " << maxEdits
+                           << " in a step), " << encodedBytes << " bytes encoded = " << perEdit
+                           << " bytes per edit (in-memory EditRecord: " << sizeof(EditRecord)
+                           << " bytes; " << static_cast<double>(encodedBytes) / kSteps << " bytes per step); "
+                           << compressedSteps << " of " << nonEmpty << " non-empty steps compressed; encode "
+                           << encodeSeconds * 1e3 / kSteps << " ms, decode " << decodeSeconds * 1e3 / kSteps
+                           << " ms per step (wall)");
+  CHECK(perEdit < 3.0);
+  CHECK(encodedBytes < rawBytes);
+}
+
+TEST_CASE("crafted bad input gives errors") {
+  std::vector<EditRecord> out;
+  const auto bad = [&](Bytes b, std::size_t maxRecords = 1u << 22) {
+    return !decodeEdits(b, out, maxRecords).has_value();
+  };
+  const auto i32 = [](Bytes& b, std::int32_t v) {
+    for (int k = 0; k < 4; ++k) b.push_back(static_cast<std::uint8_t>(static_cast<std::uint32_t>(v) >> (8 * k)));
+  };
+  const auto group = [&](std::int32_t bx, std::uint8_t kind) {
+    Bytes b{0};
+    i32(b, bx);
+    i32(b, 0);
+    i32(b, 0);
+    b.push_back(kind);
+    return b;
+  };
+  CHECK(bad({}));
+  CHECK(bad({2}));     // unknown flag
+  CHECK(bad({0x80}));  // unknown flag
+  Bytes g = group(0, 2);  // bad kind
+  g.push_back(1);
+  CHECK(bad(g));
+  g = group(0, 0);  // count 0
+  g.insert(g.end(), {0, 0});
+  CHECK(bad(g));
+  g = group(0, 0);  // count 513
+  g.insert(g.end(), {0x01, 0x02});
+  for (int k = 0; k < 513; ++k) g.insert(g.end(), {0, 0, 1});
+  CHECK(bad(g));
+  g = group(0, 0);  // index 512
+  g.insert(g.end(), {1, 0, 0x00, 0x02, 5});
+  CHECK(bad(g));
+  g = group(0, 0);  // fine: index 511
+  g.insert(g.end(), {1, 0, 0xff, 0x01, 5});
+  REQUIRE_FALSE(bad(g));
+  REQUIRE(out.size() == 1);
+  CHECK(out[0] == voxel(7, 7, 7, 5));
+  CHECK(bad(g, 0));  // more records than allowed
+  g = group(1 << 28, 0);  // voxel coordinates would overflow int32
+  g.insert(g.end(), {1, 0, 0, 0, 5});
+  CHECK(bad(g));
+  g = group(-(1 << 28) - 1, 0);
+  g.insert(g.end(), {1, 0, 0, 0, 5});
+  CHECK(bad(g));
+  g = group(1 << 30, 1);  // fills carry brick coordinates: any int32 is fine
+  g.push_back(3);
+  CHECK_FALSE(bad(g));
+
+  // zstd frames: size above the cap, unknown size, trailing bytes, garbage.
+  std::vector<EditRecord> sweep;
+  for (int i = 0; i < 512; ++i) sweep.push_back(voxel(i & 7, (i >> 3) & 7, i >> 6, 2));
+  Bytes z;
+  encodeEdits(sweep, z);
+  REQUIRE(z[0] == 1);
+  CHECK_FALSE(bad(z));
+  CHECK(bad(z, 511));  // 512 records
+  // The declared size is checked against the cap before anything is decompressed.
+  const sim::Result<void> capped = decodeEdits(z, out, 80);
+  REQUIRE_FALSE(capped.has_value());
+  CHECK(capped.error().message.find("cap") != std::string::npos);
+  Bytes trailing = z;
+  trailing.push_back(0);
+  CHECK(bad(trailing));
+  Bytes raw{};
+  encodeEdits(std::vector<EditRecord>{voxel(1, 2, 3, 4)}, raw);
+  const Bytes payload(raw.begin() + 1, raw.end());
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  REQUIRE(ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0)) == 0);
+  Bytes unknown(1 + ZSTD_compressBound(payload.size()));
+  const std::size_t n = ZSTD_compress2(cctx, unknown.data() + 1, unknown.size() - 1, payload.data(), payload.size());
+  ZSTD_freeCCtx(cctx);
+  REQUIRE(ZSTD_isError(n) == 0);
+  unknown.resize(1 + n);
+  unknown[0] = 1;
+  CHECK(bad(unknown));
+  // The same payload with a declared size decodes.
+  Bytes known(1 + ZSTD_compressBound(payload.size()));
+  known.resize(1 + ZSTD_compress(known.data() + 1, known.size() - 1, payload.data(), payload.size(), 1));
+  known[0] = 1;
+  CHECK_FALSE(bad(known));
+  CHECK(out == std::vector<EditRecord>{voxel(1, 2, 3, 4)});
+  CHECK(bad({1, 0x28, 0xb5, 0x2f, 0xfd}));  // a frame magic and nothing else
+}
+
+TEST_CASE("every truncation and random mutation gives an error or a valid decode") {
+  std::mt19937 rng(99);
+  std::vector<Bytes> samples;
+  for (int k = 0; k < 6; ++k) {
+    Bytes b;
+    encodeEdits(randomLog(rng, 20 + 80 * static_cast<std::size_t>(k), 4, 64, 10), b);
+    samples.push_back(b);
+    encodeEdits(randomLog(rng, 1 + static_cast<std::size_t>(k % 3), 4, 512, 30), b);  // too small to compress
+    samples.push_back(b);
+  }
+  {
+    std::vector<EditRecord> sweep;
+    for (int i = 0; i < 512; ++i) sweep.push_back(voxel(i & 7, (i >> 3) & 7, i >> 6, 2));
+    Bytes b;
+    encodeEdits(sweep, b);
+    samples.push_back(b);
+  }
+  int raw = 0, zstd = 0;
+  for (const Bytes& s : samples) (s[0] & 1 ? zstd : raw) += 1;
+  REQUIRE(raw > 0);
+  REQUIRE(zstd > 0);
+
+  std::vector<EditRecord> out;
+  std::size_t errors = 0, decodes = 0;
+  const auto check = [&](const Bytes& b) {
+    const sim::Result<void> r = decodeEdits(b, out, 4096);
+    if (!r) {
+      ++errors;
+      CHECK(!r.error().message.empty());
+      return;
+    }
+    ++decodes;
+    CHECK(out.size() <= 4096);
+    for (const EditRecord& e : out) {
+      CHECK(e.before == sim::kAir);
+      CHECK((e.kind == EditRecord::Kind::Voxel || e.kind == EditRecord::Kind::BrickFill));
+    }
+  };
+  for (const Bytes& s : samples) {
+    // Every strict prefix, each in its own allocation so a sanitizer sees overreads.
+    for (std::size_t n = 0; n < s.size(); ++n) {
+      const Bytes p(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n));
+      const std::size_t before = errors;
+      check(p);
+      // A raw log cut inside a group, or any cut of a zstd frame, must be an error.
+      if (s[0] & 1 || n == 0) CHECK(errors == before + 1);
+    }
+    for (int m = 0; m < 3000; ++m) {
+      Bytes b = s;
+      const int flips = 1 + m % 5;
+      for (int k = 0; k < flips; ++k) b[rng() % b.size()] = static_cast<std::uint8_t>(rng());
+      if (m % 7 == 0) b.resize(rng() % (b.size() + 1));
+      check(b);
+    }
+  }
+  for (int m = 0; m < 3000; ++m) {
+    Bytes b(rng() % 300);
+    for (auto& x : b) x = static_cast<std::uint8_t>(rng());
+    if (!b.empty() && m % 2) b[0] = static_cast<std::uint8_t>(m % 4 == 1 ? 0 : 1);
+    check(b);
+  }
+  MESSAGE("hostile buffers: " << errors << " errors, " << decodes << " valid decodes");
+  CHECK(errors > 0);
+}

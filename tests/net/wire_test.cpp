@@ -1,0 +1,556 @@
+// Wire helpers: converters round-trip exactly, events flatten and come back, bad
+// enum values are refused, and the verifiers accept every well-formed message type
+// while refusing empty, random, truncated, oversize and bodiless buffers.
+#include "net/wire.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "net/protocol.h"
+#include "sim/commands.h"
+
+using namespace loam;
+using namespace loam::net;
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+Bytes finish(flatbuffers::FlatBufferBuilder& fbb) {
+  return Bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+template <class Body>
+Bytes clientMessage(wire::ClientBody type, Body build) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const flatbuffers::Offset<void> body = build(fbb);
+  fbb.Finish(wire::CreateClientMessage(fbb, type, body));
+  return finish(fbb);
+}
+
+template <class Body>
+Bytes serverMessage(wire::ServerBody type, Body build) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const flatbuffers::Offset<void> body = build(fbb);
+  fbb.Finish(wire::CreateServerMessage(fbb, type, body));
+  return finish(fbb);
+}
+
+Bytes actionMessage(wire::ActionBody type, flatbuffers::Offset<void> (*build)(flatbuffers::FlatBufferBuilder&)) {
+  return clientMessage(wire::ClientBody::Action, [&](flatbuffers::FlatBufferBuilder& fbb) {
+    const flatbuffers::Offset<void> inner = build ? build(fbb) : flatbuffers::Offset<void>();
+    return wire::CreateAction(fbb, 77, type, inner).Union();
+  });
+}
+
+sim::PlayerState distinctState() {
+  sim::PlayerState s;
+  s.position = {-123456, 7890, 2147483000};
+  s.velocity = {-11, 22, -33};
+  s.yaw = 65001;
+  s.pitch = -16000;
+  s.onGround = true;
+  s.crouching = false;
+  s.swimming = true;
+  s.running = false;
+  s.lastInput = 0xdeadbeef;
+  s.stride = -444;
+  s.motionEvents = sim::kMotionLanded | sim::kMotionSplash;
+  s.surface = 201;
+  s.impactSpeed = 5555;
+  return s;
+}
+
+// One value of every event alternative, every field distinct and non-default.
+std::vector<sim::Event> everyEvent() {
+  const sim::Actor player{sim::Actor::Kind::Player, 31};
+  const sim::Actor animal{sim::Actor::Kind::Animal, 4000000000u};
+  std::vector<sim::Event> v;
+  v.push_back(sim::IgnitedEvent{{1, -2, 3}, 17, player});
+  v.push_back(sim::IgnitedEvent{{1, -2, 3}, 17, sim::Actor{}});
+  v.push_back(sim::ExtinguishedEvent{{-4, 5, -6}, sim::ExtinguishCause::Water});
+  v.push_back(sim::ExtinguishedEvent{{-4, 5, -6}, sim::ExtinguishCause::Removed});
+  v.push_back(sim::LandedEvent{animal, {7, 8, 9}, 42, 123456});
+  v.push_back(sim::FootstepEvent{player, {-10, 11, -12}, 5, 2300});
+  v.push_back(sim::DigEvent{player, {13, -14, 15}, 6, 9, 4000000000u});
+  v.push_back(sim::FractureEvent{{16, 17, -18}, 250, 0xffffffffu});
+  v.push_back(sim::SplashEvent{animal, {19, -20, 21}, -77});
+  v.push_back(sim::AnimalCallEvent{987654, static_cast<std::uint8_t>(sim::AnimalSpecies::Dog),
+                                   static_cast<std::uint8_t>(sim::AnimalCallKind::Greet), {22, 23, -24}});
+  v.push_back(sim::CommandRejectedEvent{sim::PlayerId{12}, 0x80000001u, 9, sim::RejectReason::NothingToDig});
+  v.push_back(sim::PlayerJoinedEvent{sim::PlayerId{13}, {}});
+  v.push_back(sim::PlayerLeftEvent{sim::PlayerId{14}});
+  return v;
+}
+
+wire::EventRec eventRec(std::uint8_t kind, std::uint8_t actorKind, std::uint8_t material, std::uint8_t small) {
+  return wire::EventRec(1, 2, 3, 4, 5, kind, actorKind, material, small);
+}
+
+}  // namespace
+
+TEST_CASE("input and player state round-trip exactly") {
+  const sim::PlayerInput in{0xfedcba98u, -127, 126, 40000, -16384, 0x5};
+  CHECK(fromWire(toWire(in)) == in);
+  const sim::PlayerInput edge{0, -128, 127, 65535, 16384, 0xff};
+  CHECK(fromWire(toWire(edge)) == edge);
+
+  const sim::PlayerState s = distinctState();
+  CHECK(fromWire(toWire(s)) == s);
+  // Every combination of the four flags survives (bits 0..3 of PlayerStateRec.flags).
+  for (int bits = 0; bits < 16; ++bits) {
+    sim::PlayerState t = s;
+    t.onGround = bits & 1;
+    t.crouching = bits & 2;
+    t.swimming = bits & 4;
+    t.running = bits & 8;
+    const wire::PlayerStateRec r = toWire(t);
+    CHECK(r.flags() == bits);
+    CHECK(fromWire(r) == t);
+  }
+}
+
+TEST_CASE("pose, animal, water and fire records carry every field") {
+  const sim::PlayerState s = distinctState();
+  const wire::PlayerPoseRec p = poseToWire(sim::PlayerId{99}, s);
+  CHECK(p.id() == 99);
+  CHECK(p.px() == s.position.x);
+  CHECK(p.py() == s.position.y);
+  CHECK(p.pz() == s.position.z);
+  CHECK(p.vx() == s.velocity.x);
+  CHECK(p.vy() == s.velocity.y);
+  CHECK(p.vz() == s.velocity.z);
+  CHECK(p.yaw() == s.yaw);
+  CHECK(p.pitch() == s.pitch);
+  CHECK(p.flags() == 0b0101);  // onGround, swimming
+
+  for (auto species : {sim::AnimalSpecies::Bird, sim::AnimalSpecies::Fox, sim::AnimalSpecies::Dog}) {
+    sim::Animal a;
+    a.id = sim::AnimalId{0x12345678};
+    a.species = species;
+    a.position = {-1, 2, -3};
+    a.velocity = {4, -5, 6};
+    a.yaw = 54321;
+    a.mode = 3;
+    CHECK(fromWire(toWire(a)) == a);
+  }
+  // An unknown species cannot be refused by this signature; it decodes as a bird.
+  const wire::AnimalRec bad(1, 0, 0, 0, 0, 0, 0, 0, 7, 0);
+  CHECK(fromWire(bad).species == sim::AnimalSpecies::Bird);
+
+  const sim::WaterChange w{{-100, 200, -300}, 65535};
+  CHECK(fromWire(toWire(w)) == w);
+  const sim::FireChange f{{-8, 16, -24}, 255, 0xabcdef01u};
+  CHECK(fromWire(toWire(f)) == f);
+}
+
+TEST_CASE("every event alternative round-trips through EventRec; chat does not flatten") {
+  std::set<std::size_t> kinds;
+  for (const sim::Event& e : everyEvent()) {
+    CAPTURE(e.index());
+    kinds.insert(e.index());
+    wire::EventRec r;
+    REQUIRE(toWire(e, r));
+    CHECK(r.kind() == e.index());
+    sim::Event back;
+    REQUIRE(fromWire(r, back));
+    CHECK(back.index() == e.index());
+    std::visit(
+        [&](const auto& orig) {
+          using T = std::decay_t<decltype(orig)>;
+          const T& got = std::get<T>(back);
+          if constexpr (std::is_same_v<T, sim::IgnitedEvent>) {
+            CHECK(got.position == orig.position);
+            CHECK(got.material == orig.material);
+            CHECK(got.by == orig.by);
+          } else if constexpr (std::is_same_v<T, sim::ExtinguishedEvent>) {
+            CHECK(got.position == orig.position);
+            CHECK(got.cause == orig.cause);
+          } else if constexpr (std::is_same_v<T, sim::LandedEvent>) {
+            CHECK(got.who == orig.who);
+            CHECK(got.position == orig.position);
+            CHECK(got.material == orig.material);
+            CHECK(got.impactSpeed == orig.impactSpeed);
+          } else if constexpr (std::is_same_v<T, sim::FootstepEvent>) {
+            CHECK(got.who == orig.who);
+            CHECK(got.position == orig.position);
+            CHECK(got.surface == orig.surface);
+            CHECK(got.speed == orig.speed);
+          } else if constexpr (std::is_same_v<T, sim::DigEvent>) {
+            CHECK(got.who == orig.who);
+            CHECK(got.position == orig.position);
+            CHECK(got.radius == orig.radius);
+            CHECK(got.material == orig.material);
+            CHECK(got.voxels == orig.voxels);
+          } else if constexpr (std::is_same_v<T, sim::FractureEvent>) {
+            CHECK(got.position == orig.position);
+            CHECK(got.material == orig.material);
+            CHECK(got.voxels == orig.voxels);
+          } else if constexpr (std::is_same_v<T, sim::SplashEvent>) {
+            CHECK(got.who == orig.who);
+            CHECK(got.position == orig.position);
+            CHECK(got.speed == orig.speed);
+          } else if constexpr (std::is_same_v<T, sim::AnimalCallEvent>) {
+            CHECK(got.animal == orig.animal);
+            CHECK(got.species == orig.species);
+            CHECK(got.call == orig.call);
+            CHECK(got.position == orig.position);
+          } else if constexpr (std::is_same_v<T, sim::ChatEvent>) {
+            FAIL("chat must not flatten");
+          } else if constexpr (std::is_same_v<T, sim::CommandRejectedEvent>) {
+            CHECK(got.player == orig.player);
+            CHECK(got.sequence == orig.sequence);
+            CHECK(got.commandIndex == orig.commandIndex);
+            CHECK(got.reason == orig.reason);
+          } else if constexpr (std::is_same_v<T, sim::PlayerJoinedEvent>) {
+            CHECK(got.player == orig.player);
+            CHECK(got.name.length == 0);  // filled from StepBatch.joined by the reader
+          } else {
+            CHECK(got.player == orig.player);
+          }
+        },
+        e);
+  }
+  // Every alternative except chat is covered.
+  CHECK(kinds.size() == std::variant_size_v<sim::Event> - 1);
+
+  sim::ChatEvent chat{sim::PlayerId{3}, sim::ChatText::from("hello")};
+  wire::EventRec r;
+  CHECK_FALSE(toWire(sim::Event{chat}, r));
+  // A joined player's name does not travel in the EventRec.
+  wire::EventRec joined;
+  REQUIRE(toWire(sim::Event{sim::PlayerJoinedEvent{sim::PlayerId{5}, sim::PlayerName::from("ann")}}, joined));
+  sim::Event back;
+  REQUIRE(fromWire(joined, back));
+  CHECK(std::get<sim::PlayerJoinedEvent>(back).player == sim::PlayerId{5});
+  CHECK(std::get<sim::PlayerJoinedEvent>(back).name.view().empty());
+}
+
+TEST_CASE("fromWire refuses unknown kinds and out-of-range enum fields") {
+  constexpr auto kIgnited = 0, kExtinguished = 1, kAnimalCall = 7, kChat = 8, kRejected = 9;
+  sim::Event out;
+  CHECK_FALSE(fromWire(eventRec(kChat, 0, 0, 0), out));
+  for (int k = static_cast<int>(std::variant_size_v<sim::Event>); k < 256; ++k)
+    CHECK_FALSE(fromWire(eventRec(static_cast<std::uint8_t>(k), 0, 0, 0), out));
+
+  CHECK(fromWire(eventRec(kIgnited, 2, 0, 0), out));
+  CHECK_FALSE(fromWire(eventRec(kIgnited, 3, 0, 0), out));  // actor kind
+  CHECK_FALSE(fromWire(eventRec(kIgnited, 255, 0, 0), out));
+
+  CHECK(fromWire(eventRec(kExtinguished, 0, 3, 0), out));
+  CHECK_FALSE(fromWire(eventRec(kExtinguished, 0, 4, 0), out));  // cause
+
+  CHECK(fromWire(eventRec(kAnimalCall, 2, 2, 2), out));
+  CHECK_FALSE(fromWire(eventRec(kAnimalCall, 2, 3, 0), out));  // species
+  CHECK_FALSE(fromWire(eventRec(kAnimalCall, 2, 0, 3), out));  // call kind
+
+  const auto commandKinds = static_cast<std::uint8_t>(std::variant_size_v<sim::CommandBody>);
+  CHECK(fromWire(eventRec(kRejected, 1, 11, commandKinds - 1), out));
+  CHECK_FALSE(fromWire(eventRec(kRejected, 1, 12, 0), out));             // reason
+  CHECK_FALSE(fromWire(eventRec(kRejected, 1, 0, commandKinds), out));   // command index
+
+  // Exhaustively: every event kind with every actor kind byte only accepts 0..2.
+  for (int kind = 0; kind < static_cast<int>(std::variant_size_v<sim::Event>); ++kind)
+    for (int ak = 3; ak < 256; ak += 17)
+      CHECK_FALSE(fromWire(eventRec(static_cast<std::uint8_t>(kind), static_cast<std::uint8_t>(ak), 0, 0), out));
+}
+
+TEST_CASE("messageName names every union member and nothing else") {
+  std::set<std::string> server, client;
+  for (int t = 0; t <= static_cast<int>(wire::ServerBody::MAX); ++t)
+    server.insert(messageName(static_cast<wire::ServerBody>(t)));
+  for (int t = 0; t <= static_cast<int>(wire::ClientBody::MAX); ++t)
+    client.insert(messageName(static_cast<wire::ClientBody>(t)));
+  CHECK(server.size() == static_cast<std::size_t>(wire::ServerBody::MAX) + 1);
+  CHECK(client.size() == static_cast<std::size_t>(wire::ClientBody::MAX) + 1);
+  CHECK(server.count("Unknown") == 0);
+  CHECK(client.count("Unknown") == 0);
+  CHECK(std::string(messageName(wire::ServerBody::StepBatch)) == "StepBatch");
+  CHECK(std::string(messageName(wire::ClientBody::Inputs)) == "Inputs");
+  CHECK(std::string(messageName(static_cast<wire::ServerBody>(200))) == "Unknown");
+  CHECK(std::string(messageName(static_cast<wire::ClientBody>(6))) == "Unknown");
+}
+
+namespace {
+
+std::vector<Bytes> validClientMessages() {
+  std::vector<Bytes> v;
+  v.push_back(clientMessage(wire::ClientBody::Hello, [](flatbuffers::FlatBufferBuilder& fbb) {
+    return wire::CreateHelloDirect(fbb, kProtocolVersion, "alice", 0, true).Union();
+  }));
+  v.push_back(clientMessage(wire::ClientBody::WorldReady, [](flatbuffers::FlatBufferBuilder& fbb) {
+    return wire::CreateWorldReady(fbb, 0x0123456789abcdefull).Union();
+  }));
+  v.push_back(clientMessage(wire::ClientBody::CellHashRequest, [](flatbuffers::FlatBufferBuilder& fbb) {
+    return wire::CreateCellHashRequest(fbb).Union();
+  }));
+  v.push_back(clientMessage(wire::ClientBody::Inputs, [](flatbuffers::FlatBufferBuilder& fbb) {
+    std::vector<wire::InputRec> inputs;
+    for (std::uint32_t i = 0; i < kMaxInputsPerMessage; ++i)
+      inputs.push_back(toWire(sim::PlayerInput{100 + i, 1, -1, static_cast<std::uint16_t>(i * 1000), 3, 1}));
+    return wire::CreateInputsDirect(fbb, &inputs, 55).Union();
+  }));
+  v.push_back(actionMessage(wire::ActionBody::Dig, [](flatbuffers::FlatBufferBuilder& fbb) {
+    return wire::CreateDig(fbb, 1, 2, 3, 4).Union();
+  }));
+  v.push_back(actionMessage(wire::ActionBody::Place, [](flatbuffers::FlatBufferBuilder& fbb) {
+    return wire::CreatePlace(fbb, 1, 2, 3, 4, 5, 6).Union();
+  }));
+  v.push_back(actionMessage(wire::ActionBody::Pour, [](flatbuffers::FlatBufferBuilder& fbb) {
+    return wire::CreatePour(fbb, 1, 2, 3, 400).Union();
+  }));
+  v.push_back(actionMessage(wire::ActionBody::Ignite, [](flatbuffers::FlatBufferBuilder& fbb) {
+    return wire::CreateIgnite(fbb, -1, -2, -3).Union();
+  }));
+  v.push_back(actionMessage(wire::ActionBody::Chat, [](flatbuffers::FlatBufferBuilder& fbb) {
+    return wire::CreateChatDirect(fbb, "hi there").Union();
+  }));
+  return v;
+}
+
+std::vector<Bytes> validServerMessages() {
+  std::vector<Bytes> v;
+  v.push_back(serverMessage(wire::ServerBody::Welcome, [](flatbuffers::FlatBufferBuilder& fbb) {
+    return wire::CreateWelcomeDirect(fbb, kProtocolVersion, 7, "loam", "glade", 1, 2, 3, 4, 5).Union();
+  }));
+  v.push_back(serverMessage(wire::ServerBody::Reject, [](flatbuffers::FlatBufferBuilder& fbb) {
+    return wire::CreateRejectDirect(fbb, static_cast<std::uint16_t>(RejectCode::ServerFull), "full").Union();
+  }));
+  v.push_back(serverMessage(wire::ServerBody::GeneratedCellHashes, [](flatbuffers::FlatBufferBuilder& fbb) {
+    std::vector<wire::CellHashRec> cells{wire::CellHashRec(1, 2, 3), wire::CellHashRec(-4, 5, ~0ull)};
+    return wire::CreateGeneratedCellHashesDirect(fbb, &cells).Union();
+  }));
+  v.push_back(serverMessage(wire::ServerBody::JoinSnapshot, [](flatbuffers::FlatBufferBuilder& fbb) {
+    std::vector<std::uint8_t> state(333, 0x5a);
+    return wire::CreateJoinSnapshotDirect(fbb, 99, &state).Union();
+  }));
+  v.push_back(serverMessage(wire::ServerBody::StepBatch, [](flatbuffers::FlatBufferBuilder& fbb) {
+    std::vector<std::uint8_t> edits{0, 1, 2, 3};
+    std::vector<wire::EventRec> events;
+    for (const sim::Event& e : everyEvent()) {
+      wire::EventRec r;
+      if (toWire(e, r)) events.push_back(r);
+    }
+    std::vector<flatbuffers::Offset<wire::ChatLine>> chat{wire::CreateChatLineDirect(fbb, 3, "hello")};
+    std::vector<flatbuffers::Offset<wire::PlayerName>> joined{wire::CreatePlayerNameDirect(fbb, 13, "bob")};
+    std::vector<std::uint32_t> left{14};
+    std::vector<std::uint8_t> weather{9, 9};
+    std::vector<wire::CellHashRec> cells{wire::CellHashRec(0, 0, 42)};
+    return wire::CreateStepBatchDirect(fbb, 1000, &edits, &events, &chat, &joined, &left, &weather, 77, &cells)
+        .Union();
+  }));
+  v.push_back(serverMessage(wire::ServerBody::CellState, [](flatbuffers::FlatBufferBuilder& fbb) {
+    std::vector<wire::WaterRec> water{toWire(sim::WaterChange{{1, 2, 3}, 100})};
+    std::vector<wire::FireRec> fire{toWire(sim::FireChange{{8, 16, 24}, 200, 5000})};
+    return wire::CreateCellStateDirect(fbb, 5, -1, 2, true, &water, &fire).Union();
+  }));
+  v.push_back(serverMessage(wire::ServerBody::Snapshot, [](flatbuffers::FlatBufferBuilder& fbb) {
+    const wire::PlayerStateRec own = toWire(distinctState());
+    std::vector<wire::PlayerPoseRec> players{poseToWire(sim::PlayerId{2}, distinctState())};
+    std::vector<std::uint32_t> gone{3, 4};
+    sim::Animal a;
+    a.id = sim::AnimalId{8};
+    std::vector<wire::AnimalRec> animals{toWire(a)};
+    std::vector<std::uint32_t> animalsGone{9};
+    return wire::CreateSnapshotDirect(fbb, 10, 9, 1234, &own, &players, &gone, &animals, &animalsGone).Union();
+  }));
+  return v;
+}
+
+// A truncated copy in its own exact-size allocation, so a read past the end is a
+// sanitizer error rather than a read of the original's tail.
+Bytes prefix(const Bytes& b, std::size_t n) { return Bytes(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(n)); }
+
+// Builders pad leaves to their alignment, and the first leaf built lies at the end of
+// the buffer; cutting only such zero padding leaves every referenced byte in place.
+bool onlyPaddingCut(const Bytes& full, std::size_t n) {
+  if (full.size() - n >= 8) return false;
+  for (std::size_t i = n; i < full.size(); ++i)
+    if (full[i] != 0) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("verifiers accept well-formed messages of every type") {
+  std::set<wire::ClientBody> clientTypes;
+  for (const Bytes& m : validClientMessages()) {
+    const wire::ClientMessage* root = verifyClientMessage(m, kMaxClientPacketBytes);
+    REQUIRE(root != nullptr);
+    clientTypes.insert(root->body_type());
+    // Exactly at the cap is fine, one byte under is not.
+    CHECK(verifyClientMessage(m, m.size()) != nullptr);
+    CHECK(verifyClientMessage(m, m.size() - 1) == nullptr);
+  }
+  CHECK(clientTypes.size() == static_cast<std::size_t>(wire::ClientBody::MAX));
+
+  std::set<wire::ServerBody> serverTypes;
+  for (const Bytes& m : validServerMessages()) {
+    const wire::ServerMessage* root = verifyServerMessage(m, 1u << 20);
+    REQUIRE(root != nullptr);
+    serverTypes.insert(root->body_type());
+    CHECK(verifyServerMessage(m, m.size()) != nullptr);
+    CHECK(verifyServerMessage(m, m.size() - 1) == nullptr);
+  }
+  CHECK(serverTypes.size() == static_cast<std::size_t>(wire::ServerBody::MAX));
+}
+
+TEST_CASE("a verified StepBatch reads back to the same events, names and snapshot state") {
+  const Bytes m = validServerMessages()[4];
+  const wire::ServerMessage* root = verifyServerMessage(m, m.size());
+  REQUIRE(root != nullptr);
+  const wire::StepBatch* batch = root->body_as_StepBatch();
+  REQUIRE(batch != nullptr);
+  REQUIRE(batch->events() != nullptr);
+  std::vector<sim::Event> expected;
+  for (const sim::Event& e : everyEvent())
+    if (!std::holds_alternative<sim::ChatEvent>(e)) expected.push_back(e);
+  REQUIRE(batch->events()->size() == expected.size());
+  for (flatbuffers::uoffset_t i = 0; i < batch->events()->size(); ++i) {
+    sim::Event e;
+    REQUIRE(fromWire(*batch->events()->Get(i), e));
+    CHECK(e.index() == expected[i].index());
+  }
+  REQUIRE(batch->joined() != nullptr);
+  CHECK(batch->joined()->Get(0)->name()->str() == "bob");
+
+  const Bytes s = validServerMessages()[6];
+  const wire::ServerMessage* sroot = verifyServerMessage(s, s.size());
+  REQUIRE(sroot != nullptr);
+  REQUIRE(sroot->body_as_Snapshot()->own() != nullptr);
+  CHECK(fromWire(*sroot->body_as_Snapshot()->own()) == distinctState());
+}
+
+TEST_CASE("verifiers refuse empty, bodiless and unknown-body messages") {
+  CHECK(verifyClientMessage({}, kMaxClientPacketBytes) == nullptr);
+  CHECK(verifyServerMessage({}, 1u << 20) == nullptr);
+
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(wire::CreateClientMessage(fbb));
+    const Bytes m = finish(fbb);
+    CHECK(verifyClientMessage(m, kMaxClientPacketBytes) == nullptr);
+  }
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(wire::CreateServerMessage(fbb));
+    const Bytes m = finish(fbb);
+    CHECK(verifyServerMessage(m, 1u << 20) == nullptr);
+  }
+  // A known type tag whose table is missing.
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::StepBatch, 0));
+    const Bytes m = finish(fbb);
+    CHECK(verifyServerMessage(m, 1u << 20) == nullptr);
+  }
+  // A type tag from a newer protocol (the generated verifier lets it through).
+  CHECK(verifyClientMessage(clientMessage(static_cast<wire::ClientBody>(6),
+                                          [](flatbuffers::FlatBufferBuilder& fbb) {
+                                            return wire::CreateCellHashRequest(fbb).Union();
+                                          }),
+                            kMaxClientPacketBytes) == nullptr);
+  CHECK(verifyServerMessage(serverMessage(static_cast<wire::ServerBody>(8),
+                                          [](flatbuffers::FlatBufferBuilder& fbb) {
+                                            return wire::CreateRejectDirect(fbb, 1, "x").Union();
+                                          }),
+                            1u << 20) == nullptr);
+  // An Action without a body, or with an unknown one.
+  CHECK(verifyClientMessage(actionMessage(wire::ActionBody::NONE, nullptr), kMaxClientPacketBytes) == nullptr);
+  CHECK(verifyClientMessage(actionMessage(static_cast<wire::ActionBody>(6),
+                                          [](flatbuffers::FlatBufferBuilder& fbb) {
+                                            return wire::CreateIgnite(fbb, 1, 2, 3).Union();
+                                          }),
+                            kMaxClientPacketBytes) == nullptr);
+}
+
+TEST_CASE("verifiers refuse misaligned buffers (struct vectors are read in place)") {
+  const Bytes m = validServerMessages()[2];
+  std::vector<std::uint64_t> storage(m.size() / 8 + 2);
+  auto* base = reinterpret_cast<std::uint8_t*>(storage.data());
+  std::memcpy(base + 1, m.data(), m.size());
+  CHECK(verifyServerMessage(std::span<const std::uint8_t>(base + 1, m.size()), 1u << 20) == nullptr);
+  std::memcpy(base, m.data(), m.size());
+  CHECK(verifyServerMessage(std::span<const std::uint8_t>(base, m.size()), 1u << 20) != nullptr);
+}
+
+TEST_CASE("verifiers refuse every truncation of every valid message") {
+  int cuts = 0, paddingCuts = 0;
+  for (const Bytes& m : validClientMessages()) {
+    for (std::size_t n = 0; n < m.size(); ++n) {
+      const Bytes p = prefix(m, n);
+      CAPTURE(n);
+      CAPTURE(m.size());
+      const bool accepted = verifyClientMessage(p, kMaxClientPacketBytes) != nullptr;
+      ++cuts;
+      paddingCuts += accepted;
+      if (accepted) CHECK(onlyPaddingCut(m, n));
+    }
+  }
+  for (const Bytes& m : validServerMessages()) {
+    for (std::size_t n = 0; n < m.size(); ++n) {
+      const Bytes p = prefix(m, n);
+      CAPTURE(n);
+      CAPTURE(m.size());
+      const bool accepted = verifyServerMessage(p, 1u << 20) != nullptr;
+      ++cuts;
+      paddingCuts += accepted;
+      if (accepted) CHECK(onlyPaddingCut(m, n));
+    }
+  }
+  MESSAGE("truncations tried: " << cuts << ", accepted (only trailing alignment padding cut): " << paddingCuts);
+  CHECK(paddingCuts * 20 < cuts);
+}
+
+TEST_CASE("verifiers refuse random bytes and survive random mutations") {
+  std::mt19937 rng(12345);
+  int accepted = 0;
+  for (int seed = 0; seed < 2000; ++seed) {
+    rng.seed(static_cast<std::uint32_t>(seed));
+    Bytes b(1 + rng() % 600);
+    for (auto& x : b) x = static_cast<std::uint8_t>(rng());
+    CHECK(verifyClientMessage(b, kMaxClientPacketBytes) == nullptr);
+    CHECK(verifyServerMessage(b, 1u << 20) == nullptr);
+  }
+  // Flipped bytes in valid messages: either refused, or a root whose body is readable.
+  std::vector<Bytes> all = validClientMessages();
+  for (int seed = 0; seed < 3000; ++seed) {
+    rng.seed(static_cast<std::uint32_t>(seed));
+    Bytes b = all[static_cast<std::size_t>(seed) % all.size()];
+    for (int k = 0; k < 1 + seed % 4; ++k) b[rng() % b.size()] = static_cast<std::uint8_t>(rng());
+    if (const wire::ClientMessage* root = verifyClientMessage(b, kMaxClientPacketBytes)) {
+      ++accepted;
+      CHECK(root->body() != nullptr);
+      CHECK(std::string(messageName(root->body_type())) != "Unknown");
+    }
+  }
+  std::vector<Bytes> server = validServerMessages();
+  for (int seed = 0; seed < 3000; ++seed) {
+    rng.seed(static_cast<std::uint32_t>(seed + 100000));
+    Bytes b = server[static_cast<std::size_t>(seed) % server.size()];
+    for (int k = 0; k < 1 + seed % 4; ++k) b[rng() % b.size()] = static_cast<std::uint8_t>(rng());
+    if (const wire::ServerMessage* root = verifyServerMessage(b, 1u << 20)) {
+      ++accepted;
+      CHECK(root->body() != nullptr);
+    }
+  }
+  MESSAGE("mutated messages still valid after verification: " << accepted << " of 6000");
+}
+
+TEST_CASE("oversize buffers are refused before verification") {
+  Bytes big = validServerMessages()[3];
+  CHECK(verifyServerMessage(big, big.size()) != nullptr);
+  CHECK(verifyServerMessage(big, 64) == nullptr);
+  Bytes client = validClientMessages()[3];
+  client.resize(kMaxClientPacketBytes + 1, 0);  // valid prefix, trailing junk beyond the cap
+  CHECK(verifyClientMessage(client, kMaxClientPacketBytes) == nullptr);
+  client.resize(kMaxClientPacketBytes);
+  CHECK(verifyClientMessage(client, kMaxClientPacketBytes) != nullptr);
+}
