@@ -1,0 +1,905 @@
+// ServerHost against raw ENet clients written here (no ClientConnection): joins,
+// inputs and snapshots, step batches, actions, and hostile input.
+#include "net/server_host.h"
+
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <enet/enet.h>
+#include <flatbuffers/flatbuffers.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "loam_generated.h"
+#include "net/edit_codec.h"
+#include "net/enet_init.h"
+#include "net/protocol.h"
+#include "net/wire.h"
+#include "sim/scene.h"
+#include "sim/step.h"
+#include "sim/world_hash.h"
+
+using namespace loam;
+
+namespace {
+
+struct World {
+  sim::SimState state;
+  net::HostedWorld hosted;
+};
+
+/// The flat scene, generated once for the whole suite (copied per server).
+const World& flatWorld() {
+  static const World w = [] {
+    auto scene = sim::loadScene(LOAM_SOURCE_DIR "/scenes/flat.toml");
+    REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
+    auto state = sim::createSimState(*scene, scene->defaultSeed);
+    REQUIRE(state.has_value());
+    World out{std::move(*state), {}};
+    const sim::WorldHashes h = sim::hashWorld(out.state.world);
+    out.hosted = {scene->name, h.world, h.cells};
+    return out;
+  }();
+  return w;
+}
+
+std::unique_ptr<net::ServerHost> openServer(net::ServerConfig config = {}) {
+  config.bindAddress = "127.0.0.1";
+  config.port = 0;
+  auto host = net::ServerHost::open(config, flatWorld().state, flatWorld().hosted);
+  REQUIRE_MESSAGE(host.has_value(), (host ? "" : host.error().message));
+  REQUIRE(host.value()->port() != 0);
+  return std::move(host.value());
+}
+
+const wire::ServerMessage* parse(const std::vector<std::uint8_t>& bytes) {
+  flatbuffers::Verifier v(bytes.data(), bytes.size());
+  if (!v.VerifyBuffer<wire::ServerMessage>(nullptr)) return nullptr;
+  return flatbuffers::GetRoot<wire::ServerMessage>(bytes.data());
+}
+
+/// A bare ENet client that records every message it gets.
+class RawClient {
+ public:
+  explicit RawClient(std::uint16_t port, std::uint32_t connectData = net::kProtocolVersion) {
+    host_ = enet_host_create(nullptr, 1, net::kChannelCount, 0, 0);
+    REQUIRE(host_ != nullptr);
+    ENetAddress a{};
+    enet_address_set_host_ip(&a, "127.0.0.1");
+    a.port = port;
+    peer_ = enet_host_connect(host_, &a, net::kChannelCount, connectData);
+    REQUIRE(peer_ != nullptr);
+  }
+  ~RawClient() {
+    if (host_) enet_host_destroy(host_);
+  }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+  void service() {
+    ENetEvent ev;
+    while (host_ && enet_host_service(host_, &ev, 0) > 0) {
+      switch (ev.type) {
+        case ENET_EVENT_TYPE_CONNECT: connected = true; break;
+        case ENET_EVENT_TYPE_DISCONNECT:
+          disconnected = true;
+          disconnectData = ev.data;
+          break;
+        case ENET_EVENT_TYPE_RECEIVE:
+          inbox.emplace_back(ev.packet->data, ev.packet->data + ev.packet->dataLength);
+          enet_packet_destroy(ev.packet);
+          break;
+        case ENET_EVENT_TYPE_NONE: break;
+      }
+    }
+  }
+
+  void sendBytes(const void* data, std::size_t size, std::uint8_t channel, std::uint32_t flags) {
+    ENetPacket* p = enet_packet_create(data, size, flags);
+    if (enet_peer_send(peer_, channel, p) < 0) enet_packet_destroy(p);
+  }
+  void send(flatbuffers::FlatBufferBuilder& fbb, std::uint8_t channel = net::kChannelReliable) {
+    sendBytes(fbb.GetBufferPointer(), fbb.GetSize(), channel,
+              channel == net::kChannelReliable ? ENET_PACKET_FLAG_RELIABLE : 0);
+  }
+  void flush() { enet_host_flush(host_); }
+  void disconnect() { enet_peer_disconnect(peer_, 0); }
+
+  /// Removes and returns the messages of one type (verified), oldest first.
+  std::vector<std::vector<std::uint8_t>> take(wire::ServerBody type) {
+    std::vector<std::vector<std::uint8_t>> got, rest;
+    for (auto& m : inbox) {
+      const wire::ServerMessage* msg = parse(m);
+      REQUIRE(msg != nullptr);
+      (msg->body_type() == type ? got : rest).push_back(std::move(m));
+    }
+    inbox = std::move(rest);
+    return got;
+  }
+
+  bool connected = false, disconnected = false;
+  std::uint32_t disconnectData = 0;
+  std::vector<std::vector<std::uint8_t>> inbox;
+
+ private:
+  ENetHost* host_ = nullptr;
+  ENetPeer* peer_ = nullptr;
+};
+
+// ---- message builders --------------------------------------------------------------
+
+void hello(flatbuffers::FlatBufferBuilder& fbb, const char* name, bool wantsWorld,
+           std::uint32_t protocol = net::kProtocolVersion) {
+  fbb.Clear();
+  auto h = wire::CreateHelloDirect(fbb, protocol, name, wantsWorld ? 1 : 2, wantsWorld);
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Hello, h.Union()));
+}
+
+void worldReady(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t hash) {
+  fbb.Clear();
+  auto w = wire::CreateWorldReady(fbb, hash);
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::WorldReady, w.Union()));
+}
+
+void inputs(flatbuffers::FlatBufferBuilder& fbb, const std::vector<wire::InputRec>& recs, std::uint32_t ack) {
+  fbb.Clear();
+  auto i = wire::CreateInputsDirect(fbb, &recs, ack);
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Inputs, i.Union()));
+}
+
+void dig(flatbuffers::FlatBufferBuilder& fbb, sim::VoxelCoord v, std::uint32_t afterInput) {
+  fbb.Clear();
+  auto d = wire::CreateDig(fbb, v.x, v.y, v.z, 2);
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Action,
+                                       wire::CreateAction(fbb, afterInput, wire::ActionBody::Dig, d.Union()).Union()));
+}
+
+/// One server tick, then every client services its socket.
+void tickAll(net::ServerHost& server, std::initializer_list<RawClient*> clients) {
+  for (RawClient* c : clients) c->flush();
+  server.tick();
+  for (RawClient* c : clients) c->service();
+}
+
+/// Ticks until pred holds or maxTicks pass, sleepMs apart (ENet runs on wall time;
+/// clients that send once per tick must stay under kMaxMessagesPerSecond).
+bool tickUntil(net::ServerHost& server, std::initializer_list<RawClient*> clients, int maxTicks,
+               const std::function<bool()>& pred, int sleepMs = 1) {
+  for (int i = 0; i < maxTicks; ++i) {
+    tickAll(server, clients);
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(sleepMs));
+  }
+  return false;
+}
+
+std::uint32_t awaitWelcome(net::ServerHost& server, RawClient& c) {
+  std::uint32_t id = 0;
+  REQUIRE(tickUntil(server, {&c}, 2000, [&] {
+    auto w = c.take(wire::ServerBody::Welcome);
+    if (!w.empty()) id = parse(w[0])->body_as_Welcome()->player_id();
+    return id != 0;
+  }));
+  return id;
+}
+
+std::optional<net::RejectCode> awaitReject(net::ServerHost& server, std::initializer_list<RawClient*> clients,
+                                           RawClient& c, int maxTicks = 3000) {
+  std::optional<net::RejectCode> code;
+  tickUntil(server, clients, maxTicks, [&] {
+    auto r = c.take(wire::ServerBody::Reject);
+    if (!r.empty() && !code) code = static_cast<net::RejectCode>(parse(r[0])->body_as_Reject()->code());
+    return code.has_value() && c.disconnected;
+  });
+  return code;
+}
+
+wire::InputRec forwardInput(std::uint32_t seq, std::uint16_t yaw = 0, std::uint8_t buttons = 0) {
+  return wire::InputRec(seq, yaw, /*pitch*/ 0, /*forward*/ 127, /*right*/ 0, buttons);
+}
+
+/// An honest player: one forward input per tick, resending what is not acknowledged.
+struct Walker {
+  RawClient* client = nullptr;
+  std::uint32_t nextSeq = 1, acked = 0, snapshotAck = 0;
+  std::uint32_t maxSeq = 0;  ///< stop after this many inputs (0 = never)
+  std::uint32_t perStep = 1;  ///< new inputs per step() (the server applies up to 4 per tick)
+  std::uint16_t yaw = 0;
+  std::uint8_t buttons = 0;
+  std::vector<wire::PlayerStateRec> own;  ///< own states from snapshots, in arrival order
+  std::uint64_t lastBatch = 0;
+  std::uint64_t batches = 0;
+  bool batchGap = false;
+
+  void step(flatbuffers::FlatBufferBuilder& fbb) {
+    for (auto& m : client->take(wire::ServerBody::Snapshot)) {
+      const wire::Snapshot* s = parse(m)->body_as_Snapshot();
+      REQUIRE(s->own() != nullptr);
+      own.push_back(*s->own());
+      acked = std::max(acked, s->own()->last_input());
+      snapshotAck = std::max(snapshotAck, s->sequence());
+    }
+    for (auto& m : client->take(wire::ServerBody::StepBatch)) {
+      const std::uint64_t t = parse(m)->body_as_StepBatch()->tick();
+      if (lastBatch != 0 && t != lastBatch + 1) batchGap = true;
+      lastBatch = t;
+      ++batches;
+    }
+    std::vector<wire::InputRec> recs;
+    nextSeq += perStep - 1;
+    const std::uint32_t newest = maxSeq ? std::min(nextSeq, maxSeq) : nextSeq;
+    for (std::uint32_t s = std::max(acked + 1, newest >= 15 ? newest - 15 : 1u); s <= newest; ++s) {
+      recs.push_back(forwardInput(s, yaw, buttons));
+    }
+    if (!maxSeq || nextSeq < maxSeq) ++nextSeq;
+    inputs(fbb, recs, snapshotAck);
+    client->send(fbb, net::kChannelUnreliable);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("swarm join: Welcome, inputs move the own player, last_input acknowledges") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  auto server = openServer();
+  RawClient c(server->port());
+  flatbuffers::FlatBufferBuilder fbb;
+  REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
+  hello(fbb, "swarm-1", false);
+  c.send(fbb);
+  const std::uint32_t id = awaitWelcome(*server, c);
+  CHECK(id >= 1);
+
+  Walker w;
+  w.client = &c;
+  w.maxSeq = 90;
+  for (int i = 0; i < 200 && w.acked < 90; ++i) {
+    w.step(fbb);
+    tickAll(*server, {&c});
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  REQUIRE(w.own.size() >= 10);
+  CHECK(w.acked == 90);
+  // Yaw 0 faces north (-z): walking forward lowers z.
+  CHECK(w.own.back().pz() < w.own.front().pz() - sim::unitsFromMetres(1.0));
+  const sim::Player* p = server->state().findPlayer(sim::PlayerId{id});
+  REQUIRE(p != nullptr);
+  CHECK(p->motion.lastInput == 90);
+  CHECK(p->motion.position.z == w.own.back().pz());
+  CHECK(w.batches > 0);
+  CHECK_FALSE(w.batchGap);
+  const net::ServerStats st = server->stats();
+  CHECK(st.players == 1);
+  CHECK(st.received.at("Inputs").messages > 0);
+  CHECK(st.sent.at("Snapshot").messages > 0);
+  CHECK(st.malformed == 0);
+
+  server->shutdown();
+  CHECK(awaitReject(*server, {&c}, c, 500) == net::RejectCode::ShuttingDown);
+}
+
+TEST_CASE("full join: JoinSnapshot then consecutive StepBatches; mismatches are rejected") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  auto server = openServer();
+  flatbuffers::FlatBufferBuilder fbb;
+
+  SUBCASE("right hash") {
+    RawClient c(server->port());
+    REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
+    hello(fbb, "full-1", true);
+    c.send(fbb);
+    awaitWelcome(*server, c);
+    worldReady(fbb, flatWorld().hosted.generatedHash);
+    c.send(fbb);
+    std::uint64_t snapshotTick = 0;
+    std::vector<std::uint64_t> ticks;
+    REQUIRE(tickUntil(*server, {&c}, 3000, [&] {
+      for (auto& m : c.inbox) {
+        const wire::ServerMessage* msg = parse(m);
+        if (msg->body_type() == wire::ServerBody::JoinSnapshot) {
+          CHECK(ticks.empty());  // nothing before the snapshot
+          snapshotTick = msg->body_as_JoinSnapshot()->tick();
+          CHECK(msg->body_as_JoinSnapshot()->state()->size() > 64);
+        } else if (msg->body_type() == wire::ServerBody::StepBatch) {
+          ticks.push_back(msg->body_as_StepBatch()->tick());
+        }
+      }
+      c.inbox.clear();
+      return ticks.size() >= 30;
+    }));
+    REQUIRE(snapshotTick > 0);
+    CHECK(ticks.front() == snapshotTick + 1);
+    for (std::size_t i = 1; i < ticks.size(); ++i) CHECK(ticks[i] == ticks[i - 1] + 1);
+    CHECK(server->stats().players == 1);
+  }
+  SUBCASE("wrong hash") {
+    RawClient c(server->port());
+    REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
+    hello(fbb, "full-2", true);
+    c.send(fbb);
+    awaitWelcome(*server, c);
+    worldReady(fbb, flatWorld().hosted.generatedHash ^ 1);
+    c.send(fbb);
+    CHECK(awaitReject(*server, {&c}, c) == net::RejectCode::WorldMismatch);
+    CHECK(c.disconnectData == static_cast<std::uint32_t>(net::RejectCode::WorldMismatch));
+    CHECK(server->stats().players == 0);
+  }
+  SUBCASE("wrong protocol in Hello") {
+    RawClient c(server->port());
+    REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
+    hello(fbb, "old", true, net::kProtocolVersion + 1);
+    c.send(fbb);
+    CHECK(awaitReject(*server, {&c}, c) == net::RejectCode::ProtocolMismatch);
+  }
+  SUBCASE("wrong protocol in the connect data") {
+    RawClient c(server->port(), net::kProtocolVersion + 7);
+    CHECK(awaitReject(*server, {&c}, c) == net::RejectCode::ProtocolMismatch);
+  }
+}
+
+TEST_CASE("an Action dig at a reachable voxel comes back as edits in a StepBatch") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  auto server = openServer();
+  RawClient c(server->port());
+  flatbuffers::FlatBufferBuilder fbb;
+  REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
+  hello(fbb, "digger", false);
+  c.send(fbb);
+  const std::uint32_t id = awaitWelcome(*server, c);
+  REQUIRE(tickUntil(*server, {&c}, 100, [&] { return server->state().findPlayer(sim::PlayerId{id}) != nullptr; }));
+  const sim::Player* p = server->state().findPlayer(sim::PlayerId{id});
+  // The ground right in front of the feet (yaw 0 faces -z): within reach of the eye.
+  const sim::VoxelCoord feet = sim::voxelOf(p->motion.position);
+  const sim::VoxelCoord target{feet.x, feet.y - 1, feet.z - 10};
+  REQUIRE(server->state().world.get(target) != sim::kAir);
+  dig(fbb, target, 0);
+  c.send(fbb);
+  bool sawEdits = false;
+  REQUIRE(tickUntil(*server, {&c}, 500, [&] {
+    for (auto& m : c.take(wire::ServerBody::StepBatch)) {
+      const wire::StepBatch* b = parse(m)->body_as_StepBatch();
+      if (!b->edits() || b->edits()->size() <= 1) continue;
+      std::vector<sim::EditRecord> edits;
+      auto r = net::decodeEdits(std::span<const std::uint8_t>(b->edits()->data(), b->edits()->size()), edits);
+      REQUIRE(r.has_value());
+      for (const sim::EditRecord& e : edits) {
+        if (e.kind == sim::EditRecord::Kind::Voxel && e.x == target.x && e.y == target.y && e.z == target.z) {
+          CHECK(e.after == sim::kAir);
+          sawEdits = true;
+        }
+      }
+      CHECK(b->cells() != nullptr);
+      CHECK(b->cells()->size() >= 1);
+    }
+    return sawEdits;
+  }));
+  CHECK(server->state().world.get(target) == sim::kAir);
+}
+
+namespace {
+
+/// The honest walker's final state after n forward inputs, computed by the sim alone.
+sim::PlayerState referenceWalk(std::uint32_t id, std::uint32_t n) {
+  sim::SimState st = flatWorld().state;
+  sim::StepOutput out;
+  std::vector<sim::Command> cmds{{sim::PlayerId{id}, 0, sim::JoinCommand{sim::PlayerName::from("honest")}}};
+  sim::step(st, cmds, out);
+  for (std::uint32_t s = 1; s <= n; ++s) {
+    wire::InputRec r = forwardInput(s);
+    sim::PlayerInput in{r.sequence(), r.move_forward(), r.move_right(), r.yaw(), r.pitch(), r.buttons()};
+    cmds = {{sim::PlayerId{id}, s, sim::InputCommand{in}}};
+    sim::step(st, cmds, out);
+  }
+  return st.findPlayer(sim::PlayerId{id})->motion;
+}
+
+}  // namespace
+
+TEST_CASE("hostile peers are dropped; the server keeps ticking and the honest player is unaffected") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  auto server = openServer();
+  flatbuffers::FlatBufferBuilder fbb;
+  std::mt19937 rng(1234);
+
+  // Honest full client first (id 1), so the reference walk uses the same spawn.
+  RawClient honest(server->port());
+  REQUIRE(tickUntil(*server, {&honest}, 2000, [&] { return honest.connected; }));
+  hello(fbb, "honest", true);
+  honest.send(fbb);
+  const std::uint32_t honestId = awaitWelcome(*server, honest);
+  worldReady(fbb, flatWorld().hosted.generatedHash);
+  honest.send(fbb);
+  REQUIRE(tickUntil(*server, {&honest}, 2000, [&] { return !honest.take(wire::ServerBody::JoinSnapshot).empty(); }));
+  Walker walker;
+  walker.client = &honest;
+  walker.maxSeq = 400;
+
+  // Hostile peers.
+  RawClient garbage(server->port());       // random-byte ENet packets
+  RawClient mangler(server->port());       // truncated and bit-flipped valid messages
+  RawClient oversize(server->port());      // packets over the size cap
+  RawClient flooder(server->port());       // far too many Inputs
+  RawClient early(server->port());         // Inputs before Hello
+  RawClient twice(server->port());         // Hello twice
+  std::initializer_list<RawClient*> all{&honest, &garbage, &mangler, &oversize, &flooder, &early, &twice};
+  REQUIRE(tickUntil(*server, all, 2000, [&] {
+    for (RawClient* c : all) {
+      if (!c->connected) return false;
+    }
+    return true;
+  }));
+  hello(fbb, "mangler", false);
+  mangler.send(fbb);
+  hello(fbb, "flooder", false);
+  flooder.send(fbb);
+  hello(fbb, "twice", false);
+  twice.send(fbb);
+  twice.send(fbb);
+  hello(fbb, "oversize", false);
+  oversize.send(fbb);
+
+  // Raw UDP garbage straight at the port.
+  const int udp = ::socket(AF_INET, SOCK_DGRAM, 0);
+  REQUIRE(udp >= 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(server->port());
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+
+  std::vector<std::uint8_t> junk;
+  std::vector<std::uint8_t> valid;
+  {
+    std::vector<wire::InputRec> recs{forwardInput(1), forwardInput(2), forwardInput(3)};
+    inputs(fbb, recs, 0);
+    valid.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  }
+  const std::uint64_t startTick = server->state().tick;
+  const auto start = std::chrono::steady_clock::now();
+  int loop = 0;
+  std::int64_t flooded = 0;
+  // About 4.5 s of wall time: the flooder must flood for 3 s in a row to be dropped.
+  // Ticks are ~4 ms apart so the honest client's one Inputs per tick is no flood.
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(4500)) {
+    ++loop;
+    walker.step(fbb);
+    for (int i = 0; i < 4; ++i) {
+      junk.resize(1 + rng() % 600);
+      for (auto& b : junk) b = static_cast<std::uint8_t>(rng());
+      ::sendto(udp, junk.data(), junk.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+    }
+    if (loop % 3 == 0 && !garbage.disconnected) {
+      junk.resize(1 + rng() % 300);
+      for (auto& b : junk) b = static_cast<std::uint8_t>(rng());
+      garbage.sendBytes(junk.data(), junk.size(), net::kChannelReliable, ENET_PACKET_FLAG_RELIABLE);
+    }
+    if (loop % 3 == 1 && !mangler.disconnected) {
+      std::vector<std::uint8_t> m = valid;
+      if (rng() % 2) {
+        m.resize(rng() % m.size());  // truncated
+      } else {
+        for (int k = 0; k < 8; ++k) m[rng() % m.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+      }
+      if (!m.empty()) mangler.sendBytes(m.data(), m.size(), net::kChannelReliable, ENET_PACKET_FLAG_RELIABLE);
+    }
+    if (loop % 10 == 2) {
+      junk.assign(net::kMaxClientPacketBytes + 500, 0x5a);
+      oversize.sendBytes(junk.data(), junk.size(), net::kChannelUnreliable, ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT);
+    }
+    // One message per millisecond of wall time (2.5x the limit), however slow the loop.
+    const auto elapsedMs = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now() - start).count();
+    while (!flooder.disconnected && flooded < elapsedMs) {
+      std::vector<wire::InputRec> recs{forwardInput(static_cast<std::uint32_t>(++flooded))};
+      inputs(fbb, recs, 0);
+      flooder.send(fbb, net::kChannelUnreliable);
+    }
+    if (loop % 5 == 0 && !early.disconnected) {
+      early.sendBytes(valid.data(), valid.size(), net::kChannelUnreliable, 0);
+    }
+    tickAll(*server, all);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  ::close(udp);
+  // Let the honest walker finish its inputs and the disconnects complete.
+  tickUntil(*server, all, 3000, [&] {
+    walker.step(fbb);
+    return walker.acked == walker.maxSeq && garbage.disconnected && mangler.disconnected && flooder.disconnected &&
+           early.disconnected && twice.disconnected;
+  }, 3);
+
+  const auto rejectOf = [](RawClient& c) {
+    for (auto& m : c.inbox) {
+      const wire::ServerMessage* msg = parse(m);
+      if (msg && msg->body_type() == wire::ServerBody::Reject) {
+        return static_cast<net::RejectCode>(msg->body_as_Reject()->code());
+      }
+    }
+    return net::RejectCode::None;
+  };
+  CHECK(garbage.disconnected);
+  CHECK(rejectOf(garbage) == net::RejectCode::Malformed);
+  CHECK(mangler.disconnected);
+  CHECK(rejectOf(mangler) == net::RejectCode::Malformed);
+  CHECK(flooder.disconnected);
+  CHECK(rejectOf(flooder) == net::RejectCode::Flooding);
+  CHECK(early.disconnected);
+  CHECK(rejectOf(early) == net::RejectCode::Malformed);
+  CHECK(twice.disconnected);
+  CHECK(rejectOf(twice) == net::RejectCode::BadHello);
+  CHECK_FALSE(honest.disconnected);
+
+  // The server kept ticking, the honest client saw every tick, and its player moved
+  // exactly as its inputs say.
+  CHECK(server->state().tick > startTick + 500);
+  CHECK(walker.batches > 500);
+  CHECK_FALSE(walker.batchGap);
+  REQUIRE(walker.acked == walker.maxSeq);
+  const sim::Player* hp = server->state().findPlayer(sim::PlayerId{honestId});
+  REQUIRE(hp != nullptr);
+  const sim::PlayerState ref = referenceWalk(honestId, walker.maxSeq);
+  CHECK(hp->motion.position == ref.position);
+  CHECK(hp->motion.lastInput == ref.lastInput);
+
+  const net::ServerStats st = server->stats();
+  CHECK(st.malformed >= 3 * net::kMaxBadMessages);
+  CHECK(st.flooded > 0);
+  CHECK(st.rejected >= 5);
+  // Sessions back to the honest one plus the oversize sender (never rejected: ENet
+  // drops its packets), which now leaves politely.
+  CHECK(st.peers == 2);
+  oversize.disconnect();
+  tickUntil(*server, all, 2000, [&] { return oversize.disconnected; }, 3);
+  CHECK(server->stats().peers == 1);
+  CHECK(server->stats().players == 1);
+}
+
+namespace {
+
+/// A client-side snapshot ring as PROTOCOL.md describes: each snapshot is rebuilt as
+/// its baseline plus the delta; `lossEvery` drops every Nth snapshot unseen.
+struct SnapshotMirror {
+  std::map<std::uint32_t, std::map<std::uint32_t, wire::PlayerPoseRec>> ring;  ///< seq -> players
+  std::uint32_t newest = 0;
+  int received = 0;
+  int lossEvery = 0;
+  int deltas = 0;  ///< snapshots applied against a baseline
+  bool missingBaseline = false;
+
+  void apply(const wire::Snapshot& s) {
+    ++received;
+    if (lossEvery && received % lossEvery == 0) return;  // "lost"
+    std::map<std::uint32_t, wire::PlayerPoseRec> content;
+    if (s.baseline() != 0) {
+      auto it = ring.find(s.baseline());
+      if (it == ring.end()) {
+        missingBaseline = true;
+        return;
+      }
+      content = it->second;
+      ++deltas;
+    }
+    if (s.players()) {
+      for (const wire::PlayerPoseRec* p : *s.players()) content[p->id()] = *p;
+    }
+    if (s.players_gone()) {
+      for (std::uint32_t id : *s.players_gone()) content.erase(id);
+    }
+    ring[s.sequence()] = std::move(content);
+    while (ring.size() > 32) ring.erase(ring.begin());
+    newest = std::max(newest, s.sequence());
+  }
+  const std::map<std::uint32_t, wire::PlayerPoseRec>& latest() const { return ring.at(newest); }
+};
+
+bool samePose(const wire::PlayerPoseRec& a, const wire::PlayerPoseRec& b) {
+  return a.id() == b.id() && a.px() == b.px() && a.py() == b.py() && a.pz() == b.pz() && a.vx() == b.vx() &&
+         a.vy() == b.vy() && a.vz() == b.vz() && a.yaw() == b.yaw() && a.pitch() == b.pitch() &&
+         a.flags() == b.flags();
+}
+
+}  // namespace
+
+TEST_CASE("snapshots: other players as deltas against the acknowledged baseline, with loss") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  auto server = openServer();
+  flatbuffers::FlatBufferBuilder fbb;
+  RawClient a(server->port());
+  REQUIRE(tickUntil(*server, {&a}, 2000, [&] { return a.connected; }));
+  hello(fbb, "observer", false);
+  a.send(fbb);
+  awaitWelcome(*server, a);
+  RawClient b(server->port());
+  REQUIRE(tickUntil(*server, {&a, &b}, 2000, [&] { return b.connected; }));
+  hello(fbb, "walker", false);
+  b.send(fbb);
+  const std::uint32_t bId = awaitWelcome(*server, b);
+
+  SnapshotMirror mirror;
+  mirror.lossEvery = 3;
+  Walker walker;
+  walker.client = &b;
+  walker.maxSeq = 150;
+  walker.buttons = sim::kButtonRun;
+  const auto observe = [&] {
+    for (auto& m : a.take(wire::ServerBody::Snapshot)) mirror.apply(*parse(m)->body_as_Snapshot());
+    inputs(fbb, {}, mirror.newest);  // acknowledgement only
+    a.send(fbb, net::kChannelUnreliable);
+  };
+  // The walker moves and stops; the observer's rebuilt view must end exactly on
+  // the server's pose of the walker (far players arrive every 6th snapshot).
+  const bool converged = tickUntil(*server, {&a, &b}, 1500, [&] {
+    walker.step(fbb);
+    observe();
+    if (walker.acked != walker.maxSeq || mirror.newest == 0) return false;
+    const sim::Player* bp = server->state().findPlayer(sim::PlayerId{bId});
+    REQUIRE(bp != nullptr);
+    const auto& content = mirror.latest();
+    auto it = content.find(bId);
+    return it != content.end() && samePose(it->second, net::poseToWire(bp->id, bp->motion));
+  });
+  CHECK(converged);
+  CHECK_FALSE(mirror.missingBaseline);
+  CHECK(mirror.received > 20);
+  CHECK(mirror.deltas > 10);
+
+  // The walker leaves: it disappears from the observer's view through players_gone.
+  b.disconnect();
+  const bool gone = tickUntil(*server, {&a, &b}, 1500, [&] {
+    observe();
+    return mirror.newest != 0 && mirror.latest().count(bId) == 0 && b.disconnected;
+  });
+  CHECK(gone);
+  CHECK_FALSE(mirror.missingBaseline);
+  CHECK(server->stats().leaves == 1);
+}
+
+TEST_CASE("CellState: water out of reach waits, arrives in full when the player comes near, then incrementally") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  net::ServerConfig config;
+  config.interest.cellReachMetres = 10;  // short, so a short walk brings the cell into reach
+  auto server = openServer(config);
+  flatbuffers::FlatBufferBuilder fbb;
+  RawClient a(server->port());
+  REQUIRE(tickUntil(*server, {&a}, 2000, [&] { return a.connected; }));
+  hello(fbb, "explorer", false);
+  a.send(fbb);
+  const std::uint32_t id = awaitWelcome(*server, a);
+  REQUIRE(tickUntil(*server, {&a}, 100, [&] { return server->state().findPlayer(sim::PlayerId{id}) != nullptr; }));
+  const sim::SimState& st = server->state();
+  const sim::VoxelCoord feet = sim::voxelOf(st.findPlayer(sim::PlayerId{id})->motion.position);
+
+  // A direction with a clear 30 m corridor (no colliding voxel at body height).
+  struct Dir {
+    std::uint16_t yaw;
+    int dx, dz;
+  };
+  const Dir dirs[] = {{0, 0, -1}, {16384, 1, 0}, {32768, 0, 1}, {49152, -1, 0}};
+  std::optional<Dir> dir;
+  for (const Dir& d : dirs) {
+    bool clear = true;
+    for (int along = 1; along <= 600 && clear; ++along) {
+      for (int side = -12; side <= 12 && clear; ++side) {
+        for (int y = feet.y; y < feet.y + 40 && clear; ++y) {
+          const int x = feet.x + d.dx * along + d.dz * side, z = feet.z + d.dz * along + d.dx * side;
+          clear = st.lut.collides[st.world.get(x, y, z)] == 0;
+        }
+      }
+    }
+    if (clear) {
+      dir = d;
+      break;
+    }
+  }
+  REQUIRE_MESSAGE(dir.has_value(), "no clear direction around the spawn");
+  const sim::VoxelCoord pour{feet.x + dir->dx * 600, feet.y + 4, feet.z + dir->dz * 600};  // 30 m away
+  const sim::CellCoord cell = sim::cellOf(sim::brickOf(pour));
+  const std::int64_t reach = sim::unitsFromMetres(10);
+  const auto inReach = [&] {
+    const sim::Vec3i p = st.findPlayer(sim::PlayerId{id})->motion.position;
+    const std::int64_t x0 = std::int64_t{cell.x} * sim::kCellBricks * sim::kBrickSize * sim::kUnitsPerVoxel;
+    const std::int64_t z0 = std::int64_t{cell.z} * sim::kCellBricks * sim::kBrickSize * sim::kUnitsPerVoxel;
+    const std::int64_t size = std::int64_t{sim::kCellBricks} * sim::kBrickSize * sim::kUnitsPerVoxel;
+    const std::int64_t dx = std::max<std::int64_t>({x0 - p.x, 0, p.x - (x0 + size - 1)});
+    const std::int64_t dz = std::max<std::int64_t>({z0 - p.z, 0, p.z - (z0 + size - 1)});
+    return dx * dx + dz * dz <= reach * reach;
+  };
+  REQUIRE_FALSE(inReach());
+
+  struct Got {
+    bool full;
+    bool wasInReach;
+    std::size_t water;
+  };
+  std::vector<Got> got;
+  const auto collect = [&] {
+    for (auto& m : a.take(wire::ServerBody::CellState)) {
+      const wire::CellState* c = parse(m)->body_as_CellState();
+      if (c->cell_x() == cell.x && c->cell_z() == cell.z) {
+        got.push_back({c->full(), inReach(), c->water() ? c->water()->size() : 0});
+      }
+    }
+  };
+  // Water poured out of reach: nothing for that cell.
+  const std::vector<sim::Command> pourCmd{
+      {sim::kServerPlayer, 1, sim::PourCommand{pour, sim::kMaxPourAmount}}};
+  for (int i = 0; i < 5; ++i) {
+    server->tick(pourCmd);
+    a.service();
+  }
+  for (int i = 0; i < 20; ++i) {
+    tickAll(*server, {&a});
+    collect();
+  }
+  CHECK(got.empty());
+
+  // Walk toward it: the first CellState for the cell is full, sent once in reach.
+  Walker walker;
+  walker.client = &a;
+  walker.yaw = dir->yaw;
+  walker.buttons = sim::kButtonRun;
+  walker.perStep = 4;
+  REQUIRE(tickUntil(*server, {&a}, 600, [&] {
+    if (!inReach()) walker.step(fbb);
+    collect();
+    return !got.empty();
+  }));
+  CHECK(got.front().full);
+  CHECK(got.front().wasInReach);
+
+  // Now up to date: a new pour into the cell arrives as an incremental CellState.
+  got.clear();
+  server->tick(pourCmd);
+  a.service();
+  REQUIRE(tickUntil(*server, {&a}, 200, [&] {
+    collect();
+    return !got.empty();
+  }));
+  CHECK_FALSE(got.front().full);
+  CHECK(got.front().water > 0);
+}
+
+TEST_CASE("a peer that stops reading is rejected as TooSlow and its slot is freed") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  net::ServerConfig config;
+  config.reliableBacklogCapBytes = 16 * 1024;
+  auto server = openServer(config);
+  flatbuffers::FlatBufferBuilder fbb;
+  RawClient c(server->port());
+  REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
+  hello(fbb, "sleepy", false);
+  c.send(fbb);
+  awaitWelcome(*server, c);
+  // Stop servicing: StepBatches pile up unacknowledged on the server.
+  REQUIRE(tickUntil(*server, {}, 5000, [&] { return server->stats().rejected == 1; }));
+  CHECK(server->stats().players == 0);
+  // Reading again drains the backlog, ending with the Reject.
+  CHECK(awaitReject(*server, {&c}, c, 150) == net::RejectCode::TooSlow);
+  tickUntil(*server, {&c}, 400, [&] { return server->stats().peers == 0; });
+  CHECK(server->stats().peers == 0);
+}
+
+TEST_CASE("content checks: each bad message is dropped and counted, the peer stays below the limit") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  auto server = openServer();
+  flatbuffers::FlatBufferBuilder fbb;
+  RawClient c(server->port());
+  REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
+  hello(fbb, "checker", false);
+  c.send(fbb);
+  const std::uint32_t id = awaitWelcome(*server, c);
+
+  const auto action = [&](wire::ActionBody type, flatbuffers::Offset<void> body) {
+    auto a = wire::CreateAction(fbb, 0, type, body);
+    fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Action, a.Union()));
+    c.send(fbb);
+  };
+  int bad = 0;
+  // A union type without its table.
+  fbb.Clear();
+  action(wire::ActionBody::Dig, 0);
+  ++bad;
+  // Out-of-range enums and sizes.
+  fbb.Clear();
+  action(wire::ActionBody::Dig, wire::CreateDig(fbb, 0, 0, 0, 3).Union());
+  ++bad;
+  fbb.Clear();
+  action(wire::ActionBody::Place, wire::CreatePlace(fbb, 0, 0, 0, 6, 2, 1).Union());
+  ++bad;
+  fbb.Clear();
+  action(wire::ActionBody::Pour, wire::CreatePour(fbb, 0, 0, 0, 0).Union());
+  ++bad;
+  // Chat: empty, too long, control bytes.
+  for (const std::string& text : {std::string(), std::string(121, 'x'), std::string("bell\a")}) {
+    fbb.Clear();
+    action(wire::ActionBody::Chat, wire::CreateChatDirect(fbb, text.c_str()).Union());
+    ++bad;
+  }
+  // Inputs: too many, out of order, unknown buttons, acknowledging an unsent snapshot.
+  std::vector<wire::InputRec> many;
+  for (std::uint32_t s = 1; s <= net::kMaxInputsPerMessage + 1; ++s) many.push_back(forwardInput(s));
+  inputs(fbb, many, 0);
+  c.send(fbb);
+  inputs(fbb, {forwardInput(5), forwardInput(4)}, 0);
+  c.send(fbb);
+  inputs(fbb, {forwardInput(1, 0, 0x80)}, 0);
+  c.send(fbb);
+  inputs(fbb, {forwardInput(1)}, 1000000);
+  c.send(fbb);
+  bad += 4;
+  // Wrong phase: WorldReady from a playing swarm bot.
+  worldReady(fbb, flatWorld().hosted.generatedHash);
+  c.send(fbb);
+  ++bad;
+  REQUIRE(tickUntil(*server, {&c}, 500, [&] { return server->stats().malformed == std::uint64_t(bad); }));
+  CHECK(bad < int(net::kMaxBadMessages));
+  // None of it moved the player or changed the world; a good message still works.
+  for (int i = 0; i < 10; ++i) tickAll(*server, {&c});
+  CHECK(server->stats().malformed == std::uint64_t(bad));
+  CHECK_FALSE(c.disconnected);
+  const sim::Player* p = server->state().findPlayer(sim::PlayerId{id});
+  REQUIRE(p != nullptr);
+  CHECK(p->motion.lastInput == 0);
+  CHECK(server->state().world.modifiedCount() == flatWorld().state.world.modifiedCount());
+  inputs(fbb, {forwardInput(1)}, 0);
+  c.send(fbb);
+  REQUIRE(tickUntil(*server, {&c}, 200, [&] { return server->state().findPlayer(sim::PlayerId{id})->motion.lastInput == 1; }));
+}
+
+TEST_CASE("budget: over a tiny downstream cap the own player still arrives, other records are deferred") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  net::ServerConfig config;
+  config.bandwidthCapBytesPerSecond = 3000;  // 50 bytes per tick: less than a StepBatch
+  auto server = openServer(config);
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<std::unique_ptr<RawClient>> clients;
+  std::vector<Walker> walkers(6);
+  for (std::size_t i = 0; i < walkers.size(); ++i) {
+    clients.push_back(std::make_unique<RawClient>(server->port()));
+    RawClient& c = *clients.back();
+    REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
+    const std::string name = "walker-" + std::to_string(i);
+    hello(fbb, name.c_str(), false);
+    c.send(fbb);
+    awaitWelcome(*server, c);
+    walkers[i].client = &c;
+    walkers[i].yaw = static_cast<std::uint16_t>(i * 10000);
+  }
+  std::size_t withOthers = 0, snapshots = 0;
+  for (int t = 0; t < 240; ++t) {
+    for (Walker& w : walkers) {
+      for (const auto& m : w.client->inbox) {
+        const wire::ServerMessage* msg = parse(m);
+        if (msg->body_type() != wire::ServerBody::Snapshot) continue;
+        ++snapshots;
+        if (msg->body_as_Snapshot()->players() && msg->body_as_Snapshot()->players()->size() > 0) ++withOthers;
+      }
+      w.step(fbb);
+    }
+    server->tick();
+    for (auto& c : clients) c->service();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const net::ServerStats st = server->stats();
+  CHECK(st.budgetDeferred > 0);
+  CHECK(snapshots > 100);
+  CHECK(withOthers * 10 < snapshots);  // others are the first thing a starved budget drops
+  for (const Walker& w : walkers) CHECK(w.acked > 100);  // and the own player keeps flowing
+}
