@@ -1,1 +1,396 @@
-int main() { return 0; }
+// loam-bots: load-test and soak bots for loam-server.
+//
+//   full:  one ClientConnection per bot: mirror world, prediction, a world-hash
+//          check after every step. What a real client does, minus the rendering.
+//   swarm: many lightweight bots on one ENet host, no world (sim-free load).
+//
+// One 60 Hz loop drives every bot of the process; a JSON report and a summary line
+// come out at the end. Exit code 0 when every bot ran to the end without a desync
+// or failure, 1 otherwise, 2 for bad arguments.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "bots/bot_script.h"
+#include "bots/swarm.h"
+#include "net/client_connection.h"
+#include "net/link_sim.h"
+#include "net/wire.h"
+#include "sim/scene.h"
+#include "sim/script.h"
+#include "sim/sim_state.h"
+
+namespace {
+
+using namespace loam;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string server = "127.0.0.1:7777";
+  std::uint32_t count = 1;
+  std::string mode = "full";
+  std::string script;
+  double duration = 60;
+  std::string report;
+  std::string namePrefix = "bot";
+  std::string scenes = "scenes";
+  net::LinkProfile link;
+};
+
+struct FullBot {
+  std::string name;
+  std::uint32_t index = 0;
+  std::unique_ptr<net::ClientConnection> conn;
+  std::unique_ptr<bots::BotScript> script;
+  std::uint64_t ticks = 0;
+  net::ClientPhase reported = net::ClientPhase::Connecting;
+  std::uint64_t eventsSeen = 0;
+};
+
+// Full bots share generation: the first bot's worker generates the world, the others
+// wait for it and take a copy. A real client generates its own.
+struct SharedWorld {
+  std::mutex mutex;
+  std::optional<sim::SimState> state;
+  std::uint64_t sceneHash = 0, seed = 0;
+};
+
+net::WorldFactory sharedFactory(std::shared_ptr<SharedWorld> shared) {
+  return [shared](const sim::Scene& scene, std::uint64_t seed,
+                  const std::function<void(double)>& progress) -> sim::Result<sim::SimState> {
+    std::lock_guard<std::mutex> lock(shared->mutex);
+    const std::uint64_t key = sim::sceneJoinHash(scene);
+    if (!shared->state || shared->sceneHash != key || shared->seed != seed) {
+      auto made = sim::createSimState(scene, seed);
+      if (!made) return made.error();
+      shared->state.emplace(std::move(*made));
+      shared->sceneHash = key;
+      shared->seed = seed;
+    }
+    progress(1.0);
+    return sim::SimState(*shared->state);
+  };
+}
+
+std::string jsonEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+// One bot's line of the report (and the numbers the totals add up).
+struct BotReport {
+  std::string name, mode, phase, error;
+  double joinMs = 0, rttMs = 0;
+  std::map<std::string, net::TrafficCounters> in, out;
+  std::uint64_t bytesIn = 0, bytesOut = 0;
+  std::uint64_t corrections = 0, desyncCount = 0, stepsApplied = 0;
+  std::vector<net::Desync> desyncs;
+  bool ok = false;
+};
+
+void writeTraffic(std::ostream& o, const std::map<std::string, net::TrafficCounters>& m, double seconds) {
+  o << "{";
+  bool first = true;
+  for (const auto& [name, c] : m) {
+    if (c.messages == 0) continue;
+    o << (first ? "" : ", ") << "\"" << jsonEscape(name) << "\": {\"messages\": " << c.messages
+      << ", \"bytes\": " << c.bytes << ", \"bytes_per_s\": " << (seconds > 0 ? c.bytes / seconds : 0.0) << "}";
+    first = false;
+  }
+  o << "}";
+}
+
+bool writeReport(const std::string& path, const std::vector<BotReport>& reports, double seconds) {
+  std::ostringstream o;
+  o << "{\n  \"seconds\": " << seconds << ",\n  \"bots\": [\n";
+  BotReport total;
+  std::size_t ok = 0;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const BotReport& r = reports[i];
+    o << "    {\"name\": \"" << jsonEscape(r.name) << "\", \"mode\": \"" << r.mode << "\", \"phase\": \"" << r.phase
+      << "\", \"error\": \"" << jsonEscape(r.error) << "\", \"join_ms\": " << r.joinMs << ", \"rtt_ms\": " << r.rttMs
+      << ", \"bytes_in\": " << r.bytesIn << ", \"bytes_out\": " << r.bytesOut << ", \"in\": ";
+    writeTraffic(o, r.in, seconds);
+    o << ", \"out\": ";
+    writeTraffic(o, r.out, seconds);
+    o << ", \"corrections\": " << r.corrections << ", \"steps_applied\": " << r.stepsApplied
+      << ", \"desyncs\": {\"count\": " << r.desyncCount << ", \"first\": [";
+    for (std::size_t k = 0; k < r.desyncs.size(); ++k) {
+      const net::Desync& d = r.desyncs[k];
+      o << (k ? ", " : "") << "{\"tick\": " << d.tick << ", \"cell\": ";
+      if (d.cell)
+        o << "[" << d.cell->x << ", " << d.cell->z << "]";
+      else
+        o << "null";
+      o << ", \"what\": \"" << jsonEscape(d.what) << "\"}";
+    }
+    o << "]}}" << (i + 1 < reports.size() ? "," : "") << "\n";
+    for (const auto& [n, c] : r.in) {
+      total.in[n].messages += c.messages;
+      total.in[n].bytes += c.bytes;
+    }
+    for (const auto& [n, c] : r.out) {
+      total.out[n].messages += c.messages;
+      total.out[n].bytes += c.bytes;
+    }
+    total.bytesIn += r.bytesIn;
+    total.bytesOut += r.bytesOut;
+    total.corrections += r.corrections;
+    total.desyncCount += r.desyncCount;
+    total.stepsApplied += r.stepsApplied;
+    ok += r.ok ? 1 : 0;
+  }
+  o << "  ],\n  \"totals\": {\"bots\": " << reports.size() << ", \"ok\": " << ok << ", \"bytes_in\": " << total.bytesIn
+    << ", \"bytes_out\": " << total.bytesOut << ", \"in\": ";
+  writeTraffic(o, total.in, seconds);
+  o << ", \"out\": ";
+  writeTraffic(o, total.out, seconds);
+  o << ", \"corrections\": " << total.corrections << ", \"desyncs\": " << total.desyncCount
+    << ", \"steps_applied\": " << total.stepsApplied << "}\n}\n";
+  std::ofstream f(path, std::ios::binary);
+  f << o.str();
+  return static_cast<bool>(f);
+}
+
+bool parseServer(const std::string& s, std::string& host, std::uint16_t& port) {
+  const std::size_t colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  host = s.substr(0, colon);
+  const std::string p = s.substr(colon + 1);
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) return false;
+  const long v = std::stol(p);
+  if (v < 1 || v > 65535) return false;
+  port = static_cast<std::uint16_t>(v);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  CLI::App app{
+      "loam-bots: load-test bots for loam-server.\n"
+      "  full:  each bot is a complete client (ClientConnection): it builds the world, mirrors\n"
+      "         every step and checks the world hash after each (desyncs are reported), predicts\n"
+      "         its own player. Bots of one process share generation: the world is generated once\n"
+      "         and each bot gets a copy (a real client generates its own).\n"
+      "  swarm: many lightweight bots on one ENet host, without a world (Hello wants_world=false):\n"
+      "         they walk, send inputs at 60 Hz, acknowledge snapshots and count what they receive.\n"
+      "All bots of a process share one link simulator when --link-* flags are given.\n"
+      "Script (sim/script.h format): 'p<N>' lines drive bot N (1-based), 'all' lines every bot;\n"
+      "server, join and leave lines are ignored; times count from when each bot starts playing.\n"
+      "Swarm bots use only walkto/stop/jump. Without walkto lines a bot random-walks near its spawn.\n"
+      "Exit code: 0 when every bot played to the end without desync or failure, 1 otherwise, 2 for bad arguments."};
+  app.add_option("--server", opt.server, "Server address HOST:PORT")->capture_default_str();
+  app.add_option("--count", opt.count, "Number of bots")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--mode", opt.mode, "full (complete clients) or swarm (lightweight, no world)")
+      ->check(CLI::IsMember({"full", "swarm"}))
+      ->capture_default_str();
+  app.add_option("--script", opt.script, "Behaviour script (sim/script.h format); default: random walk");
+  app.add_option("--duration", opt.duration, "Seconds to run, joining included")
+      ->check(CLI::Range(0.1, 1e7))
+      ->capture_default_str();
+  app.add_option("--report", opt.report, "Write a JSON report here (per bot and totals)");
+  app.add_option("--name-prefix", opt.namePrefix, "Bot names are <prefix><N>")->capture_default_str();
+  app.add_option("--scenes", opt.scenes, "Folder holding <scene>.toml (full bots)")->capture_default_str();
+  app.add_option("--link-latency-ms", opt.link.latencyMs, "Link simulator: one-way latency, ms")
+      ->check(CLI::Range(0.0, 10000.0));
+  app.add_option("--link-jitter-ms", opt.link.jitterMs, "Link simulator: +- jitter, ms")->check(CLI::Range(0.0, 10000.0));
+  app.add_option("--link-loss", opt.link.loss, "Link simulator: drop probability 0..1")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--link-dup", opt.link.duplicate, "Link simulator: duplicate probability 0..1")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--link-reorder", opt.link.reorder, "Link simulator: reorder probability 0..1")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--link-seed", opt.link.seed, "Link simulator: randomness seed")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  std::string host;
+  std::uint16_t port = 0;
+  if (!parseServer(opt.server, host, port)) {
+    std::fprintf(stderr, "loam-bots: --server must be HOST:PORT with a port 1..65535, got '%s'\n", opt.server.c_str());
+    return 2;
+  }
+  sim::Script script;
+  if (!opt.script.empty()) {
+    auto loaded = sim::loadScript(opt.script);
+    if (!loaded) {
+      std::fprintf(stderr, "loam-bots: %s\n", loaded.error().message.c_str());
+      return 2;
+    }
+    script = std::move(*loaded);
+  }
+
+  // One relay for every bot of the process; bots then connect to it, not the server.
+  std::unique_ptr<net::LinkSimulator> link;
+  if (opt.link.active()) {
+    auto opened = net::LinkSimulator::open(host, port, opt.link);
+    if (!opened) {
+      std::fprintf(stderr, "loam-bots: link simulator: %s\n", opened.error().message.c_str());
+      return 1;
+    }
+    link = std::move(*opened);
+    host = "127.0.0.1";
+    port = link->localPort();
+  }
+
+  const Clock::time_point start = Clock::now();
+  auto nowMs = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
+
+  std::vector<FullBot> full;
+  std::unique_ptr<bots::Swarm> swarm;
+  if (opt.mode == "full") {
+    auto shared = std::make_shared<SharedWorld>();
+    for (std::uint32_t i = 0; i < opt.count; ++i) {
+      FullBot b;
+      b.index = i + 1;
+      b.name = opt.namePrefix + std::to_string(i + 1);
+      net::ClientConfig cfg;
+      cfg.host = host;
+      cfg.port = port;
+      cfg.name = b.name;
+      cfg.sceneDir = opt.scenes;
+      cfg.worldFactory = sharedFactory(shared);
+      cfg.kind = 1;
+      auto conn = net::ClientConnection::connect(cfg);
+      if (!conn) {
+        std::fprintf(stderr, "%s: failed: %s\n", b.name.c_str(), conn.error().message.c_str());
+        return 1;
+      }
+      b.conn = std::move(*conn);
+      b.script = std::make_unique<bots::BotScript>(script, b.index);
+      full.push_back(std::move(b));
+    }
+  } else {
+    auto opened = bots::Swarm::open(host, port, opt.count, opt.namePrefix, script, 0.0);
+    if (!opened) {
+      std::fprintf(stderr, "loam-bots: %s\n", opened.error().message.c_str());
+      return 1;
+    }
+    swarm = std::move(*opened);
+  }
+
+  // The 60 Hz loop: every bot is serviced every tick; sleep until the next one.
+  const auto tickLen = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / 60.0));
+  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.duration));
+  Clock::time_point next = start;
+  bots::BotTick tick;
+  while (Clock::now() < end) {
+    const double now = nowMs();
+    for (FullBot& b : full) {
+      b.conn->service(now, 0);
+      const net::ClientPhase ph = b.conn->phase();
+      if (ph != b.reported) {
+        if (b.reported == net::ClientPhase::Generating && ph != net::ClientPhase::Failed)
+          std::fprintf(stderr, "%s: generated the world in %.0f ms\n", b.name.c_str(), b.conn->stats().generateMs);
+        if (ph == net::ClientPhase::Playing)
+          std::fprintf(stderr, "%s: joined in %.0f ms (player %u)\n", b.name.c_str(), b.conn->stats().joinMs,
+                       b.conn->playerId().value);
+        if (ph == net::ClientPhase::Failed || ph == net::ClientPhase::Disconnected)
+          std::fprintf(stderr, "%s: %s: %s\n", b.name.c_str(), net::phaseName(ph), b.conn->error().c_str());
+        b.reported = ph;
+      }
+      if (ph != net::ClientPhase::Playing) continue;
+      b.script->tick(b.ticks++, b.conn->predictor().state(), &b.conn->mirror(), tick);
+      b.conn->sendInput(tick.input);
+      for (const sim::CommandBody& a : tick.actions) b.conn->sendAction(a);
+      b.eventsSeen += b.conn->takeEvents().size();
+    }
+    if (swarm) swarm->service(now, true);
+    next += tickLen;
+    const Clock::time_point t = Clock::now();
+    if (next < t - std::chrono::milliseconds(100)) next = t;  // fell behind: do not burst to catch up
+    std::this_thread::sleep_until(next);
+  }
+  const double seconds = nowMs() / 1000.0;
+
+  // Collect before disconnecting (a disconnect changes the phase).
+  std::vector<BotReport> reports;
+  std::size_t okCount = 0;
+  std::uint64_t desyncs = 0, corrections = 0;
+  for (FullBot& b : full) {
+    const net::ClientStats s = b.conn->stats();
+    BotReport r;
+    r.name = b.name;
+    r.mode = "full";
+    r.phase = net::phaseName(b.conn->phase());
+    r.error = b.conn->error();
+    r.joinMs = s.joinMs;
+    r.rttMs = s.rttMs;
+    r.in = s.received;
+    r.out = s.sent;
+    r.bytesIn = s.bytesIn;
+    r.bytesOut = s.bytesOut;
+    r.corrections = s.prediction.corrections;
+    r.desyncCount = s.desyncCount;
+    r.desyncs = s.desyncs;
+    r.stepsApplied = s.stepsApplied;
+    r.ok = b.conn->phase() == net::ClientPhase::Playing && s.desyncCount == 0;
+    reports.push_back(std::move(r));
+  }
+  if (swarm) {
+    for (bots::SwarmBot& b : swarm->bots()) {
+      BotReport r;
+      r.name = b.name;
+      r.mode = "swarm";
+      r.phase = b.phase == bots::SwarmBot::Phase::Playing    ? "playing"
+                : b.phase == bots::SwarmBot::Phase::Failed   ? "failed"
+                : b.phase == bots::SwarmBot::Phase::Connecting ? "connecting"
+                : b.phase == bots::SwarmBot::Phase::Welcomed ? "welcomed"
+                                                             : "disconnected";
+      r.error = b.error;
+      r.joinMs = b.joinMs;
+      r.rttMs = b.rttMs;
+      for (std::size_t k = 1; k < b.received.size(); ++k)
+        if (b.received[k].messages) r.in[net::messageName(static_cast<wire::ServerBody>(k))] = b.received[k];
+      for (std::size_t k = 1; k < b.sent.size(); ++k)
+        if (b.sent[k].messages) r.out[net::messageName(static_cast<wire::ClientBody>(k))] = b.sent[k];
+      r.bytesIn = b.bytesIn;
+      r.bytesOut = b.bytesOut;
+      r.stepsApplied = b.stepsApplied;
+      r.ok = b.phase == bots::SwarmBot::Phase::Playing;
+      reports.push_back(std::move(r));
+    }
+  }
+  for (const BotReport& r : reports) {
+    okCount += r.ok ? 1 : 0;
+    desyncs += r.desyncCount;
+    corrections += r.corrections;
+  }
+  for (FullBot& b : full) b.conn->disconnect();
+  if (swarm) swarm->disconnect(500);
+
+  if (!opt.report.empty() && !writeReport(opt.report, reports, seconds)) {
+    std::fprintf(stderr, "loam-bots: cannot write %s\n", opt.report.c_str());
+  }
+  std::fprintf(stderr, "loam-bots: %zu of %zu %s bots ran to the end in %.1f s; %" PRIu64 " desyncs, %" PRIu64
+               " prediction corrections%s\n",
+               okCount, reports.size(), opt.mode.c_str(), seconds, desyncs, corrections,
+               link ? " (through the link simulator)" : "");
+  return okCount == reports.size() && desyncs == 0 ? 0 : 1;
+}

@@ -1,1 +1,738 @@
 #include "net/client_connection.h"
+
+#include <enet/enet.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <thread>
+
+#include "net/edit_codec.h"
+#include "net/enet_init.h"
+#include "net/protocol.h"
+#include "net/wire.h"
+#include "sim/generator_version.h"
+#include "sim/mirror.h"
+#include "sim/save.h"
+#include "sim/state_codec.h"
+#include "sim/world_hash.h"
+#include "sim/world_hash_tracker.h"
+
+namespace loam::net {
+
+namespace {
+
+// A JoinSnapshot of a heavily edited world can be large; anything beyond this is
+// not a server we can follow (bounds the verifier's work and our memory).
+constexpr std::size_t kMaxServerPacketBytes = std::size_t{256} << 20;
+constexpr std::size_t kSnapshotRing = 32;  // as the server's ring (docs/PROTOCOL.md)
+constexpr std::size_t kMaxDesyncsKept = 16;
+// Events pile up when the owner never calls takeEvents (a bot that ignores them);
+// beyond this they are dropped rather than growing without bound.
+constexpr std::size_t kMaxQueuedEvents = 1u << 16;
+// Resend pending inputs after this long without a new one (2 ticks).
+constexpr double kIdleResendMs = 2000.0 / kTickHz;
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+std::string hex64(std::uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  return buf;
+}
+
+// Scene names come from the server: only plain file names, so a hostile server
+// cannot make us read outside the scene folder.
+bool validSceneName(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+sim::PlayerState poseState(const wire::PlayerPoseRec& r, sim::PlayerState base) {
+  base.position = {r.px(), r.py(), r.pz()};
+  base.velocity = {r.vx(), r.vy(), r.vz()};
+  base.yaw = r.yaw();
+  base.pitch = r.pitch();
+  base.onGround = (r.flags() & 1u) != 0;
+  base.crouching = (r.flags() & 2u) != 0;
+  base.swimming = (r.flags() & 4u) != 0;
+  base.running = (r.flags() & 8u) != 0;
+  return base;
+}
+
+bool inCell(sim::VoxelCoord v, sim::CellCoord cell) { return sim::cellOf(sim::brickOf(v)) == cell; }
+
+// One received snapshot rebuilt in full (baseline + delta): what the next delta may
+// be relative to.
+struct SnapEntry {
+  std::uint32_t sequence = 0;  // 0 = empty slot
+  std::uint64_t tick = 0;
+  std::vector<wire::PlayerPoseRec> players;  // sorted by id
+  std::vector<wire::AnimalRec> animals;      // sorted by id
+};
+
+template <class Rec>
+void applyDelta(std::vector<Rec>& list, const flatbuffers::Vector<const Rec*>* changed,
+                const flatbuffers::Vector<std::uint32_t>* gone) {
+  auto byId = [](const Rec& r, std::uint32_t id) { return r.id() < id; };
+  if (gone) {
+    for (std::uint32_t id : *gone) {
+      auto it = std::lower_bound(list.begin(), list.end(), id, byId);
+      if (it != list.end() && it->id() == id) list.erase(it);
+    }
+  }
+  if (changed) {
+    for (const Rec* r : *changed) {
+      auto it = std::lower_bound(list.begin(), list.end(), r->id(), byId);
+      if (it != list.end() && it->id() == r->id())
+        *it = *r;
+      else
+        list.insert(it, *r);
+    }
+  }
+}
+
+}  // namespace
+
+const char* phaseName(ClientPhase phase) noexcept {
+  switch (phase) {
+    case ClientPhase::Connecting: return "connecting";
+    case ClientPhase::AwaitingWelcome: return "awaiting welcome";
+    case ClientPhase::Generating: return "generating";
+    case ClientPhase::AwaitingSnapshot: return "awaiting snapshot";
+    case ClientPhase::Playing: return "playing";
+    case ClientPhase::Failed: return "failed";
+    case ClientPhase::Disconnected: return "disconnected";
+  }
+  return "?";
+}
+
+struct ClientConnection::Impl {
+  EnetGuard enet;  // first member: released after the host is destroyed
+  ClientConfig config;
+  std::unique_ptr<LinkSimulator> link;
+  ENetHost* host = nullptr;
+  ENetPeer* peer = nullptr;
+  ClientPhase phase = ClientPhase::Connecting;
+  std::string error;
+  Clock::time_point started = Clock::now();
+
+  // Welcome.
+  sim::PlayerId playerId;
+  std::string sceneName;
+  std::uint64_t sceneHash = 0, seed = 0, generatedHash = 0;
+
+  // Generation (worker thread). The worker writes `generated`, `tracker`,
+  // `genError`, `worldHashValue` and `genMs`, then sets `genDone` (release); the
+  // owner reads them only after seeing genDone (acquire).
+  std::thread worker;
+  std::atomic<double> progress{0.0};
+  std::atomic<bool> genDone{false};
+  std::optional<sim::SimState> generated;
+  std::string genError;
+  std::uint64_t worldHashValue = 0;
+  double genMs = 0;
+  bool awaitingCellHashes = false;
+
+  std::optional<sim::SimState> mirror;  // from the end of generation on
+  sim::WorldHashTracker tracker;
+  Predictor predictor;
+  InterpolationBuffer others, animals;
+  std::map<std::uint32_t, std::string> names;
+  std::vector<sim::Event> events;
+  std::uint64_t eventsDropped = 0;
+  std::uint64_t lastTick = 0;
+  std::uint32_t lastInputSent = 0;
+  double nowMs = 0;         // the owner's clock at the last service()
+  double lastInputsMs = 0;  // when Inputs were last sent
+
+  std::array<SnapEntry, kSnapshotRing> ring;
+  std::uint32_t newestSnapshot = 0;
+  SnapEntry scratchSnap;
+
+  ClientStats stats;
+  flatbuffers::FlatBufferBuilder fbb{1024};
+  std::vector<sim::EditRecord> edits;
+  std::vector<sim::WaterChange> water;
+  std::vector<sim::FireChange> fire;
+  std::vector<wire::InputRec> inputRecs;
+
+  ~Impl() {
+    if (worker.joinable()) worker.join();
+    if (host) enet_host_destroy(host);
+  }
+
+  void fail(std::string why) {
+    if (phase == ClientPhase::Failed) return;
+    error = std::move(why);
+    phase = ClientPhase::Failed;
+    if (peer) enet_peer_disconnect(peer, 0);
+  }
+
+  bool active() const { return phase != ClientPhase::Failed && phase != ClientPhase::Disconnected; }
+
+  void send(wire::ClientBody type, flatbuffers::Offset<void> body, bool reliable) {
+    fbb.Finish(wire::CreateClientMessage(fbb, type, body));
+    const std::size_t size = fbb.GetSize();
+    if (peer) {
+      ENetPacket* packet = enet_packet_create(fbb.GetBufferPointer(), size,
+                                              reliable ? ENET_PACKET_FLAG_RELIABLE : 0);
+      if (packet && enet_peer_send(peer, reliable ? kChannelReliable : kChannelUnreliable, packet) != 0)
+        enet_packet_destroy(packet);
+    }
+    TrafficCounters& c = stats.sent[messageName(type)];
+    ++c.messages;
+    c.bytes += size;
+    fbb.Clear();
+  }
+
+  // Inputs with every unacknowledged input (the newest kMaxInputsPerMessage).
+  void sendInputs() {
+    const auto pending = predictor.pending();
+    const std::size_t n = std::min(pending.size(), kMaxInputsPerMessage);
+    inputRecs.clear();
+    for (std::size_t i = pending.size() - n; i < pending.size(); ++i) inputRecs.push_back(toWire(pending[i]));
+    fbb.Clear();
+    auto vec = fbb.CreateVectorOfStructs(inputRecs.data(), inputRecs.size());
+    auto body = wire::CreateInputs(fbb, vec, newestSnapshot);
+    send(wire::ClientBody::Inputs, body.Union(), false);
+    lastInputsMs = nowMs;
+  }
+
+  // The newest input travels in one packet only when no input follows it (the owner
+  // paused input): resend the pending ones every few ticks until acknowledged, so a
+  // lost last packet cannot leave them unapplied.
+  void resendIdleInputs() {
+    if (phase != ClientPhase::Playing || !peer || predictor.pending().empty()) return;
+    if (nowMs - lastInputsMs >= kIdleResendMs) sendInputs();
+  }
+
+  void sendHello() {
+    fbb.Clear();
+    auto name = fbb.CreateString(config.name);
+    auto hello = wire::CreateHello(fbb, kProtocolVersion, name, config.kind, true);
+    send(wire::ClientBody::Hello, hello.Union(), true);
+  }
+
+  // ---- generation -------------------------------------------------------------------
+
+  void startGeneration() {
+    phase = ClientPhase::Generating;
+    progress.store(0.0);
+    const std::string path = config.sceneDir + "/" + sceneName + ".toml";
+    WorldFactory factory = config.worldFactory;
+    const std::uint64_t wantScene = sceneHash, wantSeed = seed;
+    worker = std::thread([this, path, factory, wantScene, wantSeed] {
+      const Clock::time_point t0 = Clock::now();
+      auto scene = sim::loadScene(path);
+      if (!scene) {
+        genError = "cannot load the server's scene: " + scene.error().message;
+      } else if (sim::sceneJoinHash(*scene) != wantScene) {
+        genError = path + ": scene hash " + hex64(sim::sceneJoinHash(*scene)) + " differs from the server's " +
+                   hex64(wantScene) + " (the scene file or its materials differ)";
+      } else {
+        auto report = [this](double p) { progress.store(std::clamp(p, 0.0, 1.0)); };
+        auto state = factory ? factory(*scene, wantSeed, report) : sim::createSimState(*scene, wantSeed);
+        if (!state) {
+          genError = "generating " + path + ": " + state.error().message;
+        } else {
+          tracker.reset(state->world);
+          worldHashValue = tracker.worldHash();
+          generated.emplace(std::move(*state));
+        }
+      }
+      genMs = msSince(t0);
+      progress.store(1.0);
+      genDone.store(true, std::memory_order_release);
+    });
+  }
+
+  void pollGeneration() {
+    if (phase != ClientPhase::Generating || awaitingCellHashes || !genDone.load(std::memory_order_acquire)) return;
+    worker.join();
+    stats.generateMs = genMs;
+    if (!generated) return fail(genError);
+    mirror.emplace(std::move(*generated));
+    generated.reset();
+    if (worldHashValue != generatedHash) {
+      // Name the differing cells before giving up: far more useful than two hashes.
+      awaitingCellHashes = true;
+      fbb.Clear();
+      send(wire::ClientBody::CellHashRequest, wire::CreateCellHashRequest(fbb).Union(), true);
+      return;
+    }
+    fbb.Clear();
+    send(wire::ClientBody::WorldReady, wire::CreateWorldReady(fbb, worldHashValue).Union(), true);
+    phase = ClientPhase::AwaitingSnapshot;
+  }
+
+  // ---- inbound ----------------------------------------------------------------------
+
+  void onWelcome(const wire::Welcome& w) {
+    if (phase != ClientPhase::AwaitingWelcome) return fail("unexpected Welcome in phase " + std::string(phaseName(phase)));
+    if (w.protocol() != kProtocolVersion)
+      return fail("server speaks protocol " + std::to_string(w.protocol()) + ", this client " +
+                  std::to_string(kProtocolVersion));
+    if (w.generator_version() != sim::kGeneratorVersion)
+      return fail("server world uses generator " + std::to_string(w.generator_version()) + ", this client has " +
+                  std::to_string(sim::kGeneratorVersion));
+    if (w.player_id() == 0) return fail("Welcome with player id 0");
+    const std::string scene = w.scene_name() ? w.scene_name()->str() : std::string();
+    if (!validSceneName(scene)) return fail("Welcome names an invalid scene '" + scene + "'");
+    playerId = sim::PlayerId{w.player_id()};
+    sceneName = scene;
+    sceneHash = w.scene_hash();
+    seed = w.seed();
+    generatedHash = w.generated_hash();
+    startGeneration();
+  }
+
+  void onCellHashes(const wire::GeneratedCellHashes& g) {
+    if (!awaitingCellHashes) return fail("unexpected GeneratedCellHashes");
+    std::vector<sim::CellHash> theirs;
+    if (g.cells()) {
+      theirs.reserve(g.cells()->size());
+      for (const wire::CellHashRec* r : *g.cells()) theirs.push_back({sim::CellCoord{r->x(), r->z()}, r->hash()});
+    }
+    std::sort(theirs.begin(), theirs.end(), [](const sim::CellHash& a, const sim::CellHash& b) { return a.cell < b.cell; });
+    const std::vector<sim::CellCoord> diff = sim::differingCells(sim::cellHashes(mirror->world), theirs);
+    std::string msg = "world differs from the server's in " + std::to_string(diff.size()) + " cells:";
+    for (std::size_t i = 0; i < diff.size() && i < 12; ++i)
+      msg += " (" + std::to_string(diff[i].x) + "," + std::to_string(diff[i].z) + ")";
+    if (diff.size() > 12) msg += " ...";
+    msg += " (world hash " + hex64(worldHashValue) + ", server " + hex64(generatedHash) + ")";
+    awaitingCellHashes = false;
+    fail(msg);
+  }
+
+  void onJoinSnapshot(const wire::JoinSnapshot& j) {
+    if (phase != ClientPhase::AwaitingSnapshot) return fail("unexpected JoinSnapshot in phase " + std::string(phaseName(phase)));
+    if (!j.state()) return fail("JoinSnapshot without state");
+    auto save = sim::decodeSave(std::span<const std::uint8_t>(j.state()->data(), j.state()->size()));
+    if (!save) return fail("JoinSnapshot: " + save.error().message);
+    if (auto r = sim::restoreState(*save, *mirror); !r) return fail("JoinSnapshot: " + r.error().message);
+    if (mirror->tick != j.tick())
+      return fail("JoinSnapshot tick " + std::to_string(j.tick()) + " but its save says " + std::to_string(mirror->tick));
+    const sim::Player* own = mirror->findPlayer(playerId);
+    if (!own) return fail("JoinSnapshot does not contain player " + std::to_string(playerId.value));
+    for (const sim::Player& p : mirror->players) names[p.id.value] = std::string(p.name.view());
+    predictor.reset(own->motion);
+    lastInputSent = own->motion.lastInput;
+    tracker.reset(mirror->world);
+    lastTick = j.tick();
+    phase = ClientPhase::Playing;
+    stats.joinMs = msSince(started);
+  }
+
+  void onStepBatch(const wire::StepBatch& b) {
+    if (phase != ClientPhase::Playing) return;  // the join step itself may precede the JoinSnapshot
+    if (b.tick() != lastTick + 1)
+      return fail("StepBatch tick " + std::to_string(b.tick()) + " after " + std::to_string(lastTick) +
+                  " (steps must arrive in order)");
+    edits.clear();
+    if (b.edits() && b.edits()->size() > 0) {
+      auto r = decodeEdits(std::span<const std::uint8_t>(b.edits()->data(), b.edits()->size()), edits);
+      if (!r) return fail("StepBatch " + std::to_string(b.tick()) + ": edits: " + r.error().message);
+    }
+    sim::applyEdits(mirror->world, edits);
+    if (b.weather() && b.weather()->size() > 0) {
+      auto r = sim::decodeWeather(std::span<const std::uint8_t>(b.weather()->data(), b.weather()->size()), mirror->weather);
+      if (!r) return fail("StepBatch " + std::to_string(b.tick()) + ": weather: " + r.error().message);
+    }
+    // Membership: joins carry names; the pose arrives with the next Snapshot.
+    if (b.joined()) {
+      for (const wire::PlayerName* pn : *b.joined()) {
+        const std::string name = pn->name() ? pn->name()->str() : std::string();
+        names[pn->id()] = name;
+        const sim::PlayerId id{pn->id()};
+        auto it = std::lower_bound(mirror->players.begin(), mirror->players.end(), id,
+                                   [](const sim::Player& p, sim::PlayerId v) { return p.id < v; });
+        if (it == mirror->players.end() || it->id != id) {
+          sim::Player p;
+          p.id = id;
+          p.name = sim::PlayerName::from(name);
+          mirror->players.insert(it, p);
+        }
+      }
+    }
+    if (b.left()) {
+      for (std::uint32_t id : *b.left()) {
+        if (id == playerId.value) continue;  // never drop our own record on a server's word mid-session
+        std::erase_if(mirror->players, [id](const sim::Player& p) { return p.id.value == id; });
+        others.remove(id);
+      }
+    }
+    if (b.events()) {
+      for (const wire::EventRec* rec : *b.events()) {
+        sim::Event e;
+        if (!fromWire(*rec, e)) return fail("StepBatch " + std::to_string(b.tick()) + ": bad event record");
+        if (auto* j = std::get_if<sim::PlayerJoinedEvent>(&e)) {
+          auto it = names.find(j->player.value);
+          if (it != names.end()) j->name = sim::PlayerName::from(it->second);
+        }
+        pushEvent(e);
+      }
+    }
+    if (b.chat()) {
+      for (const wire::ChatLine* line : *b.chat()) {
+        sim::ChatEvent c;
+        c.from = sim::PlayerId{line->player()};
+        c.text = sim::ChatText::from(line->text() ? line->text()->string_view() : std::string_view());
+        pushEvent(c);
+      }
+    }
+    mirror->tick = b.tick();
+    lastTick = b.tick();
+    ++stats.stepsApplied;
+    checkHashes(b);
+  }
+
+  void pushEvent(const sim::Event& e) {
+    if (events.size() >= kMaxQueuedEvents) {
+      ++eventsDropped;
+      return;
+    }
+    events.push_back(e);
+  }
+
+  void checkHashes(const wire::StepBatch& b) {
+    tracker.update(mirror->world, edits);
+    ++stats.hashChecks;
+    std::optional<sim::CellCoord> badCell;
+    std::uint64_t ours = 0, theirs = 0;
+    if (b.cells()) {
+      const auto touched = tracker.touchedCells();
+      for (const wire::CellHashRec* r : *b.cells()) {
+        const sim::CellCoord cell{r->x(), r->z()};
+        auto it = std::lower_bound(touched.begin(), touched.end(), cell,
+                                   [](const sim::CellHash& h, sim::CellCoord c) { return h.cell < c; });
+        const std::uint64_t h = (it != touched.end() && it->cell == cell) ? it->hash : tracker.cellHash(mirror->world, cell);
+        if (h != r->hash()) {
+          badCell = cell;
+          ours = h;
+          theirs = r->hash();
+          break;
+        }
+      }
+    }
+    const bool worldBad = tracker.worldHash() != b.world_hash();
+    if (!worldBad && !badCell) return;
+    ++stats.desyncCount;
+    if (stats.desyncs.size() >= kMaxDesyncsKept) return;
+    Desync d;
+    d.tick = b.tick();
+    d.cell = badCell;
+    if (worldBad) d.what = "world hash " + hex64(tracker.worldHash()) + " != server " + hex64(b.world_hash());
+    if (badCell) {
+      if (!d.what.empty()) d.what += "; ";
+      d.what += "cell (" + std::to_string(badCell->x) + "," + std::to_string(badCell->z) + ") hash " + hex64(ours) +
+                " != server " + hex64(theirs);
+    }
+    stats.desyncs.push_back(std::move(d));
+  }
+
+  void onCellState(const wire::CellState& c) {
+    if (phase != ClientPhase::Playing) return;
+    const sim::CellCoord cell{c.cell_x(), c.cell_z()};
+    const sim::WorldBounds& bounds = mirror->world.bounds();
+    auto inside = [&](sim::VoxelCoord v) { return inCell(v, cell) && bounds.containsBrick(sim::brickOf(v)); };
+    water.clear();
+    fire.clear();
+    // Records outside the named cell are a server bug: drop them rather than let a
+    // full CellState wipe one cell and fill another.
+    if (c.water()) {
+      for (const wire::WaterRec* r : *c.water()) {
+        const sim::WaterChange w = fromWire(*r);
+        if (inside(w.cell) && w.amount <= sim::kWaterPerVoxel) water.push_back(w);
+      }
+    }
+    if (c.fire()) {
+      for (const wire::FireRec* r : *c.fire()) {
+        const sim::FireChange f = fromWire(*r);
+        if (inside(f.cell) && f.cell == sim::fireCellOf(f.cell)) fire.push_back(f);
+      }
+    }
+    if (c.full()) {
+      sim::clearWaterInCell(mirror->water, cell);
+      sim::clearFireInCell(mirror->fire, cell);
+    }
+    sim::applyWaterChanges(mirror->water, water);
+    sim::applyFireChanges(mirror->fire, fire);
+  }
+
+  void onSnapshot(const wire::Snapshot& s, double nowMs) {
+    if (s.sequence() == 0 || s.sequence() <= newestSnapshot) return;  // sequenced channel; be safe anyway
+    if (!s.own()) return fail("Snapshot without own state");
+    // Rebuild baseline + delta into the ring slot of this sequence.
+    SnapEntry& next = scratchSnap;
+    next.players.clear();
+    next.animals.clear();
+    if (s.baseline() != 0) {
+      const SnapEntry& base = ring[s.baseline() % kSnapshotRing];
+      if (base.sequence != s.baseline()) return;  // baseline rolled off: wait for a later one
+      next.players = base.players;
+      next.animals = base.animals;
+    }
+    applyDelta(next.players, s.players(), s.players_gone());
+    applyDelta(next.animals, s.animals(), s.animals_gone());
+    std::erase_if(next.players, [this](const wire::PlayerPoseRec& r) { return r.id() == playerId.value; });
+    next.sequence = s.sequence();
+    next.tick = s.tick();
+    std::swap(ring[s.sequence() % kSnapshotRing], next);
+    newestSnapshot = s.sequence();
+    ++stats.snapshotsReceived;
+    if (phase != ClientPhase::Playing) return;  // kept as a baseline; the mirror is not ready
+
+    const SnapEntry& snap = ring[s.sequence() % kSnapshotRing];
+    // Others: interpolation and the mirror's records (scripts steer by them).
+    for (std::uint32_t id : others.ids()) {
+      if (!std::binary_search(snap.players.begin(), snap.players.end(), id,
+                              [](auto a, auto b) { return idOf(a) < idOf(b); }))
+        others.remove(id);
+    }
+    for (const wire::PlayerPoseRec& r : snap.players) {
+      others.push(r.id(), PoseSample{s.tick(), {r.px(), r.py(), r.pz()}, r.yaw(), r.pitch()}, nowMs);
+      if (sim::Player* p = mirror->findPlayer(sim::PlayerId{r.id()})) p->motion = poseState(r, p->motion);
+    }
+    for (std::uint32_t id : animals.ids()) {
+      if (!std::binary_search(snap.animals.begin(), snap.animals.end(), id,
+                              [](auto a, auto b) { return idOf(a) < idOf(b); }))
+        animals.remove(id);
+    }
+    for (const wire::AnimalRec& r : snap.animals)
+      animals.push(r.id(), PoseSample{s.tick(), {r.px(), r.py(), r.pz()}, r.yaw(), 0}, nowMs);
+
+    // Own: reconcile against the server's state for the input it acknowledged.
+    const sim::PlayerState server = fromWire(*s.own());
+    if (server.lastInput > lastInputSent) return fail("Snapshot acknowledges input " + std::to_string(server.lastInput) +
+                                                      " never sent (newest " + std::to_string(lastInputSent) + ")");
+    predictor.reconcile(server, mirror->world, mirror->lut);
+    syncOwn();
+  }
+
+  static std::uint32_t idOf(std::uint32_t id) { return id; }
+  static std::uint32_t idOf(const wire::PlayerPoseRec& r) { return r.id(); }
+  static std::uint32_t idOf(const wire::AnimalRec& r) { return r.id(); }
+
+  void syncOwn() {
+    if (!mirror) return;
+    if (sim::Player* p = mirror->findPlayer(playerId)) p->motion = predictor.state();
+  }
+
+  void onReject(const wire::Reject& r) {
+    const auto code = static_cast<RejectCode>(r.code());
+    fail(std::string("server rejected us: ") + rejectCodeName(code) + (r.text() ? ": " + r.text()->str() : std::string()));
+  }
+
+  void onPacket(const ENetPacket& packet, double nowMs) {
+    const std::span<const std::uint8_t> bytes(packet.data, packet.dataLength);
+    const wire::ServerMessage* msg = verifyServerMessage(bytes, kMaxServerPacketBytes);
+    if (!msg) return fail("malformed message from the server (" + std::to_string(bytes.size()) + " bytes)");
+    TrafficCounters& c = stats.received[messageName(msg->body_type())];
+    ++c.messages;
+    c.bytes += bytes.size();
+    switch (msg->body_type()) {
+      case wire::ServerBody::Welcome: return onWelcome(*msg->body_as_Welcome());
+      case wire::ServerBody::Reject: return onReject(*msg->body_as_Reject());
+      case wire::ServerBody::GeneratedCellHashes: return onCellHashes(*msg->body_as_GeneratedCellHashes());
+      case wire::ServerBody::JoinSnapshot: return onJoinSnapshot(*msg->body_as_JoinSnapshot());
+      case wire::ServerBody::StepBatch: return onStepBatch(*msg->body_as_StepBatch());
+      case wire::ServerBody::CellState: return onCellState(*msg->body_as_CellState());
+      case wire::ServerBody::Snapshot: return onSnapshot(*msg->body_as_Snapshot(), nowMs);
+      case wire::ServerBody::NONE: return fail("server message without a body");
+    }
+    fail("unknown server message type");
+  }
+
+  void service(double now, int timeoutMs) {
+    if (!host) return;
+    nowMs = now;
+    ENetEvent ev;
+    int wait = timeoutMs;
+    while (enet_host_service(host, &ev, static_cast<enet_uint32>(wait > 0 ? wait : 0)) > 0) {
+      wait = 0;
+      switch (ev.type) {
+        case ENET_EVENT_TYPE_CONNECT:
+          if (phase == ClientPhase::Connecting) {
+            // ENet's packet throttle shrinks the reliable window when the round trip
+            // varies (jitter, loss), which starves the StepBatch stream on a lossy
+            // link until the client falls ever further behind. Our traffic is already
+            // budgeted by the server, so keep the throttle open both ways
+            // (deceleration 0; this also configures the server's side of the peer).
+            enet_peer_throttle_configure(ev.peer, ENET_PEER_PACKET_THROTTLE_INTERVAL,
+                                         ENET_PEER_PACKET_THROTTLE_ACCELERATION, 0);
+            // ENet drops a peer after one reliable command is lost ~6 times in a row;
+            // on a lossy link (20% each way) our rare reliable Actions hit that. Be
+            // as patient as the server-side timeouts instead.
+            enet_peer_timeout(ev.peer, 64, 15000, 60000);
+            phase = ClientPhase::AwaitingWelcome;
+            sendHello();
+          }
+          break;
+        case ENET_EVENT_TYPE_RECEIVE:
+          if (active()) onPacket(*ev.packet, nowMs);
+          enet_packet_destroy(ev.packet);
+          break;
+        case ENET_EVENT_TYPE_DISCONNECT:
+          peer = nullptr;
+          if (phase == ClientPhase::Connecting) {
+            fail("could not connect to " + config.host + ":" + std::to_string(config.port));
+          } else if (active()) {
+            error = ev.data != 0 ? std::string("disconnected by the server: ") +
+                                       rejectCodeName(static_cast<RejectCode>(ev.data))
+                                 : "connection lost (timed out, or closed by the server)";
+            phase = ClientPhase::Disconnected;
+          }
+          break;
+        case ENET_EVENT_TYPE_NONE:
+          break;
+      }
+    }
+    pollGeneration();
+    resendIdleInputs();
+    enet_host_flush(host);
+    stats.bytesIn += host->totalReceivedData;
+    stats.bytesOut += host->totalSentData;
+    host->totalReceivedData = 0;
+    host->totalSentData = 0;
+    if (peer) stats.rttMs = peer->roundTripTime;
+  }
+};
+
+ClientConnection::ClientConnection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ClientConnection::~ClientConnection() = default;
+
+sim::Result<std::unique_ptr<ClientConnection>> ClientConnection::connect(const ClientConfig& config) {
+  auto impl = std::make_unique<Impl>();
+  if (!impl->enet.ok()) return sim::makeError("cannot initialise ENet");
+  impl->config = config;
+  std::string host = config.host;
+  std::uint16_t port = config.port;
+  if (config.link.active()) {
+    auto link = LinkSimulator::open(config.host, config.port, config.link);
+    if (!link) return sim::makeError("link simulator: " + link.error().message);
+    impl->link = std::move(*link);
+    host = "127.0.0.1";
+    port = impl->link->localPort();
+  }
+  ENetAddress address{};
+  if (enet_address_set_host(&address, host.c_str()) != 0) return sim::makeError("cannot resolve host '" + host + "'");
+  address.port = port;
+  impl->host = enet_host_create(nullptr, 1, kChannelCount, 0, 0);
+  if (!impl->host) return sim::makeError("cannot create an ENet client host (socket)");
+  impl->peer = enet_host_connect(impl->host, &address, kChannelCount, kProtocolVersion);
+  if (!impl->peer) return sim::makeError("cannot start connecting to " + host + ":" + std::to_string(port));
+  enet_host_flush(impl->host);
+  return std::unique_ptr<ClientConnection>(new ClientConnection(std::move(impl)));
+}
+
+void ClientConnection::service(double nowMs, int timeoutMs) { impl_->service(nowMs, timeoutMs); }
+
+void ClientConnection::sendInput(sim::PlayerInput input) {
+  Impl& m = *impl_;
+  if (m.phase != ClientPhase::Playing || !m.peer) return;
+  input.sequence = ++m.lastInputSent;
+  m.predictor.predict(input, m.mirror->world, m.mirror->lut);
+  m.syncOwn();
+  m.sendInputs();
+}
+
+void ClientConnection::sendAction(const sim::CommandBody& body) {
+  Impl& m = *impl_;
+  if (m.phase != ClientPhase::Playing || !m.peer) return;
+  flatbuffers::FlatBufferBuilder& b = m.fbb;
+  b.Clear();
+  wire::ActionBody type = wire::ActionBody::NONE;
+  flatbuffers::Offset<void> off;
+  if (auto* d = std::get_if<sim::DigCommand>(&body)) {
+    type = wire::ActionBody::Dig;
+    off = wire::CreateDig(b, d->target.x, d->target.y, d->target.z, static_cast<std::uint8_t>(d->radius)).Union();
+  } else if (auto* p = std::get_if<sim::PlaceCommand>(&body)) {
+    type = wire::ActionBody::Place;
+    off = wire::CreatePlace(b, p->target.x, p->target.y, p->target.z, static_cast<std::uint8_t>(p->face),
+                            static_cast<std::uint8_t>(p->size), p->material)
+              .Union();
+  } else if (auto* w = std::get_if<sim::PourCommand>(&body)) {
+    type = wire::ActionBody::Pour;
+    off = wire::CreatePour(b, w->position.x, w->position.y, w->position.z, w->amount).Union();
+  } else if (auto* i = std::get_if<sim::IgniteCommand>(&body)) {
+    type = wire::ActionBody::Ignite;
+    off = wire::CreateIgnite(b, i->position.x, i->position.y, i->position.z).Union();
+  } else if (auto* c = std::get_if<sim::ChatCommand>(&body)) {
+    type = wire::ActionBody::Chat;
+    off = wire::CreateChat(b, b.CreateString(c->text.bytes.data(), c->text.length)).Union();
+  } else {
+    return;
+  }
+  auto action = wire::CreateAction(b, m.lastInputSent, type, off);
+  m.send(wire::ClientBody::Action, action.Union(), true);
+}
+
+void ClientConnection::disconnect() {
+  Impl& m = *impl_;
+  if (m.host && m.peer) {
+    enet_peer_disconnect(m.peer, 0);
+    enet_host_flush(m.host);
+    // Give the server a moment to acknowledge so it sees a clean leave.
+    ENetEvent ev;
+    const Clock::time_point t0 = Clock::now();
+    while (m.peer && msSince(t0) < 200 && enet_host_service(m.host, &ev, 20) >= 0) {
+      if (ev.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(ev.packet);
+      if (ev.type == ENET_EVENT_TYPE_DISCONNECT) m.peer = nullptr;
+    }
+    if (m.peer) enet_peer_reset(m.peer);
+    m.peer = nullptr;
+  }
+  if (m.active()) {
+    m.phase = ClientPhase::Disconnected;
+    m.error = "disconnected by this client";
+  }
+}
+
+ClientPhase ClientConnection::phase() const noexcept { return impl_->phase; }
+const std::string& ClientConnection::error() const noexcept { return impl_->error; }
+double ClientConnection::progress() const noexcept { return impl_->progress.load(); }
+sim::PlayerId ClientConnection::playerId() const noexcept { return impl_->playerId; }
+const sim::SimState& ClientConnection::mirror() const noexcept {
+  if (impl_->mirror) return *impl_->mirror;
+  // Before generation ends: an empty one-chunk world, so callers never see a dangling reference.
+  static const sim::SimState empty{
+      0,  {}, {}, {}, {}, sim::BrickStore(sim::WorldBounds{{0, 0, 0}, {sim::kChunkBricks, sim::kChunkBricks, sim::kChunkBricks}}),
+      {}, {}, {}, {}, {}, {}, {}, {}};
+  return empty;
+}
+const Predictor& ClientConnection::predictor() const noexcept { return impl_->predictor; }
+const InterpolationBuffer& ClientConnection::others() const noexcept { return impl_->others; }
+const InterpolationBuffer& ClientConnection::animals() const noexcept { return impl_->animals; }
+
+std::string ClientConnection::playerName(std::uint32_t id) const {
+  auto it = impl_->names.find(id);
+  return it == impl_->names.end() ? std::string() : it->second;
+}
+
+std::uint64_t ClientConnection::serverTick() const noexcept { return impl_->lastTick; }
+
+ClientStats ClientConnection::stats() const {
+  ClientStats s = impl_->stats;
+  s.prediction = impl_->predictor.stats();
+  return s;
+}
+
+std::vector<sim::Event> ClientConnection::takeEvents() {
+  std::vector<sim::Event> out;
+  out.swap(impl_->events);
+  return out;
+}
+
+}  // namespace loam::net

@@ -1,0 +1,140 @@
+// Shared pieces of the network benchmarks: a hosted world, a 60 Hz pacer on the
+// steady clock, percentiles, pinning to a core and running loam-bots as a child.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "net/server_host.h"
+#include "sim/scene.h"
+#include "sim/sim_state.h"
+#include "sim/world_hash.h"
+
+extern char** environ;
+
+namespace loam::bench {
+
+inline std::string repoPath(const std::string& rel) { return std::string(LOAM_SOURCE_DIR "/") + rel; }
+
+inline double nowMs() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+struct Percentiles {
+  double p50 = 0, p99 = 0, max = 0, mean = 0;
+};
+
+inline Percentiles percentiles(std::vector<double> v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))]; };
+  p.p50 = at(0.50);
+  p.p99 = at(0.99);
+  p.max = v.back();
+  double sum = 0;
+  for (double x : v) sum += x;
+  p.mean = sum / static_cast<double>(v.size());
+  return p;
+}
+
+/// Pins the calling thread to one CPU (false when the machine has no such CPU).
+inline bool pinToCpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+/// Generates scene + seed and opens a ServerHost on it (127.0.0.1, ephemeral port).
+inline std::unique_ptr<net::ServerHost> openServer(const std::string& scenePath, std::uint64_t seed,
+                                                   net::ServerConfig config) {
+  auto scene = sim::loadScene(scenePath);
+  if (!scene) {
+    std::fprintf(stderr, "bench: %s\n", scene.error().message.c_str());
+    std::exit(1);
+  }
+  auto state = sim::createSimState(*scene, seed);
+  if (!state) {
+    std::fprintf(stderr, "bench: %s\n", state.error().message.c_str());
+    std::exit(1);
+  }
+  net::HostedWorld world;
+  world.sceneName = scene->name;
+  sim::WorldHashes hashes = sim::hashWorld(state->world);
+  world.generatedHash = hashes.world;
+  world.generatedCells = std::move(hashes.cells);
+  config.bindAddress = "127.0.0.1";
+  config.port = 0;
+  auto host = net::ServerHost::open(config, std::move(*state), std::move(world));
+  if (!host) {
+    std::fprintf(stderr, "bench: %s\n", host.error().message.c_str());
+    std::exit(1);
+  }
+  return std::move(*host);
+}
+
+/// 60 Hz on the steady clock: wait() sleeps in the server's socket until the next
+/// tick is due; a loop more than 4 ticks behind skips ahead (counted).
+class Pacer {
+ public:
+  explicit Pacer(double hz = 60) : periodMs_(1000.0 / hz), next_(nowMs()) {}
+  void wait(net::ServerHost* host) {
+    for (;;) {
+      double left = next_ - nowMs();
+      if (left <= 0) break;
+      if (host)
+        host->waitForInput(static_cast<int>(left));
+      else
+        usleep(static_cast<useconds_t>(left * 1000));
+    }
+    next_ += periodMs_;
+    if (nowMs() - next_ > 4 * periodMs_) {
+      next_ = nowMs();
+      ++overruns_;
+    }
+  }
+  std::uint64_t overruns() const { return overruns_; }
+
+ private:
+  double periodMs_;
+  double next_;
+  std::uint64_t overruns_ = 0;
+};
+
+/// Starts a child process (argv[0] is the program path) pinned to cpu (-1 = any).
+inline pid_t spawnChild(const std::vector<std::string>& args, int cpu) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (cpu >= 0) pinToCpu(cpu);
+    execv(argv[0], argv.data());
+    std::perror("execv");
+    _exit(127);
+  }
+  return pid;
+}
+
+/// Stops a child with SIGINT and waits for it; returns its exit status.
+inline int stopChild(pid_t pid) {
+  if (pid <= 0) return -1;
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace loam::bench

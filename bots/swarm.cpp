@@ -1,0 +1,216 @@
+#include "bots/swarm.h"
+
+#include <enet/enet.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "net/protocol.h"
+#include "net/wire.h"
+
+namespace loam::bots {
+
+namespace {
+
+// Server messages can be large (StepBatches with many edits); a swarm bot never
+// asks for a JoinSnapshot, so this only bounds the verifier.
+constexpr std::size_t kMaxServerBytes = std::size_t{64} << 20;
+
+}  // namespace
+
+sim::Result<std::unique_ptr<Swarm>> Swarm::open(const std::string& host, std::uint16_t port, std::uint32_t count,
+                                                const std::string& namePrefix, const sim::Script& script,
+                                                double startMs) {
+  std::unique_ptr<Swarm> s(new Swarm());
+  if (!s->enet_.ok()) return sim::makeError("cannot initialise ENet");
+  s->startMs_ = startMs;
+  s->fbb_ = std::make_unique<flatbuffers::FlatBufferBuilder>(1024);
+  ENetAddress address{};
+  if (enet_address_set_host(&address, host.c_str()) != 0) return sim::makeError("cannot resolve host '" + host + "'");
+  address.port = port;
+  s->host_ = enet_host_create(nullptr, count, net::kChannelCount, 0, 0);
+  if (!s->host_) return sim::makeError("cannot create an ENet host for " + std::to_string(count) + " swarm bots");
+  s->bots_.resize(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    SwarmBot& b = s->bots_[i];
+    b.index = i + 1;
+    b.name = namePrefix + std::to_string(i + 1);
+    // Swarm bots steer by server positions that lag a round trip: arrive loosely.
+    b.script = std::make_unique<BotScript>(script, b.index, 1.5);
+    b.peer = enet_host_connect(s->host_, &address, net::kChannelCount, net::kProtocolVersion);
+    if (!b.peer) return sim::makeError("cannot start connecting swarm bot " + b.name);
+    b.peer->data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(i));
+  }
+  enet_host_flush(s->host_);
+  return s;
+}
+
+Swarm::~Swarm() {
+  if (host_) enet_host_destroy(host_);
+}
+
+void Swarm::send(SwarmBot& bot, std::uint8_t type, bool reliable) {
+  const std::size_t size = fbb_->GetSize();
+  ENetPacket* p = enet_packet_create(fbb_->GetBufferPointer(), size, reliable ? ENET_PACKET_FLAG_RELIABLE : 0);
+  if (p && enet_peer_send(bot.peer, reliable ? net::kChannelReliable : net::kChannelUnreliable, p) != 0)
+    enet_packet_destroy(p);
+  if (type < bot.sent.size()) {
+    ++bot.sent[type].messages;
+    bot.sent[type].bytes += size;
+  }
+  fbb_->Clear();
+}
+
+void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, double nowMs) {
+  const wire::ServerMessage* msg = net::verifyServerMessage({data, size}, kMaxServerBytes);
+  if (!msg) {
+    bot.phase = SwarmBot::Phase::Failed;
+    bot.error = "malformed message from the server (" + std::to_string(size) + " bytes)";
+    std::fprintf(stderr, "%s: failed: %s\n", bot.name.c_str(), bot.error.c_str());
+    enet_peer_disconnect(bot.peer, 0);
+    return;
+  }
+  const auto type = static_cast<std::uint8_t>(msg->body_type());
+  if (type < bot.received.size()) {
+    ++bot.received[type].messages;
+    bot.received[type].bytes += size;
+  }
+  switch (msg->body_type()) {
+    case wire::ServerBody::Welcome:
+      bot.playerId = msg->body_as_Welcome()->player_id();
+      if (bot.phase == SwarmBot::Phase::Connecting) bot.phase = SwarmBot::Phase::Welcomed;
+      break;
+    case wire::ServerBody::Reject: {
+      const wire::Reject* r = msg->body_as_Reject();
+      bot.phase = SwarmBot::Phase::Failed;
+      bot.error = std::string("server rejected us: ") + net::rejectCodeName(static_cast<net::RejectCode>(r->code())) +
+                  (r->text() ? ": " + r->text()->str() : std::string());
+      std::fprintf(stderr, "%s: failed: %s\n", bot.name.c_str(), bot.error.c_str());
+      break;
+    }
+    case wire::ServerBody::StepBatch:
+      bot.stepTick = msg->body_as_StepBatch()->tick();
+      ++bot.stepsApplied;
+      break;
+    case wire::ServerBody::Snapshot: {
+      const wire::Snapshot* s = msg->body_as_Snapshot();
+      if (s->sequence() <= bot.snapshotAck || !s->own()) break;
+      bot.snapshotAck = s->sequence();
+      bot.own = net::fromWire(*s->own());
+      ++bot.snapshots;
+      if (bot.phase == SwarmBot::Phase::Welcomed) {
+        bot.phase = SwarmBot::Phase::Playing;
+        bot.joinMs = nowMs - startMs_;
+        std::fprintf(stderr, "%s: joined in %.0f ms (player %u)\n", bot.name.c_str(), bot.joinMs, bot.playerId);
+      }
+      break;
+    }
+    case wire::ServerBody::GeneratedCellHashes:
+    case wire::ServerBody::JoinSnapshot:
+    case wire::ServerBody::CellState:
+    case wire::ServerBody::NONE:
+      break;
+  }
+}
+
+void Swarm::sendInputs(SwarmBot& bot) {
+  scratch_.actions.clear();
+  bot.script->tick(bot.ticks++, bot.own, nullptr, scratch_);
+  sim::PlayerInput in = scratch_.input;
+  in.sequence = ++bot.sequence;
+  bot.recent[in.sequence % bot.recent.size()] = in;
+  // Every input the server has not acknowledged, oldest first, at most 16.
+  const std::uint32_t acked = bot.own.lastInput;
+  std::uint32_t first = bot.sequence - static_cast<std::uint32_t>(bot.recent.size()) + 1;
+  if (bot.sequence < bot.recent.size()) first = 1;
+  if (first <= acked) first = acked + 1;
+  wire::InputRec recs[16];
+  std::size_t n = 0;
+  for (std::uint32_t s = first; s <= bot.sequence; ++s) recs[n++] = net::toWire(bot.recent[s % bot.recent.size()]);
+  auto vec = fbb_->CreateVectorOfStructs(recs, n);
+  auto body = wire::CreateInputs(*fbb_, vec, bot.snapshotAck);
+  fbb_->Finish(wire::CreateClientMessage(*fbb_, wire::ClientBody::Inputs, body.Union()));
+  send(bot, static_cast<std::uint8_t>(wire::ClientBody::Inputs), false);
+}
+
+void Swarm::service(double nowMs, bool tick) {
+  ENetEvent ev;
+  while (enet_host_service(host_, &ev, 0) > 0) {
+    if (!ev.peer) continue;
+    SwarmBot& bot = bots_[reinterpret_cast<std::uintptr_t>(ev.peer->data)];
+    switch (ev.type) {
+      case ENET_EVENT_TYPE_CONNECT: {
+        // As ClientConnection: keep ENet's packet throttle open both ways (the
+        // server budgets its traffic; the throttle would drop snapshot fragments).
+        enet_peer_throttle_configure(ev.peer, ENET_PEER_PACKET_THROTTLE_INTERVAL,
+                                     ENET_PEER_PACKET_THROTTLE_ACCELERATION, 0);
+        fbb_->Clear();
+        auto name = fbb_->CreateString(bot.name);
+        auto hello = wire::CreateHello(*fbb_, net::kProtocolVersion, name, 2, false);
+        fbb_->Finish(wire::CreateClientMessage(*fbb_, wire::ClientBody::Hello, hello.Union()));
+        send(bot, static_cast<std::uint8_t>(wire::ClientBody::Hello), true);
+        break;
+      }
+      case ENET_EVENT_TYPE_RECEIVE:
+        if (bot.phase != SwarmBot::Phase::Failed) onPacket(bot, ev.packet->data, ev.packet->dataLength, nowMs);
+        enet_packet_destroy(ev.packet);
+        break;
+      case ENET_EVENT_TYPE_DISCONNECT:
+        if (bot.phase != SwarmBot::Phase::Failed) {
+          const bool connecting = bot.phase == SwarmBot::Phase::Connecting;
+          bot.phase = connecting ? SwarmBot::Phase::Failed : SwarmBot::Phase::Disconnected;
+          bot.error = connecting ? "could not connect" : "disconnected by the server";
+          std::fprintf(stderr, "%s: %s: %s\n", bot.name.c_str(), connecting ? "failed" : "disconnected",
+                       bot.error.c_str());
+        }
+        bot.bytesIn += ev.peer->incomingDataTotal;
+        bot.bytesOut += ev.peer->outgoingDataTotal;
+        ev.peer->incomingDataTotal = ev.peer->outgoingDataTotal = 0;
+        bot.peer = nullptr;
+        break;
+      case ENET_EVENT_TYPE_NONE:
+        break;
+    }
+  }
+  if (tick) {
+    for (SwarmBot& bot : bots_) {
+      if (bot.phase == SwarmBot::Phase::Playing && bot.peer) sendInputs(bot);
+    }
+  }
+  enet_host_flush(host_);
+  for (SwarmBot& bot : bots_) {
+    if (!bot.peer) continue;
+    // ENet's per-peer totals are 32-bit: fold them into 64-bit counters often.
+    bot.bytesIn += bot.peer->incomingDataTotal;
+    bot.bytesOut += bot.peer->outgoingDataTotal;
+    bot.peer->incomingDataTotal = bot.peer->outgoingDataTotal = 0;
+    bot.rttMs = bot.peer->roundTripTime;
+  }
+}
+
+void Swarm::disconnect(int waitMs) {
+  std::size_t live = 0;
+  for (SwarmBot& bot : bots_) {
+    if (bot.peer) {
+      enet_peer_disconnect(bot.peer, 0);
+      ++live;
+    }
+  }
+  enet_host_flush(host_);
+  const auto t0 = std::chrono::steady_clock::now();
+  ENetEvent ev;
+  while (live > 0 && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(waitMs)) {
+    if (enet_host_service(host_, &ev, 10) <= 0) continue;
+    if (ev.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(ev.packet);
+    if (ev.type == ENET_EVENT_TYPE_DISCONNECT && ev.peer) {
+      bots_[reinterpret_cast<std::uintptr_t>(ev.peer->data)].peer = nullptr;
+      --live;
+    }
+  }
+  for (SwarmBot& bot : bots_) {
+    if (bot.peer) enet_peer_reset(bot.peer);
+    bot.peer = nullptr;
+  }
+}
+
+}  // namespace loam::bots

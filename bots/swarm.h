@@ -1,0 +1,91 @@
+// Swarm bots: many lightweight players on ONE ENet host (one peer each), for load
+// tests of the server's session, input and snapshot paths. They have no world: they
+// say Hello{wants_world = false}, walk by their own position from Snapshots, send
+// inputs at 60 Hz with snapshot acknowledgements, and only verify and count what
+// comes back (bytes by type, own state, StepBatch tick). Per-bot work is a few
+// hundred bytes of state and one reused FlatBufferBuilder, so one core drives
+// 1000+ bots.
+//
+// Thread: the owner's.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bots/bot_script.h"
+#include "net/enet_init.h"
+#include "net/server_host.h"  // TrafficCounters
+#include "sim/result.h"
+
+typedef struct _ENetHost ENetHost;
+typedef struct _ENetPeer ENetPeer;
+
+namespace flatbuffers {
+class FlatBufferBuilder;
+}
+
+namespace loam::bots {
+
+/// One swarm bot's state and counters.
+struct SwarmBot {
+  enum class Phase : std::uint8_t { Connecting, Welcomed, Playing, Failed, Disconnected };
+  std::string name;
+  std::uint32_t index = 0;  ///< 1-based
+  ENetPeer* peer = nullptr;
+  Phase phase = Phase::Connecting;
+  std::string error;
+  std::uint32_t playerId = 0;
+  std::uint32_t sequence = 0;        ///< last input sequence sent
+  std::uint32_t snapshotAck = 0;     ///< newest snapshot received
+  std::uint64_t stepTick = 0;        ///< newest StepBatch tick
+  std::uint64_t stepsApplied = 0;    ///< StepBatches received
+  std::uint64_t snapshots = 0;
+  std::uint64_t ticks = 0;           ///< bot ticks since playing
+  sim::PlayerState own;              ///< from the newest Snapshot
+  std::array<sim::PlayerInput, 16> recent{};  ///< the newest inputs (ring by sequence)
+  double joinMs = 0;
+  double rttMs = 0;
+  std::uint64_t bytesIn = 0, bytesOut = 0;  ///< ENet payload totals of the peer
+  std::array<net::TrafficCounters, 8> received{};  ///< by wire::ServerBody value
+  std::array<net::TrafficCounters, 6> sent{};      ///< by wire::ClientBody value
+  std::unique_ptr<BotScript> script;
+};
+
+class Swarm {
+ public:
+  /// Creates the host and starts connecting count bots to host:port. Errors: socket,
+  /// resolve.
+  static sim::Result<std::unique_ptr<Swarm>> open(const std::string& host, std::uint16_t port, std::uint32_t count,
+                                                  const std::string& namePrefix, const sim::Script& script,
+                                                  double startMs);
+  ~Swarm();
+  Swarm(const Swarm&) = delete;
+  Swarm& operator=(const Swarm&) = delete;
+
+  /// Handles everything that arrived, then (when tick) sends one input per playing
+  /// bot, then flushes. Progress lines go to stderr.
+  void service(double nowMs, bool tick);
+
+  /// Disconnects every bot (flushes, waits up to waitMs for acknowledgements).
+  void disconnect(int waitMs);
+
+  std::vector<SwarmBot>& bots() noexcept { return bots_; }
+
+ private:
+  Swarm() = default;
+  void onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, double nowMs);
+  void sendInputs(SwarmBot& bot);
+  void send(SwarmBot& bot, std::uint8_t type, bool reliable);
+
+  net::EnetGuard enet_;  // first: released after the host is destroyed
+  ENetHost* host_ = nullptr;
+  std::vector<SwarmBot> bots_;
+  std::unique_ptr<flatbuffers::FlatBufferBuilder> fbb_;
+  double startMs_ = 0;
+  BotTick scratch_;
+};
+
+}  // namespace loam::bots
