@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
@@ -28,6 +29,11 @@
 #include "sim/sim_state.h"
 
 namespace {
+
+// Set by SIGINT / SIGTERM: the loop ends, the report is written, bots disconnect.
+volatile std::sig_atomic_t gStop = 0;
+void onStopSignal(int) { gStop = 1; }
+
 
 using namespace loam;
 using Clock = std::chrono::steady_clock;
@@ -210,8 +216,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"full", "swarm"}))
       ->capture_default_str();
   app.add_option("--script", opt.script, "Behaviour script (sim/script.h format); default: random walk");
-  app.add_option("--duration", opt.duration, "Seconds to run, joining included")
-      ->check(CLI::Range(0.1, 1e7))
+  app.add_option("--duration", opt.duration, "Seconds to run, joining included; 0 = until SIGINT/SIGTERM")
+      ->check(CLI::Range(0.0, 1e7))
       ->capture_default_str();
   app.add_option("--report", opt.report, "Write a JSON report here (per bot and totals)");
   app.add_option("--name-prefix", opt.namePrefix, "Bot names are <prefix><N>")->capture_default_str();
@@ -297,10 +303,14 @@ int main(int argc, char** argv) {
 
   // The 60 Hz loop: every bot is serviced every tick; sleep until the next one.
   const auto tickLen = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / 60.0));
-  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.duration));
+  const auto end = opt.duration > 0
+                       ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.duration))
+                       : Clock::time_point::max();
   Clock::time_point next = start;
   bots::BotTick tick;
-  while (Clock::now() < end) {
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
+  while (Clock::now() < end && !gStop) {
     const double now = nowMs();
     for (FullBot& b : full) {
       b.conn->service(now, 0);

@@ -135,15 +135,13 @@ void Swarm::sendInputs(SwarmBot& bot) {
 
 void Swarm::service(double nowMs, bool tick) {
   ENetEvent ev;
+  net::capRetransmitBackoff(host_);
   while (enet_host_service(host_, &ev, 0) > 0) {
     if (!ev.peer) continue;
     SwarmBot& bot = bots_[reinterpret_cast<std::uintptr_t>(ev.peer->data)];
     switch (ev.type) {
       case ENET_EVENT_TYPE_CONNECT: {
-        // As ClientConnection: keep ENet's packet throttle open both ways (the
-        // server budgets its traffic; the throttle would drop snapshot fragments).
-        enet_peer_throttle_configure(ev.peer, ENET_PEER_PACKET_THROTTLE_INTERVAL,
-                                     ENET_PEER_PACKET_THROTTLE_ACCELERATION, 0);
+        net::configurePeer(ev.peer);
         fbb_->Clear();
         auto name = fbb_->CreateString(bot.name);
         auto hello = wire::CreateHello(*fbb_, net::kProtocolVersion, name, 2, false);

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "bots/bot_script.h"
-#include "net/enet_init.h"
+#include "net/enet_support.h"
 #include "net/server_host.h"  // TrafficCounters
 #include "sim/result.h"
 

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "net/edit_codec.h"
-#include "net/enet_init.h"
+#include "net/enet_support.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/generator_version.h"
@@ -71,7 +71,6 @@ sim::PlayerState poseState(const wire::PlayerPoseRec& r, sim::PlayerState base) 
   return base;
 }
 
-bool inCell(sim::VoxelCoord v, sim::CellCoord cell) { return sim::cellOf(sim::brickOf(v)) == cell; }
 
 // One received snapshot rebuilt in full (baseline + delta): what the next delta may
 // be relative to.
@@ -446,21 +445,20 @@ struct ClientConnection::Impl {
     if (phase != ClientPhase::Playing) return;
     const sim::CellCoord cell{c.cell_x(), c.cell_z()};
     const sim::WorldBounds& bounds = mirror->world.bounds();
-    auto inside = [&](sim::VoxelCoord v) { return inCell(v, cell) && bounds.containsBrick(sim::brickOf(v)); };
+    auto inside = [&](sim::VoxelCoord v) { return bounds.containsBrick(sim::brickOf(v)); };
     water.clear();
     fire.clear();
-    // Records outside the named cell are a server bug: drop them rather than let a
-    // full CellState wipe one cell and fill another.
+    // Records are relative to the named cell, so they cannot land in another one.
     if (c.water()) {
       for (const wire::WaterRec* r : *c.water()) {
-        const sim::WaterChange w = fromWire(*r);
+        const sim::WaterChange w = fromWire(*r, cell);
         if (inside(w.cell) && w.amount <= sim::kWaterPerVoxel) water.push_back(w);
       }
     }
     if (c.fire()) {
       for (const wire::FireRec* r : *c.fire()) {
-        const sim::FireChange f = fromWire(*r);
-        if (inside(f.cell) && f.cell == sim::fireCellOf(f.cell)) fire.push_back(f);
+        const sim::FireChange f = fromWire(*r, cell);
+        if (inside(f.cell)) fire.push_back(f);
       }
     }
     if (c.full()) {
@@ -560,22 +558,13 @@ struct ClientConnection::Impl {
     nowMs = now;
     ENetEvent ev;
     int wait = timeoutMs;
+    capRetransmitBackoff(host);
     while (enet_host_service(host, &ev, static_cast<enet_uint32>(wait > 0 ? wait : 0)) > 0) {
       wait = 0;
       switch (ev.type) {
         case ENET_EVENT_TYPE_CONNECT:
           if (phase == ClientPhase::Connecting) {
-            // ENet's packet throttle shrinks the reliable window when the round trip
-            // varies (jitter, loss), which starves the StepBatch stream on a lossy
-            // link until the client falls ever further behind. Our traffic is already
-            // budgeted by the server, so keep the throttle open both ways
-            // (deceleration 0; this also configures the server's side of the peer).
-            enet_peer_throttle_configure(ev.peer, ENET_PEER_PACKET_THROTTLE_INTERVAL,
-                                         ENET_PEER_PACKET_THROTTLE_ACCELERATION, 0);
-            // ENet drops a peer after one reliable command is lost ~6 times in a row;
-            // on a lossy link (20% each way) our rare reliable Actions hit that. Be
-            // as patient as the server-side timeouts instead.
-            enet_peer_timeout(ev.peer, 64, 15000, 60000);
+            configurePeer(ev.peer);
             phase = ClientPhase::AwaitingWelcome;
             sendHello();
           }
@@ -601,6 +590,7 @@ struct ClientConnection::Impl {
     }
     pollGeneration();
     resendIdleInputs();
+    capRetransmitBackoff(host);
     enet_host_flush(host);
     stats.bytesIn += host->totalReceivedData;
     stats.bytesOut += host->totalSentData;

@@ -22,7 +22,7 @@
 #include <utility>
 
 #include "net/edit_codec.h"
-#include "net/enet_init.h"
+#include "net/enet_support.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/assert.h"
@@ -279,7 +279,16 @@ struct ServerHost::Impl {
   std::vector<wire::EventRec> eventRecs;
   std::vector<wire::CellHashRec> cellRecs;
   std::vector<std::uint32_t> leftIds;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> waterByCell, fireByCell;  ///< (cell, record)
+  std::vector<sim::WaterChange> pendingWater;  ///< changes since the last CellState flush, in order
+  std::vector<sim::FireChange> pendingFire;
+  /// (cell, key, record index) of the pending changes; sorted, the last record per key wins.
+  struct CellRecord {
+    std::uint32_t cell;
+    std::uint64_t key;
+    std::uint32_t index;
+    auto operator<=>(const CellRecord&) const = default;
+  };
+  std::vector<CellRecord> waterByCell, fireByCell;
   std::vector<wire::WaterRec> waterRecs;
   std::vector<wire::FireRec> fireRecs;
   std::vector<std::pair<std::uint32_t, ENetPacket*>> fullCellPackets;  ///< built this tick
@@ -450,6 +459,7 @@ struct ServerHost::Impl {
     if (s.phase != Phase::Free) freeSession(s);  // ENet reused the slot without a disconnect event
     s.peer = peer;
     peer->data = reinterpret_cast<void*>(index + 1);
+    configurePeer(peer);
     transition(s, Phase::Connected);
     // The connect data word carries the protocol version; 0 (unset) is checked at Hello.
     if (data != 0 && data != kProtocolVersion) {
@@ -664,6 +674,7 @@ struct ServerHost::Impl {
   }
 
   void pump(int timeoutMs) {
+    capRetransmitBackoff(host);
     ENetEvent ev;
     std::size_t handled = 0;
     if (timeoutMs > 0) {
@@ -882,19 +893,26 @@ struct ServerHost::Impl {
     releaseIfUnsent(packet);
   }
 
-  /// Builds CellState for one cell into fbb: this step's records (full = false) or
-  /// the cell's whole water and fire (full = true).
-  void buildCellState(std::uint32_t cell, bool full, std::span<const std::pair<std::uint32_t, std::uint32_t>> water,
-                      std::span<const std::pair<std::uint32_t, std::uint32_t>> fire) {
+  /// Builds CellState for one cell into fbb: the merged pending records (full =
+  /// false; `water` / `fire` index pendingWater / pendingFire) or the cell's whole
+  /// water and fire (full = true).
+  void buildCellState(std::uint32_t cell, bool full, std::span<const CellRecord> water,
+                      std::span<const CellRecord> fire) {
     waterRecs.clear();
     fireRecs.clear();
     const sim::CellCoord cc = cellCoord(cell);
+    auto addWater = [&](const sim::WaterChange& w) {
+      if (wire::WaterRec r; toWire(w, cc, r)) waterRecs.push_back(r);
+    };
+    auto addFire = [&](const sim::FireChange& f) {
+      if (wire::FireRec r; toWire(f, cc, r)) fireRecs.push_back(r);
+    };
     if (full) {
-      for (const sim::WaterChange& w : sim::waterInCell(state.water, cc)) waterRecs.push_back(toWire(w));
-      for (const sim::FireChange& f : sim::fireInCell(state.fire, cc)) fireRecs.push_back(toWire(f));
+      for (const sim::WaterChange& w : sim::waterInCell(state.water, cc)) addWater(w);
+      for (const sim::FireChange& f : sim::fireInCell(state.fire, cc)) addFire(f);
     } else {
-      for (const auto& [c, i] : water) waterRecs.push_back(toWire(out.water[i]));
-      for (const auto& [c, i] : fire) fireRecs.push_back(toWire(out.fire[i]));
+      for (const CellRecord& r : water) addWater(pendingWater[r.index]);
+      for (const CellRecord& r : fire) addFire(pendingFire[r.index]);
     }
     fbb.Clear();
     auto cs = wire::CreateCellState(fbb, state.tick, cc.x, cc.z, full, fbb.CreateVectorOfStructs(waterRecs),
@@ -902,29 +920,48 @@ struct ServerHost::Impl {
     fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::CellState, cs.Union()));
   }
 
+  /// Keeps, per (cell, key), only the last record: the records are absolute values,
+  /// so the last one over the window is all a client needs.
+  static void keepLastPerKey(std::vector<CellRecord>& records) {
+    std::sort(records.begin(), records.end());
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const bool lastOfKey = i + 1 == records.size() || records[i + 1].cell != records[i].cell ||
+                             records[i + 1].key != records[i].key;
+      if (lastOfKey) records[kept++] = records[i];
+    }
+    records.resize(kept);
+  }
+
+  /// Water and fire changes are merged over interest.cellStateEvery ticks (the
+  /// water near a waterfall changes every tick; 10 Hz is plenty to draw and hear
+  /// it) and flushed as one incremental CellState per changed cell.
   void sendIncrementalCellStates() {
     const std::uint64_t T = state.tick;
+    pendingWater.insert(pendingWater.end(), out.water.begin(), out.water.end());
+    pendingFire.insert(pendingFire.end(), out.fire.begin(), out.fire.end());
+    const auto every = static_cast<std::uint64_t>(std::max(config.interest.cellStateEvery, 1));
+    if (T % every != 0) return;
     waterByCell.clear();
     fireByCell.clear();
-    for (std::uint32_t i = 0; i < out.water.size(); ++i) {
-      const std::int64_t c = cellIndexOfVoxel(out.water[i].cell);
-      if (c >= 0) waterByCell.emplace_back(static_cast<std::uint32_t>(c), i);
+    for (std::uint32_t i = 0; i < pendingWater.size(); ++i) {
+      const std::int64_t c = cellIndexOfVoxel(pendingWater[i].cell);
+      if (c >= 0) waterByCell.push_back({static_cast<std::uint32_t>(c), packVoxelKey(pendingWater[i].cell), i});
     }
-    for (std::uint32_t i = 0; i < out.fire.size(); ++i) {
-      const std::int64_t c = cellIndexOfVoxel(out.fire[i].cell);
-      if (c >= 0) fireByCell.emplace_back(static_cast<std::uint32_t>(c), i);
+    for (std::uint32_t i = 0; i < pendingFire.size(); ++i) {
+      const std::int64_t c = cellIndexOfVoxel(pendingFire[i].cell);
+      if (c >= 0) fireByCell.push_back({static_cast<std::uint32_t>(c), packVoxelKey(pendingFire[i].cell), i});
     }
-    // (cell, record index) pairs: sorting keeps each cell's records in stream order.
-    std::sort(waterByCell.begin(), waterByCell.end());
-    std::sort(fireByCell.begin(), fireByCell.end());
+    keepLastPerKey(waterByCell);
+    keepLastPerKey(fireByCell);
     const std::int64_t reach2 = squaredUnits(config.interest.cellReachMetres);
     std::size_t wi = 0, fi = 0;
     while (wi < waterByCell.size() || fi < fireByCell.size()) {
-      const std::uint32_t cell = std::min(wi < waterByCell.size() ? waterByCell[wi].first : UINT32_MAX,
-                                          fi < fireByCell.size() ? fireByCell[fi].first : UINT32_MAX);
+      const std::uint32_t cell = std::min(wi < waterByCell.size() ? waterByCell[wi].cell : UINT32_MAX,
+                                          fi < fireByCell.size() ? fireByCell[fi].cell : UINT32_MAX);
       std::size_t we = wi, fe = fi;
-      while (we < waterByCell.size() && waterByCell[we].first == cell) ++we;
-      while (fe < fireByCell.size() && fireByCell[fe].first == cell) ++fe;
+      while (we < waterByCell.size() && waterByCell[we].cell == cell) ++we;
+      while (fe < fireByCell.size() && fireByCell[fe].cell == cell) ++fe;
       const std::uint64_t prev = cellVersion[cell];
       cellVersion[cell] = T;
       maxCellVersion = T;
@@ -945,6 +982,13 @@ struct ServerHost::Impl {
       wi = we;
       fi = fe;
     }
+    pendingWater.clear();
+    pendingFire.clear();
+  }
+
+  static std::uint64_t packVoxelKey(sim::VoxelCoord v) noexcept {
+    const auto u = [](std::int32_t c) { return static_cast<std::uint64_t>(static_cast<std::uint32_t>(c) & 0x1fffffu); };
+    return (u(v.x) << 42) | (u(v.y) << 21) | u(v.z);
   }
 
   /// Full CellStates for cells in reach the peer is behind on, nearest first, while
@@ -1244,6 +1288,7 @@ const sim::StepOutput& ServerHost::tick(std::span<const sim::Command> serverComm
   im.tracker.update(im.state.world, im.out.edits);
   im.afterStep();
   im.sendStep();
+  capRetransmitBackoff(im.host);
   enet_host_flush(im.host);
   im.collectHostTotals();
   const auto t3 = Clock::now();

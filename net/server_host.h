@@ -49,6 +49,7 @@ struct InterestConfig {
   double animalLeaveMetres = 64;     ///< and leave it beyond this (hysteresis)
   double cellReachMetres = 64;       ///< water and fire of cells within this are sent
   int snapshotEvery = 2;             ///< ticks between snapshots (2 = 30 Hz)
+  int cellStateEvery = 6;            ///< ticks over which water / fire changes are merged (6 = 10 Hz)
 };
 
 /// Server settings (loam-server maps its config onto this).

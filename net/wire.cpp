@@ -191,24 +191,39 @@ sim::Animal fromWire(const wire::AnimalRec& rec) noexcept {
   return a;
 }
 
-wire::WaterRec toWire(const sim::WaterChange& c) noexcept {
-  return wire::WaterRec(c.cell.x, c.cell.y, c.cell.z, c.amount);
+namespace {
+constexpr std::int32_t kCellVoxels = sim::kCellBricks * sim::kBrickSize;  // 256
+bool fitsInt16(std::int32_t v) noexcept { return v >= INT16_MIN && v <= INT16_MAX; }
+}  // namespace
+
+bool toWire(const sim::WaterChange& c, sim::CellCoord cell, wire::WaterRec& out) noexcept {
+  const std::int32_t x = c.cell.x - cell.x * kCellVoxels, z = c.cell.z - cell.z * kCellVoxels;
+  if (x < 0 || x >= kCellVoxels || z < 0 || z >= kCellVoxels || !fitsInt16(c.cell.y)) return false;
+  out = wire::WaterRec(static_cast<std::int16_t>(c.cell.y), static_cast<std::uint8_t>(x), static_cast<std::uint8_t>(z),
+                       c.amount);
+  return true;
 }
 
-sim::WaterChange fromWire(const wire::WaterRec& rec) noexcept {
+sim::WaterChange fromWire(const wire::WaterRec& rec, sim::CellCoord cell) noexcept {
   sim::WaterChange c;
-  c.cell = {rec.x(), rec.y(), rec.z()};
+  c.cell = {cell.x * kCellVoxels + rec.x(), rec.y(), cell.z * kCellVoxels + rec.z()};
   c.amount = rec.amount();
   return c;
 }
 
-wire::FireRec toWire(const sim::FireChange& c) noexcept {
-  return wire::FireRec(c.cell.x, c.cell.y, c.cell.z, c.endTick, c.intensity);
+bool toWire(const sim::FireChange& c, sim::CellCoord cell, wire::FireRec& out) noexcept {
+  const sim::BrickCoord b = sim::brickOf(c.cell);
+  const std::int32_t x = b.x - cell.x * sim::kCellBricks, z = b.z - cell.z * sim::kCellBricks;
+  if (x < 0 || x >= sim::kCellBricks || z < 0 || z >= sim::kCellBricks || !fitsInt16(b.y)) return false;
+  out = wire::FireRec(c.endTick, static_cast<std::int16_t>(b.y), static_cast<std::uint8_t>(x),
+                      static_cast<std::uint8_t>(z), c.intensity);
+  return true;
 }
 
-sim::FireChange fromWire(const wire::FireRec& rec) noexcept {
+sim::FireChange fromWire(const wire::FireRec& rec, sim::CellCoord cell) noexcept {
   sim::FireChange c;
-  c.cell = {rec.x(), rec.y(), rec.z()};
+  c.cell = {(cell.x * sim::kCellBricks + rec.x()) * sim::kBrickSize, rec.y() * sim::kBrickSize,
+            (cell.z * sim::kCellBricks + rec.z()) * sim::kBrickSize};
   c.intensity = rec.intensity();
   c.endTick = rec.end_tick();
   return c;

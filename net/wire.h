@@ -28,10 +28,13 @@ sim::PlayerState fromWire(const wire::PlayerStateRec& rec) noexcept;
 wire::PlayerPoseRec poseToWire(sim::PlayerId id, const sim::PlayerState& state) noexcept;
 wire::AnimalRec toWire(const sim::Animal& animal) noexcept;
 sim::Animal fromWire(const wire::AnimalRec& rec) noexcept;
-wire::WaterRec toWire(const sim::WaterChange& change) noexcept;
-sim::WaterChange fromWire(const wire::WaterRec& rec) noexcept;
-wire::FireRec toWire(const sim::FireChange& change) noexcept;
-sim::FireChange fromWire(const wire::FireRec& rec) noexcept;
+/// Water and fire records are relative to the interest cell of their CellState.
+/// toWire returns false when the change lies outside `cell` or its y does not fit
+/// (the record is not written then).
+bool toWire(const sim::WaterChange& change, sim::CellCoord cell, wire::WaterRec& out) noexcept;
+sim::WaterChange fromWire(const wire::WaterRec& rec, sim::CellCoord cell) noexcept;
+bool toWire(const sim::FireChange& change, sim::CellCoord cell, wire::FireRec& out) noexcept;
+sim::FireChange fromWire(const wire::FireRec& rec, sim::CellCoord cell) noexcept;
 
 /// Events: chat events are not EventRecs (they travel as ChatLine); toWire returns
 /// false for them. fromWire returns false for an unknown kind or out-of-range field.

@@ -21,7 +21,7 @@
 
 #include "loam_generated.h"
 #include "net/edit_codec.h"
-#include "net/enet_init.h"
+#include "net/enet_support.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/scene.h"

@@ -145,10 +145,19 @@ TEST_CASE("pose, animal, water and fire records carry every field") {
   const wire::AnimalRec bad(1, 0, 0, 0, 0, 0, 0, 0, 7, 0);
   CHECK(fromWire(bad).species == sim::AnimalSpecies::Bird);
 
+  // Water and fire records are relative to their cell: exact inside it, refused outside.
+  const sim::CellCoord cell{-1, -2};  // voxels x -256..-1, z -512..-257
   const sim::WaterChange w{{-100, 200, -300}, 65535};
-  CHECK(fromWire(toWire(w)) == w);
-  const sim::FireChange f{{-8, 16, -24}, 255, 0xabcdef01u};
-  CHECK(fromWire(toWire(f)) == f);
+  wire::WaterRec wr;
+  REQUIRE(toWire(w, cell, wr));
+  CHECK(fromWire(wr, cell) == w);
+  CHECK_FALSE(toWire(sim::WaterChange{{0, 0, -300}, 1}, cell, wr));
+  CHECK_FALSE(toWire(sim::WaterChange{{-100, 40000, -300}, 1}, cell, wr));
+  const sim::FireChange f{{-8, 16, -264}, 255, 0xabcdef01u};
+  wire::FireRec fr;
+  REQUIRE(toWire(f, cell, fr));
+  CHECK(fromWire(fr, cell) == f);
+  CHECK_FALSE(toWire(sim::FireChange{{-8, 16, -256}, 1, 1}, cell, fr));
 }
 
 TEST_CASE("every event alternative round-trips through EventRec; chat does not flatten") {
@@ -347,8 +356,8 @@ std::vector<Bytes> validServerMessages() {
         .Union();
   }));
   v.push_back(serverMessage(wire::ServerBody::CellState, [](flatbuffers::FlatBufferBuilder& fbb) {
-    std::vector<wire::WaterRec> water{toWire(sim::WaterChange{{1, 2, 3}, 100})};
-    std::vector<wire::FireRec> fire{toWire(sim::FireChange{{8, 16, 24}, 200, 5000})};
+    std::vector<wire::WaterRec> water{wire::WaterRec(2, 1, 3, 100)};
+    std::vector<wire::FireRec> fire{wire::FireRec(5000, 2, 1, 3, 200)};
     return wire::CreateCellStateDirect(fbb, 5, -1, 2, true, &water, &fire).Union();
   }));
   v.push_back(serverMessage(wire::ServerBody::Snapshot, [](flatbuffers::FlatBufferBuilder& fbb) {

@@ -1,0 +1,51 @@
+#include "net/enet_support.h"
+
+#include <algorithm>
+#include <mutex>
+
+namespace loam::net {
+namespace {
+
+std::mutex& enetMutex() noexcept {
+  static std::mutex m;
+  return m;
+}
+int enetUsers = 0;  // guarded by enetMutex()
+
+}  // namespace
+
+bool acquireEnet() noexcept {
+  std::lock_guard lock(enetMutex());
+  if (enetUsers == 0 && enet_initialize() != 0) return false;
+  ++enetUsers;
+  return true;
+}
+
+void releaseEnet() noexcept {
+  std::lock_guard lock(enetMutex());
+  if (enetUsers == 0) return;
+  if (--enetUsers == 0) enet_deinitialize();
+}
+
+void configurePeer(ENetPeer* peer) noexcept {
+  enet_peer_throttle_configure(peer, ENET_PEER_PACKET_THROTTLE_INTERVAL, ENET_PEER_PACKET_THROTTLE_ACCELERATION, 0);
+  // timeoutLimit is effectively unreachable with capped backoff: only the 30 s
+  // maximum without acknowledgements ends a peer.
+  enet_peer_timeout(peer, 1024, 10000, 30000);
+}
+
+void capRetransmitBackoff(ENetHost* host) noexcept {
+  for (std::size_t i = 0; i < host->peerCount; ++i) {
+    ENetPeer& peer = host->peers[i];
+    if (peer.state != ENET_PEER_STATE_CONNECTED && peer.state != ENET_PEER_STATE_DISCONNECT_LATER) continue;
+    const enet_uint32 cap =
+        std::clamp<enet_uint32>(2 * peer.roundTripTime + 4 * peer.roundTripTimeVariance, 200, 2000);
+    for (ENetListIterator it = enet_list_begin(&peer.sentReliableCommands);
+         it != enet_list_end(&peer.sentReliableCommands); it = enet_list_next(it)) {
+      auto* command = reinterpret_cast<ENetOutgoingCommand*>(it);
+      if (command->roundTripTimeout > cap) command->roundTripTimeout = cap;
+    }
+  }
+}
+
+}  // namespace loam::net

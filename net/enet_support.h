@@ -1,0 +1,50 @@
+// What every ENet user in Loam shares: process-wide initialisation (reference
+// counted: ServerHost, ClientConnection, swarm bots and tests may each hold a guard,
+// in any order, on any thread), the peer settings both ends use, and a cap on
+// ENet's retransmission backoff.
+#pragma once
+
+#include <enet/enet.h>
+
+namespace loam::net {
+
+/// Initialises ENet if no one holds it yet. Returns false when enet_initialize
+/// failed (nothing is held then). Thread-safe; no allocation.
+bool acquireEnet() noexcept;
+
+/// Releases one successful acquireEnet(); the last release deinitialises ENet.
+/// Thread-safe.
+void releaseEnet() noexcept;
+
+/// RAII form: holds ENet while it lives. Check ok() after construction.
+class EnetGuard {
+ public:
+  EnetGuard() noexcept : ok_(acquireEnet()) {}
+  ~EnetGuard() {
+    if (ok_) releaseEnet();
+  }
+  EnetGuard(const EnetGuard&) = delete;
+  EnetGuard& operator=(const EnetGuard&) = delete;
+  /// True when ENet is initialised and held by this guard.
+  bool ok() const noexcept { return ok_; }
+
+ private:
+  bool ok_;
+};
+
+/// Settings for a newly connected peer, on either end. ENet's packet throttle shrinks
+/// the reliable window when the round trip varies (jitter, loss) and starves the
+/// StepBatch stream; our traffic is budgeted by the server, so the throttle stays
+/// open (deceleration 0). Timeouts: a peer is dropped after 30 s without any
+/// acknowledgement (see capRetransmitBackoff for why 20% loss never gets there).
+void configurePeer(ENetPeer* peer) noexcept;
+
+/// ENet doubles a reliable command's retransmission timeout on every loss, without
+/// bound: at 20% loss each way a command lost 7 times in a row (every few seconds at
+/// 60 commands per second) would wait over a minute and stall the ordered channel
+/// behind it. This caps the timeout of every command in flight at about two round
+/// trips (200 ms..2 s), so loss costs resends, not stalls. Call before each
+/// enet_host_service / enet_host_flush. Cost: one pass over the commands in flight.
+void capRetransmitBackoff(ENetHost* host) noexcept;
+
+}  // namespace loam::net
