@@ -18,6 +18,24 @@
 
 using namespace loam;
 
+namespace {
+
+// Payload KB/s the server sent, by message type, between two stats readings.
+std::string byType(const net::ServerStats& before, const net::ServerStats& after, double seconds) {
+  std::string out;
+  char buf[96];
+  for (const auto& [name, t] : after.sent) {
+    auto it = before.sent.find(name);
+    const std::uint64_t b = it == before.sent.end() ? 0 : it->second.bytes;
+    std::snprintf(buf, sizeof buf, "%s\"%s\": %.0f", out.empty() ? "" : ", ", name.c_str(),
+                  static_cast<double>(t.bytes - b) / 1024 / seconds);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::vector<int> counts{100, 200, 300, 400, 600};
   double seconds = 20;
@@ -70,10 +88,11 @@ int main(int argc, char** argv) {
     if (holds) best = std::max(best, n);
     std::printf("%s\n    {\"bots\": %d, \"playing\": %u, \"join_s\": %.1f, \"tick_ms\": {\"mean\": %.3f, \"p50\": %.3f, "
                 "\"p99\": %.3f, \"max\": %.3f}, \"overruns\": %" PRIu64 ", \"out_kb_per_s\": %.0f, \"in_kb_per_s\": %.0f, "
-                "\"holds_60hz\": %s}",
+                "\"holds_60hz\": %s, \"out_kb_per_s_by_type\": {%s}}",
                 r ? "," : "", n, joined, joinSeconds, p.mean, p.p50, p.p99, p.max, overruns,
                 static_cast<double>(after.bytesOut - before.bytesOut) / 1024 / seconds,
-                static_cast<double>(after.bytesIn - before.bytesIn) / 1024 / seconds, holds ? "true" : "false");
+                static_cast<double>(after.bytesIn - before.bytesIn) / 1024 / seconds, holds ? "true" : "false",
+                byType(before, after, seconds).c_str());
     std::fflush(stdout);
     bench::stopChild(bots);
     // Let the server notice the disconnects before the next count.

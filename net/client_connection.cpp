@@ -61,7 +61,7 @@ bool validSceneName(std::string_view name) {
 
 sim::PlayerState poseState(const wire::PlayerPoseRec& r, sim::PlayerState base) {
   base.position = {r.px(), r.py(), r.pz()};
-  base.velocity = {r.vx(), r.vy(), r.vz()};
+  base.velocity = {};  // not sent for others (net/schema/loam.fbs PlayerPoseRec)
   base.yaw = r.yaw();
   base.pitch = r.pitch();
   base.onGround = (r.flags() & 1u) != 0;
@@ -472,6 +472,12 @@ struct ClientConnection::Impl {
   void onSnapshot(const wire::Snapshot& s, double nowMs) {
     if (s.sequence() == 0 || s.sequence() <= newestSnapshot) return;  // sequenced channel; be safe anyway
     if (!s.own()) return fail("Snapshot without own state");
+    if (s.sounds()) {
+      for (const wire::EventRec* r : *s.sounds()) {
+        sim::Event e;
+        if (fromWire(*r, e)) pushEvent(e);
+      }
+    }
     // Rebuild baseline + delta into the ring slot of this sequence.
     SnapEntry& next = scratchSnap;
     next.players.clear();

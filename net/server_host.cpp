@@ -163,6 +163,7 @@ struct Session {
   std::uint32_t snapshotSeq = 0;     ///< last sequence sent
   std::uint32_t ackedSeq = 0;        ///< newest acknowledged
   std::uint32_t snapshotCount = 0;   ///< for the far-player cadence
+  std::uint64_t lastSoundTick = 0;   ///< movement sounds up to this tick were offered
   std::array<Manifest, kSnapshotRing> ring;
   std::vector<std::uint32_t> animalView, animalViewNext;  ///< sorted ids (hysteresis)
   std::unordered_map<std::uint32_t, std::uint64_t> cellTicks;  ///< cell index -> tick the peer has
@@ -299,6 +300,21 @@ struct ServerHost::Impl {
   std::vector<Candidate> candidates;
   std::vector<std::int64_t> distances;
   std::vector<wire::PlayerPoseRec> poseOut;
+  std::vector<std::int64_t> nearDistances;  ///< scratch: distances to find the nearest few
+  struct TickedEvent {
+    std::uint64_t tick;
+    wire::EventRec rec;
+  };
+  std::vector<TickedEvent> sounds;           ///< players' movement sounds of the last snapshot interval
+  std::vector<wire::EventRec> soundsOut;     ///< scratch: one client's sounds
+
+  static bool isMovementSound(const sim::Event& e) noexcept {
+    const auto byPlayer = [](const sim::Actor& a) { return a.kind == sim::Actor::Kind::Player; };
+    if (const auto* f = std::get_if<sim::FootstepEvent>(&e)) return byPlayer(f->who);
+    if (const auto* l = std::get_if<sim::LandedEvent>(&e)) return byPlayer(l->who);
+    if (const auto* s = std::get_if<sim::SplashEvent>(&e)) return byPlayer(s->who);
+    return false;
+  }
   std::vector<wire::AnimalRec> animalOut;
   std::vector<std::uint32_t> playersGone, animalsGone;
   std::vector<std::uint32_t> joinedNow;  ///< session indices admitted by this step
@@ -829,8 +845,19 @@ struct ServerHost::Impl {
         continue;
       }
       wire::EventRec rec;
-      if (toWire(e, rec)) eventRecs.push_back(rec);
+      if (!toWire(e, rec)) continue;
+      // A player's footsteps, landings and splashes are only heard nearby: they go in
+      // the snapshots of clients within hearing range, not to everyone (in a crowd of
+      // 300 they would be most of every StepBatch).
+      if (isMovementSound(e)) {
+        sounds.push_back({T, rec});
+      } else {
+        eventRecs.push_back(rec);
+      }
     }
+    // Keep one snapshot interval of sounds (every client gets a snapshot within it).
+    const auto every = static_cast<std::uint64_t>(std::max(config.interest.snapshotEvery, 1));
+    std::erase_if(sounds, [&](const TickedEvent& t) { return t.tick + every <= T; });
     leftIds.clear();
     for (const sim::PlayerChange& c : out.players) {
       if (c.kind == sim::PlayerChange::Kind::Joined) {
@@ -1135,6 +1162,14 @@ struct ServerHost::Impl {
       playerView.push_back({i, -1, sim::distanceSquared(own.motion.position, players[i].pos), false, false});
     }
     keepNearest(playerView, kMaxPlayersInView);
+    // In a crowd only the nearest nearPlayersMax players get the full rate.
+    std::int64_t nearLimit2 = near2;
+    if (ic.nearPlayersMax > 0 && playerView.size() > ic.nearPlayersMax) {
+      nearDistances.clear();
+      for (const ViewEntry& v : playerView) nearDistances.push_back(v.d2);
+      std::nth_element(nearDistances.begin(), nearDistances.begin() + (ic.nearPlayersMax - 1), nearDistances.end());
+      nearLimit2 = std::min(near2, nearDistances[ic.nearPlayersMax - 1]);
+    }
     // Animals: enter within animalEnterMetres, stay until beyond animalLeaveMetres.
     animalView.clear();
     s.animalViewNext.clear();
@@ -1153,7 +1188,7 @@ struct ServerHost::Impl {
     candidates.clear();
     playersGone.clear();
     animalsGone.clear();
-    diffAgainstBase(playerView, players, base ? &base->players : nullptr, playersGone, farTurn, near2, false);
+    diffAgainstBase(playerView, players, base ? &base->players : nullptr, playersGone, farTurn, nearLimit2, false);
     diffAgainstBase(animalView, animals, base ? &base->animals : nullptr, animalsGone, true, 0, true);
 
     // Budget: the own player and the gone lists always go; records nearest first.
@@ -1188,11 +1223,21 @@ struct ServerHost::Impl {
     buildContent(playerView, players, base ? &base->players : nullptr, cur.players);
     buildContent(animalView, animals, base ? &base->animals : nullptr, cur.animals);
 
+    // Movement sounds since this client's previous snapshot, within hearing range.
+    soundsOut.clear();
+    const std::int64_t hear2 = squaredUnits(ic.hearingMetres);
+    for (const TickedEvent& t : sounds) {
+      if (t.tick <= s.lastSoundTick) continue;
+      const sim::Vec3i at{t.rec.x() * sim::kUnitsPerVoxel, t.rec.y() * sim::kUnitsPerVoxel, t.rec.z() * sim::kUnitsPerVoxel};
+      if (sim::distanceSquared(own.motion.position, at) <= hear2) soundsOut.push_back(t.rec);
+    }
+    s.lastSoundTick = state.tick;
     fbb.Clear();
     const wire::PlayerStateRec ownRec = toWire(own.motion);
     auto snap = wire::CreateSnapshot(fbb, seq, base ? base->seq : 0, state.tick, &ownRec,
                                      fbb.CreateVectorOfStructs(poseOut), fbb.CreateVector(playersGone),
-                                     fbb.CreateVectorOfStructs(animalOut), fbb.CreateVector(animalsGone));
+                                     fbb.CreateVectorOfStructs(animalOut), fbb.CreateVector(animalsGone),
+                                     fbb.CreateVectorOfStructs(soundsOut));
     fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Snapshot, snap.Union()));
     // Unreliable fragments: a large snapshot must not turn into reliable traffic.
     sendOwn(s, kChannelUnreliable, ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT, wire::ServerBody::Snapshot);

@@ -43,12 +43,14 @@ namespace loam::net {
 
 /// Interest management radii and rates.
 struct InterestConfig {
-  double nearPlayerMetres = 32;      ///< players within this get every snapshot (~30 Hz)
+  double nearPlayerMetres = 32;      ///< players within this get every snapshot (~30 Hz)...
+  std::uint32_t nearPlayersMax = 32; ///< ...but at most this many, the nearest (a crowd degrades to 5 Hz)
   int farPlayerEvery = 6;            ///< other players farther away: every Nth snapshot (~5 Hz)
   double animalEnterMetres = 60;     ///< animals enter a client's view within this
   double animalLeaveMetres = 64;     ///< and leave it beyond this (hysteresis)
   double cellReachMetres = 64;       ///< water and fire of cells within this are sent
   int snapshotEvery = 2;             ///< ticks between snapshots (2 = 30 Hz)
+  double hearingMetres = 48;         ///< players' movement sounds reach clients this close
   int cellStateEvery = 6;            ///< ticks over which water / fire changes are merged (6 = 10 Hz)
 };
 

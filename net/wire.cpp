@@ -168,8 +168,7 @@ sim::PlayerState fromWire(const wire::PlayerStateRec& rec) noexcept {
 }
 
 wire::PlayerPoseRec poseToWire(sim::PlayerId id, const sim::PlayerState& s) noexcept {
-  return wire::PlayerPoseRec(id.value, s.position.x, s.position.y, s.position.z, s.velocity.x, s.velocity.y,
-                             s.velocity.z, s.yaw, s.pitch, motionFlags(s));
+  return wire::PlayerPoseRec(id.value, s.position.x, s.position.y, s.position.z, s.yaw, s.pitch, motionFlags(s));
 }
 
 wire::AnimalRec toWire(const sim::Animal& a) noexcept {

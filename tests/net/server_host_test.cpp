@@ -605,8 +605,7 @@ struct SnapshotMirror {
 };
 
 bool samePose(const wire::PlayerPoseRec& a, const wire::PlayerPoseRec& b) {
-  return a.id() == b.id() && a.px() == b.px() && a.py() == b.py() && a.pz() == b.pz() && a.vx() == b.vx() &&
-         a.vy() == b.vy() && a.vz() == b.vz() && a.yaw() == b.yaw() && a.pitch() == b.pitch() &&
+  return a.id() == b.id() && a.px() == b.px() && a.py() == b.py() && a.pz() == b.pz() && a.yaw() == b.yaw() && a.pitch() == b.pitch() &&
          a.flags() == b.flags();
 }
 

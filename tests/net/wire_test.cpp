@@ -124,9 +124,6 @@ TEST_CASE("pose, animal, water and fire records carry every field") {
   CHECK(p.px() == s.position.x);
   CHECK(p.py() == s.position.y);
   CHECK(p.pz() == s.position.z);
-  CHECK(p.vx() == s.velocity.x);
-  CHECK(p.vy() == s.velocity.y);
-  CHECK(p.vz() == s.velocity.z);
   CHECK(p.yaw() == s.yaw);
   CHECK(p.pitch() == s.pitch);
   CHECK(p.flags() == 0b0101);  // onGround, swimming
