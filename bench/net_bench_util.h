@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "net/server_host.h"
+#include "net/tick_pacer.h"
 #include "sim/scene.h"
 #include "sim/sim_state.h"
 #include "sim/world_hash.h"
@@ -85,31 +86,35 @@ inline std::unique_ptr<net::ServerHost> openServer(const std::string& scenePath,
   return std::move(*host);
 }
 
-/// 60 Hz on the steady clock: wait() sleeps in the server's socket until the next
-/// tick is due; a loop more than 4 ticks behind skips ahead (counted).
+/// 60 Hz on the steady clock (net::TickPacer, as loam-server): wait() returns when the
+/// next tick is due, sleeping in the server's socket meanwhile; more than 4 ticks
+/// back to back drops the backlog (counted as an overrun).
 class Pacer {
  public:
-  explicit Pacer(double hz = 60) : periodMs_(1000.0 / hz), next_(nowMs()) {}
+  using Clock = net::TickPacer::Clock;
+  Pacer() : pacer_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / 60)), 4, Clock::now()) {}
   void wait(net::ServerHost* host) {
     for (;;) {
-      double left = next_ - nowMs();
-      if (left <= 0) break;
+      const Clock::time_point now = Clock::now();
+      if (pacer_.shouldTick(now)) {
+        pacer_.ticked();
+        return;
+      }
+      if (pacer_.endBurst(now) > 0) {  // burst used up and still behind: backlog dropped
+        ++overruns_;
+        continue;
+      }
+      const double left = std::chrono::duration<double, std::milli>(pacer_.nextDue() - now).count();
       if (host)
         host->waitForInput(static_cast<int>(left));
       else
         usleep(static_cast<useconds_t>(left * 1000));
     }
-    next_ += periodMs_;
-    if (nowMs() - next_ > 4 * periodMs_) {
-      next_ = nowMs();
-      ++overruns_;
-    }
   }
   std::uint64_t overruns() const { return overruns_; }
 
  private:
-  double periodMs_;
-  double next_;
+  net::TickPacer pacer_;
   std::uint64_t overruns_ = 0;
 };
 

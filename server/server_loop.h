@@ -3,52 +3,17 @@
 // ends or SIGINT/SIGTERM arrives; save periodically and on the way out.
 #pragma once
 
-#include <chrono>
-#include <cstdint>
-
+#include "net/tick_pacer.h"
 #include "server/config.h"
 
 namespace loam::server {
+
+using net::TickPacer;
 
 /// Exit codes of loam-server.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitRuntime = 1;  ///< bind failed, scene failed to load or generate, final save failed
 inline constexpr int kExitConfig = 2;   ///< bad flag, variable or config file
-
-/// Fixed-rate tick scheduling with bounded catch-up. Pure (the caller passes the
-/// time), so it is unit-testable.
-class TickPacer {
- public:
-  using Clock = std::chrono::steady_clock;
-  /// Ticks of `period` starting at `start`; at most maxBurst ticks back to back.
-  TickPacer(Clock::duration period, int maxBurst, Clock::time_point start) noexcept
-      : period_(period), maxBurst_(maxBurst), next_(start) {}
-
-  /// When the next tick is due.
-  Clock::time_point nextDue() const noexcept { return next_; }
-  /// True when a tick is due at `now` and the current burst has room.
-  bool shouldTick(Clock::time_point now) const noexcept { return now >= next_ && burst_ < maxBurst_; }
-  /// Records that the due tick ran.
-  void ticked() noexcept {
-    next_ += period_;
-    ++burst_;
-  }
-  /// Ends a burst (call before waiting). If still behind at `now`, the backlog is
-  /// dropped: returns the number of ticks skipped (0 when on time).
-  std::int64_t endBurst(Clock::time_point now) noexcept {
-    burst_ = 0;
-    if (now < next_) return 0;
-    std::int64_t behind = (now - next_) / period_ + 1;
-    next_ += behind * period_;
-    return behind;
-  }
-
- private:
-  Clock::duration period_;
-  int maxBurst_;
-  Clock::time_point next_;
-  int burst_ = 0;
-};
 
 /// Runs the server with parsed options. Installs SIGINT/SIGTERM handlers. Returns
 /// the process exit code. Logs to stderr.
