@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   for (auto& line : script->lines) line.at += base;
   sim::ScriptRunner runner(std::move(*script));
   std::vector<sim::Command> cmds;
-  std::vector<double> ticks, burningTicks;
+  std::vector<double> ticks, burningTicks, stepMs, sendMs;
   std::size_t maxBurning = 0;
   std::uint64_t edits = 0;
   double from = bench::nowMs();
@@ -63,22 +63,28 @@ int main(int argc, char** argv) {
     runner.commandsFor(host->state(), cmds);
     const sim::StepOutput& out = host->tick(cmds);
     edits += out.edits.size();
-    double ms = host->lastTickTimes().totalUs / 1000.0;
+    const net::ServerHost::TickTimes times = host->lastTickTimes();
+    const double ms = times.totalUs / 1000.0;
     ticks.push_back(ms);
+    stepMs.push_back(times.stepUs / 1000.0);
+    sendMs.push_back(times.sendUs / 1000.0);
     std::size_t burning = host->state().fire.cells.size();
     maxBurning = std::max(maxBurning, burning);
     if (burning > 0) burningTicks.push_back(ms);
   }
   bench::Percentiles all = bench::percentiles(ticks), burning = bench::percentiles(burningTicks);
+  bench::Percentiles step = bench::percentiles(stepMs), send = bench::percentiles(sendMs);
   net::ServerStats st = host->stats();
   bench::stopChild(bots);
   std::printf("{\n  \"bench\": \"net_fire_crowd\",\n  \"server_pinned_cpu0\": %s,\n  \"players\": %u,\n"
               "  \"seconds\": %.0f,\n  \"max_burning_cells\": %zu,\n  \"edits_per_s\": %.0f,\n"
               "  \"tick_ms\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f},\n"
               "  \"tick_ms_while_burning\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f},\n"
+              "  \"sim_step_ms\": {\"mean\": %.3f, \"p99\": %.3f},\n  \"send_ms\": {\"mean\": %.3f, \"p99\": %.3f},\n"
               "  \"overruns\": %" PRIu64 ",\n  \"holds_60hz\": %s\n}\n",
               pinned ? "true" : "false", st.players, seconds, maxBurning, static_cast<double>(edits) / seconds, all.mean,
-              all.p50, all.p99, all.max, burning.mean, burning.p50, burning.p99, burning.max, pacer.overruns(),
+              all.p50, all.p99, all.max, burning.mean, burning.p50, burning.p99, burning.max, step.mean, step.p99, send.mean,
+              send.p99, pacer.overruns(),
               burning.p99 <= 16.7 && pacer.overruns() == 0 ? "true" : "false");
   return 0;
 }

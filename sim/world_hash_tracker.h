@@ -6,10 +6,17 @@
 // same edits and compares (net/client_connection.h).
 //
 // Equal by construction to hashWorld(store) after every update (tested).
+//
+// A chunk's hash is XXH3 over the canonical packed forms of its 4096 bricks, and
+// packing is what costs (a fire touches a hundred chunks a step). So the tracker
+// keeps the packed bytes of recently touched chunks (at most kCachedChunks, least
+// recently used dropped): an update repacks only the bricks the edits touched,
+// splices them in, and hashes the bytes again.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/streams.h"
@@ -37,9 +44,25 @@ class WorldHashTracker {
   /// The hash of any cell (from the cache).
   std::uint64_t cellHash(const BrickStore& store, CellCoord cell) const;
 
+  /// Chunks whose packed bricks are kept, at most (about 100 KB each in a forest).
+  static constexpr std::size_t kCachedChunks = 256;
+
  private:
+  /// The canonical packed bricks of one non-uniform chunk, in brick order.
+  struct PackedChunk {
+    std::vector<std::uint8_t> bytes;
+    std::vector<std::uint32_t> offsets;  ///< 4097: brick k is bytes[offsets[k], offsets[k+1])
+    std::uint64_t lastUse = 0;           ///< update counter when last touched
+  };
+  std::uint64_t hashTouchedChunk(const BrickStore& store, int chunk, std::span<const int> localBricks);
+  std::unordered_map<int, PackedChunk> packed_;
+  std::uint64_t updates_ = 0;
+  std::vector<std::pair<int, int>> touchedBricks_;  ///< (chunk, local brick) of this update
+  std::vector<std::uint8_t> spliceBytes_;
+  std::vector<std::uint32_t> spliceOffsets_;
+  std::vector<int> localScratch_;
+
   std::vector<std::uint64_t> chunkHashes_;  ///< by chunk index
-  std::vector<std::uint8_t> dirty_;         ///< by chunk index, during update
   std::vector<int> dirtyList_;
   std::vector<CellHash> touched_;
   std::uint64_t world_ = 0;
