@@ -76,15 +76,23 @@ int main(int argc, char** argv) {
   bench::Percentiles step = bench::percentiles(stepMs), send = bench::percentiles(sendMs);
   net::ServerStats st = host->stats();
   bench::stopChild(bots);
+  std::string byType;
+  for (const auto& [name, t] : st.sent) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s\"%s\": %.0f", byType.empty() ? "" : ", ", name.c_str(),
+                  static_cast<double>(t.bytes) / 1024 / seconds / std::max(1u, st.players));
+    byType += buf;
+  }
   std::printf("{\n  \"bench\": \"net_fire_crowd\",\n  \"server_pinned_cpu0\": %s,\n  \"players\": %u,\n"
               "  \"seconds\": %.0f,\n  \"max_burning_cells\": %zu,\n  \"edits_per_s\": %.0f,\n"
               "  \"tick_ms\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f},\n"
               "  \"tick_ms_while_burning\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f},\n"
               "  \"sim_step_ms\": {\"mean\": %.3f, \"p99\": %.3f},\n  \"send_ms\": {\"mean\": %.3f, \"p99\": %.3f},\n"
+              "  \"kb_per_s_per_player_by_type\": {%s},\n"
               "  \"overruns\": %" PRIu64 ",\n  \"holds_60hz\": %s\n}\n",
               pinned ? "true" : "false", st.players, seconds, maxBurning, static_cast<double>(edits) / seconds, all.mean,
               all.p50, all.p99, all.max, burning.mean, burning.p50, burning.p99, burning.max, step.mean, step.p99, send.mean,
-              send.p99, pacer.overruns(),
+              send.p99, byType.c_str(), pacer.overruns(),
               burning.p99 <= 16.7 && pacer.overruns() == 0 ? "true" : "false");
   return 0;
 }

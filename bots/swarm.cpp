@@ -30,6 +30,7 @@ sim::Result<std::unique_ptr<Swarm>> Swarm::open(const std::string& host, std::ui
   address.port = port;
   s->host_ = enet_host_create(nullptr, count, net::kChannelCount, 0, 0);
   if (!s->host_) return sim::makeError("cannot create an ENet host for " + std::to_string(count) + " swarm bots");
+  net::enlargeSocketBuffers(s->host_);
   s->bots_.resize(count);
   for (std::uint32_t i = 0; i < count; ++i) {
     SwarmBot& b = s->bots_[i];
@@ -62,7 +63,7 @@ void Swarm::send(SwarmBot& bot, std::uint8_t type, bool reliable) {
 }
 
 void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, double nowMs) {
-  const wire::ServerMessage* msg = net::verifyServerMessage({data, size}, kMaxServerBytes);
+  const wire::ServerMessage* msg = net::openServerMessage({data, size}, kMaxServerBytes, unpacked_);
   if (!msg) {
     bot.phase = SwarmBot::Phase::Failed;
     bot.error = "malformed message from the server (" + std::to_string(size) + " bytes)";
@@ -108,6 +109,7 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
     case wire::ServerBody::GeneratedCellHashes:
     case wire::ServerBody::JoinSnapshot:
     case wire::ServerBody::CellState:
+    case wire::ServerBody::Compressed:  // openServerMessage unwraps it
     case wire::ServerBody::NONE:
       break;
   }

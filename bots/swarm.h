@@ -84,6 +84,7 @@ class Swarm {
   ENetHost* host_ = nullptr;
   std::vector<SwarmBot> bots_;
   std::unique_ptr<flatbuffers::FlatBufferBuilder> fbb_;
+  std::vector<std::uint8_t> unpacked_;  ///< decompressed Compressed messages
   double startMs_ = 0;
   BotTick scratch_;
 };

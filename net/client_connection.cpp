@@ -539,9 +539,11 @@ struct ClientConnection::Impl {
     fail(std::string("server rejected us: ") + rejectCodeName(code) + (r.text() ? ": " + r.text()->str() : std::string()));
   }
 
+  std::vector<std::uint8_t> unpacked;  ///< decompressed Compressed messages
+
   void onPacket(const ENetPacket& packet, double nowMs) {
     const std::span<const std::uint8_t> bytes(packet.data, packet.dataLength);
-    const wire::ServerMessage* msg = verifyServerMessage(bytes, kMaxServerPacketBytes);
+    const wire::ServerMessage* msg = openServerMessage(bytes, kMaxServerPacketBytes, unpacked);
     if (!msg) return fail("malformed message from the server (" + std::to_string(bytes.size()) + " bytes)");
     TrafficCounters& c = stats.received[messageName(msg->body_type())];
     ++c.messages;
@@ -554,6 +556,7 @@ struct ClientConnection::Impl {
       case wire::ServerBody::StepBatch: return onStepBatch(*msg->body_as_StepBatch());
       case wire::ServerBody::CellState: return onCellState(*msg->body_as_CellState());
       case wire::ServerBody::Snapshot: return onSnapshot(*msg->body_as_Snapshot(), nowMs);
+      case wire::ServerBody::Compressed: break;  // openServerMessage unwraps it
       case wire::ServerBody::NONE: return fail("server message without a body");
     }
     fail("unknown server message type");

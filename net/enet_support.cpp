@@ -34,6 +34,12 @@ void configurePeer(ENetPeer* peer) noexcept {
   enet_peer_timeout(peer, 1024, 10000, 30000);
 }
 
+void enlargeSocketBuffers(ENetHost* host) noexcept {
+  constexpr int kBytes = 4 << 20;
+  enet_socket_set_option(host->socket, ENET_SOCKOPT_RCVBUF, kBytes);
+  enet_socket_set_option(host->socket, ENET_SOCKOPT_SNDBUF, kBytes);
+}
+
 void capRetransmitBackoff(ENetHost* host) noexcept {
   for (std::size_t i = 0; i < host->peerCount; ++i) {
     ENetPeer& peer = host->peers[i];

@@ -39,12 +39,19 @@ class EnetGuard {
 /// acknowledgement (see capRetransmitBackoff for why 20% loss never gets there).
 void configurePeer(ENetPeer* peer) noexcept;
 
+/// Socket buffers of a host that carries many peers: ENet asks for 256 KB, about one
+/// tick of datagrams for 300 players, so a tick spent stepping overflows it and the
+/// kernel drops inputs and acknowledgements (then resends snowball). This asks for
+/// 4 MB each way (the kernel clamps to net.core.rmem_max / wmem_max).
+void enlargeSocketBuffers(ENetHost* host) noexcept;
+
 /// ENet doubles a reliable command's retransmission timeout on every loss, without
 /// bound: at 20% loss each way a command lost 7 times in a row (every few seconds at
 /// 60 commands per second) would wait over a minute and stall the ordered channel
 /// behind it. This caps the timeout of every command in flight at about two round
-/// trips (200 ms..2 s), so loss costs resends, not stalls. Call before each
-/// enet_host_service / enet_host_flush. Cost: one pass over the commands in flight.
+/// trips (200 ms..2 s), so loss costs resends, not stalls. Call before servicing, at
+/// least once per tick (a timeout doubles at most once between calls then). Cost: one
+/// pass over every peer's commands in flight.
 void capRetransmitBackoff(ENetHost* host) noexcept;
 
 }  // namespace loam::net

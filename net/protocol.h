@@ -19,6 +19,9 @@ inline constexpr std::size_t kChannelCount = 2;
 /// Server tick rate (the simulation's).
 inline constexpr int kTickHz = 60;
 
+/// Server messages larger than this are sent as Compressed when zstd makes them smaller.
+inline constexpr std::size_t kCompressAboveBytes = 256;
+
 /// Limits the server enforces on what clients send.
 inline constexpr std::size_t kMaxClientPacketBytes = 2048;   ///< larger packets are dropped and counted
 inline constexpr std::size_t kMaxInputsPerMessage = 16;      ///< Inputs.inputs longer than this is malformed

@@ -26,6 +26,8 @@
 // for the StepBatch reader to fill from `joined` (matching by player id).
 #include "net/wire.h"
 
+#include <zstd.h>
+
 #include <cstdint>
 #include <type_traits>
 #include <variant>
@@ -125,6 +127,33 @@ const wire::ServerMessage* verifyServerMessage(std::span<const std::uint8_t> byt
   const wire::ServerMessage* root = verifyRoot<wire::ServerMessage>(bytes, maxBytes, kMaxServerTables);
   if (!root || !knownBody(root->body_type(), root->body())) return nullptr;
   return root;
+}
+
+const wire::ServerMessage* openServerMessage(std::span<const std::uint8_t> bytes, std::size_t maxBytes,
+                                             std::vector<std::uint8_t>& scratch) {
+  const wire::ServerMessage* root = verifyServerMessage(bytes, maxBytes);
+  if (!root || root->body_type() != wire::ServerBody::Compressed) return root;
+  const wire::Compressed* c = root->body_as_Compressed();
+  if (!c->bytes() || c->raw_size() == 0 || c->raw_size() > maxBytes) return nullptr;
+  scratch.resize(c->raw_size());
+  const std::size_t n = ZSTD_decompress(scratch.data(), scratch.size(), c->bytes()->data(), c->bytes()->size());
+  if (ZSTD_isError(n) || n != c->raw_size()) return nullptr;
+  const wire::ServerMessage* inner = verifyServerMessage(scratch, maxBytes);
+  if (!inner || inner->body_type() == wire::ServerBody::Compressed) return nullptr;
+  return inner;
+}
+
+bool compressServerMessage(const std::uint8_t* data, std::size_t size, flatbuffers::FlatBufferBuilder& out,
+                           std::vector<std::uint8_t>& scratch) {
+  scratch.resize(ZSTD_compressBound(size));
+  const std::size_t z = ZSTD_compress(scratch.data(), scratch.size(), data, size, 1);
+  // The envelope costs about 40 bytes: compress only when that clearly pays.
+  if (ZSTD_isError(z) || z + 64 >= size) return false;
+  out.Clear();
+  auto payload = out.CreateVector(scratch.data(), z);
+  out.Finish(wire::CreateServerMessage(out, wire::ServerBody::Compressed,
+                                       wire::CreateCompressed(out, static_cast<std::uint32_t>(size), payload).Union()));
+  return true;
 }
 
 wire::InputRec toWire(const sim::PlayerInput& input) noexcept {
@@ -322,6 +351,7 @@ const char* messageName(wire::ServerBody type) noexcept {
     case wire::ServerBody::StepBatch: return "StepBatch";
     case wire::ServerBody::CellState: return "CellState";
     case wire::ServerBody::Snapshot: return "Snapshot";
+    case wire::ServerBody::Compressed: return "Compressed";
   }
   return "Unknown";  // a value from the wire outside the union
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "loam_generated.h"  // flatc output of net/schema/loam.fbs (build tree)
 #include "sim/animals.h"
@@ -20,6 +21,18 @@ namespace loam::net {
 const wire::ClientMessage* verifyClientMessage(std::span<const std::uint8_t> bytes, std::size_t maxBytes);
 /// As verifyClientMessage for server messages (clients and bots).
 const wire::ServerMessage* verifyServerMessage(std::span<const std::uint8_t> bytes, std::size_t maxBytes);
+
+/// verifyServerMessage, then, for a Compressed message, its decompression into scratch
+/// (raw_size at most maxBytes, exactly raw_size produced) and the inner message's
+/// verification; nested Compressed is refused. Returns the message to dispatch (never
+/// Compressed) or nullptr. Allocates scratch growth only.
+const wire::ServerMessage* openServerMessage(std::span<const std::uint8_t> bytes, std::size_t maxBytes,
+                                             std::vector<std::uint8_t>& scratch);
+
+/// Compresses a finished server message of `size` bytes into a Compressed message built
+/// in `out` (cleared first) when that is smaller; returns false (out untouched) when not.
+bool compressServerMessage(const std::uint8_t* data, std::size_t size, flatbuffers::FlatBufferBuilder& out,
+                           std::vector<std::uint8_t>& scratch);
 
 wire::InputRec toWire(const sim::PlayerInput& input) noexcept;
 sim::PlayerInput fromWire(const wire::InputRec& rec) noexcept;

@@ -94,10 +94,20 @@ class RawClient {
           disconnected = true;
           disconnectData = ev.data;
           break;
-        case ENET_EVENT_TYPE_RECEIVE:
-          inbox.emplace_back(ev.packet->data, ev.packet->data + ev.packet->dataLength);
+        case ENET_EVENT_TYPE_RECEIVE: {
+          // Large messages arrive in a Compressed envelope: keep the inner message.
+          const std::span<const std::uint8_t> bytes(ev.packet->data, ev.packet->dataLength);
+          const wire::ServerMessage* outer = net::verifyServerMessage(bytes, std::size_t{1} << 28);
+          if (outer && outer->body_type() == wire::ServerBody::Compressed &&
+              net::openServerMessage(bytes, std::size_t{1} << 28, unpacked)) {
+            ++compressed;
+            inbox.push_back(unpacked);
+          } else {
+            inbox.emplace_back(bytes.begin(), bytes.end());
+          }
           enet_packet_destroy(ev.packet);
           break;
+        }
         case ENET_EVENT_TYPE_NONE: break;
       }
     }
@@ -129,6 +139,8 @@ class RawClient {
   bool connected = false, disconnected = false;
   std::uint32_t disconnectData = 0;
   std::vector<std::vector<std::uint8_t>> inbox;
+  std::vector<std::uint8_t> unpacked;
+  int compressed = 0;  ///< messages that came in a Compressed envelope
 
  private:
   ENetHost* host_ = nullptr;

@@ -367,6 +367,17 @@ std::vector<Bytes> validServerMessages() {
     std::vector<std::uint32_t> animalsGone{9};
     return wire::CreateSnapshotDirect(fbb, 10, 9, 1234, &own, &players, &gone, &animals, &animalsGone).Union();
   }));
+  // A Compressed envelope around a large StepBatch (edit bytes that compress well).
+  {
+    const Bytes inner = serverMessage(wire::ServerBody::StepBatch, [](flatbuffers::FlatBufferBuilder& fbb) {
+      std::vector<std::uint8_t> edits(4000, 7);
+      return wire::CreateStepBatchDirect(fbb, 5, &edits).Union();
+    });
+    flatbuffers::FlatBufferBuilder out;
+    std::vector<std::uint8_t> scratch;
+    REQUIRE(compressServerMessage(inner.data(), inner.size(), out, scratch));
+    v.emplace_back(out.GetBufferPointer(), out.GetBufferPointer() + out.GetSize());
+  }
   return v;
 }
 
@@ -463,7 +474,7 @@ TEST_CASE("verifiers refuse empty, bodiless and unknown-body messages") {
                                             return wire::CreateCellHashRequest(fbb).Union();
                                           }),
                             kMaxClientPacketBytes) == nullptr);
-  CHECK(verifyServerMessage(serverMessage(static_cast<wire::ServerBody>(8),
+  CHECK(verifyServerMessage(serverMessage(static_cast<wire::ServerBody>(9),
                                           [](flatbuffers::FlatBufferBuilder& fbb) {
                                             return wire::CreateRejectDirect(fbb, 1, "x").Union();
                                           }),
@@ -559,4 +570,45 @@ TEST_CASE("oversize buffers are refused before verification") {
   CHECK(verifyClientMessage(client, kMaxClientPacketBytes) == nullptr);
   client.resize(kMaxClientPacketBytes);
   CHECK(verifyClientMessage(client, kMaxClientPacketBytes) != nullptr);
+}
+
+TEST_CASE("Compressed envelopes open to the inner message; corrupt, oversized or nested ones are refused") {
+  const Bytes inner = serverMessage(wire::ServerBody::StepBatch, [](flatbuffers::FlatBufferBuilder& fbb) {
+    std::vector<std::uint8_t> edits(4000, 7);
+    return wire::CreateStepBatchDirect(fbb, 42, &edits).Union();
+  });
+  flatbuffers::FlatBufferBuilder out;
+  std::vector<std::uint8_t> scratch, unpacked;
+  REQUIRE(compressServerMessage(inner.data(), inner.size(), out, scratch));
+  const Bytes packed(out.GetBufferPointer(), out.GetBufferPointer() + out.GetSize());
+  CHECK(packed.size() < inner.size() / 4);
+  const wire::ServerMessage* m = openServerMessage(packed, 1u << 20, unpacked);
+  REQUIRE(m != nullptr);
+  REQUIRE(m->body_type() == wire::ServerBody::StepBatch);
+  CHECK(m->body_as_StepBatch()->tick() == 42);
+  // A plain message passes through unchanged.
+  CHECK(openServerMessage(inner, 1u << 20, unpacked) != nullptr);
+  // raw_size above the cap: refused before decompressing.
+  CHECK(openServerMessage(packed, inner.size() - 1, unpacked) == nullptr);
+  // Nested envelopes are refused.
+  flatbuffers::FlatBufferBuilder twice;
+  std::vector<std::uint8_t> big(packed);
+  big.resize(packed.size() + 3000, 0);  // padding so compressing again pays
+  Bytes outer;
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto payload = fbb.CreateVector(big.data(), big.size());
+    fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Compressed,
+                                         wire::CreateCompressed(fbb, static_cast<std::uint32_t>(packed.size()), payload).Union()));
+    outer.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  }
+  CHECK(openServerMessage(outer, 1u << 20, unpacked) == nullptr);  // not zstd: refused
+  REQUIRE(compressServerMessage(packed.data(), packed.size(), twice, scratch) == false);  // small: not worth it
+  // Every corruption of the compressed bytes gives nullptr or a verified message, never a crash.
+  for (std::size_t i = 0; i < packed.size(); ++i) {
+    Bytes bad = packed;
+    bad[i] ^= 0x5a;
+    const wire::ServerMessage* r = openServerMessage(bad, 1u << 20, unpacked);
+    if (r) CHECK(r->body_type() != wire::ServerBody::Compressed);
+  }
 }
