@@ -145,11 +145,12 @@ bool SaveWriter::busy() const {
   return working_ || pending_.has_value();
 }
 
-bool SaveWriter::submit(sim::SaveData data, double captureMs) {
+bool SaveWriter::submit(sim::SaveData data, sim::StateCopy state, double captureMs) {
   {
     std::lock_guard lock(mutex_);
     if (working_ || pending_) return false;
     pending_ = std::move(data);
+    pendingState_ = std::move(state);
     pendingCaptureMs_ = captureMs;
   }
   cv_.notify_all();
@@ -167,6 +168,7 @@ bool SaveWriter::waitIdle() {
 void SaveWriter::run() {
   for (;;) {
     sim::SaveData data;
+    sim::StateCopy state;
     double captureMs = 0;
     {
       std::unique_lock lock(mutex_);
@@ -174,12 +176,15 @@ void SaveWriter::run() {
       if (!pending_) return;  // stop_ with nothing left to write
       data = std::move(*pending_);
       pending_.reset();
+      state = std::move(*pendingState_);
+      pendingState_.reset();
       captureMs = pendingCaptureMs_;
       working_ = true;
     }
     bool ok = true;
     std::string path = (fs::path(dir_) / saveFileName(sceneName_, seed_, data.header.tick)).string();
     auto t0 = std::chrono::steady_clock::now();
+    data.blobs = sim::stateBlobs(state);
     auto bytes = sim::encodeSave(data);
     double encodeMs = msSince(t0);
     if (!bytes) {

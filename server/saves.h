@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sim/result.h"
+#include "sim/state_codec.h"
 #include "sim/save.h"
 #include "sim/sim_state.h"
 
@@ -72,10 +73,10 @@ class SaveWriter {
 
   /// True while a save is being encoded or written.
   bool busy() const;
-  /// Hands a captured save to the thread. Returns false (and drops nothing: the
-  /// caller keeps ownership semantics simple by capturing only when !busy()) if busy.
-  /// captureMs is logged with the write.
-  bool submit(sim::SaveData data, double captureMs);
+  /// Hands a captured save (bricks; its blobs are left empty) and a copy of the state
+  /// to the thread, which encodes the state blobs, then the save. Returns false if
+  /// busy (the caller captures only when !busy()). captureMs is logged with the write.
+  bool submit(sim::SaveData data, sim::StateCopy state, double captureMs);
   /// Blocks until no save is pending. Returns false if any write since the last call
   /// failed.
   bool waitIdle();
@@ -88,6 +89,7 @@ class SaveWriter {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::optional<sim::SaveData> pending_;
+  std::optional<sim::StateCopy> pendingState_;
   double pendingCaptureMs_ = 0;
   bool working_ = false;
   bool stop_ = false;

@@ -182,8 +182,8 @@ int runServer(const ServerOptions& options) {
 
   SaveWriter writer(options.saveDir, scene->name, seed);
   std::uint64_t lastSavedTick = host.state().tick;  // a loaded save (or tick 0) needs no rewrite
-  // Copies the modified bricks and state blobs (the only part that reads the state)
-  // and hands them to the writer thread.
+  // Copies the modified bricks and the replicated state (the only part that reads the
+  // state) and hands them to the writer thread, which encodes the blobs and the save.
   auto captureAndSubmit = [&]() {
     const sim::SimState& s = host.state();
     if (s.tick == lastSavedTick) return;
@@ -191,13 +191,14 @@ int runServer(const ServerOptions& options) {
     sim::SaveHeader header;
     header.identity = identity;
     header.tick = s.tick;
-    auto data = sim::captureSave(header, s.world, sim::stateBlobs(s));
+    auto data = sim::captureSave(header, s.world, {});
+    sim::StateCopy state = sim::copyState(s);
     double captureMs = msBetween(t0, Clock::now());
     if (!data) {
       logLine("save of tick %" PRIu64 " failed to capture: %s", s.tick, data.error().message.c_str());
       return;
     }
-    if (writer.submit(std::move(*data), captureMs)) lastSavedTick = s.tick;
+    if (writer.submit(std::move(*data), std::move(state), captureMs)) lastSavedTick = s.tick;
   };
 
   constexpr auto kTickPeriod = std::chrono::nanoseconds(16'666'667);  // 60 Hz

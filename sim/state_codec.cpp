@@ -548,19 +548,42 @@ Result<void> decodeWeather(std::span<const std::uint8_t> bytes, WeatherState& we
 
 // ---- whole state -------------------------------------------------------------------
 
-std::vector<SaveBlob> stateBlobs(const SimState& state) {
+namespace {
+
+std::vector<SaveBlob> blobsOf(const std::vector<Player>& players, const WaterState& water, const FireState& fire,
+                              const AnimalState& animals, const WeatherState& weather) {
   std::vector<SaveBlob> blobs(5);
   blobs[0].name = "players";
-  encodePlayers(state.players, blobs[0].bytes);
+  encodePlayers(players, blobs[0].bytes);
   blobs[1].name = "water";
-  encodeWater(state.water, blobs[1].bytes);
+  encodeWater(water, blobs[1].bytes);
   blobs[2].name = "fire";
-  encodeFire(state.fire, blobs[2].bytes);
+  encodeFire(fire, blobs[2].bytes);
   blobs[3].name = "animals";
-  encodeAnimals(state.animals, blobs[3].bytes);
+  encodeAnimals(animals, blobs[3].bytes);
   blobs[4].name = "weather";
-  encodeWeather(state.weather, blobs[4].bytes);
+  encodeWeather(weather, blobs[4].bytes);
   return blobs;
+}
+
+}  // namespace
+
+std::vector<SaveBlob> stateBlobs(const SimState& state) {
+  return blobsOf(state.players, state.water, state.fire, state.animals, state.weather);
+}
+
+StateCopy copyState(const SimState& state) {
+  StateCopy c;
+  c.players = state.players;
+  c.water.cells = state.water.cells;  // encodeWater reads only the amounts
+  c.fire = state.fire;
+  c.animals = state.animals;
+  c.weather = state.weather;
+  return c;
+}
+
+std::vector<SaveBlob> stateBlobs(const StateCopy& copy) {
+  return blobsOf(copy.players, copy.water, copy.fire, copy.animals, copy.weather);
 }
 
 Result<void> restoreState(const SaveData& save, SimState& state) {
