@@ -29,16 +29,8 @@ int main(int argc, char** argv) {
   }
   auto host = bench::openServer(scenePath, 1, net::ServerConfig{});
 
-  net::ClientConfig cc;
-  cc.port = host->port();
-  cc.name = "idle";
-  cc.sceneDir = bench::repoPath("scenes");
-  auto client = net::ClientConnection::connect(cc);
-  if (!client) {
-    std::fprintf(stderr, "bench: %s\n", client.error().message.c_str());
-    return 1;
-  }
-  auto& c = **client;
+  auto client = bench::connectClient(*host, "idle");
+  auto& c = *client;
 
   bench::Pacer pacer;
   double start = bench::nowMs(), measureFrom = -1, measureTo = -1;

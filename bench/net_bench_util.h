@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "net/client_connection.h"
 #include "net/server_host.h"
 #include "net/tick_pacer.h"
 #include "sim/scene.h"
@@ -71,11 +72,7 @@ inline std::unique_ptr<net::ServerHost> openServer(const std::string& scenePath,
     std::fprintf(stderr, "bench: %s\n", state.error().message.c_str());
     std::exit(1);
   }
-  net::HostedWorld world;
-  world.sceneName = scene->name;
-  sim::WorldHashes hashes = sim::hashWorld(state->world);
-  world.generatedHash = hashes.world;
-  world.generatedCells = std::move(hashes.cells);
+  net::HostedWorld world = net::describeHostedWorld(scene->name, state->world);
   config.bindAddress = "127.0.0.1";
   config.port = 0;
   auto host = net::ServerHost::open(config, std::move(*state), std::move(world));
@@ -84,6 +81,21 @@ inline std::unique_ptr<net::ServerHost> openServer(const std::string& scenePath,
     std::exit(1);
   }
   return std::move(*host);
+}
+
+/// Connects a client named `name` to host (non-blocking; it joins as the caller
+/// services it). Exits the bench on failure.
+inline std::unique_ptr<net::ClientConnection> connectClient(const net::ServerHost& host, const std::string& name) {
+  net::ClientConfig cc;
+  cc.port = host.port();
+  cc.name = name;
+  cc.sceneDir = repoPath("scenes");
+  auto client = net::ClientConnection::connect(cc);
+  if (!client) {
+    std::fprintf(stderr, "bench: %s\n", client.error().message.c_str());
+    std::exit(1);
+  }
+  return std::move(*client);
 }
 
 /// 60 Hz on the steady clock (net::TickPacer, as loam-server): wait() returns when the

@@ -65,16 +65,8 @@ int main(int argc, char** argv) {
               edits);
   bool ok = true;
   for (int j = 0; j < joins; ++j) {
-    net::ClientConfig cc;
-    cc.port = host->port();
-    cc.name = "joiner" + std::to_string(j);
-    cc.sceneDir = bench::repoPath("scenes");
-    auto client = net::ClientConnection::connect(cc);
-    if (!client) {
-      std::fprintf(stderr, "bench: %s\n", client.error().message.c_str());
-      return 1;
-    }
-    auto& c = **client;
+    auto client = bench::connectClient(*host, "joiner" + std::to_string(j));
+    auto& c = *client;
     bench::Pacer pacer;
     double start = bench::nowMs();
     while (c.phase() != net::ClientPhase::Playing) {

@@ -14,7 +14,6 @@ namespace {
 
 // Server messages can be large (StepBatches with many edits); a swarm bot never
 // asks for a JoinSnapshot, so this only bounds the verifier.
-constexpr std::size_t kMaxServerBytes = std::size_t{64} << 20;
 
 }  // namespace
 
@@ -63,7 +62,7 @@ void Swarm::send(SwarmBot& bot, std::uint8_t type, bool reliable) {
 }
 
 void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, double nowMs) {
-  const wire::ServerMessage* msg = net::openServerMessage({data, size}, kMaxServerBytes, unpacked_);
+  const wire::ServerMessage* msg = net::openServerMessage({data, size}, net::kMaxServerMessageBytes, unpacked_);
   if (!msg) {
     bot.phase = SwarmBot::Phase::Failed;
     bot.error = "malformed message from the server (" + std::to_string(size) + " bytes)";

@@ -27,8 +27,6 @@ namespace {
 
 // A JoinSnapshot of a heavily edited world can be large; anything beyond this is
 // not a server we can follow (bounds the verifier's work and our memory).
-constexpr std::size_t kMaxServerPacketBytes = std::size_t{256} << 20;
-constexpr std::size_t kSnapshotRing = 32;  // as the server's ring (docs/PROTOCOL.md)
 constexpr std::size_t kMaxDesyncsKept = 16;
 // Events pile up when the owner never calls takeEvents (a bot that ignores them);
 // beyond this they are dropped rather than growing without bound.
@@ -543,7 +541,7 @@ struct ClientConnection::Impl {
 
   void onPacket(const ENetPacket& packet, double nowMs) {
     const std::span<const std::uint8_t> bytes(packet.data, packet.dataLength);
-    const wire::ServerMessage* msg = openServerMessage(bytes, kMaxServerPacketBytes, unpacked);
+    const wire::ServerMessage* msg = openServerMessage(bytes, kMaxServerMessageBytes, unpacked);
     if (!msg) return fail("malformed message from the server (" + std::to_string(bytes.size()) + " bytes)");
     TrafficCounters& c = stats.received[messageName(msg->body_type())];
     ++c.messages;

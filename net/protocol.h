@@ -19,6 +19,12 @@ inline constexpr std::size_t kChannelCount = 2;
 /// Server tick rate (the simulation's).
 inline constexpr int kTickHz = 60;
 
+/// Largest server message a client accepts (and the server sends): join snapshots of
+/// heavily edited worlds are the big ones.
+inline constexpr std::size_t kMaxServerMessageBytes = std::size_t{256} << 20;
+/// Snapshots each side keeps for delta baselines (server: sent; client: received).
+inline constexpr std::uint32_t kSnapshotRing = 32;
+
 /// Server messages larger than this are sent as Compressed when zstd makes them smaller.
 inline constexpr std::size_t kCompressAboveBytes = 256;
 

@@ -37,7 +37,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint32_t kSnapshotRing = 32;              ///< sent snapshots kept per peer (PROTOCOL.md)
 constexpr std::size_t kMaxPlayersInView = 256;           ///< nearest others a peer tracks (bounds ring memory)
 constexpr std::size_t kMaxAnimalsInView = 256;
 constexpr std::uint64_t kHelloTimeoutTicks = 10 * kTickHz;    ///< connected but silent: slot squatting
@@ -47,7 +46,6 @@ constexpr std::uint32_t kFloodSecondsToReject = 3;
 constexpr std::uint64_t kBacklogCheckEvery = 16;              ///< ticks between backlog checks per peer
 constexpr std::size_t kMaxSnapshotRecordBytes = 16 * 1024;   ///< entity records in one snapshot, at most
 constexpr std::size_t kMaxEventsPerPump = 20000;             ///< per tick: a flood cannot pin the loop
-constexpr std::size_t kMaxServerPacketBytes = std::size_t{1} << 30;  ///< our own sends (join snapshots)
 constexpr std::uint32_t kValidButtons = sim::kButtonJump | sim::kButtonRun | sim::kButtonCrouch;
 constexpr std::int32_t kCellUnits = sim::kCellBricks * sim::kBrickSize * sim::kUnitsPerVoxel;
 constexpr std::size_t kServerBodyCount = static_cast<std::size_t>(wire::ServerBody::MAX) + 1;
@@ -404,7 +402,7 @@ struct ServerHost::Impl {
   bool send(Session& s, std::uint8_t channel, ENetPacket* packet, wire::ServerBody type) {
     // host->maximumPacketSize bounds what peers may send us, but ENet applies it to
     // our sends too: lift it for the call (one thread; receiving happens elsewhere).
-    host->maximumPacketSize = kMaxServerPacketBytes;
+    host->maximumPacketSize = kMaxServerMessageBytes;
     const int sent = enet_peer_send(s.peer, channel, packet);
     host->maximumPacketSize = kMaxClientPacketBytes;
     if (sent < 0) return false;
@@ -1274,6 +1272,11 @@ struct ServerHost::Impl {
 };
 
 // ---- ServerHost -------------------------------------------------------------------------
+
+HostedWorld describeHostedWorld(const std::string& sceneName, const sim::BrickStore& generated) {
+  sim::WorldHashes h = sim::hashWorld(generated);
+  return HostedWorld{sceneName, h.world, std::move(h.cells)};
+}
 
 ServerHost::ServerHost(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 

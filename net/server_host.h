@@ -93,6 +93,10 @@ struct HostedWorld {
   std::vector<sim::CellHash> generatedCells;  ///< cell hashes right after generation
 };
 
+/// Describes a freshly generated world (before any save is applied) for Welcome.
+/// Costs one full hashWorld.
+HostedWorld describeHostedWorld(const std::string& sceneName, const sim::BrickStore& generated);
+
 class ServerHost {
  public:
   /// Binds the UDP port and takes the state. state may already be advanced (a

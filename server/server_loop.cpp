@@ -106,10 +106,7 @@ sim::Result<sim::SimState> generateState(const sim::Scene& scene, std::uint64_t 
   auto t1 = Clock::now();
   if (hosted != nullptr) {
     // The hash clients compare against is of the generated world, before any save.
-    sim::WorldHashes h = sim::hashWorld(*world);
-    hosted->sceneName = scene.name;
-    hosted->generatedHash = h.world;
-    hosted->generatedCells = std::move(h.cells);
+    *hosted = net::describeHostedWorld(scene.name, *world);
     logLine("generated world '%s' seed %" PRIu64 " in %.0f ms (hash %016" PRIx64 ", %.0f ms)", scene.name.c_str(),
             seed, msBetween(t0, t1), hosted->generatedHash, msBetween(t1, Clock::now()));
   }

@@ -61,8 +61,7 @@ World& world() {
     auto state = sim::createSimState(out.scene, out.scene.defaultSeed);
     REQUIRE_MESSAGE(state.has_value(), (state ? "" : state.error().message));
     out.generated.emplace(std::move(*state));
-    const sim::WorldHashes h = sim::hashWorld(out.generated->world);
-    out.hosted = net::HostedWorld{out.scene.name, h.world, h.cells};
+    out.hosted = net::describeHostedWorld(out.scene.name, out.generated->world);
     return out;
   }();
   return w;

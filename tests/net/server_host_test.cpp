@@ -45,8 +45,7 @@ const World& flatWorld() {
     auto state = sim::createSimState(*scene, scene->defaultSeed);
     REQUIRE(state.has_value());
     World out{std::move(*state), {}};
-    const sim::WorldHashes h = sim::hashWorld(out.state.world);
-    out.hosted = {scene->name, h.world, h.cells};
+    out.hosted = net::describeHostedWorld(scene->name, out.state.world);
     return out;
   }();
   return w;
