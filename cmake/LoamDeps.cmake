@@ -47,3 +47,17 @@ if(NOT LOAM_CORE_ONLY)
   find_program(LOAM_FLATC flatc REQUIRED)
   find_package(Threads REQUIRED)
 endif()
+
+if(NOT LOAM_CORE_ONLY)
+  # Client: SDL2 (window, input, gamepads) and Vulkan (loader + headers); shaders are
+  # compiled to SPIR-V at build time with glslc.
+  pkg_check_modules(LOAM_SDL2 REQUIRED IMPORTED_TARGET sdl2)
+  pkg_check_modules(LOAM_VULKAN REQUIRED IMPORTED_TARGET vulkan)
+  find_program(LOAM_GLSLC glslc REQUIRED)
+  # Audio: PortAudio (live output), libsndfile (WAV), kissfft (spectrograms, spectral
+  # measurements in tests), libmysofa (HRTF).
+  pkg_check_modules(LOAM_PORTAUDIO REQUIRED IMPORTED_TARGET portaudio-2.0)
+  pkg_check_modules(LOAM_SNDFILE REQUIRED IMPORTED_TARGET sndfile)
+  pkg_check_modules(LOAM_KISSFFT REQUIRED IMPORTED_TARGET kissfft-float)
+  pkg_check_modules(LOAM_MYSOFA REQUIRED IMPORTED_TARGET libmysofa)
+endif()

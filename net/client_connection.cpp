@@ -709,6 +709,10 @@ const sim::SimState& ClientConnection::mirror() const noexcept {
       {}, {}, {}, {}, {}, {}, {}, {}};
   return empty;
 }
+std::vector<sim::BrickCoord> ClientConnection::takeMeshDirty() {
+  if (!impl_->mirror) return {};
+  return impl_->mirror->world.takeDirty(sim::DirtyChannel::Mesh);
+}
 const Predictor& ClientConnection::predictor() const noexcept { return impl_->predictor; }
 const InterpolationBuffer& ClientConnection::others() const noexcept { return impl_->others; }
 const InterpolationBuffer& ClientConnection::animals() const noexcept { return impl_->animals; }

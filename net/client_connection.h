@@ -109,6 +109,9 @@ class ClientConnection {
 
   /// Events of the steps applied since the last call (for audio, HUD, chat), in order.
   std::vector<sim::Event> takeEvents();
+  /// Bricks of the mirror changed since the last call (DirtyChannel::Mesh), clearing
+  /// them, for the renderer's mesh cache. Empty before AwaitingSnapshot. Allocates.
+  std::vector<sim::BrickCoord> takeMeshDirty();
 
  private:
   struct Impl;

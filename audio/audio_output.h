@@ -1,0 +1,38 @@
+// AudioOutput: plays an AudioEngine through PortAudio's default output device at
+// 48 kHz stereo with low latency. The PortAudio callback only calls renderBlock
+// (pulling whole engine blocks through a small fixed ring when the device asks for
+// other sizes) and counts underruns. No device: open() fails with a clear message and
+// the caller runs silent.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include "audio/engine.h"
+#include "sim/result.h"
+
+namespace loam::audio {
+
+struct AudioOutputStats {
+  std::uint64_t callbacks = 0;
+  std::uint64_t underruns = 0;   ///< output underflow flags reported by PortAudio
+  double latencyMs = 0;          ///< the stream's output latency
+  double cpuLoad = 0;            ///< Pa_GetStreamCpuLoad
+  std::string device;
+};
+
+class AudioOutput {
+ public:
+  /// Opens and starts the default device. Errors: "no audio output device" etc.
+  static sim::Result<std::unique_ptr<AudioOutput>> open(AudioEngine& engine);
+  ~AudioOutput();  ///< stops the stream and terminates PortAudio
+  AudioOutput(const AudioOutput&) = delete;
+  AudioOutput& operator=(const AudioOutput&) = delete;
+  AudioOutputStats stats() const;
+
+ private:
+  struct Impl;
+  explicit AudioOutput(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace loam::audio

@@ -1,0 +1,46 @@
+// BrickMesher: turns one brick (plus a one-voxel border of its neighbours) into
+// greedy-merged quads with per-vertex voxel ambient occlusion.
+//
+// Faces: an Opaque voxel gets a face toward every Empty or Liquid neighbour; a
+// Liquid voxel gets a face toward every Empty neighbour (the translucent list).
+// Faces merge when they lie in one plane, share material and have the same four
+// AO values. Pure functions over copied voxels, so any thread may run them.
+#pragma once
+#include <array>
+#include <memory>
+#include <vector>
+#include "mesh/mesh_types.h"
+#include "sim/brick_store.h"
+#include "sim/material.h"
+
+namespace loam::mesh {
+
+inline constexpr int kPadded = sim::kBrickSize + 2;  ///< 10: a brick and its border
+inline constexpr int kPaddedVoxels = kPadded * kPadded * kPadded;
+
+/// A brick's voxels with a one-voxel border, index (x+1) + 10*((y+1) + 10*(z+1)) for
+/// x, y, z in -1..8 (brick-local).
+struct PaddedBrick {
+  sim::BrickCoord brick;
+  std::array<sim::MaterialId, kPaddedVoxels> voxels{};
+};
+
+/// MeshClass per material id (256 entries), from a material table.
+using MeshClassTable = std::array<MeshClass, 256>;
+MeshClassTable meshClasses(const sim::MaterialTable& materials);
+
+/// Copies brick b and its border out of world (air outside the bounds). About 1-2 µs.
+/// Thread: any, while nobody writes the chunks involved.
+void gatherPaddedBrick(const sim::BrickStore& world, sim::BrickCoord b, PaddedBrick& out);
+
+/// True when brick b can produce no face: it and its six face neighbours are uniform
+/// and of classes that make no face between them (all Opaque, all Empty, ...). O(1)
+/// per neighbour, no voxel reads. Lets the cache skip most of a world cheaply.
+bool brickIsHidden(const sim::BrickStore& world, sim::BrickCoord b, const MeshClassTable& classes);
+
+/// Meshes one padded brick, appending quads (4 vertices each, chunk-relative
+/// positions) to opaque and water. Allocates only if the vectors grow.
+void meshBrick(const PaddedBrick& in, const MeshClassTable& classes, std::vector<PackedVertex>& opaque,
+               std::vector<PackedVertex>& water);
+
+}  // namespace loam::mesh
