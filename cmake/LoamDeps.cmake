@@ -61,3 +61,9 @@ if(NOT LOAM_CORE_ONLY)
   pkg_check_modules(LOAM_KISSFFT REQUIRED IMPORTED_TARGET kissfft-float)
   pkg_check_modules(LOAM_MYSOFA REQUIRED IMPORTED_TARGET libmysofa)
 endif()
+
+if(NOT LOAM_CORE_ONLY)
+  # Operations HTTP (health, readiness, metrics, status) and the Agones SDK client:
+  # cpp-httplib, header-only (Debian libcpp-httplib-dev).
+  pkg_check_modules(LOAM_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+endif()

@@ -101,7 +101,7 @@ struct Spec {
   Problem (*set)(const Raw&, ServerOptions&);
 };
 
-const std::array<Spec, 11> kSpecs{{
+const std::array<Spec, 14> kSpecs{{
     {"scene", "FILE", "Scene file (.toml) to generate and host (required)",
      [](const Raw& r, ServerOptions& o) { return readText(r, 4096, o.scenePath); }},
     {"seed", "N", "World seed (default: the scene's seed)",
@@ -144,6 +144,24 @@ const std::array<Spec, 11> kSpecs{{
      [](const Raw& r, ServerOptions& o) { return readSeconds(r, o.durationSeconds); }},
     {"stats-interval", "SECONDS", "Seconds between stats lines on stderr, 0 = none (default 10)",
      [](const Raw& r, ServerOptions& o) { return readSeconds(r, o.statsIntervalSeconds); }},
+    {"http-port", "PORT",
+     "TCP port for /healthz /readyz /metrics (Prometheus) /status (JSON), 0 = no HTTP endpoint (default 0)",
+     [](const Raw& r, ServerOptions& o) -> Problem {
+       std::uint64_t v = 0;
+       if (auto p = readUnsigned(r, 0, 65535, v)) return p;
+       o.httpPort = static_cast<std::uint16_t>(v);
+       return std::nullopt;
+     }},
+    {"http-bind", "ADDRESS", "Address of the HTTP endpoint (default 127.0.0.1; 0.0.0.0 for scrapers elsewhere)",
+     [](const Raw& r, ServerOptions& o) { return readBindAddress(r, o.httpBind); }},
+    {"log-format", "FORMAT", "text (default) or json: one JSON object per log line, for log collectors",
+     [](const Raw& r, ServerOptions& o) -> Problem {
+       std::string v;
+       if (auto p = readText(r, 16, v)) return p;
+       if (v != "text" && v != "json") return problem(r, "expected text or json");
+       o.logFormat = std::move(v);
+       return std::nullopt;
+     }},
 }};
 
 std::string envName(std::string_view flag) {
@@ -228,12 +246,15 @@ std::string footerText() {
       "e.g. LOAM_SAVE_INTERVAL=60; an empty variable counts as unset) or by a key in the --config TOML file\n"
       "(the flag with '_' for '-', e.g. save_interval = 60; LOAM_CONFIG names the file too).\n"
       "Flags win over variables, variables over the file. Relative paths are relative to the working folder.\n"
+      "Under Agones, AGONES_SDK_HTTP_PORT (set by Agones) makes the server report ready, health and shutdown\n"
+      "to the SDK sidecar on localhost.\n"
       "Keys:";
   for (const Spec& spec : kSpecs) s += " " + keyName(spec.flag);
   s +=
       "\n\nSaves are <save-dir>/<scene>-<seed>-<tick>.loamsave; the newest 3 are kept and the newest matching\n"
       "one is loaded at start. SIGINT/SIGTERM save and exit 0.\n"
-      "Exit codes: 0 normal, 1 runtime failure (bind, scene load or generation, final save), 2 bad config.";
+      "Exit codes: 0 normal, 1 runtime failure (bind of the UDP or HTTP port, scene load or generation,\n"
+      "final save), 2 bad config.";
   return s;
 }
 
@@ -323,6 +344,13 @@ ParseResult parseOptions(int argc, const char* const* argv, const Environment& e
     const std::string& v = flags.values[i];
     Raw raw{Raw::Type::Untyped, v, "--" + std::string(kSpecs[i].flag) + " " + v};
     if (auto p = kSpecs[i].set(raw, o)) return fail(*p);
+  }
+  // Agones' variable: ours to read, not to name, so it sits outside the option table.
+  if (const std::string* v = envValue("AGONES_SDK_HTTP_PORT")) {
+    std::uint64_t port = 0;
+    Raw raw{Raw::Type::Untyped, *v, "AGONES_SDK_HTTP_PORT=" + *v};
+    if (auto p = readUnsigned(raw, 1, 65535, port)) return fail(*p);
+    o.agonesSdkPort = static_cast<std::uint16_t>(port);
   }
 
   if (o.scenePath.empty()) return fail("no scene: give --scene FILE (or LOAM_SCENE, or scene = \"...\" in --config)");

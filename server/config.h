@@ -28,9 +28,15 @@ struct ServerOptions {
   std::uint32_t bandwidthCapKBps = 256;  ///< --bandwidth-cap: KB/s (1024 bytes) per client
   double durationSeconds = 0;            ///< --duration: run this long then exit 0; 0 = forever
   double statsIntervalSeconds = 10;      ///< --stats-interval: 0 = no stats lines
+  std::uint16_t httpPort = 0;            ///< --http-port: TCP port of /healthz /readyz /metrics /status; 0 = off
+  std::string httpBind = "127.0.0.1";    ///< --http-bind: address the HTTP endpoint listens on
+  std::string logFormat = "text";        ///< --log-format: "text" or "json"
+  /// AGONES_SDK_HTTP_PORT (set by Agones in a GameServer pod; not a flag, variable
+  /// or key of ours): the SDK sidecar's REST port; 0 = not running under Agones.
+  std::uint16_t agonesSdkPort = 0;
 };
 
-/// Environment variables by name (only LOAM_* ones are read).
+/// Environment variables by name (only LOAM_* ones and AGONES_SDK_HTTP_PORT are read).
 using Environment = std::map<std::string, std::string>;
 
 /// Copies a NUL-terminated `environ`-style array. Allocates.

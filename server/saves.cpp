@@ -165,6 +165,15 @@ bool SaveWriter::waitIdle() {
   return ok;
 }
 
+SaveStats SaveWriter::stats() const noexcept {
+  SaveStats s;
+  s.saves = saves_.load(std::memory_order_relaxed);
+  s.failures = failures_.load(std::memory_order_relaxed);
+  s.lastBytes = lastBytes_.load(std::memory_order_relaxed);
+  s.lastSeconds = static_cast<double>(lastMicros_.load(std::memory_order_relaxed)) / 1e6;
+  return s;
+}
+
 void SaveWriter::run() {
   for (;;) {
     sim::SaveData data;
@@ -198,6 +207,10 @@ void SaveWriter::run() {
         logLine("save of tick %" PRIu64 " failed: %s", data.header.tick, written.error().message.c_str());
         ok = false;
       } else {
+        lastBytes_.store(bytes->size(), std::memory_order_relaxed);
+        lastMicros_.store(static_cast<std::uint64_t>((captureMs + encodeMs + writeMs) * 1000.0),
+                          std::memory_order_relaxed);
+        saves_.fetch_add(1, std::memory_order_relaxed);
         int pruned = pruneSaves(dir_, sceneName_, seed_, kSavesKept);
         logLine("saved %s: tick %" PRIu64 ", %.1f KB (%" PRIu64 " bricks changed), capture %.2f ms on the step, "
                 "encode %.1f ms, write %.1f ms%s",
@@ -206,6 +219,7 @@ void SaveWriter::run() {
                 pruned > 0 ? (", deleted " + std::to_string(pruned) + " older").c_str() : "");
       }
     }
+    if (!ok) failures_.fetch_add(1, std::memory_order_relaxed);
     {
       std::lock_guard lock(mutex_);
       working_ = false;

@@ -7,6 +7,7 @@
 // for another scene version (identity differs) is skipped and left alone.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -61,6 +62,14 @@ sim::Result<std::optional<LoadedSave>> loadNewestSave(const std::string& dir, st
                                                       const sim::SaveIdentity& identity, sim::SimState& state,
                                                       const std::function<sim::Result<sim::SimState>()>& regenerate);
 
+/// What SaveWriter has written since it started.
+struct SaveStats {
+  std::uint64_t saves = 0;     ///< files written
+  std::uint64_t failures = 0;  ///< saves that failed to encode or write
+  double lastSeconds = 0;      ///< capture + encode + write of the last file written
+  std::uint64_t lastBytes = 0; ///< size of the last file written
+};
+
 /// Encodes and writes captured saves on its own thread, one at a time, then prunes.
 /// Thread: submit/busy/waitIdle from one owner thread.
 class SaveWriter {
@@ -80,6 +89,8 @@ class SaveWriter {
   /// Blocks until no save is pending. Returns false if any write since the last call
   /// failed.
   bool waitIdle();
+  /// Counters for metrics. Any thread; lock-free, so the step may call it.
+  SaveStats stats() const noexcept;
 
  private:
   void run();
@@ -94,6 +105,8 @@ class SaveWriter {
   bool working_ = false;
   bool stop_ = false;
   bool failed_ = false;
+  // Written by the writer thread, read by anyone.
+  std::atomic<std::uint64_t> saves_{0}, failures_{0}, lastBytes_{0}, lastMicros_{0};
   std::thread thread_;
 };
 

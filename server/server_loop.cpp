@@ -16,7 +16,10 @@
 #include <vector>
 
 #include "net/server_host.h"
+#include "server/agones.h"
 #include "server/log.h"
+#include "server/metrics.h"
+#include "server/ops_http.h"
 #include "server/saves.h"
 #include "sim/generator.h"
 #include "sim/save.h"
@@ -88,13 +91,15 @@ struct StatsWindow {
   }
 };
 
-/// Generates the scene's world (a log line every 25%) and builds the state around
-/// it; fills hosted (the generated world's hashes) when given.
-sim::Result<sim::SimState> generateState(const sim::Scene& scene, std::uint64_t seed, net::HostedWorld* hosted) {
+/// Generates the scene's world (a log line every 25%, a heartbeat per chunk) and
+/// builds the state around it; fills hosted (the generated world's hashes) when given.
+sim::Result<sim::SimState> generateState(const sim::Scene& scene, std::uint64_t seed, net::HostedWorld* hosted,
+                                         OpsBoard& board) {
   auto t0 = Clock::now();
   int lastQuarter = 0;
   sim::GenerateOptions go;
   go.progress = [&](double f) {
+    board.beat();
     int quarter = static_cast<int>(f * 4.0);
     if (quarter > lastQuarter) {
       lastQuarter = quarter;
@@ -104,6 +109,7 @@ sim::Result<sim::SimState> generateState(const sim::Scene& scene, std::uint64_t 
   auto world = sim::generateWorld(scene, seed, sim::kGeneratorVersion, go);
   if (!world) return world.error();
   auto t1 = Clock::now();
+  board.beat();
   if (hosted != nullptr) {
     // The hash clients compare against is of the generated world, before any save.
     *hosted = net::describeHostedWorld(scene.name, *world);
@@ -118,6 +124,7 @@ const char* signalName(int signo) { return signo == SIGINT ? "SIGINT" : signo ==
 }  // namespace
 
 int runServer(const ServerOptions& options) {
+  setLogFormat(options.logFormat == "json" ? LogFormat::Json : LogFormat::Text);
   installSignalHandlers();
   logLine("loam-server starting: scene %s, port %u, bind %s, save dir %s, save every %g s",
           options.scenePath.c_str(), options.port, options.bind.c_str(), options.saveDir.c_str(),
@@ -130,6 +137,21 @@ int runServer(const ServerOptions& options) {
   }
   const std::uint64_t seed = options.seed.value_or(scene->defaultSeed);
 
+  // The ops endpoint and the Agones client start before the world is generated, so
+  // "starting" (readiness 503) is observable while it is.
+  OpsBoard board(OpsIdentity{options.name, scene->name, seed, options.maxPlayers, LOAM_VERSION});
+  std::unique_ptr<OpsHttpServer> http;
+  if (options.httpPort != 0) {
+    auto started = OpsHttpServer::start(options.httpBind, options.httpPort, board);
+    if (!started) {
+      logLine("error: %s", started.error().message.c_str());
+      return kExitRuntime;
+    }
+    http = std::move(*started);
+  }
+  std::unique_ptr<AgonesClient> agones;
+  if (options.agonesSdkPort != 0) agones = std::make_unique<AgonesClient>(options.agonesSdkPort, board);
+
   std::error_code ec;
   std::filesystem::create_directories(options.saveDir, ec);
   if (ec || !std::filesystem::is_directory(options.saveDir)) {
@@ -139,22 +161,25 @@ int runServer(const ServerOptions& options) {
   }
 
   net::HostedWorld hosted;
-  auto state = generateState(*scene, seed, &hosted);
+  auto state = generateState(*scene, seed, &hosted, board);
   if (!state) {
     logLine("error: cannot generate scene %s: %s", options.scenePath.c_str(), state.error().message.c_str());
     return kExitRuntime;
   }
   const sim::SaveIdentity identity{state->sceneHash, seed, sim::kGeneratorVersion};
   auto loaded = loadNewestSave(options.saveDir, scene->name, identity, *state,
-                               [&] { return generateState(*scene, seed, nullptr); });
+                               [&] { return generateState(*scene, seed, nullptr, board); });
   if (!loaded) {
     logLine("error: cannot regenerate scene %s: %s", options.scenePath.c_str(), loaded.error().message.c_str());
     return kExitRuntime;
   }
   if (!loaded->has_value()) logLine("no save for scene %s seed %" PRIu64 " in %s: starting from the generated world",
                                     scene->name.c_str(), seed, options.saveDir.c_str());
+  board.beat();
   if (int signo = gStopSignal.load(); signo != 0) {
     logLine("stopping (%s) before start", signalName(signo));
+    board.setPhase(OpsPhase::Stopping);
+    if (agones) agones->shutdown();
     return kExitOk;
   }
 
@@ -178,6 +203,25 @@ int runServer(const ServerOptions& options) {
           options.maxPlayers);
 
   SaveWriter writer(options.saveDir, scene->name, seed);
+  // Counters for the ops endpoint, published from this thread (see server/metrics.h).
+  OpsSnapshot published;
+  std::uint64_t overrunsTotal = 0, droppedTotal = 0;
+  auto fillSnapshot = [&](OpsSnapshot& o) {
+    o.tick = host.state().tick;
+    o.host = host.stats();
+    o.overruns = overrunsTotal;
+    o.ticksDropped = droppedTotal;
+    SaveStats ss = writer.stats();
+    o.saves = ss.saves;
+    o.saveFailures = ss.failures;
+    o.lastSaveSeconds = ss.lastSeconds;
+    o.lastSaveBytes = ss.lastBytes;
+  };
+  fillSnapshot(published);
+  board.publish(published);
+  board.beat();
+  board.setPhase(OpsPhase::Ready);
+  if (agones) agones->notifyReady();
   std::uint64_t lastSavedTick = host.state().tick;  // a loaded save (or tick 0) needs no rewrite
   // Copies the modified bricks and the replicated state (the only part that reads the
   // state) and hands them to the writer thread, which encodes the blobs and the save.
@@ -210,6 +254,8 @@ int runServer(const ServerOptions& options) {
   Clock::time_point nextStats = options.statsIntervalSeconds > 0 ? start + statsEvery : never;
   constexpr auto kPollEvery = std::chrono::milliseconds(250);
   Clock::time_point nextPoll = start + kPollEvery;
+  constexpr auto kPublishEvery = std::chrono::milliseconds(100);
+  Clock::time_point nextPublish = http ? start + kPublishEvery : never;
 
   StatsWindow window;
   window.start = start;
@@ -218,7 +264,6 @@ int runServer(const ServerOptions& options) {
     window.tickUs.reserve(static_cast<std::size_t>(std::min(options.statsIntervalSeconds * 60.0 + 64.0, 1e6)));
   }
   std::uint64_t rejected = window.base.rejected;
-  std::uint64_t overrunsTotal = 0, droppedTotal = 0;
   Clock::time_point lastOverrun{};
   bool inOverrun = false;
   double burstMaxUs = 0;  // slowest tick since the last wait, for the overrun line
@@ -244,6 +289,8 @@ int runServer(const ServerOptions& options) {
       pacer.ticked();
       double tickUs = host.lastTickTimes().totalUs;
       burstMaxUs = std::max(burstMaxUs, tickUs);
+      published.step.add(tickUs / 1e6);
+      board.beat();
       if (options.statsIntervalSeconds > 0 && window.tickUs.size() < window.tickUs.capacity()) {
         window.tickUs.push_back(tickUs);
       }
@@ -278,6 +325,7 @@ int runServer(const ServerOptions& options) {
     } else if (inOverrun && now - lastOverrun > std::chrono::seconds(1)) {
       inOverrun = false;  // a second without dropping: the episode is over
     }
+    board.setKeepingUp(!inOverrun);
     burstMaxUs = 0;
 
     if (now >= nextSave) {
@@ -303,6 +351,11 @@ int runServer(const ServerOptions& options) {
       window.print(host, now);
       nextStats = now + statsEvery;
     }
+    if (now >= nextPublish) {
+      nextPublish = now + kPublishEvery;
+      fillSnapshot(published);
+      board.tryPublish(published);  // skipped (next time) when a scrape holds the lock
+    }
 
     // Sleep in the socket until the next tick is due, so input is handled at once.
     Clock::time_point due = std::min(pacer.nextDue(), deadline);
@@ -319,10 +372,16 @@ int runServer(const ServerOptions& options) {
 
   logLine("stopping (%s) at tick %" PRIu64 "; %" PRIu64 " overruns, %" PRIu64 " ticks dropped since start",
           stopReason.c_str(), host.state().tick, overrunsTotal, droppedTotal);
+  board.setPhase(OpsPhase::Stopping);
   writer.waitIdle();  // a periodic save still in flight (its result is logged)
   captureAndSubmit();
   host.shutdown();
   bool saved = writer.waitIdle();
+  fillSnapshot(published);
+  board.publish(published);
+  // Agones is told after the final save, so the pod is not deleted under it.
+  if (agones) agones->shutdown();
+  if (http) http->stop();
   if (!saved) {
     logLine("error: the final save failed");
     return kExitRuntime;

@@ -1,6 +1,8 @@
 // The loam-server process after option parsing: load the scene, generate the world,
 // load the newest save, open the ServerHost and tick it at 60 Hz until the duration
-// ends or SIGINT/SIGTERM arrives; save periodically and on the way out.
+// ends or SIGINT/SIGTERM arrives; save periodically and on the way out. With
+// --http-port it serves the ops endpoint (server/ops_http.h) from before world
+// generation; with AGONES_SDK_HTTP_PORT it reports to Agones (server/agones.h).
 #pragma once
 
 #include "net/tick_pacer.h"

@@ -76,13 +76,18 @@ TEST_CASE("defaults apply when only the scene is given") {
   CHECK(o.bandwidthCapKBps == 256);
   CHECK(o.durationSeconds == 0.0);
   CHECK(o.statsIntervalSeconds == 10.0);
+  CHECK(o.httpPort == 0);  // no HTTP endpoint unless asked for
+  CHECK(o.httpBind == "127.0.0.1");
+  CHECK(o.logFormat == "text");
+  CHECK(o.agonesSdkPort == 0);
 }
 
 TEST_CASE("every option can be set by flag, by variable and by file key") {
   SUBCASE("flags") {
     ParseResult r = parse({"--scene", kScene, "--seed", "18446744073709551615", "--port", "0", "--bind", "127.0.0.1",
                            "--name", "test server", "--max-players", "8", "--save-dir", "/tmp/x", "--save-interval",
-                           "2.5", "--bandwidth-cap=512", "--duration", "6", "--stats-interval", "0"});
+                           "2.5", "--bandwidth-cap=512", "--duration", "6", "--stats-interval", "0", "--http-port", "9100",
+                           "--http-bind", "0.0.0.0", "--log-format", "json"});
     REQUIRE(r.action == ParseResult::Action::Run);
     CHECK(r.options.seed == 18446744073709551615ull);
     CHECK(r.options.port == 0);
@@ -94,12 +99,17 @@ TEST_CASE("every option can be set by flag, by variable and by file key") {
     CHECK(r.options.bandwidthCapKBps == 512);
     CHECK(r.options.durationSeconds == 6.0);
     CHECK(r.options.statsIntervalSeconds == 0.0);
+    CHECK(r.options.httpPort == 9100);
+    CHECK(r.options.httpBind == "0.0.0.0");
+    CHECK(r.options.logFormat == "json");
   }
   SUBCASE("variables") {
     Environment env{{"LOAM_SCENE", kScene},       {"LOAM_SEED", "42"},         {"LOAM_PORT", "4000"},
                     {"LOAM_BIND", "127.0.0.1"},   {"LOAM_NAME", "env"},        {"LOAM_MAX_PLAYERS", "3"},
                     {"LOAM_SAVE_DIR", "sv"},      {"LOAM_SAVE_INTERVAL", "7"}, {"LOAM_BANDWIDTH_CAP", "9"},
-                    {"LOAM_DURATION", "1.5"},     {"LOAM_STATS_INTERVAL", "2"}, {"HOME", "/root"}};
+                    {"LOAM_DURATION", "1.5"},     {"LOAM_STATS_INTERVAL", "2"}, {"HOME", "/root"},
+                    {"LOAM_HTTP_PORT", "9200"},   {"LOAM_HTTP_BIND", "localhost"}, {"LOAM_LOG_FORMAT", "json"},
+                    {"AGONES_SDK_HTTP_PORT", "9358"}};
     ParseResult r = parse({}, env);
     REQUIRE(r.action == ParseResult::Action::Run);
     CHECK(r.options.scenePath == kScene);
@@ -113,12 +123,16 @@ TEST_CASE("every option can be set by flag, by variable and by file key") {
     CHECK(r.options.bandwidthCapKBps == 9);
     CHECK(r.options.durationSeconds == 1.5);
     CHECK(r.options.statsIntervalSeconds == 2.0);
+    CHECK(r.options.httpPort == 9200);
+    CHECK(r.options.httpBind == "localhost");
+    CHECK(r.options.logFormat == "json");
+    CHECK(r.options.agonesSdkPort == 9358);
   }
   SUBCASE("file keys") {
     TempConfig cfg("scene = \"" + kScene +
                    "\"\nseed = 5\nport = 5000\nbind = \"localhost\"\nname = \"file\"\nmax_players = 16\n"
                    "save_dir = \"fsaves\"\nsave_interval = 60\nbandwidth_cap = 128\nduration = 0.5\n"
-                   "stats_interval = 30.0\n");
+                   "stats_interval = 30.0\nhttp_port = 9300\nhttp_bind = \"127.0.0.2\"\nlog_format = \"json\"\n");
     ParseResult r = parse({"--config", cfg.path});
     REQUIRE(r.action == ParseResult::Action::Run);
     CHECK(r.options.configPath == cfg.path);
@@ -132,6 +146,9 @@ TEST_CASE("every option can be set by flag, by variable and by file key") {
     CHECK(r.options.bandwidthCapKBps == 128);
     CHECK(r.options.durationSeconds == 0.5);
     CHECK(r.options.statsIntervalSeconds == 30.0);
+    CHECK(r.options.httpPort == 9300);
+    CHECK(r.options.httpBind == "127.0.0.2");
+    CHECK(r.options.logFormat == "json");
   }
 }
 
@@ -199,6 +216,12 @@ TEST_CASE("bad flag values are one-line errors naming the flag") {
   expectError(parse({"--scene", kScene, "--bind", "my host"}), {"--bind my host", "IPv4"});
   expectError(parse({"--scene", "/nonexistent/nowhere.toml"}), {"/nonexistent/nowhere.toml", "not found"});
   expectError(parse({"--port", "7777"}), {"no scene"});
+  expectError(parse({"--scene", kScene, "--http-port", "65536"}), {"--http-port 65536", "out of range 0..65535"});
+  expectError(parse({"--scene", kScene, "--http-port", "web"}), {"--http-port web", "whole number"});
+  expectError(parse({"--scene", kScene, "--http-bind", "::1"}), {"--http-bind ::1", "IPv4"});
+  expectError(parse({"--scene", kScene, "--http-bind", ""}), {"--http-bind", "empty"});
+  expectError(parse({"--scene", kScene, "--log-format", "xml"}), {"--log-format xml", "expected text or json"});
+  expectError(parse({"--scene", kScene, "--log-format", "JSON"}), {"--log-format JSON", "text or json"});
 }
 
 TEST_CASE("unknown flags and stray arguments are errors") {
@@ -211,6 +234,13 @@ TEST_CASE("bad variables are errors naming the variable") {
   expectError(parse({"--scene", kScene}, {{"LOAM_PORT", "99999"}}), {"LOAM_PORT=99999", "out of range"});
   expectError(parse({"--scene", kScene}, {{"LOAM_SEED", "-1"}}), {"LOAM_SEED=-1", "negative"});
   expectError(parse({"--scene", kScene}, {{"LOAM_DURATION", "x"}}), {"LOAM_DURATION=x"});
+  expectError(parse({"--scene", kScene}, {{"LOAM_HTTP_PORT", "-80"}}), {"LOAM_HTTP_PORT=-80", "negative"});
+  expectError(parse({"--scene", kScene}, {{"LOAM_LOG_FORMAT", "yaml"}}), {"LOAM_LOG_FORMAT=yaml", "text or json"});
+  // Agones' own variable is checked too: a server that cannot reach its sidecar
+  // would never become Ready, so a bad port stops it at once.
+  expectError(parse({"--scene", kScene}, {{"AGONES_SDK_HTTP_PORT", "abc"}}), {"AGONES_SDK_HTTP_PORT=abc", "whole number"});
+  expectError(parse({"--scene", kScene}, {{"AGONES_SDK_HTTP_PORT", "0"}}), {"AGONES_SDK_HTTP_PORT=0", "out of range 1..65535"});
+  CHECK(parse({"--scene", kScene}, {{"AGONES_SDK_HTTP_PORT", ""}}).options.agonesSdkPort == 0);
   expectError(parse({}, {{"LOAM_SCENE", "/nonexistent/s.toml"}}), {"/nonexistent/s.toml", "not found"});
   expectError(parse({"--scene", kScene}, {{"LOAM_CONFIG", "/nonexistent/c.toml"}}),
               {"LOAM_CONFIG=/nonexistent/c.toml", "not found"});
@@ -238,6 +268,12 @@ TEST_CASE("bad config files are errors with file, line and column") {
     TempConfig cfg("max_players = 2000\n");
     expectError(parse({"--config", cfg.path, "--scene", kScene}), {"max_players", "out of range 1..1024"});
   }
+  SUBCASE("wrong type for the new keys") {
+    TempConfig cfg("http_port = \"9100\"\n");
+    expectError(parse({"--config", cfg.path, "--scene", kScene}), {"http_port", "whole number"});
+    TempConfig cfg2("log_format = 1\n");
+    expectError(parse({"--config", cfg2.path, "--scene", kScene}), {"log_format", "expected a string"});
+  }
   SUBCASE("negative") {
     TempConfig cfg("save_interval = -3\n");
     expectError(parse({"--config", cfg.path, "--scene", kScene}), {"save_interval", "negative"});
@@ -263,13 +299,17 @@ TEST_CASE("the example config file parses and sets every key") {
   REQUIRE(r.action == ParseResult::Action::Run);
   CHECK(r.options.port == 7777);
   CHECK(r.options.saveIntervalSeconds == 300.0);
+  CHECK(r.options.httpPort == 0);
+  CHECK(r.options.httpBind == "127.0.0.1");
+  CHECK(r.options.logFormat == "text");
 }
 
 TEST_CASE("--help documents every option, variable and key") {
   ParseResult r = parse({"--help"});
   REQUIRE(r.action == ParseResult::Action::Help);
   for (const char* flag : {"--config", "--scene", "--seed", "--port", "--bind", "--name", "--max-players", "--save-dir",
-                           "--save-interval", "--bandwidth-cap", "--duration", "--stats-interval", "LOAM_",
+                           "--save-interval", "--bandwidth-cap", "--duration", "--stats-interval", "--http-port",
+                           "--http-bind", "--log-format", "http_port", "log_format", "AGONES_SDK_HTTP_PORT", "LOAM_",
                            "save_interval", "Exit codes"}) {
     INFO(flag);
     CHECK(r.text.find(flag) != std::string::npos);
