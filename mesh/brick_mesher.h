@@ -4,7 +4,11 @@
 // Faces: an Opaque voxel gets a face toward every Empty or Liquid neighbour; a
 // Liquid voxel gets a face toward every Empty neighbour (the translucent list).
 // Faces merge when they lie in one plane, share material and have the same four
-// AO values. Pure functions over copied voxels, so any thread may run them.
+// AO values. Faces toward a sealed air pocket (one voxel, or a 2x2x2 block on even
+// brick-local coordinates, inside the brick, every face neighbour Opaque) are left
+// out: they can only be seen from inside the pocket, and the holes of generated
+// foliage are such blocks. Pure functions over copied voxels, so any thread may run
+// them. Conventions (winding, AO, corner order): mesh/mesh_types.h.
 #pragma once
 #include <array>
 #include <memory>
@@ -25,11 +29,14 @@ struct PaddedBrick {
   std::array<sim::MaterialId, kPaddedVoxels> voxels{};
 };
 
-/// MeshClass per material id (256 entries), from a material table.
+/// MeshClass per material id (256 entries), from a material table: air Empty, liquid
+/// materials Liquid, everything else (solid, foliage, glass, ids past the table) Opaque.
 using MeshClassTable = std::array<MeshClass, 256>;
 MeshClassTable meshClasses(const sim::MaterialTable& materials);
 
-/// Copies brick b and its border out of world (air outside the bounds). About 1-2 µs.
+/// Copies brick b and its border out of world: air outside the bounds, except below
+/// the world's floor, where the bottom voxel layer repeats (the underside is never
+/// seen, and air there would give every bottom brick a face). About 1-2 µs.
 /// Thread: any, while nobody writes the chunks involved.
 void gatherPaddedBrick(const sim::BrickStore& world, sim::BrickCoord b, PaddedBrick& out);
 
@@ -37,6 +44,12 @@ void gatherPaddedBrick(const sim::BrickStore& world, sim::BrickCoord b, PaddedBr
 /// and of classes that make no face between them (all Opaque, all Empty, ...). O(1)
 /// per neighbour, no voxel reads. Lets the cache skip most of a world cheaply.
 bool brickIsHidden(const sim::BrickStore& world, sim::BrickCoord b, const MeshClassTable& classes);
+
+/// Exact for uniform bricks: true when uniform brick b makes no face, reading only the
+/// 8x8 layers of its mixed face neighbours that touch it (at most 6 x 64 voxel reads).
+/// False for mixed bricks. Catches what brickIsHidden cannot: a uniform soil brick
+/// under a mixed grass/soil brick. Thread: any, while nobody writes the chunks involved.
+bool uniformBrickHasNoFaces(const sim::BrickStore& world, sim::BrickCoord b, const MeshClassTable& classes);
 
 /// Meshes one padded brick, appending quads (4 vertices each, chunk-relative
 /// positions) to opaque and water. Allocates only if the vectors grow.

@@ -1,1 +1,733 @@
-// placeholder: being written this session
+// MeshCache: pending bits per chunk (main thread), a fixed pool of PaddedBrick slots
+// handed to workers, per-brick meshes kept per chunk and concatenated on change.
+//
+// Ordering: every gathered brick gets a sequence number stored in its record; a
+// result is applied only if its number is still the record's, so a brick re-dirtied
+// (or found hidden) while in flight never gets an older mesh back.
+#include "mesh/mesh_cache.h"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace loam::mesh {
+
+namespace {
+
+constexpr double kBrickMetres = static_cast<double>(sim::kBrickSize) / sim::kVoxelsPerMetre;  // 0.4
+constexpr int kChunkBrickCount = sim::kChunkBricks * sim::kChunkBricks * sim::kChunkBricks;
+constexpr int kMaxInFlight = 1024;   // PaddedBrick slots (1 KB each)
+constexpr int kGridThreshold = 48;   // pending bricks in a chunk above which hidden tests use a class grid
+constexpr int kMaxChangedAge = 8;    // updates a busy changed chunk may wait before it is assembled anyway
+
+int brickFloor(double metres) {
+  double b = metres / kBrickMetres;
+  int i = static_cast<int>(b);
+  if (static_cast<double>(i) > b) --i;
+  return i;
+}
+
+struct Job {
+  int slot = 0;
+  std::uint64_t seq = 0;
+  sim::BrickCoord brick;
+  const sim::BrickStore* world = nullptr;  // set: the worker gathers (finish(): the world is frozen)
+  std::uint64_t epoch = 0;                 // which finish() call: the worker's DecodeCache is valid within one
+};
+
+struct Result {
+  int slot = 0;
+  std::uint64_t seq = 0;
+  sim::BrickCoord brick;
+  std::vector<PackedVertex> opaque;
+  std::vector<PackedVertex> water;
+};
+
+struct BrickRecord {
+  std::uint64_t seq = 0;     // latest job issued for the brick
+  bool awaiting = false;     // that job's result has not been applied yet
+  std::vector<PackedVertex> opaque;
+  std::vector<PackedVertex> water;
+};
+
+struct ChunkState {
+  sim::ChunkCoord coord;
+  bool listed = false;                         // in Impl::changedList
+  std::uint64_t pending[kChunkBrickCount / 64] = {};
+  int pendingCount = 0;
+  int awaitingCount = 0;                       // records with awaiting set
+  std::map<std::uint16_t, BrickRecord> bricks; // bricks with quads or in flight, by brickIndexInChunk
+  std::size_t quads = 0;
+  bool changed = false;
+  int changedAge = 0;
+  bool reported = false;                       // last assembled mesh was non-empty
+};
+
+enum : std::uint8_t { kClsEmpty = 0, kClsOpaque = 1, kClsLiquid = 2, kClsMixed = 3 };
+
+/// A worker's decoded mixed bricks during one finish() (the world is frozen then).
+/// A mixed brick is read by the 27 gathers around it; decoding it once and copying
+/// slabs is about three times cheaper than per-voxel palette reads. Direct-mapped
+/// on the low bits of the coordinates (16 x 8 x 4 bricks), 266 KB.
+struct DecodeCache {
+  static constexpr int kEntries = 512;
+  struct Entry {
+    sim::BrickCoord coord;
+    std::uint64_t epoch = 0;  // 0: empty
+    sim::MaterialId voxels[sim::kBrickVoxels];
+  };
+  std::vector<Entry> entries = std::vector<Entry>(kEntries);
+
+  static int slot(sim::BrickCoord c) { return (c.x & 15) | ((c.y & 7) << 4) | ((c.z & 3) << 7); }
+  const sim::MaterialId* get(const sim::BrickView& v, sim::BrickCoord c, std::uint64_t epoch) {
+    Entry& e = entries[static_cast<std::size_t>(slot(c))];
+    if (e.epoch != epoch || e.coord != c) {
+      v.decode(e.voxels);
+      e.coord = c;
+      e.epoch = epoch;
+    }
+    return e.voxels;
+  }
+};
+
+constexpr int paddedIndex(int px, int py, int pz) { return px + kPadded * (py + kPadded * pz); }
+
+/// gatherPaddedBrick through a DecodeCache (same result, tested against it).
+void gatherCached(const sim::BrickStore& world, sim::BrickCoord b, PaddedBrick& out, DecodeCache& cache,
+                  std::uint64_t epoch) {
+  out.brick = b;
+  for (int dz = -1; dz <= 1; ++dz) {
+    const int pz0 = dz < 0 ? 0 : dz == 0 ? 1 : 9, pz1 = dz < 0 ? 1 : dz == 0 ? 9 : 10;
+    for (int dy = -1; dy <= 1; ++dy) {
+      const int py0 = dy < 0 ? 0 : dy == 0 ? 1 : 9, py1 = dy < 0 ? 1 : dy == 0 ? 9 : 10;
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int px0 = dx < 0 ? 0 : dx == 0 ? 1 : 9, px1 = dx < 0 ? 1 : dx == 0 ? 9 : 10;
+        const sim::BrickCoord c{b.x + dx, b.y + dy, b.z + dz};
+        sim::BrickView v = world.brick(c);
+        if (v.isUniform()) {
+          const sim::MaterialId m = v.uniformMaterial();
+          const std::uint64_t pattern = 0x0101010101010101ull * m;  // 8-byte stores, no memset calls
+          for (int pz = pz0; pz < pz1; ++pz) {
+            for (int py = py0; py < py1; ++py) {
+              sim::MaterialId* dst = &out.voxels[static_cast<std::size_t>(paddedIndex(px0, py, pz))];
+              if (px1 - px0 == 8) {
+                std::memcpy(dst, &pattern, 8);
+              } else {
+                *dst = m;
+              }
+            }
+          }
+          continue;
+        }
+        const sim::MaterialId* src = cache.get(v, c, epoch);
+        for (int pz = pz0; pz < pz1; ++pz) {
+          for (int py = py0; py < py1; ++py) {
+            const sim::MaterialId* row = src + sim::voxelIndexInBrick(0, (py + 7) & 7, (pz + 7) & 7);
+            sim::MaterialId* dst = &out.voxels[static_cast<std::size_t>(paddedIndex(0, py, pz))];
+            if (dx == 0) {
+              std::memcpy(dst + 1, row, 8);
+            } else {
+              dst[px0] = row[(px0 + 7) & 7];
+            }
+          }
+        }
+      }
+    }
+  }
+  if (b.y == world.bounds().minBrick.y) {  // as gatherPaddedBrick: below the floor repeats the bottom layer
+    for (int pz = 0; pz < kPadded; ++pz)
+      for (int px = 0; px < kPadded; ++px)
+        out.voxels[static_cast<std::size_t>(paddedIndex(px, 0, pz))] =
+            out.voxels[static_cast<std::size_t>(paddedIndex(px, 1, pz))];
+  }
+}
+
+}  // namespace
+
+struct MeshCache::Impl {
+  MeshClassTable classes;
+  MeshCacheConfig config;
+
+  // ---- shared with workers ----
+  std::mutex jobMutex;
+  std::condition_variable jobCv;
+  std::deque<Job> jobs;
+  bool stop = false;
+  std::mutex resultMutex;
+  std::condition_variable resultCv;
+  std::vector<Result> results;
+  std::vector<std::thread> workers;
+  std::vector<PaddedBrick> slots;  // a slot is owned by one job from dispatch until its result is drained
+
+  // ---- main thread ----
+  std::vector<int> freeSlots;
+  std::map<sim::ChunkCoord, ChunkState> chunks;
+  std::map<sim::ChunkCoord, ChunkMesh> updates;
+  std::vector<sim::ChunkCoord> changedList;     // chunks with changed set, to assemble
+  std::vector<sim::ChunkCoord> order;           // chunks with pending bricks, nearest first
+  std::size_t orderPos = 0;
+  bool orderStale = true;                       // a chunk gained pending bricks or the centre moved
+  std::size_t totalPending = 0;
+  std::size_t jobsOut = 0;
+  std::uint64_t nextSeq = 1;
+  bool hasCentre = false;
+  const sim::BrickStore* frozenWorld = nullptr;  // during finish(): workers may read it
+  std::uint64_t finishEpoch = 0;                 // counts finish() calls (DecodeCache validity)
+  sim::WorldBounds bounds;
+  int centreBx = 0, centreBz = 0;  // the disc is centred on this brick column's centre
+  double centreY = 0;
+  double radius = 96.0;
+  MeshCacheStats stats;
+
+  Impl(const sim::MaterialTable& materials, MeshCacheConfig cfg) : classes(meshClasses(materials)), config(cfg) {
+    radius = cfg.radiusMetres;
+    slots.resize(kMaxInFlight);
+    freeSlots.reserve(kMaxInFlight);
+    for (int i = kMaxInFlight - 1; i >= 0; --i) freeSlots.push_back(i);
+    int n = std::max(1, cfg.workerThreads);
+    for (int i = 0; i < n; ++i) workers.emplace_back([this] { workerLoop(); });
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(jobMutex);
+      stop = true;
+    }
+    jobCv.notify_all();
+    for (std::thread& t : workers) t.join();
+  }
+
+  void workerLoop() {
+    std::vector<PackedVertex> opaque, water;
+    DecodeCache decoded;
+    std::vector<Result> done;  // handed over in batches: one lock and one wake-up per batch
+    auto handOver = [&] {
+      if (done.empty()) return;
+      {
+        std::lock_guard<std::mutex> lock(resultMutex);
+        for (Result& r : done) results.push_back(std::move(r));
+      }
+      done.clear();
+      resultCv.notify_one();
+    };
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(jobMutex);
+        if (jobs.empty() && !done.empty()) {
+          lock.unlock();
+          handOver();
+          lock.lock();
+        }
+        jobCv.wait(lock, [this] { return stop || !jobs.empty(); });
+        if (stop) return;
+        job = jobs.front();
+        jobs.pop_front();
+      }
+      PaddedBrick& in = slots[static_cast<std::size_t>(job.slot)];
+      if (job.world) gatherCached(*job.world, job.brick, in, decoded, job.epoch);
+      opaque.clear();
+      water.clear();
+      meshBrick(in, classes, opaque, water);
+      Result r;
+      r.slot = job.slot;
+      r.seq = job.seq;
+      r.brick = job.brick;
+      r.opaque.assign(opaque.begin(), opaque.end());
+      r.water.assign(water.begin(), water.end());
+      done.push_back(std::move(r));
+      if (done.size() >= 32) handOver();
+    }
+  }
+
+  // ---- range ------------------------------------------------------------------
+
+  bool inRange(int bx, int bz) const {
+    double dx = (bx - centreBx) * kBrickMetres;
+    double dz = (bz - centreBz) * kBrickMetres;
+    return dx * dx + dz * dz <= radius * radius;
+  }
+  bool inRangeOf(int bx, int bz, int cbx, int cbz) const {
+    double dx = (bx - cbx) * kBrickMetres;
+    double dz = (bz - cbz) * kBrickMetres;
+    return dx * dx + dz * dz <= radius * radius;
+  }
+
+  static int localIndex(sim::BrickCoord b) { return sim::brickIndexInChunk(b); }
+
+  ChunkState& stateOf(sim::ChunkCoord c) {
+    auto [it, fresh] = chunks.try_emplace(c);
+    if (fresh) it->second.coord = c;
+    return it->second;
+  }
+
+  /// Sets pending bits in word w of cs.
+  void addPending(ChunkState& cs, int w, std::uint64_t bits) {
+    std::uint64_t fresh = bits & ~cs.pending[w];
+    if (!fresh) return;
+    if (cs.pendingCount == 0) orderStale = true;
+    cs.pending[w] |= fresh;
+    int n = std::popcount(fresh);
+    cs.pendingCount += n;
+    totalPending += static_cast<std::size_t>(n);
+  }
+
+  void markChanged(ChunkState& cs) {
+    cs.changed = true;
+    if (!cs.listed) {
+      cs.listed = true;
+      changedList.push_back(cs.coord);
+    }
+  }
+
+  void queueBrick(sim::BrickCoord b) {
+    if (!bounds.containsBrick(b) || !inRange(b.x, b.z)) return;
+    int l = localIndex(b);
+    addPending(stateOf(sim::chunkOf(b)), l >> 6, std::uint64_t{1} << (l & 63));
+  }
+
+  /// Queues every brick of every in-range column for which inOld(column) is false,
+  /// a chunk column at a time (reset queues millions of bricks).
+  template <class F>
+  void queueDisc(F&& inOld) {
+    const int rb = static_cast<int>(std::min(radius / kBrickMetres, 1e8)) + 1;  // huge radii: clamp before int
+    int z0 = std::max(bounds.minBrick.z, centreBz - rb), z1 = std::min(bounds.maxBrick.z - 1, centreBz + rb);
+    int x0 = std::max(bounds.minBrick.x, centreBx - rb), x1 = std::min(bounds.maxBrick.x - 1, centreBx + rb);
+    if (z0 > z1 || x0 > x1) return;
+    for (int cz = z0 >> sim::kChunkShift; cz <= z1 >> sim::kChunkShift; ++cz) {
+      for (int cx = x0 >> sim::kChunkShift; cx <= x1 >> sim::kChunkShift; ++cx) {
+        std::uint16_t rows[16] = {};  // per local z: bit per local x of columns to queue
+        bool any = false;
+        for (int lz = 0; lz < 16; ++lz) {
+          for (int lx = 0; lx < 16; ++lx) {
+            int bx = cx * 16 + lx, bz = cz * 16 + lz;
+            if (bx < x0 || bx > x1 || bz < z0 || bz > z1) continue;
+            if (inRange(bx, bz) && !inOld(bx, bz)) {
+              rows[lz] = static_cast<std::uint16_t>(rows[lz] | (1u << lx));
+              any = true;
+            }
+          }
+        }
+        if (!any) continue;
+        for (int cy = bounds.minBrick.y >> sim::kChunkShift; cy < bounds.maxBrick.y >> sim::kChunkShift; ++cy) {
+          ChunkState& cs = stateOf({cx, cy, cz});
+          // Local index x + 16 * (y + 16 * z): word z * 4 + y / 4, shift (y % 4) * 16.
+          for (int lz = 0; lz < 16; ++lz) {
+            if (!rows[lz]) continue;
+            std::uint64_t r = rows[lz];
+            std::uint64_t word = r | (r << 16) | (r << 32) | (r << 48);
+            for (int q = 0; q < 4; ++q) addPending(cs, lz * 4 + q, word);
+          }
+        }
+      }
+    }
+  }
+
+  void dropRecord(ChunkState& cs, std::map<std::uint16_t, BrickRecord>::iterator it) {
+    BrickRecord& r = it->second;
+    if (r.awaiting) --cs.awaitingCount;
+    std::size_t q = (r.opaque.size() + r.water.size()) / 4;
+    if (q) {
+      cs.quads -= q;
+      markChanged(cs);
+    }
+    cs.bricks.erase(it);
+  }
+
+  void clearPending(ChunkState& cs, int l) {
+    std::uint64_t bit = std::uint64_t{1} << (l & 63);
+    if (cs.pending[l >> 6] & bit) {
+      cs.pending[l >> 6] &= ~bit;
+      --cs.pendingCount;
+      --totalPending;
+    }
+  }
+
+  /// After the disc moved: drops bricks (and whole chunks) now outside it.
+  void dropOutOfRange() {
+    for (auto it = chunks.begin(); it != chunks.end();) {
+      const sim::ChunkCoord c = it->first;
+      ChunkState& cs = it->second;
+      int bx0 = c.x * sim::kChunkBricks, bz0 = c.z * sim::kChunkBricks;
+      // Nearest and farthest brick columns of the chunk from the centre column.
+      auto clampTo = [](int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; };
+      int nx = clampTo(centreBx, bx0, bx0 + 15), nz = clampTo(centreBz, bz0, bz0 + 15);
+      int fx = (centreBx - bx0 > bx0 + 15 - centreBx) ? bx0 : bx0 + 15;
+      int fz = (centreBz - bz0 > bz0 + 15 - centreBz) ? bz0 : bz0 + 15;
+      if (inRange(fx, fz)) {
+        ++it;
+        continue;
+      }
+      if (!inRange(nx, nz)) {
+        if (cs.reported) updates[c] = ChunkMesh{c, {}, {}};
+        totalPending -= static_cast<std::size_t>(cs.pendingCount);
+        it = chunks.erase(it);
+        continue;
+      }
+      for (int l = 0; l < kChunkBrickCount; ++l) {
+        if (!inRange(bx0 + (l & 15), bz0 + (l >> 8))) clearPending(cs, l);
+      }
+      for (auto bi = cs.bricks.begin(); bi != cs.bricks.end();) {
+        int l = bi->first;
+        auto next = std::next(bi);
+        if (!inRange(bx0 + (l & 15), bz0 + (l >> 8))) dropRecord(cs, bi);
+        bi = next;
+      }
+      ++it;
+    }
+  }
+
+  void setCentre(const std::array<double, 3>& c) {
+    centreBx = brickFloor(c[0]);
+    centreBz = brickFloor(c[2]);
+    centreY = c[1];
+  }
+
+  void resetTo(const sim::BrickStore& world, const std::array<double, 3>& centre) {
+    for (auto& [coord, cs] : chunks) {
+      if (cs.reported) updates[coord] = ChunkMesh{coord, {}, {}};
+    }
+    chunks.clear();
+    changedList.clear();
+    orderStale = true;
+    totalPending = 0;
+    bounds = world.bounds();
+    setCentre(centre);
+    hasCentre = true;
+    queueDisc([](int, int) { return false; });
+  }
+
+  // ---- results ------------------------------------------------------------------
+
+  void drainResults() {
+    std::vector<Result> got;
+    {
+      std::lock_guard<std::mutex> lock(resultMutex);
+      got.swap(results);
+    }
+    for (Result& r : got) {
+      freeSlots.push_back(r.slot);
+      --jobsOut;
+      ++stats.meshedBricks;
+      auto ci = chunks.find(sim::chunkOf(r.brick));
+      if (ci == chunks.end()) continue;
+      ChunkState& cs = ci->second;
+      auto bi = cs.bricks.find(static_cast<std::uint16_t>(localIndex(r.brick)));
+      if (bi == cs.bricks.end() || bi->second.seq != r.seq) continue;  // superseded or dropped
+      BrickRecord& rec = bi->second;
+      rec.awaiting = false;
+      --cs.awaitingCount;
+      if (rec.opaque != r.opaque || rec.water != r.water) {
+        cs.quads -= (rec.opaque.size() + rec.water.size()) / 4;
+        cs.quads += (r.opaque.size() + r.water.size()) / 4;
+        rec.opaque = std::move(r.opaque);
+        rec.water = std::move(r.water);
+        markChanged(cs);
+      }
+      if (rec.opaque.empty() && rec.water.empty()) cs.bricks.erase(bi);
+    }
+  }
+
+  // ---- gather -------------------------------------------------------------------
+
+  /// Brick classes of chunk c and a one-brick border, for O(1) hidden tests.
+  void buildGrid(const sim::BrickStore& world, sim::ChunkCoord c, std::uint8_t (&g)[18][18][18]) const {
+    auto cls = [this](const sim::BrickView& v) -> std::uint8_t {
+      if (!v.isUniform()) return kClsMixed;
+      switch (classes[v.uniformMaterial()]) {
+        case MeshClass::Empty: return kClsEmpty;
+        case MeshClass::Opaque: return kClsOpaque;
+        case MeshClass::Liquid: return kClsLiquid;
+      }
+      return kClsMixed;
+    };
+    const int ci = world.chunkIndex(c);
+    const int bx0 = c.x * sim::kChunkBricks, by0 = c.y * sim::kChunkBricks, bz0 = c.z * sim::kChunkBricks;
+    if (ci >= 0 && world.chunkIsCollapsed(ci)) {
+      std::uint8_t k = cls(world.brickInChunk(ci, 0));
+      for (int z = 1; z <= 16; ++z)
+        for (int y = 1; y <= 16; ++y)
+          for (int x = 1; x <= 16; ++x) g[z][y][x] = k;
+    } else {
+      for (int l = 0; l < kChunkBrickCount; ++l) {
+        sim::BrickView v = ci >= 0 ? world.brickInChunk(ci, l) : sim::BrickView();
+        g[(l >> 8) + 1][((l >> 4) & 15) + 1][(l & 15) + 1] = cls(v);
+      }
+    }
+    // Border faces only: edges and corners never decide whether a face exists.
+    for (int a = 1; a <= 16; ++a) {
+      for (int b = 1; b <= 16; ++b) {
+        g[a][b][0] = cls(world.brick({bx0 - 1, by0 + b - 1, bz0 + a - 1}));
+        g[a][b][17] = cls(world.brick({bx0 + 16, by0 + b - 1, bz0 + a - 1}));
+        g[a][0][b] = cls(world.brick({bx0 + b - 1, by0 - 1, bz0 + a - 1}));
+        g[a][17][b] = cls(world.brick({bx0 + b - 1, by0 + 16, bz0 + a - 1}));
+        g[0][a][b] = cls(world.brick({bx0 + b - 1, by0 + a - 1, bz0 - 1}));
+        g[17][a][b] = cls(world.brick({bx0 + b - 1, by0 + a - 1, bz0 + 16}));
+      }
+    }
+    if (by0 == bounds.minBrick.y) {  // below the floor repeats the bottom layer (gatherPaddedBrick)
+      for (int a = 1; a <= 16; ++a)
+        for (int b = 1; b <= 16; ++b) g[a][0][b] = g[a][1][b];
+    }
+  }
+
+  static bool hiddenInGrid(const std::uint8_t (&g)[18][18][18], int x, int y, int z) {
+    const std::uint8_t self = g[z][y][x];
+    if (self == kClsEmpty) return true;
+    if (self == kClsMixed) return false;
+    const std::uint8_t n[6] = {g[z][y][x - 1], g[z][y][x + 1], g[z][y - 1][x],
+                               g[z][y + 1][x], g[z - 1][y][x], g[z + 1][y][x]};
+    for (std::uint8_t k : n) {
+      if (k == kClsEmpty || k == kClsMixed) return false;
+      if (self == kClsOpaque && k == kClsLiquid) return false;
+    }
+    return true;
+  }
+
+  /// A hidden brick: its mesh (if any) goes, and any job in flight for it is void.
+  void applyHidden(ChunkState& cs, int l) {
+    ++stats.skippedBricks;
+    auto bi = cs.bricks.find(static_cast<std::uint16_t>(l));
+    if (bi != cs.bricks.end()) dropRecord(cs, bi);
+  }
+
+  /// Copies brick b out into a free slot and queues the job. Returns false when no
+  /// slot is free.
+  bool dispatch(const sim::BrickStore& world, ChunkState& cs, sim::BrickCoord b, int l, std::vector<Job>& batch) {
+    if (freeSlots.empty()) return false;
+    int slot = freeSlots.back();
+    freeSlots.pop_back();
+    if (!frozenWorld) gatherPaddedBrick(world, b, slots[static_cast<std::size_t>(slot)]);
+    BrickRecord& rec = cs.bricks[static_cast<std::uint16_t>(l)];
+    if (!rec.awaiting) ++cs.awaitingCount;
+    rec.awaiting = true;
+    rec.seq = nextSeq++;
+    batch.push_back(Job{slot, rec.seq, b, frozenWorld, finishEpoch});
+    ++jobsOut;
+    return true;
+  }
+
+  void flush(std::vector<Job>& batch) {
+    if (batch.empty()) return;
+    {
+      std::lock_guard<std::mutex> lock(jobMutex);
+      for (const Job& j : batch) jobs.push_back(j);
+    }
+    if (batch.size() == 1) {
+      jobCv.notify_one();
+    } else {
+      jobCv.notify_all();
+    }
+    batch.clear();
+  }
+
+  /// Rebuilds the nearest-first order of chunks with pending bricks (3D distance from
+  /// the viewer to the chunk centre; ties by coordinate, so it is deterministic).
+  void rebuildOrder() {
+    struct Entry {
+      double d2;
+      sim::ChunkCoord c;
+    };
+    std::vector<Entry> e;
+    const double cx = (centreBx + 0.5) * kBrickMetres, cz = (centreBz + 0.5) * kBrickMetres;
+    const double chunkM = sim::kChunkBricks * kBrickMetres;
+    for (const auto& [coord, cs] : chunks) {
+      if (cs.pendingCount == 0) continue;
+      double dx = (coord.x + 0.5) * chunkM - cx, dy = (coord.y + 0.5) * chunkM - centreY,
+             dz = (coord.z + 0.5) * chunkM - cz;
+      e.push_back({dx * dx + dy * dy + dz * dz, coord});
+    }
+    std::sort(e.begin(), e.end(),
+              [](const Entry& a, const Entry& b) { return a.d2 < b.d2 || (a.d2 == b.d2 && a.c < b.c); });
+    order.clear();
+    for (const Entry& x : e) order.push_back(x.c);
+    orderPos = 0;
+    orderStale = false;
+  }
+
+  void gather(const sim::BrickStore& world, double budgetMs, std::chrono::steady_clock::time_point start) {
+    if (totalPending == 0) return;
+    if (orderStale) rebuildOrder();
+    std::vector<Job> batch;
+    batch.reserve(32);
+    static thread_local std::uint8_t grid[18][18][18];
+    const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double, std::milli>(budgetMs));
+    bool out = false;
+    bool dispatched = false;  // at least one brick per update, however small the budget
+    for (; orderPos < order.size() && !out; ++orderPos) {
+      auto it = chunks.find(order[orderPos]);
+      if (it == chunks.end() || it->second.pendingCount == 0) continue;
+      ChunkState& cs = it->second;
+      const sim::ChunkCoord c = cs.coord;
+      const bool useGrid = cs.pendingCount >= kGridThreshold;
+      if (useGrid) buildGrid(world, c, grid);
+      const int bx0 = c.x * sim::kChunkBricks, by0 = c.y * sim::kChunkBricks, bz0 = c.z * sim::kChunkBricks;
+      for (int w = 0; w < kChunkBrickCount / 64 && !out; ++w) {
+        while (cs.pending[w]) {
+          const int l = w * 64 + std::countr_zero(cs.pending[w]);
+          const int lx = l & 15, ly = (l >> 4) & 15, lz = l >> 8;
+          const sim::BrickCoord b{bx0 + lx, by0 + ly, bz0 + lz};
+          bool hidden = useGrid ? hiddenInGrid(grid, lx + 1, ly + 1, lz + 1) : brickIsHidden(world, b, classes);
+          // A uniform brick next to mixed ones (soil under the grass line, the core of a
+          // canopy) usually still has no face: a 64-voxel look saves a gather and a mesh.
+          if (!hidden && (!useGrid || grid[lz + 1][ly + 1][lx + 1] != kClsMixed)) {
+            hidden = uniformBrickHasNoFaces(world, b, classes);
+          }
+          if (hidden) {
+            applyHidden(cs, l);
+          } else {
+            if ((dispatched && std::chrono::steady_clock::now() >= deadline) || !dispatch(world, cs, b, l, batch)) {
+              out = true;
+              break;
+            }
+            dispatched = true;
+            if (batch.size() >= 32) flush(batch);
+          }
+          clearPending(cs, l);
+        }
+      }
+      if (out) break;  // keep orderPos on this chunk
+      if (!cs.changed && !cs.reported && cs.bricks.empty()) chunks.erase(it);  // nothing to show, nothing owed
+    }
+    flush(batch);
+  }
+
+  // ---- assembly -----------------------------------------------------------------
+
+  void assemble() {
+    std::size_t keep = 0;
+    for (std::size_t i = 0; i < changedList.size(); ++i) {
+      auto it = chunks.find(changedList[i]);
+      if (it == chunks.end()) continue;
+      ChunkState& cs = it->second;
+      if (!cs.changed) {
+        cs.listed = false;
+        continue;
+      }
+      ++cs.changedAge;
+      const bool settled = cs.pendingCount == 0 && cs.awaitingCount == 0;
+      if (!settled && cs.changedAge < kMaxChangedAge) {
+        changedList[keep++] = changedList[i];
+        continue;
+      }
+      ChunkMesh m{it->first, {}, {}};
+      std::size_t no = 0, nw = 0;
+      for (const auto& [l, r] : cs.bricks) {
+        no += r.opaque.size();
+        nw += r.water.size();
+      }
+      m.opaque.reserve(no);
+      m.water.reserve(nw);
+      for (const auto& [l, r] : cs.bricks) {
+        m.opaque.insert(m.opaque.end(), r.opaque.begin(), r.opaque.end());
+        m.water.insert(m.water.end(), r.water.begin(), r.water.end());
+      }
+      const bool nonEmpty = no + nw > 0;
+      if (nonEmpty || cs.reported) updates[it->first] = std::move(m);
+      cs.reported = nonEmpty;
+      cs.changed = false;
+      cs.changedAge = 0;
+      cs.listed = false;
+      if (!cs.reported && cs.bricks.empty() && cs.pendingCount == 0) chunks.erase(it);
+    }
+    changedList.resize(keep);
+  }
+
+  void update(const sim::BrickStore& world, const std::array<double, 3>& centre, double budgetMs) {
+    const auto start = std::chrono::steady_clock::now();
+    if (!hasCentre) {
+      resetTo(world, centre);
+    } else {
+      const int oldBx = centreBx, oldBz = centreBz;
+      setCentre(centre);
+      if (oldBx != centreBx || oldBz != centreBz) {
+        orderStale = true;
+        dropOutOfRange();
+        queueDisc([&](int bx, int bz) { return inRangeOf(bx, bz, oldBx, oldBz); });
+      }
+    }
+    drainResults();
+    gather(world, budgetMs, start);
+    drainResults();
+    assemble();
+    stats.lastGatherMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  /// Blocks until a batch of results is ready (or all of them), so that finish()
+  /// does not run a whole update per finished brick.
+  void waitForResults() {
+    const std::size_t want = std::min<std::size_t>(jobsOut, kMaxInFlight / 4);
+    std::unique_lock<std::mutex> lock(resultMutex);
+    resultCv.wait_for(lock, std::chrono::milliseconds(20), [&] { return results.size() >= want; });
+  }
+};
+
+MeshCache::MeshCache(const sim::MaterialTable& materials, MeshCacheConfig config)
+    : impl_(std::make_unique<Impl>(materials, config)) {}
+
+MeshCache::~MeshCache() = default;
+
+void MeshCache::reset(const sim::BrickStore& world, const std::array<double, 3>& centreMetres) {
+  impl_->resetTo(world, centreMetres);
+}
+
+void MeshCache::markDirty(std::span<const sim::BrickCoord> bricks) {
+  Impl& m = *impl_;
+  if (!m.hasCentre) return;  // the first update() queues everything anyway
+  for (const sim::BrickCoord& b : bricks) {
+    // All 26 neighbours: faces at the shared border and AO across edges and corners.
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) m.queueBrick({b.x + dx, b.y + dy, b.z + dz});
+  }
+}
+
+void MeshCache::update(const sim::BrickStore& world, const std::array<double, 3>& centreMetres, double budgetMs) {
+  impl_->update(world, centreMetres, budgetMs);
+}
+
+std::vector<ChunkMesh> MeshCache::takeChunkUpdates() {
+  std::vector<ChunkMesh> out;
+  out.reserve(impl_->updates.size());
+  for (auto& [c, m] : impl_->updates) out.push_back(std::move(m));
+  impl_->updates.clear();
+  return out;
+}
+
+bool MeshCache::idle() const { return impl_->totalPending == 0 && impl_->jobsOut == 0; }
+
+void MeshCache::finish(const sim::BrickStore& world, const std::array<double, 3>& centreMetres) {
+  // The world cannot change while we block, so the workers copy bricks out themselves
+  // and the main thread only sorts, skips hidden bricks and assembles.
+  impl_->frozenWorld = &world;
+  ++impl_->finishEpoch;
+  for (;;) {
+    impl_->update(world, centreMetres, 1e9);
+    if (idle()) break;
+    impl_->waitForResults();
+  }
+  impl_->frozenWorld = nullptr;  // idle: no job holds the pointer any more
+}
+
+MeshCacheStats MeshCache::stats() const {
+  MeshCacheStats s = impl_->stats;
+  s.queuedBricks = impl_->totalPending;
+  s.inFlightBricks = impl_->jobsOut;
+  s.chunks = 0;
+  s.quads = 0;
+  for (const auto& [c, cs] : impl_->chunks) {
+    if (cs.quads) ++s.chunks;
+    s.quads += cs.quads;
+  }
+  return s;
+}
+
+}  // namespace loam::mesh

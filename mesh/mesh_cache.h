@@ -7,8 +7,10 @@
 // read the world, so edits never race with meshing. Queued bricks are served
 // nearest chunk first; a brick dirtied again while in flight is meshed again.
 //
-// A changed brick also queues its six face neighbours (their border faces depend on
-// it). Bricks outside the radius are neither queued nor kept.
+// A changed brick also queues its 26 neighbours (their border faces depend on it,
+// and the AO of their faces on its edge and corner voxels). Bricks outside the
+// radius are neither queued nor kept: a brick column is in range when its distance
+// (in plan) from the viewer's brick column is at most radiusMetres.
 #pragma once
 #include <array>
 #include <cstddef>

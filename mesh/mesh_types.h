@@ -5,6 +5,15 @@
 // fits in 8 bytes and the chunk's world position is a push constant. Quads are 4
 // vertices drawn with one shared index pattern (0,1,2, 0,2,3); the mesher rotates a
 // quad's corners so that the shared diagonal gives smooth ambient occlusion.
+//
+// Conventions (mesh/brick_mesher.cpp, checked by tests/mesh/brick_mesher_test.cpp):
+// - Winding: a quad's corners are counter-clockwise seen from outside the face, in
+//   the world's right-handed axes (x east, y up, z south); both triangles of the
+//   index pattern have (v1 - v0) x (v2 - v0) along the face normal.
+// - AO per corner from the three voxels (two sides, one corner) next to it in the
+//   layer outside the face, counting Opaque voxels: 3 - (side1 + side2 + corner),
+//   0 when both sides are set. Corners are ordered so ao0 + ao2 >= ao1 + ao3.
+// - Quads merge only with the same material and the same AO at all four corners.
 #pragma once
 #include <cstdint>
 #include <vector>
