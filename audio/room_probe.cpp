@@ -1,0 +1,548 @@
+#include "audio/room_probe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "audio/dsp.h"
+
+namespace loam::audio {
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kVoxelsPerMetre = static_cast<float>(sim::kVoxelsPerMetre);
+constexpr int kMaxRays = 4096;
+
+struct Axis3 {
+  float o[3];
+  float d[3];
+};
+
+/// The state of a ray walking one grid (bricks or voxels) with the Amanatides-Woo DDA.
+struct Dda {
+  int cell[3];
+  int step[3];
+  float tNext[3];   // t (voxel units along the ray) at which the next boundary on each axis is crossed
+  float tDelta[3];  // t between boundaries on each axis
+  int lastAxis = -1;
+
+  /// Starts at t0 in a grid of cell size `size` voxels; point p = o + d t0.
+  void init(const Axis3& r, float t0, int size, const int* clampLo, const int* clampHi) {
+    float inv = 1.0f / static_cast<float>(size);
+    for (int a = 0; a < 3; ++a) {
+      float p = (r.o[a] + r.d[a] * t0) * inv;
+      int c = static_cast<int>(std::floor(p));
+      if (clampLo) c = std::clamp(c, clampLo[a], clampHi[a]);
+      cell[a] = c;
+      if (r.d[a] > 0) {
+        step[a] = 1;
+        tDelta[a] = static_cast<float>(size) / r.d[a];
+        tNext[a] = (static_cast<float>((c + 1) * size) - r.o[a]) / r.d[a];
+      } else if (r.d[a] < 0) {
+        step[a] = -1;
+        tDelta[a] = -static_cast<float>(size) / r.d[a];
+        tNext[a] = (static_cast<float>(c * size) - r.o[a]) / r.d[a];
+      } else {
+        step[a] = 0;
+        tDelta[a] = kInf;
+        tNext[a] = kInf;
+      }
+    }
+  }
+  /// Steps to the next cell; returns the t at which it is entered.
+  float advance() {
+    int a = tNext[0] < tNext[1] ? (tNext[0] < tNext[2] ? 0 : 2) : (tNext[1] < tNext[2] ? 1 : 2);
+    float t = tNext[a];
+    cell[a] += step[a];
+    tNext[a] += tDelta[a];
+    lastAxis = a;
+    return t;
+  }
+  float exitT() const { return std::min(tNext[0], std::min(tNext[1], tNext[2])); }
+};
+
+/// Entering material m over [t0, t1) (voxel units): true when the ray ends here.
+inline bool visit(const AcousticTable& table, sim::MaterialId m, float t0, float t1, int axis, const int* step,
+                  RayHit& h) {
+  if (m == sim::kAir) return false;
+  if (table.stops[m]) {
+    h.material = m;
+    h.distance = t0 / kVoxelsPerMetre;
+    h.normalAxis = static_cast<std::int8_t>(axis);
+    h.normalSign = static_cast<std::int8_t>(axis >= 0 ? -step[axis] : 0);
+    return true;
+  }
+  if (table.foliage[m]) {
+    if (h.foliageDepth == 0) h.foliageStart = t0 / kVoxelsPerMetre;
+    h.foliageDepth += table.scatterPerMetre[m] * (t1 - t0) / kVoxelsPerMetre;
+  }
+  return false;
+}
+
+RayHit traceOne(const sim::BrickStore& store, const AcousticTable& table, const Axis3& r, float tMax,
+                const BrickOccupancy* occ) {
+  RayHit h;
+  // Clip to the world's bounds (outside is air): [tEnter, tExit).
+  const sim::WorldBounds& wb = store.bounds();
+  float tEnter = 0, tExit = tMax;
+  int lo[3] = {wb.minBrick.x, wb.minBrick.y, wb.minBrick.z};
+  int hi[3] = {wb.maxBrick.x - 1, wb.maxBrick.y - 1, wb.maxBrick.z - 1};
+  for (int a = 0; a < 3; ++a) {
+    float mn = static_cast<float>(lo[a] * sim::kBrickSize), mx = static_cast<float>((hi[a] + 1) * sim::kBrickSize);
+    if (r.d[a] == 0) {
+      if (r.o[a] < mn || r.o[a] >= mx) return h;
+      continue;
+    }
+    float ta = (mn - r.o[a]) / r.d[a], tb = (mx - r.o[a]) / r.d[a];
+    if (ta > tb) std::swap(ta, tb);
+    tEnter = std::max(tEnter, ta);
+    tExit = std::min(tExit, tb);
+  }
+  if (tEnter >= tExit) return h;
+
+  Dda bd;
+  bd.init(r, tEnter, sim::kBrickSize, lo, hi);
+  float t0 = tEnter;
+  int entryAxis = tEnter > 0 ? -2 : -1;  // -2: entered the bounds from outside (axis unknown here)
+  // Chunks stored as one material (collapsed) are checked once: all-air ones are
+  // crossed brick by brick without reading the store.
+  sim::ChunkCoord lastChunk{INT32_MIN, 0, 0};
+  int chunk = -1;
+  bool chunkAir = true;
+  while (t0 < tExit) {
+    float t1 = std::min(bd.exitT(), tExit);
+    const sim::BrickCoord bc{bd.cell[0], bd.cell[1], bd.cell[2]};
+    const sim::ChunkCoord cc = sim::chunkOf(bc);
+    if (!(cc == lastChunk)) {
+      lastChunk = cc;
+      chunk = store.chunkIndex(cc);
+      chunkAir = chunk < 0 || (store.chunkIsCollapsed(chunk) && store.chunkUniform(chunk) == sim::kAir);
+    }
+    const int local = sim::brickIndexInChunk(bc);
+    sim::BrickView v = chunkAir || (occ && !occ->mayHoldMatter(chunk, local)) ? sim::BrickView(sim::kAir)
+                                                                               : store.brickInChunk(chunk, local);
+    if (chunkAir) {
+      // nothing to read in this chunk
+    } else if (v.isUniform()) {
+      int axis = entryAxis >= 0 ? entryAxis : -1;
+      if (visit(table, v.uniformMaterial(), t0, t1, axis, bd.step, h)) {
+        if (h.normalAxis < 0 && t0 > 0) {  // entered from outside the bounds: the largest-|d| axis
+          int a = std::fabs(r.d[0]) > std::fabs(r.d[1]) ? (std::fabs(r.d[0]) > std::fabs(r.d[2]) ? 0 : 2)
+                                                          : (std::fabs(r.d[1]) > std::fabs(r.d[2]) ? 1 : 2);
+          h.normalAxis = static_cast<std::int8_t>(a);
+          h.normalSign = static_cast<std::int8_t>(-bd.step[a]);
+        }
+        return h;
+      }
+    } else if (sim::CoarseSample cs = store.coarse(bc); cs.solid == 0) {
+      // No solid voxel: cross at brick resolution, scattering by the mean opacity.
+      if (cs.opacity > 0) {
+        if (h.foliageDepth == 0) h.foliageStart = t0 / kVoxelsPerMetre;
+        h.foliageDepth += table.coarseDepthPerMetre[cs.opacity] * (t1 - t0) / kVoxelsPerMetre;
+      }
+    } else {
+      // Mixed brick: walk its voxels from t0 to t1.
+      int vlo[3] = {bd.cell[0] * sim::kBrickSize, bd.cell[1] * sim::kBrickSize, bd.cell[2] * sim::kBrickSize};
+      int vhi[3] = {vlo[0] + 7, vlo[1] + 7, vlo[2] + 7};
+      Dda vd;
+      vd.init(r, t0, 1, vlo, vhi);
+      vd.lastAxis = entryAxis >= 0 ? entryAxis : -1;
+      float vt0 = t0;
+      for (;;) {
+        float vt1 = std::min(vd.exitT(), t1);
+        int lx = vd.cell[0] - vlo[0], ly = vd.cell[1] - vlo[1], lz = vd.cell[2] - vlo[2];
+        if (visit(table, v.get(lx, ly, lz), vt0, vt1, vd.lastAxis, vd.step, h)) return h;
+        if (vd.exitT() >= t1) break;
+        vt0 = vd.advance();
+        if (vd.cell[0] < vlo[0] || vd.cell[0] > vhi[0] || vd.cell[1] < vlo[1] || vd.cell[1] > vhi[1] ||
+            vd.cell[2] < vlo[2] || vd.cell[2] > vhi[2])
+          break;
+      }
+    }
+    if (bd.exitT() >= tExit) break;
+    t0 = bd.advance();
+    entryAxis = bd.lastAxis;
+  }
+  return h;
+}
+
+}  // namespace
+
+std::array<float, 3> soundClassAbsorption(sim::SoundClass c) noexcept {
+  switch (c) {
+    case sim::SoundClass::None: return {0.0f, 0.0f, 0.0f};
+    case sim::SoundClass::Soil: return {0.3f, 0.5f, 0.6f};
+    case sim::SoundClass::Grass: return {0.3f, 0.5f, 0.6f};
+    case sim::SoundClass::Sand: return {0.15f, 0.35f, 0.45f};
+    case sim::SoundClass::Gravel: return {0.25f, 0.4f, 0.5f};
+    case sim::SoundClass::Stone: return {0.02f, 0.03f, 0.05f};
+    case sim::SoundClass::Wood: return {0.15f, 0.1f, 0.1f};
+    case sim::SoundClass::Foliage: return {0.4f, 0.6f, 0.7f};
+    case sim::SoundClass::Glass: return {0.1f, 0.04f, 0.02f};
+    case sim::SoundClass::Water: return {0.01f, 0.01f, 0.02f};
+    case sim::SoundClass::Metal: return {0.01f, 0.02f, 0.03f};
+    case sim::SoundClass::Count: break;
+  }
+  return {0.02f, 0.03f, 0.05f};
+}
+
+AcousticTable defaultAcousticTable() noexcept {
+  AcousticTable t;
+  for (int o = 0; o < 256; ++o)
+    t.coarseDepthPerMetre[static_cast<std::size_t>(o)] = -std::log(1.0f - std::min(static_cast<float>(o) / 255.0f, 0.99f)) / 0.4f;
+  for (int i = 1; i < 256; ++i) {
+    t.stops[static_cast<std::size_t>(i)] = 1;
+    t.absorption[static_cast<std::size_t>(i)] = soundClassAbsorption(sim::SoundClass::Stone);
+  }
+  return t;
+}
+
+AcousticTable makeAcousticTable(const sim::MaterialTable& materials) noexcept {
+  AcousticTable t = defaultAcousticTable();
+  for (std::size_t i = 0; i < materials.size(); ++i) {
+    const sim::Material& m = materials[static_cast<sim::MaterialId>(i)];
+    t.stops[i] = (m.solid || m.liquid) ? 1 : 0;
+    t.foliage[i] = (!t.stops[i] && m.foliage) ? 1 : 0;
+    float op = std::clamp(m.acousticOpacity, 0.0f, 0.99f);
+    t.scatterPerMetre[i] = t.foliage[i] ? -std::log(1.0f - op) / 0.4f : 0.0f;
+    t.absorption[i] = soundClassAbsorption(m.sound);
+  }
+  t.stops[sim::kAir] = 0;
+  t.foliage[sim::kAir] = 0;
+  return t;
+}
+
+void makeRayDirections(const ProbeConfig& config, std::uint64_t update, std::span<Vec3f> out) noexcept {
+  // Keyed uniform random rotation (Shoemake's quaternion from three uniforms).
+  KeyedRng rng(combineKey(config.key, update));
+  double u1 = rng.uniform(), u2 = rng.uniform(), u3 = rng.uniform();
+  double s1 = std::sqrt(1.0 - u1), s2 = std::sqrt(u1);
+  double qx = s1 * std::sin(2 * std::numbers::pi * u2), qy = s1 * std::cos(2 * std::numbers::pi * u2);
+  double qz = s2 * std::sin(2 * std::numbers::pi * u3), qw = s2 * std::cos(2 * std::numbers::pi * u3);
+  double m[3][3] = {{1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)},
+                    {2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)},
+                    {2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy)}};
+  const int n = static_cast<int>(out.size());
+  const double golden = std::numbers::pi * (3.0 - std::sqrt(5.0));
+  for (int i = 0; i < n; ++i) {
+    double y = 1.0 - (2.0 * i + 1.0) / n, rr = std::sqrt(std::max(0.0, 1.0 - y * y)), phi = golden * i;
+    double v[3] = {rr * std::cos(phi), y, rr * std::sin(phi)};
+    double w[3];
+    for (int a = 0; a < 3; ++a) w[a] = m[a][0] * v[0] + m[a][1] * v[1] + m[a][2] * v[2];
+    out[static_cast<std::size_t>(i)] = {static_cast<float>(w[0]), static_cast<float>(w[1]), static_cast<float>(w[2])};
+  }
+}
+
+BrickOccupancy::BrickOccupancy(const sim::BrickStore& store) {
+  maskOf_.assign(static_cast<std::size_t>(store.chunkCount()), -1);
+  for (int i = 0; i < store.chunkCount(); ++i)
+    if (!store.chunkIsCollapsed(i)) buildChunk(store, i);
+}
+
+void BrickOccupancy::buildChunk(const sim::BrickStore& store, int i) {
+  std::int32_t& m = maskOf_[static_cast<std::size_t>(i)];
+  if (m < 0) {
+    m = static_cast<std::int32_t>(masks_.size());
+    masks_.resize(masks_.size() + 64, 0);
+  }
+  std::uint64_t* w = masks_.data() + m;
+  for (int local = 0; local < 4096; ++local) {
+    bool matter = !store.brickInChunk(i, local).isAir();
+    std::uint64_t bit = std::uint64_t{1} << (local & 63);
+    w[local >> 6] = matter ? (w[local >> 6] | bit) : (w[local >> 6] & ~bit);
+  }
+}
+
+void BrickOccupancy::refresh(const sim::BrickStore& store, sim::BrickCoord b) {
+  int i = store.chunkIndex(sim::chunkOf(b));
+  if (i < 0) return;
+  std::int32_t m = maskOf_[static_cast<std::size_t>(i)];
+  if (m < 0) {
+    if (!store.chunkIsCollapsed(i)) buildChunk(store, i);
+    return;
+  }
+  // Bits of a chunk that collapsed again stay valid: collapsed chunks are read whole.
+  int local = sim::brickIndexInChunk(b);
+  std::uint64_t bit = std::uint64_t{1} << (local & 63);
+  std::uint64_t& word = masks_[static_cast<std::size_t>(m) + static_cast<std::size_t>(local >> 6)];
+  word = store.brickInChunk(i, local).isAir() ? (word & ~bit) : (word | bit);
+}
+
+void traceRays(const sim::BrickStore& store, const AcousticTable& table, Vec3f origin, std::span<const Vec3f> dirs,
+               int begin, int end, float maxDistance, std::span<RayHit> out, const BrickOccupancy* occupancy) noexcept {
+  float tMax = maxDistance * kVoxelsPerMetre;
+  for (int i = begin; i < end; ++i) {
+    const Vec3f& d = dirs[static_cast<std::size_t>(i)];
+    Axis3 r{{origin.x * kVoxelsPerMetre, origin.y * kVoxelsPerMetre, origin.z * kVoxelsPerMetre}, {d.x, d.y, d.z}};
+    out[static_cast<std::size_t>(i)] = traceOne(store, table, r, tMax, occupancy);
+  }
+}
+
+namespace {
+
+float dot(const Vec3f& a, const Vec3f& b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+Vec3f normalised(double x, double y, double z) {
+  double l = std::sqrt(x * x + y * y + z * z);
+  if (l <= 0) return {0, 1, 0};
+  return {static_cast<float>(x / l), static_cast<float>(y / l), static_cast<float>(z / l)};
+}
+/// Cube-map bin (6 faces x 4 x 4) of a direction.
+int cubeBin(const Vec3f& d) {
+  float ax = std::fabs(d.x), ay = std::fabs(d.y), az = std::fabs(d.z);
+  int face;
+  float u, v, m;
+  if (ax >= ay && ax >= az) { face = d.x > 0 ? 0 : 1; m = ax; u = d.y; v = d.z; }
+  else if (ay >= az) { face = d.y > 0 ? 2 : 3; m = ay; u = d.x; v = d.z; }
+  else { face = d.z > 0 ? 4 : 5; m = az; u = d.x; v = d.y; }
+  int iu = std::clamp(static_cast<int>((u / m + 1.0f) * 2.0f), 0, 3);
+  int iv = std::clamp(static_cast<int>((v / m + 1.0f) * 2.0f), 0, 3);
+  return face * 16 + iv * 4 + iu;
+}
+
+}  // namespace
+
+RoomEstimate estimateRoom(std::span<const Vec3f> dirs, std::span<const RayHit> hits, const AcousticTable& table,
+                          const ProbeConfig& config) noexcept {
+  const float roomRadius = std::min(config.roomRadius, config.maxDistance);
+  RoomEstimate e;
+  const int n = std::min(static_cast<int>(std::min(dirs.size(), hits.size())), kMaxRays);
+  if (n == 0) return e;
+  const double w = 4.0 * std::numbers::pi / n;
+
+  // Pass 1: shares and the opening distance r_o (rms distance of the hit parts).
+  double up = 0, upHit = 0, sky = 0, skyEsc = 0, hitW = 0, hitDist = 0, r2 = 0, r2W = 0;
+  for (int i = 0; i < n; ++i) {
+    const RayHit& h = hits[static_cast<std::size_t>(i)];
+    const Vec3f& d = dirs[static_cast<std::size_t>(i)];
+    double s = h.foliageDepth > 0 ? 1.0 - std::exp(-static_cast<double>(h.foliageDepth)) : 0.0;
+    double hitPart = h.hit() ? 1.0 : s;
+    if (d.y >= 0) { up += 1; upHit += hitPart; }
+    if (d.y >= 0.5f) { sky += 1; skyEsc += 1.0 - hitPart; }
+    hitW += hitPart;
+    if (h.hit() && h.distance <= roomRadius) {
+      double r = h.distance;
+      hitDist += r * (1.0 - s);
+      r2 += r * r * (1.0 - s);
+      r2W += 1.0 - s;
+    }
+    if (s > 0) {
+      double r = h.foliageStart + 0.5;
+      hitDist += r * s;
+      r2 += r * r * s;
+      r2W += s;
+    }
+  }
+  e.enclosure = up > 0 ? static_cast<float>(upHit / up) : 0.0f;
+  e.openness = sky > 0 ? static_cast<float>(skyEsc / sky) : 0.0f;
+  e.hitShare = static_cast<float>(hitW / n);
+  e.meanHitDistance = r2W > 0 ? static_cast<float>(hitDist / r2W) : 0.0f;
+  const double ro = r2W > 0 ? std::sqrt(r2 / r2W) : static_cast<double>(roomRadius);
+
+  // Escape share per direction bin (cube map), for the reflections below.
+  std::array<float, 96> binEsc{}, binCnt{};
+  double escUp = 0, nUp = 0;
+  for (int i = 0; i < n; ++i) {
+    const RayHit& h = hits[static_cast<std::size_t>(i)];
+    double s = h.foliageDepth > 0 ? 1.0 - std::exp(-static_cast<double>(h.foliageDepth)) : 0.0;
+    double esc = h.hit() ? 0.0 : 1.0 - s;  // real escapes: far echoes still come back
+    std::size_t bi = static_cast<std::size_t>(cubeBin(dirs[static_cast<std::size_t>(i)]));
+    binEsc[bi] += static_cast<float>(esc);
+    binCnt[bi] += 1.0f;
+    if (dirs[static_cast<std::size_t>(i)].y > 0) {
+      escUp += esc;
+      nUp += 1;
+    }
+  }
+  escUp = nUp > 0 ? escUp / nUp : 0.0;
+  // Only what is reflected towards the sky is lost this way; sideways openings (a
+  // tunnel's mouth) are already absorbing area through the escaping rays.
+  auto escapeToward = [&](const Vec3f& d) {
+    if (d.y <= 0) return 0.0;
+    std::size_t bi = static_cast<std::size_t>(cubeBin(d));
+    return binCnt[bi] > 0 ? static_cast<double>(binEsc[bi] / binCnt[bi]) : escUp;
+  };
+
+  // Pass 2: volume, area and absorbing area per band, and the sky loss: the share p
+  // of each hit's specular reflection that leaves for the sky (the escape share of the
+  // listener's rays along it when it points up; diffuse foliage: half the upward
+  // escape share), averaged over the hits by solid angle (not by area: grazing hits'
+  // large areas would make it noisy). Open ground thus loses nearly everything it
+  // reflects into an open sky, while closed rooms are unchanged.
+  double vol = 0, area = 0, absorb[3] = {0, 0, 0}, absorbW = 0, skySum = 0, skyW = 0;
+  for (int i = 0; i < n; ++i) {
+    const RayHit& h = hits[static_cast<std::size_t>(i)];
+    const Vec3f& d = dirs[static_cast<std::size_t>(i)];
+    double s = h.foliageDepth > 0 ? 1.0 - std::exp(-static_cast<double>(h.foliageDepth)) : 0.0;
+    if (s > 0) {
+      double r = h.foliageStart + 0.5, dA = w * s * r * r;
+      vol += w * s * r * r * r / 3.0;
+      area += dA;
+      // Foliage absorbs like its class and passes most of the rest: count leaves as foliage class.
+      auto fa = soundClassAbsorption(sim::SoundClass::Foliage);
+      for (int b = 0; b < 3; ++b) absorb[b] += s * r * r * fa[static_cast<std::size_t>(b)];
+      absorbW += s * r * r;
+      skySum += s * 0.5 * escUp;  // half scattered upwards
+      skyW += s;
+    }
+    double rest = 1.0 - s;
+    if (h.hit() && h.distance <= roomRadius) {
+      double r = h.distance;
+      float c = 1.0f;
+      if (h.normalAxis == 0) c = std::fabs(d.x);
+      else if (h.normalAxis == 1) c = std::fabs(d.y);
+      else if (h.normalAxis == 2) c = std::fabs(d.z);
+      double dA = w * rest * r * r / std::max(static_cast<double>(c), 0.05);
+      vol += w * rest * r * r * r / 3.0;
+      area += dA;
+      Vec3f refl = d;
+      if (h.normalAxis == 0) refl.x = -refl.x;
+      else if (h.normalAxis == 1) refl.y = -refl.y;
+      else if (h.normalAxis == 2) refl.z = -refl.z;
+      skySum += rest * (h.normalAxis >= 0 ? escapeToward(refl) : 0.0);
+      skyW += rest;
+      const auto& a = table.absorption[h.material];
+      // Absorption is weighted by area too, but with grazing views clamped harder: a
+      // few grazing hits would otherwise swing the mean from one update to the next.
+      const double aw = rest * r * r / std::max(static_cast<double>(c), 0.25);
+      for (int b = 0; b < 3; ++b) absorb[b] += aw * a[static_cast<std::size_t>(b)];
+      absorbW += aw;
+    } else {
+      double dA = w * rest * ro * ro;
+      vol += w * rest * ro * ro * ro / 3.0;
+      area += dA;
+      for (double& ab : absorb) ab += rest * ro * ro;
+      absorbW += rest * ro * ro;
+    }
+  }
+  e.volume = static_cast<float>(vol);
+  e.surface = static_cast<float>(area);
+  e.meanFreePath = area > 0 ? static_cast<float>(4.0 * vol / area) : roomRadius;
+  for (int b = 0; b < 3; ++b) {
+    const double sky = skyW > 0 ? skySum / skyW : 0.0;
+    double a = absorbW > 0 ? absorb[b] / absorbW : 1.0;
+    a = std::clamp(a + (1.0 - a) * sky, 0.0, 0.999);
+    e.absorption[static_cast<std::size_t>(b)] = static_cast<float>(a);
+    double denom = -area * std::log(1.0 - a) + 4.0 * kAirAbsorptionPerMetre[static_cast<std::size_t>(b)] * vol;
+    double t = denom > 0 ? 0.161 * vol / denom : 0.05;
+    e.rt60[static_cast<std::size_t>(b)] = static_cast<float>(std::clamp(t, 0.05, 20.0));
+  }
+
+  // Openings: cluster the escaping rays (weight = their unscattered share).
+  std::array<std::int8_t, kMaxRays> group;
+  std::array<float, kMaxRays> weight;
+  int escapes = 0;
+  for (int i = 0; i < n; ++i) {
+    const RayHit& h = hits[static_cast<std::size_t>(i)];
+    double s = h.foliageDepth > 0 ? 1.0 - std::exp(-static_cast<double>(h.foliageDepth)) : 0.0;
+    weight[static_cast<std::size_t>(i)] = h.hit() ? 0.0f : static_cast<float>(1.0 - s);
+    group[static_cast<std::size_t>(i)] = weight[static_cast<std::size_t>(i)] > 0.05f ? -1 : -2;  // -1 free, -2 not escaping
+    if (group[static_cast<std::size_t>(i)] == -1) ++escapes;
+  }
+  const float kGather = std::cos(50.0f * kPi / 180.0f);
+  int count = 0;
+  while (escapes > 0 && count < 4) {
+    std::array<float, 96> bin{};
+    for (int i = 0; i < n; ++i)
+      if (group[static_cast<std::size_t>(i)] == -1) bin[static_cast<std::size_t>(cubeBin(dirs[static_cast<std::size_t>(i)]))] += weight[static_cast<std::size_t>(i)];
+    int best = 0;
+    for (int b = 1; b < 96; ++b)
+      if (bin[static_cast<std::size_t>(b)] > bin[static_cast<std::size_t>(best)]) best = b;
+    double sx = 0, sy = 0, sz = 0;
+    for (int i = 0; i < n; ++i) {
+      const Vec3f& d = dirs[static_cast<std::size_t>(i)];
+      if (group[static_cast<std::size_t>(i)] == -1 && cubeBin(d) == best) {
+        float wt = weight[static_cast<std::size_t>(i)];
+        sx += d.x * wt; sy += d.y * wt; sz += d.z * wt;
+      }
+    }
+    Vec3f seed = normalised(sx, sy, sz);
+    // Gather round the seed, then centre on the members' mean.
+    sx = sy = sz = 0;
+    double share = 0;
+    for (int i = 0; i < n; ++i) {
+      const Vec3f& d = dirs[static_cast<std::size_t>(i)];
+      if (group[static_cast<std::size_t>(i)] != -1 || dot(d, seed) < kGather) continue;
+      float wt = weight[static_cast<std::size_t>(i)];
+      group[static_cast<std::size_t>(i)] = static_cast<std::int8_t>(count);
+      --escapes;
+      sx += d.x * wt; sy += d.y * wt; sz += d.z * wt;
+      share += wt;
+    }
+    if (share <= 0) break;
+    e.openings[static_cast<std::size_t>(count)] = {normalised(sx, sy, sz), static_cast<float>(share / n)};
+    ++count;
+  }
+  // Leftovers join the nearest opening, so the shares add up to the escaping share.
+  for (int i = 0; i < n && count > 0; ++i) {
+    if (group[static_cast<std::size_t>(i)] != -1) continue;
+    const Vec3f& d = dirs[static_cast<std::size_t>(i)];
+    int bestG = 0;
+    float bestDot = -2;
+    for (int g = 0; g < count; ++g) {
+      float dd = dot(d, e.openings[static_cast<std::size_t>(g)].direction);
+      if (dd > bestDot) { bestDot = dd; bestG = g; }
+    }
+    e.openings[static_cast<std::size_t>(bestG)].share += weight[static_cast<std::size_t>(i)] / static_cast<float>(n);
+  }
+  std::sort(e.openings.begin(), e.openings.begin() + count,
+            [](const Opening& a, const Opening& b) { return a.share > b.share; });
+  e.openingCount = count;
+  return e;
+}
+
+RoomProbe::RoomProbe(ProbeConfig config) : config_(config) {
+  config_.rays = std::clamp(config_.rays, 1, kMaxRays);
+  dirs_.resize(static_cast<std::size_t>(config_.rays));
+  hits_.resize(static_cast<std::size_t>(config_.rays));
+}
+
+const RoomEstimate& RoomProbe::update(const sim::BrickStore& store, const AcousticTable& table, Vec3f origin,
+                                      std::uint64_t updateIndex, int threads, const BrickOccupancy* occupancy) {
+  makeRayDirections(config_, updateIndex, dirs_);
+  const int n = config_.rays;
+  threads = std::clamp(threads, 1, n);
+  if (threads == 1) {
+    traceRays(store, table, origin, dirs_, 0, n, config_.maxDistance, hits_, occupancy);
+  } else {
+    std::vector<std::thread> pool;
+    pool.reserve(static_cast<std::size_t>(threads - 1));
+    for (int k = 1; k < threads; ++k) {
+      int b = n * k / threads, e = n * (k + 1) / threads;
+      pool.emplace_back([&, b, e] { traceRays(store, table, origin, dirs_, b, e, config_.maxDistance, hits_, occupancy); });
+    }
+    traceRays(store, table, origin, dirs_, 0, n / threads, config_.maxDistance, hits_, occupancy);
+    for (std::thread& t : pool) t.join();
+  }
+  estimate_ = estimateRoom(dirs_, hits_, table, config_);
+  return estimate_;
+}
+
+const RoomEstimate& RoomSmoother::add(const RoomEstimate& e) noexcept {
+  if (!primed_) {
+    value_ = e;
+    primed_ = true;
+    return value_;
+  }
+  const float a = alpha_;
+  auto mix = [a](float& v, float x) { v += a * (x - v); };
+  mix(value_.enclosure, e.enclosure);
+  mix(value_.hitShare, e.hitShare);
+  mix(value_.openness, e.openness);
+  mix(value_.meanHitDistance, e.meanHitDistance);
+  mix(value_.volume, e.volume);
+  mix(value_.surface, e.surface);
+  mix(value_.meanFreePath, e.meanFreePath);
+  for (int b = 0; b < 3; ++b) {
+    std::size_t i = static_cast<std::size_t>(b);
+    mix(value_.absorption[i], e.absorption[i]);
+    value_.rt60[i] = std::exp(std::log(value_.rt60[i]) + a * (std::log(e.rt60[i]) - std::log(value_.rt60[i])));
+  }
+  // Openings are structure, not levels: take the latest.
+  value_.openings = e.openings;
+  value_.openingCount = e.openingCount;
+  return value_;
+}
+
+}  // namespace loam::audio

@@ -1,0 +1,191 @@
+// Acoustics budget (issue 8): one acoustic update (512 rays traced through the
+// glade's BrickStore, the room estimate and the openings) on one thread, at three
+// listeners: the spawn (open glade), under a tree's canopy and deep in the dug
+// tunnel, with the BrickOccupancy bits (built once, timed apart). Budget: <= 2 ms per
+// update. Also reports each room's estimate (smoothed over the updates), and the
+// cost of the FDN reverb and of one HRTF source per 5.33 ms block.
+//
+// Usage: acoustics_bench [updates=400]. Prints one JSON object on stdout.
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <time.h>
+
+#include "audio/dsp.h"
+#include "audio/hrtf.h"
+#include "audio/reverb.h"
+#include "audio/room_probe.h"
+#include "sim/material.h"
+#include "sim/scene.h"
+#include "sim/sim_state.h"
+
+using namespace loam;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double threadCpuUs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  auto i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
+  return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];
+}
+
+/// The highest voxel at or below yTop in column (x, z) that stops sound; INT32_MIN when none.
+std::int32_t groundBelow(const sim::SimState& s, const audio::AcousticTable& t, std::int32_t x, std::int32_t yTop,
+                         std::int32_t z) {
+  for (std::int32_t y = yTop; y >= s.world.bounds().minBrick.y * sim::kBrickSize; --y)
+    if (t.stops[s.world.get(x, y, z)]) return y;
+  return INT32_MIN;
+}
+
+struct Spot {
+  std::string name;
+  audio::Vec3f pos;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int updates = argc > 1 ? std::max(10, std::atoi(argv[1])) : 400;
+  auto scene = sim::loadScene(LOAM_SOURCE_DIR "/scenes/glade.toml");
+  if (!scene) {
+    std::fprintf(stderr, "acoustics_bench: %s\n", scene.error().message.c_str());
+    return 1;
+  }
+  auto built = sim::createSimState(*scene, scene->defaultSeed);
+  if (!built) {
+    std::fprintf(stderr, "acoustics_bench: %s\n", built.error().message.c_str());
+    return 1;
+  }
+  const sim::SimState& state = *built;
+  const audio::AcousticTable table = audio::makeAcousticTable(*state.materials);
+  const std::int32_t top = state.world.bounds().maxBrick.y * sim::kBrickSize - 1;
+
+  std::vector<Spot> spots;
+  {
+    std::int32_t g = groundBelow(state, table, 0, top, 0);
+    spots.push_back({"glade_spawn", {0.0f, static_cast<float>(g + 1) / 20.0f + 1.62f, 0.0f}});
+  }
+  // Under a tree: the nearest column (rings out from the spawn) whose topmost non-air
+  // voxel is foliage, with air at ear height above the ground.
+  for (int r = 3; r <= 40 && spots.size() < 2; ++r) {
+    for (int a = 0; a < 72 && spots.size() < 2; ++a) {
+      double ang = a * (2.0 * 3.14159265358979 / 72.0);
+      auto x = static_cast<std::int32_t>(r * std::sin(ang) * 20), z = static_cast<std::int32_t>(-r * std::cos(ang) * 20);
+      std::int32_t y = top;
+      while (y > 0 && state.world.get(x, y, z) == sim::kAir) --y;
+      if (!(*state.materials)[state.world.get(x, y, z)].foliage) continue;
+      std::int32_t g = groundBelow(state, table, x, y, z);
+      if (g == INT32_MIN) continue;
+      std::int32_t ear = g + 1 + 32;
+      if (ear + 8 >= y || state.world.get(x, ear, z) != sim::kAir) continue;
+      spots.push_back({"under_tree", {static_cast<float>(x) / 20.0f, static_cast<float>(ear) / 20.0f, static_cast<float>(z) / 20.0f}});
+    }
+  }
+  // Deep in the tunnel ("old_adit": its line runs along the floor through (-12, 3.2,
+  // -23), radius 1.3 m): ears 1.62 m above the floor found below the roof.
+  {
+    auto x = static_cast<std::int32_t>(-12 * 20), z = static_cast<std::int32_t>(-23 * 20);
+    std::int32_t g = groundBelow(state, table, x, static_cast<std::int32_t>(4.4 * 20), z);
+    spots.push_back({"tunnel", {-12.0f, static_cast<float>(g + 1) / 20.0f + 1.62f, -23.0f}});
+  }
+
+  auto b0 = Clock::now();
+  const audio::BrickOccupancy occupancy(state.world);
+  const double occupancyBuildMs = std::chrono::duration<double, std::milli>(Clock::now() - b0).count();
+  audio::RoomProbe probe;
+  std::printf("{\n  \"bench\": \"acoustics\",\n  \"rays\": %d,\n  \"updates\": %d,\n  \"budget_us\": 2000,\n"
+              "  \"occupancy_build_ms\": %.1f,\n  \"spots\": [\n",
+              probe.config().rays, updates, occupancyBuildMs);
+  for (std::size_t si = 0; si < spots.size(); ++si) {
+    const Spot& s = spots[si];
+    std::vector<double> wall, cpu;
+    double rtSum[3] = {0, 0, 0}, rtSq[3] = {0, 0, 0};
+    audio::RoomSmoother smooth;
+    for (int u = 0; u < updates; ++u) {
+      double c0 = threadCpuUs();
+      auto t0 = Clock::now();
+      const audio::RoomEstimate& e = probe.update(state.world, table, s.pos, static_cast<std::uint64_t>(u), 1, &occupancy);
+      auto t1 = Clock::now();
+      double c1 = threadCpuUs();
+      smooth.add(e);
+      for (int b = 0; b < 3; ++b) {
+        rtSum[b] += e.rt60[static_cast<std::size_t>(b)];
+        rtSq[b] += static_cast<double>(e.rt60[static_cast<std::size_t>(b)]) * e.rt60[static_cast<std::size_t>(b)];
+      }
+      wall.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      cpu.push_back(c1 - c0);
+    }
+    const audio::RoomEstimate& e = smooth.value();
+    bool earInAir = state.world.get(static_cast<int>(std::floor(s.pos.x * 20)), static_cast<int>(std::floor(s.pos.y * 20)),
+                                    static_cast<int>(std::floor(s.pos.z * 20))) == sim::kAir;
+    std::printf("    {\"name\": \"%s\", \"listener\": [%.2f, %.2f, %.2f], \"ear_in_air\": %s,\n", s.name.c_str(),
+                static_cast<double>(s.pos.x), static_cast<double>(s.pos.y), static_cast<double>(s.pos.z),
+                earInAir ? "true" : "false");
+    std::printf("     \"update_us\": {\"median\": %.1f, \"p99\": %.1f, \"max\": %.1f}, \"update_cpu_us\": {\"median\": %.1f, \"p99\": %.1f},\n",
+                percentile(wall, 0.5), percentile(wall, 0.99), percentile(wall, 1.0), percentile(cpu, 0.5), percentile(cpu, 0.99));
+    double mean[3], sd[3];
+    for (int b = 0; b < 3; ++b) {
+      mean[b] = rtSum[b] / updates;
+      sd[b] = std::sqrt(std::max(0.0, rtSq[b] / updates - mean[b] * mean[b]));
+    }
+    std::printf("     \"enclosure\": %.3f, \"openness\": %.3f, \"hit_share\": %.3f, \"mean_free_path_m\": %.2f,"
+                " \"openings\": %d,\n     \"rt60_s_mean\": [%.3f, %.3f, %.3f], \"rt60_s_sd\": [%.3f, %.3f, %.3f],"
+                " \"rt60_s_smoothed_last\": [%.3f, %.3f, %.3f]}%s\n",
+                static_cast<double>(e.enclosure), static_cast<double>(e.openness), static_cast<double>(e.hitShare),
+                static_cast<double>(e.meanFreePath), e.openingCount, mean[0], mean[1], mean[2], sd[0], sd[1], sd[2],
+                static_cast<double>(e.rt60[0]), static_cast<double>(e.rt60[1]), static_cast<double>(e.rt60[2]),
+                si + 1 < spots.size() ? "," : "");
+  }
+  std::printf("  ],\n");
+
+  // DSP cost per block: the reverb, and one HRTF source (steady, and crossfading).
+  {
+    audio::FdnReverb rv(1);
+    rv.jumpRoom(3.0f, {2.0f, 1.5f, 1.0f});
+    std::vector<float> in(audio::kBlockFrames), l(in.size()), r(in.size());
+    audio::KeyedRng rng(1);
+    std::vector<double> rvUs;
+    for (int b = 0; b < 2000; ++b) {
+      for (float& x : in) x = 0.1f * rng.bipolar();
+      double c0 = threadCpuUs();
+      rv.process(in.data(), l.data(), r.data(), audio::kBlockFrames);
+      rvUs.push_back(threadCpuUs() - c0);
+    }
+    std::vector<double> hSteady, hMove;
+    auto set = audio::HrtfSet::open();
+    if (set) {
+      audio::HrtfSource src(set->taps());
+      std::vector<float> hl(static_cast<std::size_t>(set->taps())), hr(hl.size());
+      for (int b = 0; b < 2000; ++b) {
+        bool move = b % 2 == 0;
+        if (move) {
+          set->filters({std::cos(b * 0.01f), std::sin(b * 0.01f), 0.0f}, hl.data(), hr.data());
+          src.setFilters(hl.data(), hr.data());
+        }
+        for (float& x : in) x = 0.1f * rng.bipolar();
+        double c0 = threadCpuUs();
+        src.process(in.data(), l.data(), r.data(), audio::kBlockFrames);
+        (move ? hMove : hSteady).push_back(threadCpuUs() - c0);
+      }
+    }
+    std::printf("  \"block_us\": {\"frames\": %d, \"reverb_median\": %.1f, \"reverb_p99\": %.1f,"
+                " \"hrtf_source_median\": %.1f, \"hrtf_source_crossfade_median\": %.1f, \"hrtf_taps\": %d}\n}\n",
+                audio::kBlockFrames, percentile(rvUs, 0.5), percentile(rvUs, 0.99), percentile(hSteady, 0.5),
+                percentile(hMove, 0.5), set ? set->taps() : 0);
+  }
+  return 0;
+}
