@@ -176,7 +176,8 @@ void meshDirection(const std::uint8_t (&masks)[8][8], const Rows& m, const Padde
         bits &= bits - 1;
         unsigned n = neighbourhood(m, d.plane, out, r + 1, col + 1);
         sim::MaterialId mat = in.voxels[static_cast<std::size_t>(voxelIndex(d.plane, s, r + 1, col + 1))];
-        key[r][col] = static_cast<std::uint16_t>(mat | (kAo.packed[n] << 8));
+        const unsigned ao = classes.flatAo[mat] ? 0xFFu : kAo.packed[n];  // 0xFF: all four corners open
+        key[r][col] = static_cast<std::uint16_t>(mat | (ao << 8));
       }
     }
 
@@ -235,10 +236,11 @@ void meshDirection(const std::uint8_t (&masks)[8][8], const Rows& m, const Padde
 MeshClassTable meshClasses(const sim::MaterialTable& materials) {
   MeshClassTable t;
   // Ids past the table never occur in a valid world; drawing them keeps mistakes visible.
-  t.fill(MeshClass::Opaque);
+  t.classes.fill(MeshClass::Opaque);
   for (std::size_t i = 0; i < materials.size(); ++i) {
     const sim::Material& m = materials[static_cast<sim::MaterialId>(i)];
     t[i] = i == sim::kAir ? MeshClass::Empty : m.liquid ? MeshClass::Liquid : MeshClass::Opaque;
+    t.flatAo[i] = m.foliage ? 1 : 0;
   }
   t[sim::kAir] = MeshClass::Empty;
   return t;
@@ -359,7 +361,7 @@ void meshBrick(const PaddedBrick& in, const MeshClassTable& classes, std::vector
   thread_local int lastLiquid = -1;
   thread_local bool lastSwar = false;
   thread_local bool lastValid = false;
-  if (!lastValid || std::memcmp(lastTable.data(), classes.data(), sizeof(MeshClassTable)) != 0) {
+  if (!lastValid || std::memcmp(&lastTable, &classes, sizeof(MeshClassTable)) != 0) {
     int id = -1;
     bool ok = classes[sim::kAir] == MeshClass::Empty;
     for (int i = 1; i < 256 && ok; ++i) {

@@ -31,7 +31,15 @@ struct PaddedBrick {
 
 /// MeshClass per material id (256 entries), from a material table: air Empty, liquid
 /// materials Liquid, everything else (solid, foliage, glass, ids past the table) Opaque.
-using MeshClassTable = std::array<MeshClass, 256>;
+/// Foliage is also flatAo: its faces carry no ambient occlusion, so the dithered
+/// canopy shells merge into large quads (with AO they split into single voxels:
+/// leaves were 10 of glade's 13 million quads).
+struct MeshClassTable {
+  std::array<MeshClass, 256> classes{};
+  std::array<std::uint8_t, 256> flatAo{};  ///< 1: faces of this material get AO 3 (open) everywhere
+  const MeshClass& operator[](std::size_t i) const { return classes[i]; }
+  MeshClass& operator[](std::size_t i) { return classes[i]; }
+};
 MeshClassTable meshClasses(const sim::MaterialTable& materials);
 
 /// Copies brick b and its border out of world: air outside the bounds, except below

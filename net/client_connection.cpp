@@ -146,6 +146,7 @@ struct ClientConnection::Impl {
   sim::WorldHashTracker tracker;
   Predictor predictor;
   InterpolationBuffer others, animals;
+  std::map<std::uint32_t, std::uint8_t> animalSpecies;  // animals in view, from their records
   std::map<std::uint32_t, std::string> names;
   std::vector<sim::Event> events;
   std::uint64_t eventsDropped = 0;
@@ -510,10 +511,15 @@ struct ClientConnection::Impl {
     for (std::uint32_t id : animals.ids()) {
       if (!std::binary_search(snap.animals.begin(), snap.animals.end(), id,
                               [](auto a, auto b) { return idOf(a) < idOf(b); }))
+      {
         animals.remove(id);
+        animalSpecies.erase(id);
+      }
     }
-    for (const wire::AnimalRec& r : snap.animals)
+    for (const wire::AnimalRec& r : snap.animals) {
       animals.push(r.id(), PoseSample{s.tick(), {r.px(), r.py(), r.pz()}, r.yaw(), 0}, nowMs);
+      animalSpecies[r.id()] = r.species();
+    }
 
     // Own: reconcile against the server's state for the input it acknowledged.
     const sim::PlayerState server = fromWire(*s.own());
@@ -716,6 +722,13 @@ std::vector<sim::BrickCoord> ClientConnection::takeMeshDirty() {
 const Predictor& ClientConnection::predictor() const noexcept { return impl_->predictor; }
 const InterpolationBuffer& ClientConnection::others() const noexcept { return impl_->others; }
 const InterpolationBuffer& ClientConnection::animals() const noexcept { return impl_->animals; }
+
+std::optional<sim::AnimalSpecies> ClientConnection::animalSpecies(std::uint32_t id) const {
+  auto it = impl_->animalSpecies.find(id);
+  if (it == impl_->animalSpecies.end()) return std::nullopt;
+  return static_cast<sim::AnimalSpecies>(it->second);
+}
+void ClientConnection::advanceFrame() noexcept { impl_->predictor.advanceFrame(); }
 
 std::string ClientConnection::playerName(std::uint32_t id) const {
   auto it = impl_->names.find(id);

@@ -104,6 +104,11 @@ class ClientConnection {
   const InterpolationBuffer& others() const noexcept;  ///< other players, by id value
   const InterpolationBuffer& animals() const noexcept; ///< animals in view, by id value
   std::string playerName(std::uint32_t id) const;     ///< "" when unknown
+  /// Species of an animal in view (from its snapshot record), nullopt when unknown.
+  std::optional<sim::AnimalSpecies> animalSpecies(std::uint32_t id) const;
+  /// Decays the prediction's visual correction by one rendered frame (call once per
+  /// frame; predictor().visualOffset() is the remaining offset to draw).
+  void advanceFrame() noexcept;
   std::uint64_t serverTick() const noexcept;          ///< newest tick applied
   ClientStats stats() const;
 

@@ -107,6 +107,7 @@ struct RendererConfig {
 
 struct FrameStats {
   double cpuMs = 0;            ///< renderFrame() wall time on the calling thread
+  double gpuWaitMs = 0;        ///< of cpuMs, time blocked waiting for a free frame slot (GPU behind)
   std::size_t chunksDrawn = 0;
   std::size_t chunksCulled = 0;
   std::size_t quadsDrawn = 0;
@@ -145,7 +146,12 @@ class Renderer {
   /// The window's drawable size changed (recreates the swapchain; 0x0 = minimised).
   void resize(int width, int height);
   /// Waits for the GPU and returns the last frame's pixels (offscreen or window).
+  /// Errors: no frame rendered yet; in window mode, the last frame was not captured
+  /// (call captureNextFrame() before renderFrame()).
   sim::Result<Image> readPixels();
+  /// Window mode: the next renderFrame() also copies its image for readPixels()
+  /// (a screenshot costs one copy; offscreen frames are always readable).
+  void captureNextFrame();
   /// Blocks until the mesh cache is idle and uploaded (offscreen shots, tests).
   void finishMeshing();
   bool meshIdle() const;

@@ -33,4 +33,17 @@ void addSaveInfoCommand(CLI::App& app, int& exitCode);
 /// scene or script file, 1 if the world cannot be built.
 void addSimCommand(CLI::App& app, int& exitCode);
 
+/// `loam-tool render-audio --scene S [--seed N] [--script F] [--listener x,y,z,yaw]
+/// [--seconds T] --out out.wav [--hash] [--quiet]`: renders what a listener hears
+/// (audio/offline_render.h) to a float WAV; --hash prints the render hash as stdout's
+/// last line; progress and a summary go to stderr. Exit 2 for bad scene, script or
+/// listener, 1 if the world cannot be built or the WAV cannot be written. Only in full
+/// builds (LOAM_WITH_AUDIO).
+void addRenderAudioCommand(CLI::App& app, int& exitCode);
+
+/// `loam-tool spectrogram in.wav out.png [--fft 2048] [--hop 512] [--linear]`: draws a
+/// spectrogram PNG (log frequency axis by default). Exit 2 for an unreadable WAV, 1 if
+/// the PNG cannot be written. Only in full builds (LOAM_WITH_AUDIO).
+void addSpectrogramCommand(CLI::App& app, int& exitCode);
+
 }  // namespace loam::tool

@@ -1,5 +1,5 @@
 // loam-tool: the engine's command-line workbench (determinism digests, world
-// generation and hashes, previews, save inspection).
+// generation and hashes, previews, save inspection, offline audio renders and spectrograms).
 #include <CLI/CLI.hpp>
 
 #include "tool/commands.h"
@@ -14,6 +14,10 @@ int main(int argc, char** argv) {
   loam::tool::addSimCommand(app, exitCode);
 #ifdef LOAM_WITH_SAVES
   loam::tool::addSaveInfoCommand(app, exitCode);
+#endif
+#ifdef LOAM_WITH_AUDIO
+  loam::tool::addRenderAudioCommand(app, exitCode);
+  loam::tool::addSpectrogramCommand(app, exitCode);
 #endif
   try {
     app.parse(argc, argv);

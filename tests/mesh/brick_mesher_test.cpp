@@ -257,6 +257,26 @@ TEST_CASE("ambient occlusion next to a wall and in a corner") {
   }
 }
 
+TEST_CASE("foliage carries no AO, so a leaf floor beside a wall stays one quad per side") {
+  const MeshClassTable classes = meshClasses(table());
+  CHECK(classes.flatAo[mat("leaves")] == 1);
+  CHECK(classes.flatAo[mat("stone")] == 0);
+  PaddedBrick p;
+  const sim::MaterialId leaves = mat("leaves");
+  for (int z = -1; z <= 8; ++z)
+    for (int x = -1; x <= 8; ++x) put(p, x, 0, z, leaves);
+  for (int z = -1; z <= 8; ++z) put(p, 4, 1, z, leaves);
+  std::vector<PackedVertex> opaque, water;
+  meshBrick(p, classes, opaque, water);
+  std::vector<Quad> floorTop;
+  for (const Quad& q : ofFace(quads(opaque), 3))
+    if (vertexY(q.v[0]) == 1) floorTop.push_back(q);
+  // Stone gives 4 quads here (the AO strips along the wall); leaves give 2, all open.
+  CHECK(floorTop.size() == 2);
+  for (const Quad& q : floorTop)
+    for (const PackedVertex& v : q.v) CHECK(vertexAo(v) == 3);
+}
+
 TEST_CASE("water: top face toward air, stone face under it, none between them") {
   const MeshClassTable classes = meshClasses(table());
   PaddedBrick p;

@@ -1,0 +1,8 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+layout(location = 0) in vec4 vColour;
+layout(location = 0) out vec4 outColour;
+void main() {
+  outColour = encodeOut(vColour.rgb, vColour.a);
+}
