@@ -87,6 +87,7 @@ ClientApp::~ClientApp() {
   // The renderer first (it references the mirror's world), then the connection,
   // then the server.
   renderer_.reset();
+  audio_.reset();
   conn_.reset();
   local_.reset();
 }
@@ -147,6 +148,29 @@ void ClientApp::onPlaying() {
   renderer_->setWorld(m.world, *m.materials, currFeet_);
   (void)conn_->takeMeshDirty();  // setWorld meshes everything
   worldSet_ = true;
+}
+
+void ClientApp::updateAudio() {
+  std::vector<sim::Event> events = takeEvents();
+  if (conn_->phase() != net::ClientPhase::Playing) return;
+  if (!audioTried_ && options_.audio && !options_.offscreen) {
+    audioTried_ = true;
+    auto a = ClientAudio::open(conn_->playerId());
+    if (a) {
+      audio_ = std::move(*a);
+      std::fprintf(stderr, "loam-client: audio on (%s, %.1f ms latency)\n", audio_->outputStats().device.c_str(),
+                   audio_->outputStats().latencyMs);
+    } else {
+      std::fprintf(stderr, "loam-client: audio off: %s\n", a.error().message.c_str());
+    }
+  }
+  if (!audio_) return;
+  const render::Camera c = camera();
+  audio::Listener listener;
+  listener.position = {static_cast<float>(c.position[0]), static_cast<float>(c.position[1]),
+                       static_cast<float>(c.position[2])};
+  listener.yaw = static_cast<float>(c.yaw);
+  audio_->update(conn_->mirror(), events, listener, nowMs());
 }
 
 sim::Result<void> ClientApp::createRenderer(const render::RendererConfig& config) {
@@ -338,6 +362,11 @@ HudModel ClientApp::hudModel() const {
     m.chunksDrawn = fs.chunksDrawn;
     m.chunksCulled = fs.chunksCulled;
     m.deviceName = fs.deviceName;
+  }
+  if (audio_) {
+    m.audioOn = true;
+    m.audioUnderruns = audio_->outputStats().underruns;
+    m.audioVoices = audio_->engineStats().realVoices;
   }
   return m;
 }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "client/client_audio.h"
 #include "client/hud.h"
 #include "client/input.h"
 #include "client/local_server.h"
@@ -62,8 +63,13 @@ class ClientApp {
   bool act(ToolAction action);
   /// Sends a chat line (1..120 bytes; longer is cut).
   void sendChat(const std::string& text);
-  /// Events taken from the connection since the last call (the audio hook).
+  /// Events taken from the connection since the last call (tests; updateAudio()
+  /// consumes them in the window loop).
   std::vector<sim::Event> takeEvents();
+  /// Feeds the events since the last call and the mirror to the sound (opened when
+  /// Playing unless --no-audio or --offscreen; without a device it logs once and
+  /// stays silent).
+  void updateAudio();
 
   // ---- rendering --------------------------------------------------------------------
   /// Creates the renderer (offscreen, or into config.window). Errors: the renderer's.
@@ -124,6 +130,8 @@ class ClientApp {
   std::unique_ptr<LocalServer> local_;
   std::unique_ptr<net::ClientConnection> conn_;
   std::unique_ptr<render::Renderer> renderer_;
+  std::unique_ptr<ClientAudio> audio_;
+  bool audioTried_ = false;
   bool worldSet_ = false;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   int width_ = 1280, height_ = 720;

@@ -167,9 +167,12 @@ render::HudLayer buildHud(const HudModel& m) {
   }
   if (m.debug) {
     const std::string d =
-        format("frame %.2f ms  chunks %zu drawn %zu culled  mesh queue %zu  corrections %llu  %s", m.frameMs,
+        format("frame %.2f ms  chunks %zu drawn %zu culled  mesh queue %zu  corrections %llu  %s  %s", m.frameMs,
                m.chunksDrawn, m.chunksCulled, m.meshQueue, static_cast<unsigned long long>(m.corrections),
-               m.deviceName.c_str());
+               m.deviceName.c_str(),
+               m.audioOn ? format("audio %d voices %llu underruns", m.audioVoices,
+                                  static_cast<unsigned long long>(m.audioUnderruns)).c_str()
+                         : "audio off");
     panelText(layer, margin, y, d, kWhite, fitScale(d, maxW));
     y += kLine + 4;
   }

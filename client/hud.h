@@ -66,6 +66,9 @@ struct HudModel {
   double frameMs = 0;
   std::uint64_t corrections = 0;
   std::string deviceName;
+  bool audioOn = false;              ///< a device is playing
+  int audioVoices = 0;               ///< real voices in the last block
+  std::uint64_t audioUnderruns = 0;  ///< PortAudio output underflows
 };
 
 /// Phase text while joining: "Connecting to HOST", "Building world 42%",

@@ -123,9 +123,7 @@ int runWindowed(const ClientOptions& options) {
       nextTick += kTickMs;
       if (nextTick < now - 250) nextTick = now;  // a long stall: do not replay it
     }
-    // Audio hook: the lead wires the audio scene here (options.audio); until then the
-    // events are only drained.
-    (void)app.takeEvents();
+    app.updateAudio();
 
     if (controls.minimised) {
       std::this_thread::sleep_for(std::chrono::milliseconds(16));

@@ -41,6 +41,11 @@ void addSimCommand(CLI::App& app, int& exitCode);
 /// builds (LOAM_WITH_AUDIO).
 void addRenderAudioCommand(CLI::App& app, int& exitCode);
 
+/// `loam-tool audio-sample --model NAME [--seconds T] [--key K] --out out.wav | --list`:
+/// renders one synthesis model dry (no engine, no distance) with its default
+/// parameters to a mono float WAV. Exit 2 for an unknown model. Only in full builds.
+void addAudioSampleCommand(CLI::App& app, int& exitCode);
+
 /// `loam-tool spectrogram in.wav out.png [--fft 2048] [--hop 512] [--linear]`: draws a
 /// spectrogram PNG (log frequency axis by default). Exit 2 for an unreadable WAV, 1 if
 /// the PNG cannot be written. Only in full builds (LOAM_WITH_AUDIO).

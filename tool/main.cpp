@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   loam::tool::addSaveInfoCommand(app, exitCode);
 #endif
 #ifdef LOAM_WITH_AUDIO
+  loam::tool::addAudioSampleCommand(app, exitCode);
   loam::tool::addRenderAudioCommand(app, exitCode);
   loam::tool::addSpectrogramCommand(app, exitCode);
 #endif

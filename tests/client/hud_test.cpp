@@ -128,6 +128,12 @@ TEST_CASE("playing: fps, ping, rates, position and the tool") {
   REQUIRE(d);
   CHECK(d->colour.r > d->colour.g + 100);
   CHECK(findText(l, "mesh queue 17"));
+  CHECK(findText(l, "audio off"));
+  m.audioOn = true;
+  m.audioVoices = 12;
+  m.audioUnderruns = 3;
+  l = buildHud(m);
+  CHECK(findText(l, "audio 12 voices 3 underruns"));
 }
 
 TEST_CASE("chat lines fade after a while, stay while typing, and keep the newest 8") {
