@@ -108,15 +108,16 @@ void HrtfSource::convolve(const float* h, float* out, int frames) const noexcept
 void HrtfSource::process(const float* in, float* outL, float* outR, int frames) noexcept {
   frames = std::min(frames, kBlockFrames);
   std::memcpy(hist_.data() + (taps_ - 1), in, static_cast<std::size_t>(frames) * sizeof(float));
+  auto takeNext = [this] {  // the pending state becomes the current one
+    binaural_ = nextBinaural_;
+    curL_.swap(nextL_);
+    curR_.swap(nextR_);
+    gainL_ = nextGainL_;
+    gainR_ = nextGainR_;
+    pending_ = false;
+  };
   if (!primed_) {  // the first state is taken at once, not faded in from silence
-    if (pending_) {
-      binaural_ = nextBinaural_;
-      curL_.swap(nextL_);
-      curR_.swap(nextR_);
-      gainL_ = nextGainL_;
-      gainR_ = nextGainR_;
-      pending_ = false;
-    }
+    if (pending_) takeNext();
     primed_ = true;
   }
   auto render = [&](bool binaural, const std::vector<float>& hl, const std::vector<float>& hr, float gl, float gr,
@@ -141,12 +142,7 @@ void HrtfSource::process(const float* in, float* outL, float* outR, int frames) 
       outL[n] += w * (l[n] - outL[n]);
       outR[n] += w * (r[n] - outR[n]);
     }
-    binaural_ = nextBinaural_;
-    curL_.swap(nextL_);
-    curR_.swap(nextR_);
-    gainL_ = nextGainL_;
-    gainR_ = nextGainR_;
-    pending_ = false;
+    takeNext();
   }
   // Keep the last taps-1 inputs for the next block.
   std::memmove(hist_.data(), hist_.data() + frames, static_cast<std::size_t>(taps_ - 1) * sizeof(float));

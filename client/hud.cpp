@@ -109,6 +109,22 @@ int menuButtonAt(int width, int height, float x, float y) noexcept {
   return -1;
 }
 
+namespace {
+
+/// The Resume and Quit buttons with their labels; button hover (0, 1, or -1) lighter.
+void addMenuButtons(render::HudLayer& layer, int W, int H, int hover) {
+  const auto buttons = menuButtons(W, H);
+  for (int i = 0; i < 2; ++i) {
+    render::HudRect r = buttons[static_cast<std::size_t>(i)];
+    if (i == hover) r.colour = render::Rgba8{90, 90, 110, 240};
+    layer.rects.push_back(r);
+    const std::string label = i == 0 ? "Resume" : "Quit";
+    text(layer, r.x + (r.w - render::textWidth(label, kScale)) / 2, r.y + (r.h - 7 * kScale) / 2, label);
+  }
+}
+
+}  // namespace
+
 render::HudLayer buildHud(const HudModel& m) {
   render::HudLayer layer;
   const int W = m.width, H = m.height;
@@ -136,14 +152,7 @@ render::HudLayer buildHud(const HudModel& m) {
       layer.rects.push_back(bar.fill);
     }
     if (m.menuOpen) {
-      const auto buttons = menuButtons(W, H);
-      for (int i = 0; i < 2; ++i) {
-        render::HudRect r = buttons[static_cast<std::size_t>(i)];
-        if (i == m.menuHover) r.colour = render::Rgba8{90, 90, 110, 240};
-        layer.rects.push_back(r);
-        const std::string label = i == 0 ? "Resume" : "Quit";
-        text(layer, r.x + (r.w - render::textWidth(label, kScale)) / 2, r.y + (r.h - 7 * kScale) / 2, label);
-      }
+      addMenuButtons(layer, W, H, m.menuHover);
     }
     return layer;
   }
@@ -199,14 +208,7 @@ render::HudLayer buildHud(const HudModel& m) {
   if (m.menuOpen) {
     layer.rects.push_back(render::HudRect{0, 0, static_cast<float>(W), static_cast<float>(H), {0, 0, 0, 140}});
     centredText(layer, W, static_cast<float>(H) * 0.45f - 2 * kLine - 10, "Menu", kWhite);
-    const auto buttons = menuButtons(W, H);
-    for (int i = 0; i < 2; ++i) {
-      render::HudRect r = buttons[static_cast<std::size_t>(i)];
-      if (i == m.menuHover) r.colour = render::Rgba8{90, 90, 110, 240};
-      layer.rects.push_back(r);
-      const std::string label = i == 0 ? "Resume" : "Quit";
-      text(layer, r.x + (r.w - render::textWidth(label, kScale)) / 2, r.y + (r.h - 7 * kScale) / 2, label);
-    }
+    addMenuButtons(layer, W, H, m.menuHover);
   }
   return layer;
 }

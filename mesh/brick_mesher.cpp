@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "mesh/internal/padded_gather.h"
+
 namespace loam::mesh {
 
 namespace {
@@ -18,7 +20,7 @@ namespace {
 using Row = std::uint16_t;               // 10 bits: padded coordinates 0..9
 constexpr Row kInner = 0x1FE;            // bits 1..8: the brick itself
 
-constexpr int paddedIndex(int px, int py, int pz) { return px + kPadded * (py + kPadded * pz); }
+using internal::paddedIndex;
 
 /// Packed AO of the four canonical corners for a 9-bit neighbourhood of the layer
 /// outside a face. Bit r * 3 + b of the index is the voxel at row offset r - 1, bit
@@ -247,55 +249,27 @@ MeshClassTable meshClasses(const sim::MaterialTable& materials) {
 }
 
 void gatherPaddedBrick(const sim::BrickStore& world, sim::BrickCoord b, PaddedBrick& out) {
-  out.brick = b;
-  // 27 source bricks; per axis offset -1 covers padded 0 (local 7), 0 covers 1..8, +1 covers 9 (local 0).
-  for (int dz = -1; dz <= 1; ++dz) {
-    const int pz0 = dz < 0 ? 0 : dz == 0 ? 1 : 9, pz1 = dz < 0 ? 1 : dz == 0 ? 9 : 10;
-    for (int dy = -1; dy <= 1; ++dy) {
-      const int py0 = dy < 0 ? 0 : dy == 0 ? 1 : 9, py1 = dy < 0 ? 1 : dy == 0 ? 9 : 10;
-      for (int dx = -1; dx <= 1; ++dx) {
-        const int px0 = dx < 0 ? 0 : dx == 0 ? 1 : 9, px1 = dx < 0 ? 1 : dx == 0 ? 9 : 10;
-        sim::BrickView v = world.brick({b.x + dx, b.y + dy, b.z + dz});
-        if (v.isUniform()) {
-          const sim::MaterialId m = v.uniformMaterial();
-          const std::uint64_t pattern = 0x0101010101010101ull * m;  // 8-byte stores, no memset calls
-          for (int pz = pz0; pz < pz1; ++pz) {
-            for (int py = py0; py < py1; ++py) {
-              sim::MaterialId* dst = &out.voxels[static_cast<std::size_t>(paddedIndex(px0, py, pz))];
-              if (px1 - px0 == 8) {
-                std::memcpy(dst, &pattern, 8);
-              } else {
-                *dst = m;
-              }
-            }
-          }
-        } else if (dx == 0 && dy == 0 && dz == 0) {
-          // The centre: one bulk decode, then rows. (For the 64-voxel slabs of face
-          // neighbours per-voxel reads are cheaper than decoding 512.)
-          sim::MaterialId tmp[sim::kBrickVoxels];
-          v.decode(tmp);
-          for (int z = 0; z < 8; ++z)
-            for (int y = 0; y < 8; ++y)
-              std::memcpy(&out.voxels[static_cast<std::size_t>(paddedIndex(1, y + 1, z + 1))],
-                          &tmp[sim::voxelIndexInBrick(0, y, z)], 8);
-        } else {
-          for (int pz = pz0; pz < pz1; ++pz)
-            for (int py = py0; py < py1; ++py)
-              for (int px = px0; px < px1; ++px)
-                out.voxels[static_cast<std::size_t>(paddedIndex(px, py, pz))] =
-                    v.get((px + 7) & 7, (py + 7) & 7, (pz + 7) & 7);
-        }
-      }
+  using internal::PaddedSpan;
+  auto copyMixed = [&out](const sim::BrickView& v, sim::BrickCoord, int dx, int dy, int dz, PaddedSpan x,
+                          PaddedSpan y, PaddedSpan z) {
+    if (dx == 0 && dy == 0 && dz == 0) {
+      // The centre: one bulk decode, then rows. (For the 64-voxel slabs of face
+      // neighbours per-voxel reads are cheaper than decoding 512.)
+      sim::MaterialId tmp[sim::kBrickVoxels];
+      v.decode(tmp);
+      for (int lz = 0; lz < 8; ++lz)
+        for (int ly = 0; ly < 8; ++ly)
+          std::memcpy(&out.voxels[static_cast<std::size_t>(paddedIndex(1, ly + 1, lz + 1))],
+                      &tmp[sim::voxelIndexInBrick(0, ly, lz)], 8);
+      return;
     }
-  }
-  // Below the world's floor the bottom layer repeats: the underside is never seen,
-  // and air there would give every bottom brick a face.
-  if (b.y == world.bounds().minBrick.y) {
-    for (int pz = 0; pz < kPadded; ++pz)
-      for (int px = 0; px < kPadded; ++px)
-        out.voxels[static_cast<std::size_t>(paddedIndex(px, 0, pz))] =
-            out.voxels[static_cast<std::size_t>(paddedIndex(px, 1, pz))];
-  }
+    for (int pz = z.lo; pz < z.hi; ++pz)
+      for (int py = y.lo; py < y.hi; ++py)
+        for (int px = x.lo; px < x.hi; ++px)
+          out.voxels[static_cast<std::size_t>(paddedIndex(px, py, pz))] =
+              v.get((px + 7) & 7, (py + 7) & 7, (pz + 7) & 7);
+  };
+  internal::gatherPadded(world, b, out, copyMixed);
 }
 
 bool brickIsHidden(const sim::BrickStore& world, sim::BrickCoord b, const MeshClassTable& classes) {

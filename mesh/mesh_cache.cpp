@@ -17,6 +17,8 @@
 #include <mutex>
 #include <thread>
 
+#include "mesh/internal/padded_gather.h"
+
 namespace loam::mesh {
 
 namespace {
@@ -97,56 +99,28 @@ struct DecodeCache {
   }
 };
 
-constexpr int paddedIndex(int px, int py, int pz) { return px + kPadded * (py + kPadded * pz); }
+using internal::paddedIndex;
 
 /// gatherPaddedBrick through a DecodeCache (same result, tested against it).
 void gatherCached(const sim::BrickStore& world, sim::BrickCoord b, PaddedBrick& out, DecodeCache& cache,
                   std::uint64_t epoch) {
-  out.brick = b;
-  for (int dz = -1; dz <= 1; ++dz) {
-    const int pz0 = dz < 0 ? 0 : dz == 0 ? 1 : 9, pz1 = dz < 0 ? 1 : dz == 0 ? 9 : 10;
-    for (int dy = -1; dy <= 1; ++dy) {
-      const int py0 = dy < 0 ? 0 : dy == 0 ? 1 : 9, py1 = dy < 0 ? 1 : dy == 0 ? 9 : 10;
-      for (int dx = -1; dx <= 1; ++dx) {
-        const int px0 = dx < 0 ? 0 : dx == 0 ? 1 : 9, px1 = dx < 0 ? 1 : dx == 0 ? 9 : 10;
-        const sim::BrickCoord c{b.x + dx, b.y + dy, b.z + dz};
-        sim::BrickView v = world.brick(c);
-        if (v.isUniform()) {
-          const sim::MaterialId m = v.uniformMaterial();
-          const std::uint64_t pattern = 0x0101010101010101ull * m;  // 8-byte stores, no memset calls
-          for (int pz = pz0; pz < pz1; ++pz) {
-            for (int py = py0; py < py1; ++py) {
-              sim::MaterialId* dst = &out.voxels[static_cast<std::size_t>(paddedIndex(px0, py, pz))];
-              if (px1 - px0 == 8) {
-                std::memcpy(dst, &pattern, 8);
-              } else {
-                *dst = m;
-              }
-            }
-          }
-          continue;
-        }
-        const sim::MaterialId* src = cache.get(v, c, epoch);
-        for (int pz = pz0; pz < pz1; ++pz) {
-          for (int py = py0; py < py1; ++py) {
-            const sim::MaterialId* row = src + sim::voxelIndexInBrick(0, (py + 7) & 7, (pz + 7) & 7);
-            sim::MaterialId* dst = &out.voxels[static_cast<std::size_t>(paddedIndex(0, py, pz))];
-            if (dx == 0) {
-              std::memcpy(dst + 1, row, 8);
-            } else {
-              dst[px0] = row[(px0 + 7) & 7];
-            }
-          }
+  using internal::PaddedSpan;
+  auto copyMixed = [&](const sim::BrickView& v, sim::BrickCoord c, int dx, int, int, PaddedSpan x, PaddedSpan y,
+                       PaddedSpan z) {
+    const sim::MaterialId* src = cache.get(v, c, epoch);
+    for (int pz = z.lo; pz < z.hi; ++pz) {
+      for (int py = y.lo; py < y.hi; ++py) {
+        const sim::MaterialId* row = src + sim::voxelIndexInBrick(0, (py + 7) & 7, (pz + 7) & 7);
+        sim::MaterialId* dst = &out.voxels[static_cast<std::size_t>(paddedIndex(0, py, pz))];
+        if (dx == 0) {
+          std::memcpy(dst + 1, row, 8);
+        } else {
+          dst[x.lo] = row[(x.lo + 7) & 7];
         }
       }
     }
-  }
-  if (b.y == world.bounds().minBrick.y) {  // as gatherPaddedBrick: below the floor repeats the bottom layer
-    for (int pz = 0; pz < kPadded; ++pz)
-      for (int px = 0; px < kPadded; ++px)
-        out.voxels[static_cast<std::size_t>(paddedIndex(px, 0, pz))] =
-            out.voxels[static_cast<std::size_t>(paddedIndex(px, 1, pz))];
-  }
+  };
+  internal::gatherPadded(world, b, out, copyMixed);
 }
 
 }  // namespace

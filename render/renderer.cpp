@@ -60,6 +60,18 @@ float srgbToLinear(std::uint8_t c) {
   return x <= 0.04045f ? x / 12.92f : std::pow((x + 0.055f) / 1.055f, 2.4f);
 }
 
+/// Makes a copy's writes into buffer visible to host reads (after the fence).
+void transferToHostBarrier(VkCommandBuffer cb, VkBuffer buffer) {
+  VkBufferMemoryBarrier bb{};
+  bb.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
+  bb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  bb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  bb.srcQueueFamilyIndex = bb.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  bb.buffer = buffer;
+  bb.size = VK_WHOLE_SIZE;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 1, &bb, 0, nullptr);
+}
+
 }  // namespace
 
 Rgba8 Image::at(int x, int y) const {
@@ -660,14 +672,7 @@ struct Renderer::Impl {
     ib.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0, nullptr,
                          1, &ib);
-    VkBufferMemoryBarrier bb{};
-    bb.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
-    bb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    bb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    bb.srcQueueFamilyIndex = bb.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    bb.buffer = readback.buffer;
-    bb.size = VK_WHOLE_SIZE;
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 1, &bb, 0, nullptr);
+    transferToHostBarrier(cb, readback.buffer);
     return true;
   }
 
@@ -691,14 +696,7 @@ struct Renderer::Impl {
         copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
         copy.imageExtent = {ext.width, ext.height, 1};
         vkCmdCopyImageToBuffer(cb, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback.buffer, 1, &copy);
-        VkBufferMemoryBarrier bb{};
-        bb.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
-        bb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-        bb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-        bb.srcQueueFamilyIndex = bb.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        bb.buffer = readback.buffer;
-        bb.size = VK_WHOLE_SIZE;
-        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 1, &bb, 0, nullptr);
+        transferToHostBarrier(cb, readback.buffer);
       });
       if (r != VK_SUCCESS) return vk::vkError("readPixels copy", r);
     }

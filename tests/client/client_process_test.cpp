@@ -4,31 +4,22 @@
 // the environment variable of the same name overrides it).
 #include <doctest/doctest.h>
 
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_ONLY_PNG
 #include <stb/stb_image.h>
 
+#include "tests/support/process_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string clientBinary() {
-  if (const char* env = std::getenv("LOAM_CLIENT_BIN")) return env;
-  return LOAM_CLIENT_BIN;
-}
 
 struct Run {
   int exitCode = -1;
@@ -38,43 +29,12 @@ struct Run {
 /// Runs the client with args (stdout and stderr captured), killing it after timeout.
 Run runClient(const std::vector<std::string>& args, std::chrono::seconds timeout) {
   const fs::path log = fs::temp_directory_path() / ("loam_client_test_" + std::to_string(::getpid()) + ".log");
-  std::vector<std::string> argv{clientBinary()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) ::_exit(120);
-    ::dup2(fd, STDOUT_FILENO);
-    ::dup2(fd, STDERR_FILENO);
-    // No display: the offscreen path must not need one.
-    ::unsetenv("DISPLAY");
-    ::unsetenv("WAYLAND_DISPLAY");
-    std::vector<char*> cargv;
-    for (std::string& s : argv) cargv.push_back(s.data());
-    cargv.push_back(nullptr);
-    ::execv(argv[0].c_str(), cargv.data());
-    ::_exit(121);
-  }
   Run r;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      break;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  std::ifstream in(log);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.output = ss.str();
+  // No display: the offscreen path must not need one.
+  loam::test::Process client(loam::test::binaryPath("LOAM_CLIENT_BIN", LOAM_CLIENT_BIN), args, log, {},
+                             {"DISPLAY", "WAYLAND_DISPLAY"});
+  r.exitCode = client.wait(timeout);
+  r.output = loam::test::readText(log);
   fs::remove(log);
   return r;
 }

@@ -9,135 +9,37 @@
 #include <doctest/doctest.h>
 #include <httplib.h>
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
-extern char** environ;
+#include "tests/support/process_util.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using loam::test::countOf;
+using loam::test::readText;
 
 const std::string kScene = std::string(LOAM_SOURCE_DIR) + "/scenes/flat.toml";
 constexpr auto kStartTimeout = 120s;
 
-std::string serverBinary() {
-  if (const char* env = std::getenv("LOAM_SERVER_BIN")) return env;
-  return LOAM_SERVER_BIN;
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("loam_agones_test_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct TempDir : loam::test::TempDir {
+  TempDir() : loam::test::TempDir("loam_agones_test_") {}
 };
 
-std::string readText(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::size_t count(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
-/// A loam-server started with extra environment variables; output to logPath.
-struct Server {
-  pid_t pid = -1;
-  fs::path logPath;
-  bool reaped = false;
-  Clock::time_point exitSeenAt{};
-
+/// A loam-server started with extra environment variables; output to log.
+struct Server : loam::test::Process {
   Server(const std::vector<std::string>& args, const std::vector<std::string>& extraEnv, fs::path log)
-      : logPath(std::move(log)) {
-    std::string bin = serverBinary();
-    std::vector<std::string> argv{bin};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> env(extraEnv);
-    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-    // Built before fork: the test has threads, so the child must not allocate.
-    std::vector<char*> cargv, cenv;
-    for (std::string& s : argv) cargv.push_back(s.data());
-    cargv.push_back(nullptr);
-    for (std::string& s : env) cenv.push_back(s.data());
-    cenv.push_back(nullptr);
-    pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int fd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0) ::_exit(120);
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      ::execve(bin.c_str(), cargv.data(), cenv.data());
-      ::_exit(121);
-    }
-  }
-  ~Server() {
-    if (!reaped && pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  }
-  std::string log() const { return readText(logPath); }
-  /// Exit code, or -1 when killed after timeout or ended by a signal.
-  int wait(std::chrono::seconds timeout) {
-    auto deadline = Clock::now() + timeout;
-    for (;;) {
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        reaped = true;
-        exitSeenAt = Clock::now();
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      if (Clock::now() > deadline) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, nullptr, 0);
-        reaped = true;
-        return -1;
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-  }
-  bool running() {
-    if (reaped) return false;
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      reaped = true;
-      exitSeenAt = Clock::now();
-      return false;
-    }
-    return true;
-  }
+      : Process(loam::test::binaryPath("LOAM_SERVER_BIN", LOAM_SERVER_BIN), args, std::move(log), extraEnv) {}
 };
 
 /// One request the fake sidecar received.
@@ -253,7 +155,7 @@ TEST_CASE("loam-server reports ready, health and shutdown to the Agones SDK side
   REQUIRE(!calls.empty());
   const Call& last = calls.back();
   CHECK(last.path == "/shutdown");
-  CHECK(count(text, "agones: shutdown sent") == 1);
+  CHECK(countOf(text, "agones: shutdown sent") == 1);
   CHECK(last.at >= termAt);
   CHECK(last.at <= server.exitSeenAt);
   std::size_t shutdowns = 0, readies = 0;
@@ -281,18 +183,10 @@ TEST_CASE("loam-server reports ready, health and shutdown to the Agones SDK side
 TEST_CASE("without a sidecar listening, loam-server still runs and exits 0, logging the failure once") {
   TempDir dir;
   // A port nobody listens on: bound, then closed.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  ::close(fd);
+  const int port = loam::test::freeTcpPort();
   Server server({"--scene", kScene, "--port", "0", "--bind", "127.0.0.1", "--save-dir", (dir.path / "saves").string(),
                  "--duration", "5", "--stats-interval", "0"},
-                {"AGONES_SDK_HTTP_PORT=" + std::to_string(ntohs(a.sin_port))}, dir.path / "server.log");
+                {"AGONES_SDK_HTTP_PORT=" + std::to_string(port)}, dir.path / "server.log");
   int rc = server.wait(kStartTimeout);
   std::string text = server.log();
   INFO("log:\n" << text);
@@ -300,7 +194,7 @@ TEST_CASE("without a sidecar listening, loam-server still runs and exits 0, logg
   CHECK(text.find("stopping (duration reached)") != std::string::npos);
   CHECK(text.find("stopped") != std::string::npos);
   // Health, ready and shutdown all failed: one line for the one change of state.
-  CHECK(count(text, "agones: SDK sidecar at localhost port=" + std::to_string(ntohs(a.sin_port)) + " failing") == 1);
+  CHECK(countOf(text, "agones: SDK sidecar at localhost port=" + std::to_string(port) + " failing") == 1);
   CHECK(text.find("agones: shutdown sent") == std::string::npos);
 }
 

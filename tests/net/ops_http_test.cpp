@@ -7,137 +7,45 @@
 #include <doctest/doctest.h>
 #include <httplib.h>
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "server/log.h"
 #include "server/metrics.h"
+#include "tests/support/process_util.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using namespace loam::server;
+using loam::test::freeTcpPort;
 
 const std::string kScene = std::string(LOAM_SOURCE_DIR) + "/scenes/flat.toml";
 constexpr auto kStartTimeout = 120s;
 
-std::string serverBinary() {
-  if (const char* env = std::getenv("LOAM_SERVER_BIN")) return env;
-  return LOAM_SERVER_BIN;
-}
-
-/// A TCP port that was free a moment ago on 127.0.0.1.
-int freeTcpPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("loam_ops_http_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct TempDir : loam::test::TempDir {
+  TempDir() : loam::test::TempDir("loam_ops_http_test_") {}
 };
 
-std::string readText(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-/// A running loam-server whose stdout and stderr go to logPath.
-struct Server {
-  pid_t pid = -1;
-  fs::path logPath;
-  bool reaped = false;
-
-  Server(const std::vector<std::string>& args, fs::path log) : logPath(std::move(log)) {
-    std::string bin = serverBinary();
-    std::vector<std::string> argv{bin};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (std::string& s : argv) cargv.push_back(s.data());
-    cargv.push_back(nullptr);
-    pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int fd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0) ::_exit(120);
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      ::execv(bin.c_str(), cargv.data());
-      ::_exit(121);
-    }
-  }
-  ~Server() {
-    if (!reaped && pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  }
-  std::string log() const { return readText(logPath); }
-  bool running() {
-    if (reaped) return false;
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      reaped = true;
-      return false;
-    }
-    return true;
-  }
-  /// Exit code, or -1 when killed after timeout or ended by a signal.
-  int wait(std::chrono::seconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        reaped = true;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, nullptr, 0);
-        reaped = true;
-        return -1;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-  }
+/// A running loam-server whose stdout and stderr go to log.
+struct Server : loam::test::Process {
+  Server(const std::vector<std::string>& args, fs::path log)
+      : Process(loam::test::binaryPath("LOAM_SERVER_BIN", LOAM_SERVER_BIN), args, std::move(log)) {}
 };
 
 /// A minimal JSON checker: one object of string keys and string / number / bool /
@@ -553,20 +461,12 @@ TEST_CASE("loam-server --log-format json writes one JSON object per line") {
 
 TEST_CASE("an HTTP port that is taken is a runtime failure (exit 1)") {
   TempDir dir;
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::listen(fd, 1) == 0);
-  socklen_t len = sizeof a;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  loam::test::LoopbackSocket taken(SOCK_STREAM);  // held until the server gave up
+  REQUIRE(::listen(taken.fd, 1) == 0);
   Server server({"--scene", kScene, "--port", "0", "--save-dir", (dir.path / "saves").string(), "--http-port",
-                 std::to_string(ntohs(a.sin_port))},
+                 std::to_string(taken.port)},
                 dir.path / "server.log");
   int rc = server.wait(60s);
-  ::close(fd);
   INFO("log:\n" << server.log());
   CHECK(rc == 1);
   CHECK(server.log().find("error: cannot listen for HTTP on 127.0.0.1:") != std::string::npos);

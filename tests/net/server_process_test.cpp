@@ -5,144 +5,41 @@
 // variable of the same name overrides it).
 #include <doctest/doctest.h>
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include "tests/support/process_util.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using loam::test::countOf;
+using loam::test::freeUdpPort;
 
 const std::string kScene = std::string(LOAM_SOURCE_DIR) + "/scenes/flat.toml";
 // Generation of flat.toml takes seconds; on a loaded CI machine, much longer.
 constexpr auto kStartTimeout = 240s;
 
-std::string serverBinary() {
-  if (const char* env = std::getenv("LOAM_SERVER_BIN")) return env;
-  return LOAM_SERVER_BIN;
-}
-
-/// A UDP port that was free a moment ago on 127.0.0.1.
-int freeUdpPort() {
-  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-/// A fresh temp folder, removed with the object.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("loam_server_process_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct TempDir : loam::test::TempDir {
+  TempDir() : loam::test::TempDir("loam_server_process_test_") {}
 };
 
-std::string readText(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-/// A running loam-server whose stdout and stderr go to logPath.
-struct Server {
-  pid_t pid = -1;
-  fs::path logPath;
-  int exitCode = -1;
-
-  Server(const std::vector<std::string>& args, fs::path log) : logPath(std::move(log)) {
-    std::string bin = serverBinary();
-    std::vector<std::string> argv{bin};
-    argv.insert(argv.end(), args.begin(), args.end());
-    pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int fd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0) ::_exit(120);
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      std::vector<char*> cargv;
-      for (std::string& s : argv) cargv.push_back(s.data());
-      cargv.push_back(nullptr);
-      ::execv(bin.c_str(), cargv.data());
-      ::_exit(121);  // exec failed
-    }
-  }
-  ~Server() {
-    if (exitCode < 0 && pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  }
-
-  std::string log() const { return readText(logPath); }
-
-  /// Waits for the process to end; kills it after timeout. Returns its exit code,
-  /// or -1 when it had to be killed or died from a signal.
-  int wait(std::chrono::seconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      int status = 0;
-      pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid) {
-        exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        if (exitCode < 0) exitCode = 255;  // reaped: the destructor must not kill again
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, nullptr, 0);
-        exitCode = 255;
-        return -1;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-  }
-
-  /// Waits until the log contains needle (or the process ended / timeout).
-  bool waitForLog(const std::string& needle, std::chrono::seconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (log().find(needle) != std::string::npos) return true;
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 255;
-        return log().find(needle) != std::string::npos;
-      }
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
-  }
+/// A running loam-server whose stdout and stderr go to log.
+struct Server : loam::test::Process {
+  Server(const std::vector<std::string>& args, fs::path log)
+      : Process(loam::test::binaryPath("LOAM_SERVER_BIN", LOAM_SERVER_BIN), args, std::move(log)) {}
 };
 
 /// Ticks of the saves in dir (flat-1-<tick>.loamsave), ascending.
@@ -172,12 +69,6 @@ std::vector<std::string> baseArgs(const TempDir& dir, int port) {
           (dir.path / "saves").string()};
 }
 
-std::size_t count(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("loam-server runs for --duration, saves, and the next start loads the newest save") {
@@ -195,7 +86,7 @@ TEST_CASE("loam-server runs for --duration, saves, and the next start loads the 
   CHECK(log1.find("listening on 127.0.0.1:") != std::string::npos);
   CHECK(log1.find("generating world: 100%") != std::string::npos);
   CHECK(log1.find("stats: ") != std::string::npos);
-  CHECK(count(log1, "Z saved ") >= 3);  // at 2 s, 4 s and on exit
+  CHECK(countOf(log1, "Z saved ") >= 3);  // at 2 s, 4 s and on exit
   std::uint64_t stopTick = numberAfter(log1, "stopping (duration reached) at tick ");
   CHECK(stopTick >= 300);  // 6 s at 60 Hz, minus scheduling slack
   CHECK(stopTick <= 370);
@@ -237,6 +128,45 @@ TEST_CASE("loam-server runs for --duration, saves, and the next start loads the 
         std::string::npos);
 }
 
+TEST_CASE("saves of another version of the world are kept as .stale and never crowd out the current world's") {
+  TempDir dir;
+  const fs::path saves = dir.path / "saves";
+  // The same scene name and seed, one terrain number changed: a different world.
+  const fs::path edited = dir.path / "flat.toml";
+  {
+    std::string text = loam::test::readText(kScene);
+    const std::string materials = "materials = \"";
+    REQUIRE(text.find(materials) != std::string::npos);
+    text.replace(text.find(materials), materials.size(), materials + LOAM_SOURCE_DIR + "/");
+    REQUIRE(text.find("base_height = 0.4") != std::string::npos);
+    text.replace(text.find("base_height = 0.4"), 17, "base_height = 0.6");
+    std::ofstream(edited) << text;
+  }
+  std::vector<std::string> old = baseArgs(dir, freeUdpPort());
+  old[1] = edited.string();
+  for (const char* a : {"--save-interval", "1", "--duration", "4"}) old.push_back(a);
+  Server oldWorld(old, dir.path / "old.log");
+  REQUIRE(oldWorld.wait(kStartTimeout + 30s) == 0);
+  const std::vector<std::uint64_t> oldTicks = saveTicks(saves);
+  REQUIRE(oldTicks.size() == 3);
+
+  // The current world starts fresh, moves the old saves aside and keeps its own save
+  // although its tick is lower than theirs.
+  std::vector<std::string> args = baseArgs(dir, freeUdpPort());
+  for (const char* a : {"--save-interval", "0", "--duration", "0.5"}) args.push_back(a);
+  Server current(args, dir.path / "current.log");
+  REQUIRE(current.wait(kStartTimeout + 30s) == 0);
+  std::string log = current.log();
+  INFO("log:\n" << log);
+  CHECK(countOf(log, "skipping save ") == 3);
+  for (std::uint64_t t : oldTicks) {
+    CHECK(fs::exists(saves / ("flat-1-" + std::to_string(t) + ".loamsave.stale")));
+  }
+  const std::vector<std::uint64_t> now = saveTicks(saves);
+  REQUIRE(now.size() == 1);
+  CHECK(now[0] < oldTicks.front());
+}
+
 TEST_CASE("loam-server saves and exits 0 on SIGTERM") {
   TempDir dir;
   std::vector<std::string> args = baseArgs(dir, freeUdpPort());
@@ -265,7 +195,7 @@ TEST_CASE("loam-server exit codes: 2 for bad config, 1 for runtime failures") {
     CHECK(s.wait(30s) == 2);
     std::string log = s.log();
     CHECK(log.find("--port 70000") != std::string::npos);
-    CHECK(count(log, "\n") == 1);  // one line
+    CHECK(countOf(log, "\n") == 1);  // one line
   }
   SUBCASE("unknown flag") {
     Server s({"--scene", kScene, "--frobnicate"}, dir.path / "b.log");
@@ -285,17 +215,9 @@ TEST_CASE("loam-server exit codes: 2 for bad config, 1 for runtime failures") {
     CHECK(s.log().find("cannot load scene") != std::string::npos);
   }
   SUBCASE("the port is taken") {
-    int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    socklen_t len = sizeof a;
-    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-    Server s(baseArgs(dir, ntohs(a.sin_port)), dir.path / "e.log");
+    loam::test::LoopbackSocket taken(SOCK_DGRAM);  // held until the server gave up
+    Server s(baseArgs(dir, taken.port), dir.path / "e.log");
     int rc = s.wait(kStartTimeout);
-    ::close(fd);
     INFO("log:\n" << s.log());
     CHECK(rc == 1);
     CHECK(s.log().find("cannot start the server") != std::string::npos);
