@@ -36,14 +36,15 @@ double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// Moves a bad save out of the way so the next start does not trip on it again.
-void moveAside(const std::string& path) {
+/// Moves a save out of the way (renamed path + suffix, never deleted) so the next
+/// start does not trip on it again and pruning does not count it.
+void moveAside(const std::string& path, const char* suffix = ".corrupt") {
   std::error_code ec;
-  fs::rename(path, path + ".corrupt", ec);
+  fs::rename(path, path + suffix, ec);
   if (ec) {
-    logLine("could not rename %s to .corrupt: %s", path.c_str(), ec.message().c_str());
+    logLine("could not rename %s to %s: %s", path.c_str(), suffix, ec.message().c_str());
   } else {
-    logLine("moved %s aside to %s.corrupt", path.c_str(), path.c_str());
+    logLine("moved %s aside to %s%s", path.c_str(), path.c_str(), suffix);
   }
 }
 
@@ -108,7 +109,11 @@ sim::Result<std::optional<LoadedSave>> loadNewestSave(const std::string& dir, st
       continue;
     }
     if (auto id = sim::checkSaveIdentity(data->header, identity); !id) {
+      // Another world under the same name and seed (the scene, materials or generator
+      // changed): keep it, but out of the list, or pruning would count its higher
+      // ticks and delete every save of the current world as soon as it is written.
       logLine("skipping save %s: %s", file.path.c_str(), id.error().message.c_str());
+      moveAside(file.path, ".stale");
       continue;
     }
     if (auto r = sim::restoreState(*data, state); !r) {
