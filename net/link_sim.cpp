@@ -52,6 +52,12 @@ bool sameAddress(const sockaddr_in& a, const sockaddr_in& b) {
 int openUdp(std::uint32_t bindAddr) {
   int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
+  // Big buffers, as ENet's hosts get (enet_support.h): when the relay thread is not
+  // scheduled for a while, the kernel would otherwise drop datagrams the profile
+  // never asked to lose.
+  constexpr int kBytes = 4 << 20;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &kBytes, sizeof kBytes);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &kBytes, sizeof kBytes);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(bindAddr);
