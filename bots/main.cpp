@@ -5,7 +5,8 @@
 //   swarm: many lightweight bots on one ENet host, no world (sim-free load).
 //
 // One 60 Hz loop drives every bot of the process; a JSON report and a summary line
-// come out at the end. Exit code 0 when every bot ran to the end without a desync
+// come out at the end, and with --report-html a page with plots over time (bots
+// sampled once a second in the loop; server metrics scraped on their own thread). Exit code 0 when every bot ran to the end without a desync
 // or failure, 1 otherwise, 2 for bad arguments.
 #include <CLI/CLI.hpp>
 
@@ -20,6 +21,9 @@
 #include <thread>
 
 #include "bots/bot_script.h"
+#include "bots/html_report.h"
+#include "bots/run_series.h"
+#include "bots/server_metrics.h"
 #include "bots/swarm.h"
 #include "net/client_connection.h"
 #include "net/link_sim.h"
@@ -45,6 +49,8 @@ struct Options {
   std::string script;
   double duration = 60;
   std::string report;
+  std::string reportHtml;
+  std::string serverMetrics;
   std::string namePrefix = "bot";
   std::string scenes = "scenes";
   net::LinkProfile link;
@@ -181,6 +187,119 @@ bool writeReport(const std::string& path, const std::vector<BotReport>& reports,
   return static_cast<bool>(f);
 }
 
+std::string linkDescription(const net::LinkProfile& l) {
+  if (!l.active()) return "none (direct)";
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "latency %g ms, jitter %g ms, loss %g, duplicate %g, reorder %g, seed %" PRIu64,
+                l.latencyMs, l.jitterMs, l.loss, l.duplicate, l.reorder, static_cast<std::uint64_t>(l.seed));
+  return buf;
+}
+
+// The HTML report: settings, the summary table (the JSON report's numbers), plots.
+bool writeHtmlReport(const Options& opt, const std::vector<BotReport>& reports, double seconds,
+                     const std::vector<bots::RunSample>& run, const bots::ServerMetricsScraper* scraper) {
+  namespace h = bots::html;
+  auto f = h::formatNumber;
+  h::Page page;
+  page.title = "loam-bots load test: " + std::to_string(reports.size()) + " " + opt.mode + " bots against " + opt.server;
+  // Shown without its scheme: the page itself references no URL.
+  const std::string metricsShown =
+      opt.serverMetrics.rfind("http://", 0) == 0 ? opt.serverMetrics.substr(7) : opt.serverMetrics;
+  page.settings = {{"server", opt.server},
+                   {"mode", opt.mode},
+                   {"count", std::to_string(opt.count)},
+                   {"duration", f(opt.duration) + " s requested, " + f(seconds) + " s run"},
+                   {"link profile", linkDescription(opt.link)},
+                   {"script", opt.script.empty() ? "random walk" : opt.script},
+                   {"server metrics", opt.serverMetrics.empty() ? "not scraped" : metricsShown + ", every second"}};
+  page.tableTitle = "Summary";
+  page.tableHeader = {"bot", "phase", "join ms", "rtt ms", "bytes in", "bytes out", "in B/s", "out B/s",
+                      "corrections", "steps applied", "desyncs"};
+  BotReport total;
+  std::size_t ok = 0;
+  for (const BotReport& r : reports) {
+    total.bytesIn += r.bytesIn;
+    total.bytesOut += r.bytesOut;
+    total.corrections += r.corrections;
+    total.stepsApplied += r.stepsApplied;
+    total.desyncCount += r.desyncCount;
+    ok += r.ok ? 1 : 0;
+  }
+  auto rate = [&](std::uint64_t b) { return f(seconds > 0 ? static_cast<double>(b) / seconds : 0.0); };
+  auto u = [&](std::uint64_t v) { return std::to_string(v); };
+  page.tableRows.push_back({"all (" + u(reports.size()) + " bots, " + u(ok) + " ok)", "", "", "", u(total.bytesIn),
+                            u(total.bytesOut), rate(total.bytesIn), rate(total.bytesOut), u(total.corrections),
+                            u(total.stepsApplied), u(total.desyncCount)});
+  constexpr std::size_t kMaxRows = 200;  // a page, not a database: the JSON report has them all
+  for (std::size_t i = 0; i < reports.size() && i < kMaxRows; ++i) {
+    const BotReport& r = reports[i];
+    page.tableRows.push_back({r.name + (r.error.empty() ? "" : " (" + r.error + ")"), r.phase, f(r.joinMs),
+                              f(r.rttMs), u(r.bytesIn), u(r.bytesOut), rate(r.bytesIn), rate(r.bytesOut),
+                              u(r.corrections), u(r.stepsApplied), u(r.desyncCount)});
+  }
+  if (reports.size() > kMaxRows)
+    page.tableNote = "First " + u(kMaxRows) + " of " + u(reports.size()) + " bots shown; --report writes them all.";
+
+  // Server plots from the scraper, or a note saying how to get them.
+  h::Plot step, players;
+  step.title = "Server step time per interval";
+  step.yLabel = "ms";
+  step.ref = h::RefLine{"16.7 ms budget", 1000.0 / 60.0, "#d62728"};
+  players.title = "Players on the server";
+  players.yLabel = "players";
+  const std::vector<bots::ServerSample> server = scraper ? scraper->samples() : std::vector<bots::ServerSample>{};
+  if (!scraper) {
+    step.emptyNote = players.emptyNote = "no server metrics (pass --server-metrics)";
+  } else if (server.empty()) {
+    step.emptyNote = players.emptyNote = "no server metrics (every scrape of " + metricsShown + " failed)";
+  } else {
+    h::Series p50{"p50", {}, "#1f77b4", false}, p99{"p99", {}, "#ff7f0e", false}, pl{"players", {}, "#2ca02c", false};
+    for (const bots::ServerSample& s : server) {
+      step.x.push_back(s.t);
+      p50.y.push_back(s.stepP50Ms);
+      p99.y.push_back(s.stepP99Ms);
+      pl.y.push_back(s.players);
+    }
+    players.x = step.x;
+    step.series = {p50, p99};
+    players.series = {pl};
+  }
+
+  h::Plot bytes, rtt, errors;
+  bytes.title = "Bytes per second per bot";
+  bytes.yLabel = "bytes/s";
+  rtt.title = "Round-trip time";
+  rtt.yLabel = "ms";
+  errors.title = "Prediction corrections and desyncs (cumulative, all bots)";
+  errors.yLabel = "count";
+  h::Series inMean{"in, mean", {}, "#1f77b4", false}, outMean{"out, mean", {}, "#ff7f0e", false};
+  h::Band inBand{"in, min-max", {}, {}, "#1f77b4"};
+  h::Series rttMean{"mean", {}, "#1f77b4", false}, rttMax{"max", {}, "#d62728", true};
+  h::Series corr{"corrections", {}, "#9467bd", false}, des{"desyncs", {}, "#d62728", false};
+  for (const bots::RunSample& s : run) {
+    bytes.x.push_back(s.t);
+    inMean.y.push_back(s.inMean);
+    inBand.lo.push_back(s.inMin);
+    inBand.hi.push_back(s.inMax);
+    outMean.y.push_back(s.outMean);
+    rttMean.y.push_back(s.rttMean);
+    rttMax.y.push_back(s.rttMax);
+    corr.y.push_back(static_cast<double>(s.corrections));
+    des.y.push_back(static_cast<double>(s.desyncs));
+  }
+  rtt.x = errors.x = bytes.x;
+  bytes.series = {inMean, outMean};
+  bytes.band = inBand;
+  rtt.series = {rttMean, rttMax};
+  errors.series = {corr, des};
+  if (opt.mode == "swarm") errors.title += " (swarm bots do not predict: corrections stay 0)";
+  page.plots = {step, players, bytes, rtt, errors};
+
+  std::ofstream out(opt.reportHtml, std::ios::binary);
+  out << h::renderPage(page);
+  return static_cast<bool>(out);
+}
+
 bool parseServer(const std::string& s, std::string& host, std::uint16_t& port) {
   const std::size_t colon = s.rfind(':');
   if (colon == std::string::npos || colon == 0) return false;
@@ -220,6 +339,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e7))
       ->capture_default_str();
   app.add_option("--report", opt.report, "Write a JSON report here (per bot and totals)");
+  app.add_option("--report-html", opt.reportHtml,
+                 "Write a self-contained HTML page here (summary table, plots over time; no scripts)");
+  app.add_option("--server-metrics", opt.serverMetrics,
+                 "The server's Prometheus endpoint, http://HOST:PORT/metrics (loam-server --http-port): "
+                 "scraped every second for step time and players in --report-html");
   app.add_option("--name-prefix", opt.namePrefix, "Bot names are <prefix><N>")->capture_default_str();
   app.add_option("--scenes", opt.scenes, "Folder holding <scene>.toml (full bots)")->capture_default_str();
   app.add_option("--link-latency-ms", opt.link.latencyMs, "Link simulator: one-way latency, ms")
@@ -250,6 +374,16 @@ int main(int argc, char** argv) {
       return 2;
     }
     script = std::move(*loaded);
+  }
+
+  std::unique_ptr<bots::ServerMetricsScraper> scraper;
+  if (!opt.serverMetrics.empty()) {
+    auto made = bots::ServerMetricsScraper::create(opt.serverMetrics);
+    if (!made) {
+      std::fprintf(stderr, "loam-bots: %s\n", made.error().message.c_str());
+      return 2;
+    }
+    scraper = std::move(*made);
   }
 
   // One relay for every bot of the process; bots then connect to it, not the server.
@@ -310,6 +444,23 @@ int main(int argc, char** argv) {
   bots::BotTick tick;
   std::signal(SIGINT, onStopSignal);
   std::signal(SIGTERM, onStopSignal);
+  // Once a second: every bot's totals into the run's series (for --report-html).
+  bots::RunSeries series(opt.count);
+  std::vector<bots::BotTotals> totals(opt.count);
+  double nextSampleMs = 0;
+  auto sampleBots = [&](double now) {
+    std::size_t i = 0;
+    for (FullBot& b : full) {
+      const net::ClientStats s = b.conn->stats();
+      totals[i++] = {s.bytesIn, s.bytesOut, s.rttMs, s.prediction.corrections, s.desyncCount,
+                     b.conn->phase() == net::ClientPhase::Playing};
+    }
+    if (swarm)
+      for (const bots::SwarmBot& b : swarm->bots())
+        totals[i++] = {b.bytesIn, b.bytesOut, b.rttMs, 0, 0, b.phase == bots::SwarmBot::Phase::Playing};
+    series.sample(now / 1000.0, totals);
+  };
+  if (scraper) scraper->start(start);
   while (Clock::now() < end && !gStop) {
     const double now = nowMs();
     for (FullBot& b : full) {
@@ -332,12 +483,17 @@ int main(int argc, char** argv) {
       b.eventsSeen += b.conn->takeEvents().size();
     }
     if (swarm) swarm->service(now, true);
+    if (!opt.reportHtml.empty() && now >= nextSampleMs) {
+      sampleBots(now);
+      nextSampleMs += 1000;
+    }
     next += tickLen;
     const Clock::time_point t = Clock::now();
     if (next < t - std::chrono::milliseconds(100)) next = t;  // fell behind: do not burst to catch up
     std::this_thread::sleep_until(next);
   }
   const double seconds = nowMs() / 1000.0;
+  if (scraper) scraper->stop();
 
   // Collect before disconnecting (a disconnect changes the phase).
   std::vector<BotReport> reports;
@@ -398,6 +554,8 @@ int main(int argc, char** argv) {
   if (!opt.report.empty() && !writeReport(opt.report, reports, seconds)) {
     std::fprintf(stderr, "loam-bots: cannot write %s\n", opt.report.c_str());
   }
+  if (!opt.reportHtml.empty() && !writeHtmlReport(opt, reports, seconds, series.samples(), scraper.get()))
+    std::fprintf(stderr, "loam-bots: cannot write %s\n", opt.reportHtml.c_str());
   std::fprintf(stderr, "loam-bots: %zu of %zu %s bots ran to the end in %.1f s; %" PRIu64 " desyncs, %" PRIu64
                " prediction corrections%s\n",
                okCount, reports.size(), opt.mode.c_str(), seconds, desyncs, corrections,
