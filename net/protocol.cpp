@@ -14,6 +14,8 @@ const char* rejectCodeName(RejectCode code) noexcept {
     case RejectCode::Timeout: return "timed out";
     case RejectCode::TooSlow: return "link too slow";
     case RejectCode::ShuttingDown: return "server shutting down";
+    case RejectCode::Kicked: return "kicked";
+    case RejectCode::Banned: return "banned";
   }
   return "unknown";
 }

@@ -49,6 +49,8 @@ enum class RejectCode : std::uint16_t {
   Timeout = 7,           ///< no WorldReady in time
   TooSlow = 8,           ///< reliable backlog beyond the cap (the link cannot keep up)
   ShuttingDown = 9,      ///< server is stopping
+  Kicked = 10,           ///< an administrator removed the player (text: the reason)
+  Banned = 11,           ///< the name or address is banned (text: the reason)
 };
 
 /// Human-readable name of a reject code ("protocol mismatch").

@@ -258,6 +258,7 @@ struct ServerHost::Impl {
   std::uint16_t boundPort = 0;
 
   std::vector<Session> sessions;  ///< index = peer - host->peers
+  AdmissionFilter admission;      ///< bans (admin console); empty = admit all
   std::uint32_t nextPlayerId = 1;
   std::vector<sim::PlayerId> orphans;       ///< players loaded with the state: no session owns them
   std::vector<sim::PlayerId> pendingLeaves;  ///< LeaveCommands for the next step
@@ -488,7 +489,17 @@ struct ServerHost::Impl {
     if (data != 0 && data != kProtocolVersion) {
       reject(s, RejectCode::ProtocolMismatch,
              "protocol " + std::to_string(data) + ", server speaks " + std::to_string(kProtocolVersion));
+      return;
     }
+    if (admission) {
+      if (std::string why = admission(addressOf(peer), ""); !why.empty()) reject(s, RejectCode::Banned, why);
+    }
+  }
+
+  static std::string addressOf(const ENetPeer* peer) {
+    char ip[64] = "?";
+    enet_address_get_host_ip(&peer->address, ip, sizeof ip);
+    return std::string(ip);
   }
 
   /// Counts one message against the peer's rate; false = drop it (flooding).
@@ -573,6 +584,13 @@ struct ServerHost::Impl {
     if (hello.kind() > 2) {
       reject(s, RejectCode::BadHello, "unknown client kind " + std::to_string(hello.kind()));
       return true;
+    }
+    if (admission) {
+      std::string why = admission(addressOf(s.peer), std::string(hello.name()->c_str(), hello.name()->size()));
+      if (!why.empty()) {
+        reject(s, RejectCode::Banned, why);
+        return true;
+      }
     }
     if (playersAdmitted() >= config.maxPlayers) {
       reject(s, RejectCode::ServerFull, "server full (" + std::to_string(config.maxPlayers) + " players)");
@@ -1364,6 +1382,32 @@ void ServerHost::waitForInput(int timeoutMs) {
   enet_host_flush(impl_->host);
   impl_->collectHostTotals();
 }
+
+std::vector<PeerInfo> ServerHost::players() const {
+  std::vector<PeerInfo> out;
+  for (const Session& s : impl_->sessions) {
+    if (s.phase != Phase::Welcomed && s.phase != Phase::Joining && s.phase != Phase::Playing) continue;
+    PeerInfo p;
+    p.id = s.id;
+    p.name = std::string(s.name.view());
+    p.address = Impl::addressOf(s.peer) + ":" + std::to_string(s.peer->address.port);
+    p.rttMs = s.peer->roundTripTime;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+bool ServerHost::kick(sim::PlayerId id, const std::string& reason) {
+  for (Session& s : impl_->sessions) {
+    if (s.phase == Phase::Free || s.phase == Phase::Rejected || s.id.value != id.value || id.value == 0) continue;
+    impl_->reject(s, RejectCode::Kicked, "kicked: " + reason);
+    enet_host_flush(impl_->host);
+    return true;
+  }
+  return false;
+}
+
+void ServerHost::setAdmissionFilter(AdmissionFilter filter) { impl_->admission = std::move(filter); }
 
 void ServerHost::shutdown() {
   Impl& im = *impl_;

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -93,6 +94,18 @@ struct HostedWorld {
   std::vector<sim::CellHash> generatedCells;  ///< cell hashes right after generation
 };
 
+/// One admitted session, for the admin console.
+struct PeerInfo {
+  sim::PlayerId id;
+  std::string name;
+  std::string address;   ///< "a.b.c.d:port"
+  std::uint32_t rttMs = 0;  ///< ENet's smoothed round-trip time
+};
+
+/// Decides whether an address (dotted quad, at connect) or a name (at Hello) may
+/// join: returns "" to admit, else the reason sent in the Reject.
+using AdmissionFilter = std::function<std::string(const std::string& address, const std::string& name)>;
+
 /// Describes a freshly generated world (before any save is applied) for Welcome.
 /// Costs one full hashWorld.
 HostedWorld describeHostedWorld(const std::string& sceneName, const sim::BrickStore& generated);
@@ -114,6 +127,17 @@ class ServerHost {
   /// Waits up to timeoutMs for network input (so an idle loop sleeps in the socket
   /// instead of spinning), handling what arrives. The next tick() handles the rest.
   void waitForInput(int timeoutMs);
+
+  /// Sessions past Hello (welcomed, joining or playing). Allocates.
+  std::vector<PeerInfo> players() const;
+
+  /// Rejects the session of player id with reason (the player leaves in the next
+  /// step). False if no such session.
+  bool kick(sim::PlayerId id, const std::string& reason);
+
+  /// Installs the admission check (called at connect with name "", at Hello with
+  /// both). Replaces any previous one; an empty function admits everyone.
+  void setAdmissionFilter(AdmissionFilter filter);
 
   /// Sends Reject{ShuttingDown} to everyone and flushes.
   void shutdown();

@@ -101,7 +101,7 @@ struct Spec {
   Problem (*set)(const Raw&, ServerOptions&);
 };
 
-const std::array<Spec, 14> kSpecs{{
+const std::array<Spec, 15> kSpecs{{
     {"scene", "FILE", "Scene file (.toml) to generate and host (required)",
      [](const Raw& r, ServerOptions& o) { return readText(r, 4096, o.scenePath); }},
     {"seed", "N", "World seed (default: the scene's seed)",
@@ -162,7 +162,14 @@ const std::array<Spec, 14> kSpecs{{
        o.logFormat = std::move(v);
        return std::nullopt;
      }},
+    {"admin-token", "TOKEN",
+     "Secret for POST /admin on the HTTP endpoint (loam-tool admin); unset = remote admin off. Prefer "
+     "LOAM_ADMIN_TOKEN or the config file: flags show in ps",
+     [](const Raw& r, ServerOptions& o) { return readText(r, 256, o.adminToken); }},
 }};
+
+/// Secrets must not appear in error messages (they end up in logs).
+bool isSecret(std::string_view flag) { return flag == "admin-token"; }
 
 std::string envName(std::string_view flag) {
   std::string s = "LOAM_";
@@ -335,14 +342,15 @@ ParseResult parseOptions(int argc, const char* const* argv, const Environment& e
   for (const Spec& spec : kSpecs) {
     std::string name = envName(spec.flag);
     if (const std::string* v = envValue(name)) {
-      Raw raw{Raw::Type::Untyped, *v, name + "=" + *v};
+      Raw raw{Raw::Type::Untyped, *v, isSecret(spec.flag) ? name : name + "=" + *v};
       if (auto p = spec.set(raw, o)) return fail(*p);
     }
   }
   for (std::size_t i = 0; i < kSpecs.size(); ++i) {
     if (flags.options[i]->count() == 0) continue;
     const std::string& v = flags.values[i];
-    Raw raw{Raw::Type::Untyped, v, "--" + std::string(kSpecs[i].flag) + " " + v};
+    Raw raw{Raw::Type::Untyped, v,
+            "--" + std::string(kSpecs[i].flag) + (isSecret(kSpecs[i].flag) ? std::string() : " " + v)};
     if (auto p = kSpecs[i].set(raw, o)) return fail(*p);
   }
   // Agones' variable: ours to read, not to name, so it sits outside the option table.

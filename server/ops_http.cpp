@@ -12,6 +12,9 @@ namespace loam::server {
 
 struct OpsHttpServer::Impl {
   const OpsBoard& board;
+  std::string adminToken;  ///< never logged
+  AdminQueue* adminQueue = nullptr;
+  AdminRateLimiter limiter;
   httplib::Server http;
   std::thread thread;
 
@@ -31,9 +34,12 @@ OpsHttpServer::OpsHttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 OpsHttpServer::~OpsHttpServer() { stop(); }
 
 sim::Result<std::unique_ptr<OpsHttpServer>> OpsHttpServer::start(const std::string& address, std::uint16_t port,
-                                                                  const OpsBoard& board) {
+                                                                  const OpsBoard& board, std::string adminToken,
+                                                                  AdminQueue* adminQueue) {
   auto impl = std::make_unique<Impl>(board);
   Impl* im = impl.get();
+  im->adminToken = std::move(adminToken);
+  im->adminQueue = adminQueue;
   httplib::Server& http = im->http;
   // A few workers: probes and one scraper, never a crowd. Short keep-alive so an
   // idle scraper connection does not hold a worker for long.
@@ -69,6 +75,54 @@ sim::Result<std::unique_ptr<OpsHttpServer>> OpsHttpServer::start(const std::stri
     OpsSnapshot s = im->board.read();
     res.set_content(formatStatusJson(im->board.identity(), s, p), "application/json");
   });
+
+  if (!im->adminToken.empty() && im->adminQueue != nullptr) {
+    http.Post("/admin", [im](const httplib::Request& req, httplib::Response& res) {
+      const auto now = AdminRateLimiter::Clock::now();
+      const std::string& who = req.remote_addr;
+      if (im->limiter.blocked(who, now)) {
+        logAs(LogLevel::Warn, "admin", "who=%s refused: rate limited", who.c_str());
+        res.status = 429;
+        res.set_content("too many failed attempts; try again in a minute\n", "text/plain; charset=utf-8");
+        return;
+      }
+      std::string auth = req.get_header_value("Authorization");
+      const std::string_view prefix = "Bearer ";
+      bool authorised = auth.size() > prefix.size() && std::string_view(auth).substr(0, prefix.size()) == prefix &&
+                        tokensEqual(std::string_view(auth).substr(prefix.size()), im->adminToken);
+      if (!authorised) {
+        im->limiter.failure(who, now);
+        logAs(LogLevel::Warn, "admin", "who=%s refused: bad or missing token", who.c_str());
+        res.status = 401;
+        res.set_header("WWW-Authenticate", "Bearer");
+        res.set_content("unauthorised\n", "text/plain; charset=utf-8");
+        return;
+      }
+      std::string line = req.body;
+      while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+      if (line.find('\n') != std::string::npos || line.size() > 1024) {
+        res.status = 400;
+        res.set_content("one command line of at most 1024 bytes\n", "text/plain; charset=utf-8");
+        return;
+      }
+      std::future<AdminReply> f = im->adminQueue->submit(who, line);
+      if (f.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+        res.status = 503;
+        res.set_content("server did not answer in time\n", "text/plain; charset=utf-8");
+        return;
+      }
+      AdminReply r;
+      try {
+        r = f.get();
+      } catch (const std::future_error&) {  // the server stopped before running it
+        res.status = 503;
+        res.set_content("server stopping\n", "text/plain; charset=utf-8");
+        return;
+      }
+      res.status = r.ok ? 200 : 400;
+      res.set_content(r.text + "\n", "text/plain; charset=utf-8");
+    });
+  }
 
   if (!http.bind_to_port(address, port)) {
     return sim::makeError("cannot listen for HTTP on " + address + ":" + std::to_string(port) +

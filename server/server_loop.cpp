@@ -1,12 +1,15 @@
 #include "server/server_loop.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
+#include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "net/server_host.h"
+#include "server/admin.h"
 #include "server/agones.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -119,6 +123,37 @@ sim::Result<sim::SimState> generateState(const sim::Scene& scene, std::uint64_t 
   return sim::createSimStateFromWorld(scene, seed, std::move(*world));
 }
 
+/// Reads one command per line from the terminal, prints one reply per line. Detached:
+/// a blocking read cannot be interrupted, and the process exits under it.
+void startTerminalReader(std::shared_ptr<AdminQueue> queue) {
+  std::thread([queue] {
+    for (std::string line; std::getline(std::cin, line);) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      std::future<AdminReply> f = queue->submit("terminal", line);
+      if (f.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+        std::fputs("error: the server did not answer in time\n", stdout);
+      } else {
+        try {
+          AdminReply r = f.get();
+          std::string out = (r.ok ? "" : "error: ") + r.text + "\n";
+          std::fwrite(out.data(), 1, out.size(), stdout);
+        } catch (const std::future_error&) {
+          return;  // stopping
+        }
+      }
+      std::fflush(stdout);
+    }
+    // EOF (stdin closed): the console is gone, the server goes on.
+  }).detach();
+}
+
+std::string clockText(std::uint32_t timeOfDay, std::uint32_t dayLength) {
+  std::uint64_t minutes = static_cast<std::uint64_t>(timeOfDay) * 24 * 60 / std::max<std::uint32_t>(dayLength, 1);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%02u:%02u", static_cast<unsigned>(minutes / 60), static_cast<unsigned>(minutes % 60));
+  return buf;
+}
+
 const char* signalName(int signo) { return signo == SIGINT ? "SIGINT" : signo == SIGTERM ? "SIGTERM" : "signal"; }
 
 }  // namespace
@@ -140,9 +175,12 @@ int runServer(const ServerOptions& options) {
   // The ops endpoint and the Agones client start before the world is generated, so
   // "starting" (readiness 503) is observable while it is.
   OpsBoard board(OpsIdentity{options.name, scene->name, seed, options.maxPlayers, LOAM_VERSION});
+  // Shared: the detached terminal reader may outlive this function by a moment.
+  auto adminQueue = std::make_shared<AdminQueue>();
   std::unique_ptr<OpsHttpServer> http;
   if (options.httpPort != 0) {
-    auto started = OpsHttpServer::start(options.httpBind, options.httpPort, board);
+    auto started = OpsHttpServer::start(options.httpBind, options.httpPort, board, options.adminToken,
+                                        adminQueue.get());
     if (!started) {
       logLine("error: %s", started.error().message.c_str());
       return kExitRuntime;
@@ -159,6 +197,9 @@ int runServer(const ServerOptions& options) {
             ec ? ec.message().c_str() : "not a folder");
     return kExitRuntime;
   }
+
+  BanList bans((std::filesystem::path(options.saveDir) / "bans.txt").string());
+  if (bans.size() > 0) logAs(LogLevel::Info, "admin", "loaded bans=%zu from %s", bans.size(), bans.path().c_str());
 
   net::HostedWorld hosted;
   auto state = generateState(*scene, seed, &hosted, board);
@@ -198,6 +239,9 @@ int runServer(const ServerOptions& options) {
     return kExitRuntime;
   }
   net::ServerHost& host = **opened;
+  host.setAdmissionFilter([&bans](const std::string& address, const std::string& name) {
+    return bans.check(address, name);
+  });
   logLine("listening on %s:%u (UDP): server '%s', scene %s seed %" PRIu64 ", tick %" PRIu64 ", max %u players",
           options.bind.c_str(), host.port(), options.name.c_str(), scene->name.c_str(), seed, host.state().tick,
           options.maxPlayers);
@@ -257,6 +301,37 @@ int runServer(const ServerOptions& options) {
   constexpr auto kPublishEvery = std::chrono::milliseconds(100);
   Clock::time_point nextPublish = http ? start + kPublishEvery : never;
 
+  // Admin console: requests run here between ticks; their sim commands go into the next tick.
+  std::vector<sim::Command> adminCommands;
+  std::uint32_t adminSequence = 0;
+  std::vector<AdminRequest> adminRequests;
+  AdminContext adminContext;
+  adminContext.host = &host;
+  adminContext.bans = &bans;
+  adminContext.commands = &adminCommands;
+  adminContext.commandSequence = &adminSequence;
+  adminContext.saveNow = [&]() -> std::string {
+    if (writer.busy()) return "a save is still being written; try again";
+    captureAndSubmit();
+    return "";
+  };
+  adminContext.stats = [&]() {
+    const sim::SimState& st = host.state();
+    net::ServerStats hs = host.stats();
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "tick %" PRIu64 " time %s rain %u wind %u cm/s players %u peers %u bytes_in %" PRIu64
+                  " bytes_out %" PRIu64 " overruns %" PRIu64 " saves %" PRIu64 " uptime %.0f s",
+                  st.tick, clockText(sim::timeOfDayAt(st.weather, st.tick), st.weather.dayLength).c_str(),
+                  static_cast<unsigned>(st.weather.rain), static_cast<unsigned>(st.weather.windStrength), hs.players,
+                  hs.peers, hs.bytesIn, hs.bytesOut, overrunsTotal, writer.stats().saves, board.uptimeSeconds());
+    return std::string(buf);
+  };
+  if (::isatty(STDIN_FILENO) == 1) {
+    startTerminalReader(adminQueue);
+    logAs(LogLevel::Info, "admin", "console on this terminal: type help");
+  }
+
   StatsWindow window;
   window.start = start;
   window.base = host.stats();
@@ -285,7 +360,8 @@ int runServer(const ServerOptions& options) {
       break;
     }
     if (pacer.shouldTick(now)) {
-      const sim::StepOutput& out = host.tick();
+      const sim::StepOutput& out = host.tick(adminCommands);
+      adminCommands.clear();
       pacer.ticked();
       double tickUs = host.lastTickTimes().totalUs;
       burstMaxUs = std::max(burstMaxUs, tickUs);
@@ -327,6 +403,15 @@ int runServer(const ServerOptions& options) {
     }
     board.setKeepingUp(!inOverrun);
     burstMaxUs = 0;
+
+    adminQueue->tryTake(adminRequests);
+    for (AdminRequest& r : adminRequests) {
+      AdminReply reply = runAdminCommand(r.line, adminContext);
+      logAs(reply.ok ? LogLevel::Info : LogLevel::Warn, "admin", "who=%s command=%s result=%s", r.who.c_str(),
+            adminVerb(r.line).c_str(), reply.ok ? "ok" : "refused");
+      r.reply.set_value(std::move(reply));
+    }
+    adminRequests.clear();
 
     if (now >= nextSave) {
       if (writer.busy()) {

@@ -51,4 +51,10 @@ void addAudioSampleCommand(CLI::App& app, int& exitCode);
 /// the PNG cannot be written. Only in full builds (LOAM_WITH_AUDIO).
 void addSpectrogramCommand(CLI::App& app, int& exitCode);
 
+/// `loam-tool admin --server HOST:HTTPPORT [--token T] COMMAND...`: sends one admin
+/// command to loam-server's POST /admin and prints the reply (token also from
+/// LOAM_ADMIN_TOKEN). Exit 0 ok, 1 refused or unreachable, 2 bad usage. Only in full
+/// builds (LOAM_WITH_ADMIN; needs cpp-httplib).
+void addAdminCommand(CLI::App& app, int& exitCode);
+
 }  // namespace loam::tool

@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
 #ifdef LOAM_WITH_SAVES
   loam::tool::addSaveInfoCommand(app, exitCode);
 #endif
+#ifdef LOAM_WITH_ADMIN
+  loam::tool::addAdminCommand(app, exitCode);
+#endif
 #ifdef LOAM_WITH_AUDIO
   loam::tool::addAudioSampleCommand(app, exitCode);
   loam::tool::addRenderAudioCommand(app, exitCode);
