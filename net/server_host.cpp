@@ -140,6 +140,7 @@ struct Session {
   bool cellHashesSent = false;
   std::uint64_t phaseTick = 0;  ///< state tick when the phase was entered
   std::uint64_t joinTick = 0;   ///< tick of the state the peer started from (JoinSnapshot / admission)
+  Clock::time_point connectedAt{};  ///< ENet connect (join time)
 
   // Hostile-input accounting.
   std::uint32_t badMessages = 0;
@@ -323,6 +324,9 @@ struct ServerHost::Impl {
   std::vector<flatbuffers::Offset<wire::PlayerName>> joined;
 
   // Stats.
+  std::array<std::uint64_t, kJoinBucketsSeconds.size() + 1> joinBuckets{};
+  double joinSecondsSum = 0;
+  std::uint64_t joinSecondsCount = 0;
   std::uint64_t malformed = 0, flooded = 0, rejected = 0, joins = 0, leaves = 0, inputsDropped = 0,
                 budgetDeferred = 0;
   std::uint64_t bytesIn = 0, bytesOut = 0;
@@ -351,6 +355,15 @@ struct ServerHost::Impl {
     LOAM_ASSERT(legalTransition(s.phase, to));
     s.phase = to;
     s.phaseTick = state.tick;
+    if (to == Phase::Connected) s.connectedAt = Clock::now();
+    if (to == Phase::Playing) {
+      const double seconds = std::chrono::duration<double>(Clock::now() - s.connectedAt).count();
+      std::size_t b = 0;
+      while (b < kJoinBucketsSeconds.size() && seconds > kJoinBucketsSeconds[b]) ++b;
+      ++joinBuckets[b];
+      joinSecondsSum += seconds;
+      ++joinSecondsCount;
+    }
   }
 
   /// The cell index of a voxel, or -1 outside the grid.
@@ -1435,6 +1448,9 @@ ServerStats ServerHost::stats() const {
   st.flooded = im.flooded;
   st.rejected = im.rejected;
   st.joins = im.joins;
+  st.joinSecondsBuckets = im.joinBuckets;
+  st.joinSecondsSum = im.joinSecondsSum;
+  st.joinSecondsCount = im.joinSecondsCount;
   st.leaves = im.leaves;
   st.inputsDropped = im.inputsDropped;
   st.budgetDeferred = im.budgetDeferred;

@@ -26,6 +26,7 @@
 // Thread: one (the caller's). Never throws on peer input.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -73,6 +74,10 @@ struct TrafficCounters {
 };
 
 /// What the server has done, for the stats line, metrics and benches.
+/// Upper bounds (seconds) of the join time histogram buckets (ENet connect to
+/// Playing, world generation on the client included); +Inf is implied.
+inline constexpr std::array<double, 7> kJoinBucketsSeconds{0.5, 1, 2, 3, 5, 10, 30};
+
 struct ServerStats {
   std::uint32_t players = 0;               ///< sessions in Playing
   std::uint32_t peers = 0;                 ///< ENet peers connected
@@ -81,6 +86,9 @@ struct ServerStats {
   std::uint64_t flooded = 0;               ///< dropped for rate
   std::uint64_t rejected = 0;              ///< sessions ended with a Reject
   std::uint64_t joins = 0, leaves = 0;
+  std::array<std::uint64_t, kJoinBucketsSeconds.size() + 1> joinSecondsBuckets{};  ///< per bucket; last = +Inf
+  double joinSecondsSum = 0;               ///< connect to Playing, summed over sessions
+  std::uint64_t joinSecondsCount = 0;
   std::uint64_t inputsDropped = 0;         ///< queue overflow
   std::uint64_t budgetDeferred = 0;        ///< records held back by per-client budgets
   std::map<std::string, TrafficCounters> sent;      ///< by ServerBody name

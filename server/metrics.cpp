@@ -224,6 +224,17 @@ std::string formatPrometheus(const OpsIdentity& id, const OpsSnapshot& s, const 
   w.byType("loam_received_messages_total", "Messages received, by message type.", s.host.received, false);
   w.byType("loam_received_message_bytes_total", "Message bytes received, by message type.", s.host.received, true);
   w.counter("loam_joins_total", "Players that joined.", s.host.joins);
+  w.family("loam_join_seconds", "histogram", "Join time: ENet connect to playing (client world building included).");
+  std::uint64_t joinCumulative = 0;
+  for (std::size_t i = 0; i < net::kJoinBucketsSeconds.size(); ++i) {
+    joinCumulative += s.host.joinSecondsBuckets[i];
+    char le[32];
+    std::snprintf(le, sizeof le, "le=\"%g\"", net::kJoinBucketsSeconds[i]);
+    w.sample("loam_join_seconds_bucket", le, joinCumulative);
+  }
+  w.sample("loam_join_seconds_bucket", "le=\"+Inf\"", s.host.joinSecondsCount);
+  w.sample("loam_join_seconds_sum", "", s.host.joinSecondsSum);
+  w.sample("loam_join_seconds_count", "", s.host.joinSecondsCount);
   w.counter("loam_leaves_total", "Players that left.", s.host.leaves);
   w.counter("loam_rejected_sessions_total", "Sessions ended with a Reject.", s.host.rejected);
   w.counter("loam_malformed_packets_total", "Inbound messages dropped as malformed.", s.host.malformed);

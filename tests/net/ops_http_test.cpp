@@ -261,6 +261,9 @@ TEST_CASE("Prometheus text: every family typed, histogram cumulative, traffic by
   s.host.bytesOut = 50000;
   s.host.malformed = 2;
   s.host.joins = 5;
+  s.host.joinSecondsBuckets = {0, 1, 2, 0, 0, 0, 0, 1};  // 0.8 s, 1.5 s twice, 40 s
+  s.host.joinSecondsSum = 43.8;
+  s.host.joinSecondsCount = 4;
   s.host.sent["StepBatch"] = {600, 40000};
   s.host.sent["Snapshot"] = {300, 9000};
   s.host.received["Inputs"] = {900, 800};
@@ -292,6 +295,13 @@ TEST_CASE("Prometheus text: every family typed, histogram cumulative, traffic by
   CHECK(m.at("loam_sent_messages_total{type=\"Snapshot\"}") == 300);
   CHECK(m.at("loam_received_messages_total{type=\"Inputs\"}") == 900);
   CHECK(m.at("loam_joins_total") == 5);
+  CHECK(m.at("loam_join_seconds_bucket{le=\"0.5\"}") == 0);
+  CHECK(m.at("loam_join_seconds_bucket{le=\"1\"}") == 1);
+  CHECK(m.at("loam_join_seconds_bucket{le=\"2\"}") == 3);
+  CHECK(m.at("loam_join_seconds_bucket{le=\"30\"}") == 3);
+  CHECK(m.at("loam_join_seconds_bucket{le=\"+Inf\"}") == 4);
+  CHECK(m.at("loam_join_seconds_sum") == doctest::Approx(43.8));
+  CHECK(m.at("loam_join_seconds_count") == 4);
   CHECK(m.at("loam_malformed_packets_total") == 2);
   CHECK(m.at("loam_save_duration_seconds") == 0.25);
   CHECK(m.at("loam_save_size_bytes") == 4096);

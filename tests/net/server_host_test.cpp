@@ -333,6 +333,14 @@ TEST_CASE("full join: JoinSnapshot then consecutive StepBatches; mismatches are 
     CHECK(ticks.front() == snapshotTick + 1);
     for (std::size_t i = 1; i < ticks.size(); ++i) CHECK(ticks[i] == ticks[i - 1] + 1);
     CHECK(server->stats().players == 1);
+    // The join was timed: connect to Playing, in one histogram bucket.
+    const net::ServerStats st = server->stats();
+    CHECK(st.joinSecondsCount == 1);
+    CHECK(st.joinSecondsSum > 0);
+    CHECK(st.joinSecondsSum < 60);
+    std::uint64_t inBuckets = 0;
+    for (std::uint64_t n : st.joinSecondsBuckets) inBuckets += n;
+    CHECK(inBuckets == 1);
   }
   SUBCASE("wrong hash") {
     RawClient c(server->port());
