@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/support/materials.h"
+
 #include <algorithm>
 #include <array>
 #include <string>
@@ -12,20 +14,8 @@ using namespace loam::mesh;
 
 namespace {
 
-const sim::MaterialTable& table() {
-  static sim::MaterialTable t = [] {
-    auto r = sim::MaterialTable::load(std::string(LOAM_SOURCE_DIR) + "/sim/data/materials.toml");
-    REQUIRE(r);
-    return std::move(r).value();
-  }();
-  return t;
-}
-
-sim::MaterialId mat(const char* name) {
-  auto id = table().find(name);
-  REQUIRE(id);
-  return *id;
-}
+const sim::MaterialTable& table() { return test::materials(); }
+sim::MaterialId mat(const char* name) { return test::materialId(name); }
 
 /// Sets padded voxel (x, y, z), each -1..8 brick-local.
 void put(PaddedBrick& p, int x, int y, int z, sim::MaterialId m) {

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/support/materials.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -14,20 +16,8 @@ using namespace loam::mesh;
 
 namespace {
 
-const sim::MaterialTable& table() {
-  static sim::MaterialTable t = [] {
-    auto r = sim::MaterialTable::load(std::string(LOAM_SOURCE_DIR) + "/sim/data/materials.toml");
-    REQUIRE(r);
-    return std::move(r).value();
-  }();
-  return t;
-}
-
-sim::MaterialId mat(const char* name) {
-  auto id = table().find(name);
-  REQUIRE(id);
-  return *id;
-}
+const sim::MaterialTable& table() { return test::materials(); }
+sim::MaterialId mat(const char* name) { return test::materialId(name); }
 
 /// 3 x 1 x 2 chunks (384 x 128 x 256 voxels) with a negative corner: rolling stone
 /// and soil under grass, a sunken pond, and some floating blocks.
