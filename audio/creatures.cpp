@@ -63,7 +63,7 @@ class Bird final : public Voice {
     for (int i = 0; i < frames; ++i) out[i] = sample();
     return t_ < end_;
   }
-  bool skip(int frames) override {
+  bool skip(int frames, const SynthParams& /*params*/) override {
     t_ += frames;
     while (cur_ < count_ && t_ >= syl_[cur_].start + syl_[cur_].length) ++cur_;
     return t_ < end_;
@@ -239,7 +239,7 @@ class Bark final : public Voice {
     for (int i = 0; i < frames; ++i) out[i] = sample();
     return t_ < end_;
   }
-  bool skip(int frames) override {
+  bool skip(int frames, const SynthParams& /*params*/) override {
     t_ += frames;
     return t_ < end_;
   }

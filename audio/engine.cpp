@@ -428,7 +428,7 @@ struct AudioEngine::Impl {
       } else {
         ++virt;
         s.fresh = false;
-        more = s.voice->skip(kBlockFrames);
+        more = s.voice->skip(kBlockFrames, s.state.params);
       }
       if (!more) {
         ++finished;

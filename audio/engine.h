@@ -55,12 +55,48 @@ struct EmitterState {
   float width = 0.0f;       ///< 0 point source .. 1 surrounds the listener (beds, rain)
   bool ambient = false;     ///< no distance attenuation (beds, the far sky ring)
   SynthParams params;
+  // ---- acoustics (AudioScene fills these from audio/propagation.h; defaults: free field) ----
+  std::array<float, 3> bands{1, 1, 1};  ///< amplitude per band (250 Hz / 1 kHz / 4 kHz) vs free field
+  Vec3f direction;          ///< world direction the sound seems to come from; zero: from position
+  float reverbSend = 0.0f;  ///< amplitude into the room's reverb (times the room's reverbGain)
+  bool impulsive = false;   ///< footsteps, impacts, digs: also feed the early reflections
+};
+
+/// One early reflection of the listener's surroundings (audio/early_reflections.h).
+struct ReflectionTap {
+  float delay = 0;          ///< seconds after the direct sound
+  float gain = 0;           ///< amplitude (negative: phase-inverted), spreading and absorption included
+  float lowpassHz = 8000;   ///< the wall's high-frequency loss
+  Vec3f direction;          ///< world direction from the listener to the reflection point
+};
+inline constexpr int kMaxReflectionTaps = 8;
+
+/// The listener's room as the engine uses it (set by the control thread ~10-50 Hz;
+/// changes glide, never click).
+struct RoomAcoustics {
+  float meanFreePath = 3.0f;                 ///< metres (FDN delay lengths)
+  std::array<float, 3> rt60{0.3f, 0.3f, 0.3f};  ///< seconds, low/mid/high
+  /// Amplitude of the reverberant field for a reverbSend of 1: sqrt(16 pi / A) with A
+  /// the room's absorption area in m^2 (critical-distance relation), capped at 4.
+  float reverbGain = 0.0f;
+  std::array<ReflectionTap, kMaxReflectionTaps> taps{};
+  int tapCount = 0;
+};
+
+/// How point sources reach the two channels.
+enum class Spatialisation : std::uint8_t {
+  Binaural,  ///< HRTF (headphones); falls back to Speakers when the SOFA set can't be opened
+  Speakers,  ///< constant-power stereo pan (loudspeakers)
 };
 
 struct EngineConfig {
   int realVoices = 64;      ///< voices rendered per block at most
   int maxEmitters = 1024;   ///< emitters alive at once (starts beyond are dropped, counted)
   int queueCapacity = 4096; ///< commands per commit
+  Spatialisation spatial = Spatialisation::Binaural;
+  /// Real point sources rendered through the HRTF at most (the loudest); the rest pan.
+  int binauralVoices = 16;
+  bool acoustics = true;    ///< reverb and early reflections on (off: dry, as before issue 8)
 };
 
 struct EngineStats {
@@ -72,6 +108,8 @@ struct EngineStats {
   std::uint64_t finished = 0;    ///< one-shots that ended
   std::uint64_t dropped = 0;     ///< starts refused (emitter table full)
   std::uint64_t queueFull = 0;   ///< commits that could not publish everything at once
+  int binauralVoices = 0;        ///< rendered through the HRTF in the last block
+  bool binaural = false;         ///< the HRTF set is in use
 };
 
 class AudioEngine {
@@ -92,6 +130,8 @@ class AudioEngine {
   void setListener(const Listener& listener);
   /// Overall output gain (linear).
   void setMasterGain(float gain);
+  /// The listener's room: reverb times, mean free path, reverb level, early reflections.
+  void setRoom(const RoomAcoustics& room);
   /// Publishes everything since the last commit; frees voices the audio side retired.
   void commit();
   /// True while the emitter is alive as far as the control side knows (one-shots

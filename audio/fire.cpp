@@ -138,7 +138,7 @@ class Hiss final : public Voice {
       ++t_;
     }
   }
-  bool skip(int frames) override {
+  bool skip(int frames, const SynthParams& /*params*/) override {
     env_ *= std::pow(decay_, static_cast<float>(frames));
     attack_ = std::min(1.0f, attack_ + attackStep_ * frames);
     t_ += frames;

@@ -157,7 +157,7 @@ class FractureVoice final : public Voice {
     return !(t_ >= lastExcite_ && peak < kEndLevel) && t_ < hardEnd_;
   }
 
-  bool skip(int frames) override {
+  bool skip(int frames, const SynthParams& /*params*/) override {
     long end = t_ + frames;
     while (nextCrack_ < crackCount_ && crackAt_[static_cast<std::size_t>(nextCrack_)] < end) ++nextCrack_;
     while (nextShard_ < shardCount_ && shardAt_[static_cast<std::size_t>(nextShard_)] < end) ++nextShard_;

@@ -68,6 +68,33 @@ class HrtfSet {
   std::vector<float> fade_;
 };
 
+/// Filter pairs precomputed from an HrtfSet on a direction grid (azimuth every
+/// kAzimuthStep degrees, elevation every kElevationStep from -40 to +90), each
+/// interpolated by libmysofa between the measured directions. Immutable once built,
+/// so the audio thread may read it while the control thread does other things.
+/// Memory: ~2 KB per direction (about 1.3 k directions: 2.8 MB).
+class HrtfTable {
+ public:
+  static constexpr int kAzimuthStep = 5;
+  static constexpr int kElevationStep = 10;
+  /// Builds the grid (control thread; ~1.3 k libmysofa lookups; allocates).
+  explicit HrtfTable(const HrtfSet& set);
+  int taps() const noexcept { return taps_; }
+  /// Index of the grid direction nearest to d (any length; zero: straight ahead). No allocation.
+  int nearest(HeadDirection d) const noexcept;
+  const float* left(int index) const noexcept { return &data_[static_cast<std::size_t>(index) * 2 * taps_]; }
+  const float* right(int index) const noexcept { return left(index) + taps_; }
+  int size() const noexcept { return count_; }
+
+ private:
+  int taps_ = 0, count_ = 0;
+  std::vector<float> data_;
+};
+
+/// The process-wide table of Debian's default set, built on first use (thread-safe
+/// static); nullptr when the SOFA file can't be opened (reason in *error on that call).
+const HrtfTable* defaultHrtfTable(std::string* error = nullptr);
+
 class HrtfSource {
  public:
   /// A renderer for filters of `taps` taps (HrtfSet::taps()). Allocates its buffers.

@@ -350,7 +350,7 @@ class ImpactVoice final : public ContactVoice {
     for (int i = 0; i < frames; ++i) out[i] = bank_.process(strike_.next(rng_)) + noise_.next(rng_);
     return endBlock(out, frames);
   }
-  bool skip(int frames) override {
+  bool skip(int frames, const SynthParams& /*params*/) override {
     strike_.skip(frames);
     noise_.skip(frames);
     bank_.reset();  // a virtual voice resumes from its next excitation (none here)
@@ -450,7 +450,7 @@ class FootstepVoice final : public ContactVoice {
     }
     return endBlock(out, frames);
   }
-  bool skip(int frames) override {
+  bool skip(int frames, const SynthParams& /*params*/) override {
     // Strikes inside the skipped span are lost; later humps still happen on time.
     strike_.skip(frames);
     grains_.skip(frames);
@@ -504,7 +504,7 @@ class DigVoice final : public ContactVoice {
     }
     return endBlock(out, frames);
   }
-  bool skip(int frames) override {
+  bool skip(int frames, const SynthParams& /*params*/) override {
     strike_.skip(frames);
     grains_.skip(frames);
     bank_.reset();

@@ -486,8 +486,12 @@ RoomEstimate estimateRoom(std::span<const Vec3f> dirs, std::span<const RayHit> h
     }
     e.openings[static_cast<std::size_t>(bestG)].share += weight[static_cast<std::size_t>(i)] / static_cast<float>(n);
   }
-  std::sort(e.openings.begin(), e.openings.begin() + count,
-            [](const Opening& a, const Opening& b) { return a.share > b.share; });
+  // Largest first (at most 4: an insertion sort; std::sort trips GCC 12's bounds check here).
+  for (int i = 1; i < count; ++i)
+    for (int j = i; j > 0 && e.openings[static_cast<std::size_t>(j)].share >
+                                 e.openings[static_cast<std::size_t>(j - 1)].share;
+         --j)
+      std::swap(e.openings[static_cast<std::size_t>(j)], e.openings[static_cast<std::size_t>(j - 1)]);
   e.openingCount = count;
   return e;
 }

@@ -75,6 +75,10 @@ struct RayHit {
 struct Opening {
   Vec3f direction;    ///< unit centre direction (world axes)
   float share = 0;    ///< share of all rays escaping through it (0..1)
+  /// metres from the listener along direction to the opening's mouth: where its rays
+  /// leave the enclosure (a cave mouth, a doorway; for an open sky, a few metres up).
+  /// Propagation routes sound through listener + direction * distance.
+  float distance = 0;
 };
 
 /// The room, as the rays see it.

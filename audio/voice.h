@@ -21,10 +21,13 @@ class Voice {
   /// must not allocate, lock, log or wait. Returns false once a one-shot has ended
   /// (continuous models always return true).
   virtual bool render(float* out, int frames, const SynthParams& params) = 0;
-  /// The voice is virtual (not heard) for frames: advance time cheaply. Returns false
-  /// once a one-shot has ended. Default: nothing to advance.
-  virtual bool skip(int frames) {
+  /// The voice is virtual (not heard) for frames: advance time cheaply, following
+  /// params as render() would (levels, rates), so a voice made real again sounds as
+  /// if it had played all along. Returns false once a one-shot has ended. Default:
+  /// nothing to advance.
+  virtual bool skip(int frames, const SynthParams& params) {
     (void)frames;
+    (void)params;
     return true;
   }
   /// Rough loudness of the voice's output at gain 1 (linear RMS, for choosing which

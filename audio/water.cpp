@@ -60,7 +60,7 @@ class Water final : public Voice {
     }
     return !ended_;
   }
-  bool skip(int frames) override {
+  bool skip(int frames, const SynthParams& /*params*/) override {
     if (kind_ != WaterKind::Pour) return true;
     // A virtual pour hears no parameters: it keeps the last flow it was given.
     dryFrames_ = targetFlow_ > 1e-3f ? 0 : dryFrames_ + frames;

@@ -169,7 +169,7 @@ TEST_CASE("every contact voice ends in finite time, rendered or skipped") {
 
   auto skipLength = [](std::unique_ptr<Voice> v) {
     int blocks = 0;
-    while (v->skip(kBlockFrames) && blocks < 10000) ++blocks;
+    while (v->skip(kBlockFrames, SynthParams{}) && blocks < 10000) ++blocks;
     return blocks;
   };
   CHECK(skipLength(makeImpact({SoundClass::Metal, 0.4f, 3.0f, 5.0f, 1})) < 1000);
@@ -184,7 +184,7 @@ TEST_CASE("a voice resumed after skipping keeps its timeline") {
   auto whole = renderVoice(makeFootstep({SoundClass::Gravel, Gait::Walk, 1.4f, 9}));
   auto v = makeFootstep({SoundClass::Gravel, Gait::Walk, 1.4f, 9});
   int skipped = 0;
-  for (; skipped < 10; ++skipped) v->skip(kBlockFrames);
+  for (; skipped < 10; ++skipped) v->skip(kBlockFrames, SynthParams{});
   auto rest = renderVoice(*v);
   CHECK(rest.ended);
   CHECK(rest.samples.size() + static_cast<std::size_t>(skipped * kBlockFrames) <= whole.samples.size() + kBlockFrames);

@@ -67,7 +67,7 @@ class SineVoice final : public Voice {
     }
     return true;
   }
-  bool skip(int frames) override {
+  bool skip(int frames, const SynthParams& /*params*/) override {
     if (probe_) ++probe_->skips;
     phase_ = std::fmod(phase_ + 2.0f * kPi * hz_ / kSampleRate * static_cast<float>(frames), 2.0f * kPi);
     return true;
