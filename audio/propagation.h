@@ -6,9 +6,13 @@
 //    consecutive stopping voxels (solid or liquid) is one wall: it loses the mass law
 //    20 log10(m f) - 47 dB (m: the run's surface mass in kg/m^2 from the materials'
 //    densities, f: the band's centre; never below 0) plus the materials' own
-//    transmissionLossDbPerM times the run's length. Foliage only loses its dB per
-//    metre (leaves 0.5 / 1.5 / 4 dB/m: most gets through, highs least). So one 5 cm
-//    stone block costs 43 / 55 / 67 dB and a metre of rock well over 100 dB.
+//    transmissionLossDbPerM times the run's length beyond its first voxel (the mass
+//    law is the loss of a thin panel). Foliage only loses its dB per metre (leaves
+//    0.5 / 1.5 / 4 dB/m: most gets through, highs least). So one 5 cm stone block
+//    costs 43 / 55 / 67 dB and a metre of rock well over 100 dB. An end point inside
+//    a wall voxel with an open face towards the other end is moved out of that face
+//    (a source on a surface is not walled in by its own voxel), and the first and
+//    last 7.5 cm of the segment are ignored.
 //  - through openings: for each of the listener's openings (RoomEstimate::openings,
 //    at Opening::position), emitter -> opening (its own straight-through loss) ->
 //    listener (free: the listener sees its openings), diffracted at the opening by a
