@@ -14,6 +14,9 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kVoxelsPerMetre = static_cast<float>(sim::kVoxelsPerMetre);
 constexpr int kMaxRays = 4096;
+/// Share of a reflection into a canopy that comes back down: half of what foliage
+/// does not absorb (foliage class mid-band absorption 0.6).
+constexpr double kCanopyReturn = 0.5 * (1.0 - 0.6);
 
 struct Axis3 {
   float o[3];
@@ -168,6 +171,89 @@ RayHit traceOne(const sim::BrickStore& store, const AcousticTable& table, const 
   return h;
 }
 
+struct SkyColumn {
+  bool roofed = false;     // something that stops sound lies above
+  float transmission = 1;  // through foliage and canopies above (0 when roofed)
+};
+
+/// Looks straight up from voxel (x, y, z) (inclusive) to the top of the world. Crosses
+/// air chunks and uniform bricks whole, walks the voxel column only in mixed bricks
+/// with solids (canopies at brick resolution, as traceOne does). No allocation.
+SkyColumn skyAbove(const sim::BrickStore& store, const AcousticTable& table, int x, int y, int z,
+                   const BrickOccupancy* occ) {
+  SkyColumn c;
+  const sim::WorldBounds& wb = store.bounds();
+  const int top = wb.maxBrick.y * sim::kBrickSize;
+  if (x < wb.minBrick.x * sim::kBrickSize || x >= wb.maxBrick.x * sim::kBrickSize ||
+      z < wb.minBrick.z * sim::kBrickSize || z >= wb.maxBrick.z * sim::kBrickSize)
+    return c;
+  y = std::max(y, wb.minBrick.y * sim::kBrickSize);
+  float depth = 0;  // optical depth (per metre * metres)
+  constexpr float kVoxel = 1.0f / kVoxelsPerMetre;
+  while (y < top) {
+    const sim::BrickCoord bc{x >> 3, y >> 3, z >> 3};
+    const sim::ChunkCoord cc = sim::chunkOf(bc);
+    const int chunk = store.chunkIndex(cc);
+    if (chunk < 0 || (store.chunkIsCollapsed(chunk) && store.chunkUniform(chunk) == sim::kAir)) {
+      y = (cc.y + 1) * sim::kChunkBricks * sim::kBrickSize;
+      continue;
+    }
+    const int local = sim::brickIndexInChunk(bc);
+    const int brickTop = (bc.y + 1) * sim::kBrickSize;
+    if (occ && !occ->mayHoldMatter(chunk, local)) {
+      y = brickTop;
+      continue;
+    }
+    const sim::BrickView v = store.brickInChunk(chunk, local);
+    if (v.isUniform()) {
+      const sim::MaterialId m = v.uniformMaterial();
+      if (table.stops[m]) return {true, 0.0f};
+      if (table.foliage[m]) depth += table.scatterPerMetre[m] * static_cast<float>(brickTop - y) * kVoxel;
+    } else if (sim::CoarseSample cs = store.coarse(bc); cs.solid == 0) {
+      depth += table.coarseDepthPerMetre[cs.opacity] * static_cast<float>(brickTop - y) * kVoxel;
+    } else {
+      for (int ly = y & 7; ly < 8; ++ly) {
+        const sim::MaterialId m = v.get(x & 7, ly, z & 7);
+        if (table.stops[m]) return {true, 0.0f};
+        if (table.foliage[m]) depth += table.scatterPerMetre[m] * kVoxel;
+      }
+    }
+    y = brickTop;
+  }
+  c.transmission = std::max(std::exp(-depth), 1e-4f);  // > 0: not roofed, however dense the leaves
+  return c;
+}
+
+inline int floorInt(float v) { return static_cast<int>(std::floor(v)); }
+
+/// Fills h.sky (and h.leftRoofAt when the listener is roofed) for a traced ray.
+/// tEnd: voxel units where the ray ended (its hit, or where it left the bounds or range).
+void findSky(const sim::BrickStore& store, const AcousticTable& table, const Axis3& r, float tEnd, bool roofed,
+             const BrickOccupancy* occ, RayHit& h) {
+  if (h.hit()) {
+    if (h.normalAxis < 0) return;  // started inside solid
+    const float t = h.distance * kVoxelsPerMetre;
+    float q[3] = {r.o[0] + r.d[0] * t, r.o[1] + r.d[1] * t, r.o[2] + r.d[2] * t};
+    q[h.normalAxis] += 0.02f * static_cast<float>(h.normalSign);  // the air side of the face
+    SkyColumn s = skyAbove(store, table, floorInt(q[0]), floorInt(q[1]), floorInt(q[2]), occ);
+    h.sky = s.transmission;
+    if (!roofed || s.roofed) return;
+  } else if (!roofed) {
+    return;
+  }
+  // Under a roof, ending under the sky: march out in 0.4 m steps to where the roof ends.
+  constexpr float kStep = static_cast<float>(sim::kBrickSize);
+  for (float t = kStep; t < tEnd; t += kStep) {
+    SkyColumn s = skyAbove(store, table, floorInt(r.o[0] + r.d[0] * t), floorInt(r.o[1] + r.d[1] * t),
+                           floorInt(r.o[2] + r.d[2] * t), occ);
+    if (!s.roofed) {
+      h.leftRoofAt = (t - 0.5f * kStep) / kVoxelsPerMetre;  // between the last roofed sample and this one
+      return;
+    }
+  }
+  h.leftRoofAt = tEnd / kVoxelsPerMetre;
+}
+
 }  // namespace
 
 std::array<float, 3> soundClassAbsorption(sim::SoundClass c) noexcept {
@@ -273,10 +359,15 @@ void BrickOccupancy::refresh(const sim::BrickStore& store, sim::BrickCoord b) {
 void traceRays(const sim::BrickStore& store, const AcousticTable& table, Vec3f origin, std::span<const Vec3f> dirs,
                int begin, int end, float maxDistance, std::span<RayHit> out, const BrickOccupancy* occupancy) noexcept {
   float tMax = maxDistance * kVoxelsPerMetre;
+  const float o[3] = {origin.x * kVoxelsPerMetre, origin.y * kVoxelsPerMetre, origin.z * kVoxelsPerMetre};
+  // The listener's own column: under a roof, rays that end under the sky left through a mouth.
+  const bool roofed = skyAbove(store, table, floorInt(o[0]), floorInt(o[1]), floorInt(o[2]), occupancy).roofed;
   for (int i = begin; i < end; ++i) {
     const Vec3f& d = dirs[static_cast<std::size_t>(i)];
-    Axis3 r{{origin.x * kVoxelsPerMetre, origin.y * kVoxelsPerMetre, origin.z * kVoxelsPerMetre}, {d.x, d.y, d.z}};
-    out[static_cast<std::size_t>(i)] = traceOne(store, table, r, tMax, occupancy);
+    Axis3 r{{o[0], o[1], o[2]}, {d.x, d.y, d.z}};
+    RayHit h = traceOne(store, table, r, tMax, occupancy);
+    findSky(store, table, r, h.hit() ? h.distance * kVoxelsPerMetre : tMax, roofed, occupancy, h);
+    out[static_cast<std::size_t>(i)] = h;
   }
 }
 
@@ -299,6 +390,14 @@ int cubeBin(const Vec3f& d) {
   int iu = std::clamp(static_cast<int>((u / m + 1.0f) * 2.0f), 0, 3);
   int iv = std::clamp(static_cast<int>((v / m + 1.0f) * 2.0f), 0, 3);
   return face * 16 + iv * 4 + iu;
+}
+
+/// Eyring reverb time (s) with air absorption in band b, clamped to [0.05, 20].
+float eyring(double vol, double area, double a, int b) {
+  a = std::clamp(a, 0.0, 0.999);
+  double denom = -area * std::log(1.0 - a) + 4.0 * kAirAbsorptionPerMetre[static_cast<std::size_t>(b)] * vol;
+  double t = denom > 0 ? 0.161 * vol / denom : 0.05;
+  return static_cast<float>(std::clamp(t, 0.05, 20.0));
 }
 
 }  // namespace
@@ -340,54 +439,54 @@ RoomEstimate estimateRoom(std::span<const Vec3f> dirs, std::span<const RayHit> h
   e.meanHitDistance = r2W > 0 ? static_cast<float>(hitDist / r2W) : 0.0f;
   const double ro = r2W > 0 ? std::sqrt(r2 / r2W) : static_cast<double>(roomRadius);
 
-  // Escape share per direction bin (cube map), for the reflections below.
-  std::array<float, 96> binEsc{}, binCnt{};
+  // Upward escaping share, for what foliage scatters upwards.
   double escUp = 0, nUp = 0;
   for (int i = 0; i < n; ++i) {
     const RayHit& h = hits[static_cast<std::size_t>(i)];
+    if (dirs[static_cast<std::size_t>(i)].y <= 0) continue;
     double s = h.foliageDepth > 0 ? 1.0 - std::exp(-static_cast<double>(h.foliageDepth)) : 0.0;
-    double esc = h.hit() ? 0.0 : 1.0 - s;  // real escapes: far echoes still come back
-    std::size_t bi = static_cast<std::size_t>(cubeBin(dirs[static_cast<std::size_t>(i)]));
-    binEsc[bi] += static_cast<float>(esc);
-    binCnt[bi] += 1.0f;
-    if (dirs[static_cast<std::size_t>(i)].y > 0) {
-      escUp += esc;
-      nUp += 1;
-    }
+    escUp += h.hit() ? 0.0 : 1.0 - s;
+    nUp += 1;
   }
   escUp = nUp > 0 ? escUp / nUp : 0.0;
-  // Only what is reflected towards the sky is lost this way; sideways openings (a
-  // tunnel's mouth) are already absorbing area through the escaping rays.
-  auto escapeToward = [&](const Vec3f& d) {
-    if (d.y <= 0) return 0.0;
-    std::size_t bi = static_cast<std::size_t>(cubeBin(d));
-    return binCnt[bi] > 0 ? static_cast<double>(binEsc[bi] / binCnt[bi]) : escUp;
-  };
 
-  // Pass 2: volume, area and absorbing area per band, and the sky loss: the share p
-  // of each hit's specular reflection that leaves for the sky (the escape share of the
-  // listener's rays along it when it points up; diffuse foliage: half the upward
-  // escape share), averaged over the hits by solid angle (not by area: grazing hits'
-  // large areas would make it noisy). Open ground thus loses nearly everything it
-  // reflects into an open sky, while closed rooms are unchanged.
-  double vol = 0, area = 0, absorb[3] = {0, 0, 0}, absorbW = 0, skySum = 0, skyW = 0;
+  // Pass 2: volume, area and absorbing area per band, and the sky loss P: the share of
+  // what each hit reflects that leaves for the sky, averaged over the hits by solid
+  // angle (not by area: grazing hits' large areas would make it noisy).
+  // Absorbing area: patches (foliage, mouths, escapes) by their area; walls by their
+  // area times their mean absorption, which is weighted with grazing views clamped
+  // harder (a few grazing hits would otherwise swing it from one update to the next).
+  double vol = 0, area = 0, absorb[3] = {0, 0, 0}, wallArea = 0, wallAbs[3] = {0, 0, 0}, wallW = 0;
+  double skySum = 0, skyW = 0;
   for (int i = 0; i < n; ++i) {
     const RayHit& h = hits[static_cast<std::size_t>(i)];
     const Vec3f& d = dirs[static_cast<std::size_t>(i)];
-    double s = h.foliageDepth > 0 ? 1.0 - std::exp(-static_cast<double>(h.foliageDepth)) : 0.0;
+    // A ray that left the roof through a mouth (within the room radius) counts whole as
+    // the mouth: leaves and ground outside are not part of this room.
+    const bool mouth = h.leftRoofAt > 0 && h.leftRoofAt <= roomRadius;
+    double s = h.foliageDepth > 0 && !(mouth && h.foliageStart >= h.leftRoofAt)
+                   ? 1.0 - std::exp(-static_cast<double>(h.foliageDepth))
+                   : 0.0;
     if (s > 0) {
       double r = h.foliageStart + 0.5, dA = w * s * r * r;
       vol += w * s * r * r * r / 3.0;
       area += dA;
       // Foliage absorbs like its class and passes most of the rest: count leaves as foliage class.
       auto fa = soundClassAbsorption(sim::SoundClass::Foliage);
-      for (int b = 0; b < 3; ++b) absorb[b] += s * r * r * fa[static_cast<std::size_t>(b)];
-      absorbW += s * r * r;
-      skySum += s * 0.5 * escUp;  // half scattered upwards
+      for (int b = 0; b < 3; ++b) absorb[b] += dA * fa[static_cast<std::size_t>(b)];
+      skySum += s * 0.75 * escUp;  // half scattered upwards, half of the rest back up by the ground
       skyW += s;
     }
     double rest = 1.0 - s;
-    if (h.hit() && h.distance <= roomRadius) {
+    if (mouth) {
+      // Left the enclosure through a mouth: the mouth is the absorbing surface, not
+      // whatever lies outside (grazing ground past a cave mouth would swamp the room).
+      // The patch faces the listener: a jagged roof edge gives no steady normal.
+      double r = std::max(0.5, static_cast<double>(h.leftRoofAt));
+      vol += w * rest * r * r * r / 3.0;
+      area += w * rest * r * r;
+      for (double& ab : absorb) ab += w * rest * r * r;
+    } else if (h.hit() && h.distance <= roomRadius) {
       double r = h.distance;
       float c = 1.0f;
       if (h.normalAxis == 0) c = std::fabs(d.x);
@@ -396,24 +495,25 @@ RoomEstimate estimateRoom(std::span<const Vec3f> dirs, std::span<const RayHit> h
       double dA = w * rest * r * r / std::max(static_cast<double>(c), 0.05);
       vol += w * rest * r * r * r / 3.0;
       area += dA;
-      Vec3f refl = d;
-      if (h.normalAxis == 0) refl.x = -refl.x;
-      else if (h.normalAxis == 1) refl.y = -refl.y;
-      else if (h.normalAxis == 2) refl.z = -refl.z;
-      skySum += rest * (h.normalAxis >= 0 ? escapeToward(refl) : 0.0);
+      // Sky loss of this hit (second bounce): a floor under open sky reflects into the
+      // sky; a wall half into it and half down to ground that sends half of that up; a
+      // ceiling none.
+      // Leaves above (0 < sky < 1) are no ceiling: of what they stop they absorb more
+      // than half and scatter half of the rest up, so only ~kCanopyReturn comes back.
+      double facing = h.normalAxis == 1 ? (h.normalSign > 0 ? 1.0 : 0.0) : 0.75;
+      double lost = h.sky > 0 ? 1.0 - kCanopyReturn * (1.0 - static_cast<double>(h.sky)) : 0.0;
+      skySum += rest * facing * lost;
       skyW += rest;
       const auto& a = table.absorption[h.material];
-      // Absorption is weighted by area too, but with grazing views clamped harder: a
-      // few grazing hits would otherwise swing the mean from one update to the next.
       const double aw = rest * r * r / std::max(static_cast<double>(c), 0.25);
-      for (int b = 0; b < 3; ++b) absorb[b] += aw * a[static_cast<std::size_t>(b)];
-      absorbW += aw;
+      for (int b = 0; b < 3; ++b) wallAbs[b] += aw * a[static_cast<std::size_t>(b)];
+      wallW += aw;
+      wallArea += dA;
     } else {
       double dA = w * rest * ro * ro;
       vol += w * rest * ro * ro * ro / 3.0;
       area += dA;
-      for (double& ab : absorb) ab += rest * ro * ro;
-      absorbW += rest * ro * ro;
+      for (double& ab : absorb) ab += dA;
     }
   }
   e.volume = static_cast<float>(vol);
@@ -421,12 +521,10 @@ RoomEstimate estimateRoom(std::span<const Vec3f> dirs, std::span<const RayHit> h
   e.meanFreePath = area > 0 ? static_cast<float>(4.0 * vol / area) : roomRadius;
   for (int b = 0; b < 3; ++b) {
     const double sky = skyW > 0 ? skySum / skyW : 0.0;
-    double a = absorbW > 0 ? absorb[b] / absorbW : 1.0;
+    double a = area > 0 ? (absorb[b] + (wallW > 0 ? wallArea * wallAbs[b] / wallW : 0.0)) / area : 1.0;
     a = std::clamp(a + (1.0 - a) * sky, 0.0, 0.999);
     e.absorption[static_cast<std::size_t>(b)] = static_cast<float>(a);
-    double denom = -area * std::log(1.0 - a) + 4.0 * kAirAbsorptionPerMetre[static_cast<std::size_t>(b)] * vol;
-    double t = denom > 0 ? 0.161 * vol / denom : 0.05;
-    e.rt60[static_cast<std::size_t>(b)] = static_cast<float>(std::clamp(t, 0.05, 20.0));
+    e.rt60[static_cast<std::size_t>(b)] = eyring(vol, area, a, b);
   }
 
   // Openings: cluster the escaping rays (weight = their unscattered share).
@@ -436,7 +534,9 @@ RoomEstimate estimateRoom(std::span<const Vec3f> dirs, std::span<const RayHit> h
   for (int i = 0; i < n; ++i) {
     const RayHit& h = hits[static_cast<std::size_t>(i)];
     double s = h.foliageDepth > 0 ? 1.0 - std::exp(-static_cast<double>(h.foliageDepth)) : 0.0;
-    weight[static_cast<std::size_t>(i)] = h.hit() ? 0.0f : static_cast<float>(1.0 - s);
+    // Rays that hit outside after leaving the roof went out through the mouth too.
+    const bool out = !h.hit() || h.leftRoofAt > 0;
+    weight[static_cast<std::size_t>(i)] = out ? static_cast<float>(1.0 - s) : 0.0f;
     group[static_cast<std::size_t>(i)] = weight[static_cast<std::size_t>(i)] > 0.05f ? -1 : -2;  // -1 free, -2 not escaping
     if (group[static_cast<std::size_t>(i)] == -1) ++escapes;
   }
@@ -485,6 +585,36 @@ RoomEstimate estimateRoom(std::span<const Vec3f> dirs, std::span<const RayHit> h
       if (dd > bestDot) { bestDot = dd; bestG = g; }
     }
     e.openings[static_cast<std::size_t>(bestG)].share += weight[static_cast<std::size_t>(i)] / static_cast<float>(n);
+    group[static_cast<std::size_t>(i)] = static_cast<std::int8_t>(bestG);
+  }
+  // Distances to the mouths: where the group's rays left the roof (mean over them);
+  // without a roof, a sky opening gets its canopy's height (else a few metres), a
+  // sideways one the nearest wall above the horizon round its centre (the edge of the
+  // gap it looks through; ground below the horizon is no edge), else a few metres.
+  for (int g = 0; g < count; ++g) {
+    Opening& o = e.openings[static_cast<std::size_t>(g)];
+    double left = 0, leftW = 0, canopy = 0, canopyW = 0, cone = 0, wall = kInf;
+    for (int i = 0; i < n; ++i) {
+      const RayHit& h = hits[static_cast<std::size_t>(i)];
+      const Vec3f& d = dirs[static_cast<std::size_t>(i)];
+      if (group[static_cast<std::size_t>(i)] == g && h.leftRoofAt > 0) {
+        left += static_cast<double>(weight[static_cast<std::size_t>(i)]) * h.leftRoofAt;
+        leftW += weight[static_cast<std::size_t>(i)];
+      }
+      if (dot(d, o.direction) < kGather) continue;
+      cone += 1;
+      if (h.foliageDepth > 0) {
+        double s = 1.0 - std::exp(-static_cast<double>(h.foliageDepth));
+        canopy += s * h.foliageStart;
+        canopyW += s;
+      }
+      if (h.hit() && d.y > 0 && h.distance <= roomRadius) wall = std::min(wall, static_cast<double>(h.distance));
+    }
+    double dist = 3.0;
+    if (leftW > 0) dist = left / leftW;
+    else if (o.direction.y > 0.5f) dist = canopyW > 0.25 * cone ? canopy / canopyW : 3.0;  // a canopy overhead, not trees round the edge
+    else if (wall < kInf) dist = wall;
+    o.distance = static_cast<float>(std::clamp(dist, 0.5, static_cast<double>(config.maxDistance)));
   }
   // Largest first (at most 4: an insertion sort; std::sort trips GCC 12's bounds check here).
   for (int i = 1; i < count; ++i)
@@ -537,14 +667,41 @@ const RoomEstimate& RoomSmoother::add(const RoomEstimate& e) noexcept {
   mix(value_.meanHitDistance, e.meanHitDistance);
   mix(value_.volume, e.volume);
   mix(value_.surface, e.surface);
-  mix(value_.meanFreePath, e.meanFreePath);
+  value_.meanFreePath = value_.surface > 0 ? 4.0f * value_.volume / value_.surface : e.meanFreePath;
+  // Reverb times from the averaged volume, surface and absorption (a ratio of means):
+  // a few long rays swing one update's volume and surface together, and averaging the
+  // times themselves would keep that swing.
   for (int b = 0; b < 3; ++b) {
     std::size_t i = static_cast<std::size_t>(b);
     mix(value_.absorption[i], e.absorption[i]);
-    value_.rt60[i] = std::exp(std::log(value_.rt60[i]) + a * (std::log(e.rt60[i]) - std::log(value_.rt60[i])));
+    value_.rt60[i] = value_.surface > 0 ? eyring(value_.volume, value_.surface, value_.absorption[i], b) : e.rt60[i];
   }
-  // Openings are structure, not levels: take the latest.
-  value_.openings = e.openings;
+  // Openings: the latest set, each glided from the previous opening within 30 degrees
+  // (direction, share and distance), so paths through them do not jump between updates.
+  const float kMatch = std::cos(30.0f * kPi / 180.0f);
+  std::array<Opening, 4> next = e.openings;
+  std::array<bool, 4> used{};
+  for (int k = 0; k < e.openingCount; ++k) {
+    Opening& o = next[static_cast<std::size_t>(k)];
+    int best = -1;
+    float bestDot = kMatch;
+    for (int j = 0; j < value_.openingCount; ++j) {
+      float d = dot(o.direction, value_.openings[static_cast<std::size_t>(j)].direction);
+      if (!used[static_cast<std::size_t>(j)] && d >= bestDot) {
+        bestDot = d;
+        best = j;
+      }
+    }
+    if (best < 0) continue;
+    used[static_cast<std::size_t>(best)] = true;
+    const Opening& p = value_.openings[static_cast<std::size_t>(best)];
+    o.direction = normalised(p.direction.x + a * (o.direction.x - p.direction.x),
+                             p.direction.y + a * (o.direction.y - p.direction.y),
+                             p.direction.z + a * (o.direction.z - p.direction.z));
+    o.share = p.share + a * (o.share - p.share);
+    o.distance = p.distance + a * (o.distance - p.distance);
+  }
+  value_.openings = next;
   value_.openingCount = e.openingCount;
   return value_;
 }

@@ -9,9 +9,13 @@
 // resolution: the coarse copy's opacity becomes optical depth, like foliage (so rays
 // through a forest's canopies stay cheap; a pond's full water bricks still stop).
 //
+// Each hit also looks straight up: is it under a roof, under leaves, or under the
+// sky? A listener under a roof learns where each ray left it (a cave mouth, a door).
+//
 // From the hits: enclosure, openness to the sky, mean free path, per-band mean
-// absorption, escape directions grouped into up to four openings, and per-band
-// reverb time by Eyring (estimateRoom() documents the estimator).
+// absorption, escape directions grouped into up to four openings with the distance
+// to their mouths, and per-band reverb time by Eyring (estimateRoom() documents the
+// estimator).
 //
 // Threads: tracing is a pure function over a const BrickStore (no writes to that
 // store's chunks meanwhile). traceRays() fills a caller-chosen index range, so the
@@ -68,6 +72,13 @@ struct RayHit {
   sim::MaterialId material = sim::kAir;  ///< stopping material, kAir when it escaped
   std::int8_t normalAxis = -1;  ///< 0 x, 1 y, 2 z of the face entered; -1 none
   std::int8_t normalSign = 0;   ///< +1 / -1: the face normal points along +/- that axis
+  /// Hits: transmission straight up to the sky from the air in front of the hit face
+  /// (0 under a roof, 1 under open sky, between under foliage). 0 for escapes.
+  float sky = 0;
+  /// Metres along the ray to where it first passed under open sky, when it started
+  /// under a roof (the listener's column holds something that stops sound) and left
+  /// it before its end: a cave mouth, a doorway. -1 otherwise.
+  float leftRoofAt = -1;
   bool hit() const noexcept { return material != sim::kAir; }
 };
 
@@ -134,6 +145,9 @@ class BrickOccupancy {
 void makeRayDirections(const ProbeConfig& config, std::uint64_t update, std::span<Vec3f> out) noexcept;
 
 /// Traces rays [begin, end) of dirs from origin (metres) and writes out[begin, end).
+/// Each hit also looks straight up for the sky (RayHit::sky); when the listener's own
+/// column is roofed, rays ending under the sky march back out in 0.4 m steps to where
+/// the roof ended (RayHit::leftRoofAt).
 /// occupancy (optional, in step with the store) only makes it faster; the results are
 /// identical. Pure over const data; cost about 0.5-4 us per ray (brick DDA; voxels in
 /// mixed bricks only). No allocation. Thread: any, while nobody writes the store.
@@ -147,25 +161,36 @@ void traceRays(const sim::BrickStore& store, const AcousticTable& table, Vec3f o
 /// config.roomRadius at distance r on a face with normal n seen at cos c = |dir . n|
 /// contributes the visible volume w r^3 / 3 and the wall area w r^2 / max(c, 0.05)
 /// (both exact integrals over the sphere for a room seen whole from the listener, e.g.
-/// any convex room). A ray's
-/// foliage-scattered share contributes as a foliage surface 0.5 m past where the
-/// foliage starts, facing the ray. An escaping ray contributes an opening patch facing
-/// the listener at distance r_o = sqrt(mean r^2 of those hits) (the room radius when
-/// nothing hit): volume w r_o^3 / 3, area w r_o^2, absorption 1; so does a ray that
-/// hits beyond the room radius (an echo, not reverberation). Sky loss: p_i is the
-/// escaping share (no hit within the maximum distance) of the listener's own rays
-/// along hit i's specular reflection when that points upwards (96 cube-map bins;
-/// foliage scatters diffusely: half the upward escaping share; sideways openings
-/// already count through the escaping rays); P = mean of p_i over the hits by solid
-/// angle. Ground under an open sky sends what it reflects away, so open places decay
-/// fast, while closed rooms are unchanged. Then
-/// mfp = 4 V / S, a_b = A_b + (1 - A_b) P with A_b the area-weighted mean absorption
-/// (escapes count 1; for this weight grazing views are clamped at cos 0.25, since a
-/// few grazing hits on a distant absorbing floor would swing it between updates), and
+/// any convex room). A ray's foliage-scattered share contributes as a foliage surface
+/// 0.5 m past where the foliage starts, facing the ray. An escaping ray contributes an
+/// opening patch facing the listener at distance r_o = sqrt(mean r^2 of those hits)
+/// (the room radius when nothing hit): volume w r_o^3 / 3, area w r_o^2, absorption 1;
+/// so does a ray that hits beyond the room radius (an echo, not reverberation).
+/// Mouths (session 4): a ray that left the listener's roof (RayHit::leftRoofAt within
+/// the room radius) counts whole as a mouth patch there (volume w r^3 / 3, area w r^2,
+/// absorption 1), whatever it hits or scatters in outside: before, the grass grazed
+/// past a cave mouth swamped the cave's area and absorption, and its reverb time swung
+/// +-35% between updates.
+/// Sky loss (second bounce): p_i = f_i * l_i, the share of what hit i reflects that
+/// leaves for the sky, with f_i by facing (floor 1; wall 0.75: half up, half down to
+/// ground that sends half of that up; ceiling 0) and l_i from RayHit::sky (0 under a
+/// roof; 1 - 0.2 (1 - sky) under leaves, which absorb or pass most of what they stop);
+/// foliage scatter loses 0.75 of the upward escaping share; P = mean of p_i by solid
+/// angle. (Session 3 followed each hit's specular reflection through the listener's
+/// own escape bins instead: on stepped voxel ground most reflections stay sideways,
+/// so outdoors kept 0.43-0.52 s.) Then mfp = 4 V / S, a_b = A_b + (1 - A_b) P with A_b
+/// = (sum of patch areas x their absorption + wall area x the walls' mean absorption)
+/// / S, the walls' mean weighted with grazing views clamped at cos 0.25 (a few grazing
+/// hits on a distant absorbing floor would swing it between updates), and
 ///   T_b = 0.161 V / (-S ln(1 - a_b) + 4 m_b V)   (Eyring with air absorption m_b).
-/// Openings: escaping rays seeded from the fullest of 96 cube-map bins, gathered within
-/// 50 degrees of the seed, centred on their mean; up to 4 groups, leftovers join the
-/// nearest group. No allocation (fixed scratch on the stack for up to 4096 rays).
+/// Openings: escaping rays (and those that left the roof) seeded from the fullest of
+/// 96 cube-map bins, gathered within 50 degrees of the seed, centred on their mean; up
+/// to 4 groups, leftovers join the nearest group. Opening::distance: the mean
+/// leftRoofAt of the group's rays; without a roof, the canopy height (mean foliage
+/// start within 50 degrees, when over a quarter of those rays met leaves) for a sky
+/// opening (dir.y > 0.5), the nearest hit above the
+/// horizon within 50 degrees for a sideways one, else 3 m; clamped to [0.5, maxDistance].
+/// No allocation (fixed scratch on the stack for up to 4096 rays).
 RoomEstimate estimateRoom(std::span<const Vec3f> dirs, std::span<const RayHit> hits, const AcousticTable& table,
                           const ProbeConfig& config) noexcept;
 
@@ -192,7 +217,11 @@ class RoomProbe {
 };
 
 /// Smooths estimates over updates (the room should not jump as rays rotate): an
-/// exponential average of reverb times (in log), mean free path and shares.
+/// exponential average of volume, surface, absorption and shares; the mean free path
+/// and the reverb times are then computed from the averages (a ratio of means: one
+/// update's few long rays move volume and surface together). Openings: the latest
+/// set, each gliding (direction, share, distance) from the previous opening within 30
+/// degrees of it; new ones are taken as they are.
 class RoomSmoother {
  public:
   /// alpha: weight of each new update (0..1], e.g. 0.2 at 30 updates/s ~ 150 ms.

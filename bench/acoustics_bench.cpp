@@ -2,8 +2,9 @@
 // glade's BrickStore, the room estimate and the openings) on one thread, at three
 // listeners: the spawn (open glade), under a tree's canopy and deep in the dug
 // tunnel, with the BrickOccupancy bits (built once, timed apart). Budget: <= 2 ms per
-// update. Also reports each room's estimate (smoothed over the updates), and the
-// cost of the FDN reverb and of one HRTF source per 5.33 ms block.
+// update. Also reports each room's estimate (smoothed over the updates: reverb times,
+// their spread once the smoother has settled, and the openings with the distance to
+// their mouths), and the cost of the FDN reverb and of one HRTF source per 5.33 ms block.
 //
 // Usage: acoustics_bench [updates=400]. Prints one JSON object on stdout.
 #include <algorithm>
@@ -113,7 +114,8 @@ int main(int argc, char** argv) {
   for (std::size_t si = 0; si < spots.size(); ++si) {
     const Spot& s = spots[si];
     std::vector<double> wall, cpu;
-    double rtSum[3] = {0, 0, 0}, rtSq[3] = {0, 0, 0};
+    double rtSum[3] = {0, 0, 0}, rtSq[3] = {0, 0, 0}, smSum = 0, smSq = 0;
+    int smN = 0;
     audio::RoomSmoother smooth;
     for (int u = 0; u < updates; ++u) {
       double c0 = threadCpuUs();
@@ -121,7 +123,12 @@ int main(int argc, char** argv) {
       const audio::RoomEstimate& e = probe.update(state.world, table, s.pos, static_cast<std::uint64_t>(u), 1, &occupancy);
       auto t1 = Clock::now();
       double c1 = threadCpuUs();
-      smooth.add(e);
+      const audio::RoomEstimate& sm = smooth.add(e);
+      if (u >= 20) {  // after the smoother settles: its update-to-update spread
+        smSum += sm.rt60[1];
+        smSq += static_cast<double>(sm.rt60[1]) * sm.rt60[1];
+        ++smN;
+      }
       for (int b = 0; b < 3; ++b) {
         rtSum[b] += e.rt60[static_cast<std::size_t>(b)];
         rtSq[b] += static_cast<double>(e.rt60[static_cast<std::size_t>(b)]) * e.rt60[static_cast<std::size_t>(b)];
@@ -142,13 +149,24 @@ int main(int argc, char** argv) {
       mean[b] = rtSum[b] / updates;
       sd[b] = std::sqrt(std::max(0.0, rtSq[b] / updates - mean[b] * mean[b]));
     }
+    const double smMean = smN > 0 ? smSum / smN : 0.0;
+    const double smSd = smN > 0 ? std::sqrt(std::max(0.0, smSq / smN - smMean * smMean)) : 0.0;
     std::printf("     \"enclosure\": %.3f, \"openness\": %.3f, \"hit_share\": %.3f, \"mean_free_path_m\": %.2f,"
                 " \"openings\": %d,\n     \"rt60_s_mean\": [%.3f, %.3f, %.3f], \"rt60_s_sd\": [%.3f, %.3f, %.3f],"
-                " \"rt60_s_smoothed_last\": [%.3f, %.3f, %.3f]}%s\n",
+                " \"rt60_s_smoothed_last\": [%.3f, %.3f, %.3f],\n     \"rt60_mid_smoothed\": {\"mean\": %.3f, \"sd\": %.3f},"
+                " \"opening_list\": [",
                 static_cast<double>(e.enclosure), static_cast<double>(e.openness), static_cast<double>(e.hitShare),
                 static_cast<double>(e.meanFreePath), e.openingCount, mean[0], mean[1], mean[2], sd[0], sd[1], sd[2],
-                static_cast<double>(e.rt60[0]), static_cast<double>(e.rt60[1]), static_cast<double>(e.rt60[2]),
-                si + 1 < spots.size() ? "," : "");
+                static_cast<double>(e.rt60[0]), static_cast<double>(e.rt60[1]), static_cast<double>(e.rt60[2]), smMean,
+                smSd);
+    // The smoothed openings: unit direction, share of the rays, metres to the mouth.
+    for (int k = 0; k < e.openingCount; ++k) {
+      const audio::Opening& o = e.openings[static_cast<std::size_t>(k)];
+      std::printf("%s{\"dir\": [%.2f, %.2f, %.2f], \"share\": %.3f, \"distance_m\": %.1f}", k > 0 ? ", " : "",
+                  static_cast<double>(o.direction.x), static_cast<double>(o.direction.y), static_cast<double>(o.direction.z),
+                  static_cast<double>(o.share), static_cast<double>(o.distance));
+    }
+    std::printf("]}%s\n", si + 1 < spots.size() ? "," : "");
   }
   std::printf("  ],\n");
 

@@ -134,7 +134,9 @@ bool sameHits(std::span<const RayHit> a, std::span<const RayHit> b) {
     if (std::memcmp(&a[i].distance, &b[i].distance, sizeof(float)) != 0 ||
         std::memcmp(&a[i].foliageStart, &b[i].foliageStart, sizeof(float)) != 0 ||
         std::memcmp(&a[i].foliageDepth, &b[i].foliageDepth, sizeof(float)) != 0 || a[i].material != b[i].material ||
-        a[i].normalAxis != b[i].normalAxis || a[i].normalSign != b[i].normalSign)
+        a[i].normalAxis != b[i].normalAxis || a[i].normalSign != b[i].normalSign ||
+        std::memcmp(&a[i].sky, &b[i].sky, sizeof(float)) != 0 ||
+        std::memcmp(&a[i].leftRoofAt, &b[i].leftRoofAt, sizeof(float)) != 0)
       return false;
   }
   return true;
@@ -241,6 +243,110 @@ TEST_CASE("room probe: deterministic, and identical for any split of the rays ov
     sx += d.x; sy += d.y; sz += d.z;
   }
   CHECK(std::fabs(sx) + std::fabs(sy) + std::fabs(sz) < 1.0);
+}
+
+TEST_CASE("room probe: openings know the distance to their mouth") {
+  AcousticTable table = makeAcousticTable(materials());
+  RoomProbe probe;
+  // The 3x3x40 m tunnel open at its far end: the roof ends at z = 40.4 m (the shell).
+  sim::BrickStore tunnel = shellRoom(60, 60, 800, "stone", true);
+  // (Past ~20 m the 9 m^2 mouth is under one ray's solid angle: some updates miss it.)
+  for (float z : {18.3f, 24.7f, 30.3f, 35.1f}) {
+    int found = 0;
+    for (std::uint64_t u = 0; u < 6; ++u) {
+      const RoomEstimate& e = probe.update(tunnel, table, {1.4f, 1.6f, z}, u);
+      if (e.openingCount == 0) continue;
+      ++found;
+      const Opening& o = e.openings[0];
+      std::printf("tunnel, listener at z %.1f m: opening (%.2f %.2f %.2f) share %.4f at %.1f m (mouth %.1f m)\n",
+                  static_cast<double>(z), o.direction.x, o.direction.y, o.direction.z, o.share, o.distance,
+                  static_cast<double>(40.4f - z));
+      CHECK(o.direction.z > 0.95f);
+      CHECK(std::fabs(o.distance - (40.4f - z)) <= 2.5f);
+    }
+    CHECK(found >= 3);
+  }
+  // A 6x3x6 m plank room with a 1 x 2 m doorway in its east wall (x = 6.0..6.4 m).
+  sim::BrickStore room = shellRoom(120, 60, 120, "planks");
+  fillBox(room, {120, 0, 50}, {128, 40, 70}, sim::kAir);
+  const Vec3f ear{3.0f, 1.6f, 3.0f};
+  const RoomEstimate& e = probe.update(room, table, ear, 4);
+  REQUIRE(e.openingCount >= 1);
+  const Opening& o = e.openings[0];
+  Vec3f toDoor{6.2f - ear.x, 1.0f - ear.y, 3.0f - ear.z};
+  float len = std::sqrt(toDoor.x * toDoor.x + toDoor.y * toDoor.y + toDoor.z * toDoor.z);
+  float cosToDoor = (o.direction.x * toDoor.x + o.direction.y * toDoor.y + o.direction.z * toDoor.z) / len;
+  std::printf("room with a doorway: %d openings, first (%.2f %.2f %.2f) share %.4f at %.1f m (door %.1f m)\n",
+              e.openingCount, o.direction.x, o.direction.y, o.direction.z, o.share, o.distance, static_cast<double>(len));
+  CHECK(cosToDoor > 0.9f);
+  CHECK(o.distance == doctest::Approx(3.4).epsilon(0.3));
+  // Walled up: no opening.
+  fillBox(room, {120, 0, 50}, {128, 40, 70}, mat("planks"));
+  CHECK(probe.update(room, table, ear, 4).openingCount == 0);
+}
+
+TEST_CASE("room probe: ground outside a cave mouth is the mouth, not part of the cave") {
+  // A 3x3x20 m stone tunnel through a hill, open at z = 20.4 m onto grass under open sky.
+  // Past the mouth the rays graze the grass; the cave's reverb must not depend on it.
+  AcousticTable table = makeAcousticTable(materials());
+  auto build = [](bool grass) {
+    sim::BrickStore s = emptyWorld();
+    fillBox(s, {-8, -8, -8}, {68, 68, 408}, mat("stone"));
+    fillBox(s, {0, 0, 0}, {60, 60, 408}, sim::kAir);
+    if (grass) fillBox(s, {-256, -40, 408}, {256, 0, 1280}, mat("grass"));
+    return s;
+  };
+  sim::BrickStore bare = build(false), grassy = build(true);
+  RoomProbe probe;
+  RoomSmoother sBare(0.2f), sGrass(0.2f);
+  double meanBare = 0, meanGrass = 0, sq = 0;
+  const int n = 24;
+  for (int u = 0; u < n; ++u) {
+    float b = probe.update(bare, table, {1.4f, 1.6f, 6.0f}, static_cast<std::uint64_t>(u)).rt60[1];
+    sBare.add(probe.estimate());
+    const RoomEstimate& g = probe.update(grassy, table, {1.4f, 1.6f, 6.0f}, static_cast<std::uint64_t>(u));
+    sGrass.add(g);
+    meanBare += b / n;
+    meanGrass += g.rt60[1] / n;
+    sq += static_cast<double>(g.rt60[1]) * g.rt60[1] / n;
+  }
+  double sd = std::sqrt(std::max(0.0, sq - meanGrass * meanGrass));
+  std::printf("cave mouth onto grass: RT mid %.2f s (sd %.2f, smoothed %.2f) vs onto nothing %.2f s (smoothed %.2f)\n", meanGrass,
+              sd, static_cast<double>(sGrass.value().rt60[1]), meanBare, static_cast<double>(sBare.value().rt60[1]));
+  CHECK(meanGrass == doctest::Approx(meanBare).epsilon(0.15));
+  CHECK(sd < 0.2 * meanGrass);
+  CHECK(sGrass.value().rt60[1] == doctest::Approx(sBare.value().rt60[1]).epsilon(0.15));
+  // Its opening is the mouth, 14.4 m down the tunnel, whether the rays escape or graze the grass.
+  const RoomEstimate& g = probe.update(grassy, table, {1.4f, 1.6f, 6.0f}, 3);
+  REQUIRE(g.openingCount >= 1);
+  CHECK(g.openings[0].direction.z > 0.9f);
+  CHECK(std::fabs(g.openings[0].distance - 14.4f) <= 2.5f);
+}
+
+TEST_CASE("room smoother: reverb from averaged volume and surface; openings glide") {
+  RoomEstimate a, b;
+  a.volume = 100; a.surface = 100; a.absorption = {0.1f, 0.1f, 0.1f};
+  b.volume = 300; b.surface = 100; b.absorption = {0.1f, 0.1f, 0.1f};
+  a.rt60 = {1, 1, 1};
+  b.rt60 = {3, 3, 3};
+  a.openingCount = 1;
+  a.openings[0] = {{0.0f, 0.0f, 1.0f}, 0.1f, 10.0f};
+  b.openingCount = 2;
+  b.openings[0] = {{std::sin(0.17f), 0.0f, std::cos(0.17f)}, 0.2f, 20.0f};  // ~10 degrees on
+  b.openings[1] = {{1.0f, 0.0f, 0.0f}, 0.05f, 4.0f};                        // new: taken as is
+  RoomSmoother sm(0.5f);
+  sm.add(a);
+  const RoomEstimate& v = sm.add(b);
+  CHECK(v.volume == doctest::Approx(200.0f));
+  CHECK(v.meanFreePath == doctest::Approx(8.0f));
+  // Eyring of V 200, S 100, a 0.1: 0.161 * 200 / (100 * 0.105 + air).
+  CHECK(v.rt60[1] == doctest::Approx(0.161 * 200 / (-100 * std::log(0.9) + 4 * 0.001 * 200)).epsilon(0.001));
+  REQUIRE(v.openingCount == 2);
+  CHECK(v.openings[0].distance == doctest::Approx(15.0f));
+  CHECK(v.openings[0].share == doctest::Approx(0.15f));
+  CHECK(v.openings[0].direction.x > 0.0f);
+  CHECK(v.openings[0].direction.x < std::sin(0.17f));
+  CHECK(v.openings[1].distance == 4.0f);
 }
 
 TEST_CASE("reverb: measured reverb time of the rendered impulse response is within 10% of Eyring, per band") {
