@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
-#include <sstream>
 #include <string>
+#include <vector>
 
 #include "audio/offline_render.h"
 #include "sim/scene.h"
@@ -20,18 +20,8 @@ namespace {
 
 /// Parses "x,y,z,yaw" (metres, degrees) into a listener; false on bad text.
 bool parseListener(const std::string& text, audio::Listener& out) {
-  std::istringstream in(text);
-  double v[4];
-  char comma = 0;
-  for (int i = 0; i < 4; ++i) {
-    if (!(in >> v[i])) return false;
-    if (i < 3 && (!(in >> comma) || comma != ',')) return false;
-  }
-  in >> std::ws;
-  if (!in.eof()) return false;
-  for (double x : v) {
-    if (!std::isfinite(x)) return false;
-  }
+  std::vector<double> v;
+  if (!parseNumberList(text, v) || v.size() != 4) return false;
   out.position = {static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2])};
   out.yaw = static_cast<float>(v[3] * 3.14159265358979323846 / 180.0);
   return true;

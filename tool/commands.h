@@ -51,6 +51,15 @@ void addAudioSampleCommand(CLI::App& app, int& exitCode);
 /// the PNG cannot be written. Only in full builds (LOAM_WITH_AUDIO).
 void addSpectrogramCommand(CLI::App& app, int& exitCode);
 
+/// `loam-tool acoustics-debug --scene S [--seed N] --listener x,y,z[,yaw] --out rays.png
+/// [--size PX] [--radius M] [--rays N] [--update U] [--cut M] [--quiet]`: one RoomProbe
+/// update and the early reflections at the listener, drawn from above (ground, rays,
+/// openings, reflection points, listener) to a PNG; the room estimate as one JSON line
+/// on stdout.
+/// Exit 2 for a bad scene or listener (format, or outside the world), 1 if the world
+/// cannot be built or the PNG cannot be written. Only in full builds (LOAM_WITH_AUDIO).
+void addAcousticsDebugCommand(CLI::App& app, int& exitCode);
+
 /// `loam-tool admin --server HOST:HTTPPORT [--token T] COMMAND...`: sends one admin
 /// command to loam-server's POST /admin and prints the reply (token also from
 /// LOAM_ADMIN_TOKEN). Exit 0 ok, 1 refused or unreachable, 2 bad usage. Only in full

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   loam::tool::addAudioSampleCommand(app, exitCode);
   loam::tool::addRenderAudioCommand(app, exitCode);
   loam::tool::addSpectrogramCommand(app, exitCode);
+  loam::tool::addAcousticsDebugCommand(app, exitCode);
 #endif
   try {
     app.parse(argc, argv);

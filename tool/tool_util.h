@@ -1,9 +1,13 @@
-// Small helpers shared by loam-tool commands: progress lines and process memory.
+// Small helpers shared by loam-tool commands: progress lines, process memory and
+// number-list flags ("x,y,z,yaw").
 #pragma once
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace loam::tool {
 
@@ -44,6 +48,22 @@ inline std::string peakRssText() {
     }
   }
   return "n/a";
+}
+
+/// Parses comma-separated finite numbers ("1.5,2,-3") into out (replaced); false on
+/// empty text, a stray character or a non-finite value. Callers check out.size().
+inline bool parseNumberList(const std::string& text, std::vector<double>& out) {
+  out.clear();
+  std::istringstream in(text);
+  for (;;) {
+    double v = 0;
+    if (!(in >> v) || !std::isfinite(v)) return false;
+    out.push_back(v);
+    in >> std::ws;
+    if (in.eof()) return true;
+    char comma = 0;
+    if (!(in >> comma) || comma != ',') return false;
+  }
 }
 
 }  // namespace loam::tool
