@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -22,6 +23,8 @@
 
 namespace loam::audio {
 namespace {
+
+constexpr std::int64_t kBlockNs = std::int64_t{1'000'000'000} * kBlockFrames / kSampleRate;
 
 /// Pa_Initialize with stderr muted: on machines without a sound card ALSA and JACK
 /// print dozens of lines while PortAudio probes them; the caller logs one clear line
@@ -55,6 +58,8 @@ struct AudioOutput::Impl {
   int used = kBlockFrames;  ///< frames of `block` already played
   std::atomic<std::uint64_t> callbacks{0};
   std::atomic<std::uint64_t> underruns{0};
+  std::atomic<std::uint64_t> blocks{0}, slowBlocks{0};
+  std::atomic<std::int64_t> maxBlockNs{0};
   double latencyMs = 0;
   std::string device;
 
@@ -75,7 +80,13 @@ struct AudioOutput::Impl {
     unsigned long done = 0;
     while (done < frames) {
       if (self->used >= kBlockFrames) {
+        // Timed: a block that takes longer than it lasts is a dropout in the making.
+        auto t0 = std::chrono::steady_clock::now();
         self->engine->renderBlock(self->block.data());
+        std::int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+        self->blocks.fetch_add(1, std::memory_order_relaxed);
+        if (ns > kBlockNs) self->slowBlocks.fetch_add(1, std::memory_order_relaxed);
+        if (ns > self->maxBlockNs.load(std::memory_order_relaxed)) self->maxBlockNs.store(ns, std::memory_order_relaxed);
         self->used = 0;
       }
       unsigned long n = std::min<unsigned long>(frames - done, static_cast<unsigned long>(kBlockFrames - self->used));
@@ -137,6 +148,9 @@ AudioOutputStats AudioOutput::stats() const {
   s.latencyMs = impl_->latencyMs;
   s.cpuLoad = impl_->stream ? Pa_GetStreamCpuLoad(impl_->stream) : 0.0;
   s.device = impl_->device;
+  s.blocks = impl_->blocks.load(std::memory_order_relaxed);
+  s.slowBlocks = impl_->slowBlocks.load(std::memory_order_relaxed);
+  s.maxBlockMs = static_cast<double>(impl_->maxBlockNs.load(std::memory_order_relaxed)) / 1e6;
   return s;
 }
 

@@ -17,6 +17,9 @@ struct AudioOutputStats {
   std::uint64_t underruns = 0;   ///< output underflow flags reported by PortAudio
   double latencyMs = 0;          ///< the stream's output latency
   double cpuLoad = 0;            ///< Pa_GetStreamCpuLoad
+  std::uint64_t blocks = 0;      ///< engine blocks rendered in callbacks
+  std::uint64_t slowBlocks = 0;  ///< blocks whose rendering took longer than the block lasts (5.33 ms)
+  double maxBlockMs = 0;         ///< the slowest block's rendering time
   std::string device;
 };
 

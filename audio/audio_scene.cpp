@@ -40,6 +40,7 @@ constexpr float kDropsPerM2 = 200.0f;    ///< drops per second per square metre 
 constexpr std::int32_t kFireGrid = 80;   ///< voxels (4 m): fires are grouped on this grid
 constexpr std::int32_t kWaterGrid = 80;  ///< voxels (4 m): streams are grouped on this grid
 constexpr int kMaxFires = 32;            ///< nearest fire groups heard
+constexpr float kFlameHeight = 0.4f;     ///< metres over the top burning cell's centre
 constexpr int kMaxStreams = 6;
 constexpr int kMaxPours = 4;
 constexpr int kMaxHissesPerUpdate = 4;
@@ -128,33 +129,68 @@ bool rainSurfaceOf(sim::SoundClass c, RainSurface& out) {
   return false;
 }
 
+/// This update's emitter commands, held back so that propagation can fill every
+/// state's acoustics (on the workers, all at once) before they go to the engine in
+/// the order they were made.
+class CommandBatch {
+ public:
+  explicit CommandBatch(AudioEngine& engine) : engine_(engine) {}
+  bool alive(EmitterId id) const { return engine_.alive(id); }
+  void start(EmitterId id, std::unique_ptr<Voice> voice, const EmitterState& state) {
+    items_.push_back({Kind::Start, id, std::move(voice), state});
+  }
+  void update(EmitterId id, const EmitterState& state) { items_.push_back({Kind::Update, id, nullptr, state}); }
+  void stop(EmitterId id) { items_.push_back({Kind::Stop, id, nullptr, {}}); }
+  /// The states of this batch's starts and updates (pointers stay valid until flush()).
+  std::vector<EmitterState*>& states() {
+    states_.clear();
+    for (Item& i : items_)
+      if (i.kind != Kind::Stop) states_.push_back(&i.state);
+    return states_;
+  }
+  /// Sends everything to the engine, in order.
+  void flush() {
+    for (Item& i : items_) {
+      switch (i.kind) {
+        case Kind::Start: engine_.start(i.id, std::move(i.voice), i.state); break;
+        case Kind::Update: engine_.update(i.id, i.state); break;
+        case Kind::Stop: engine_.stop(i.id); break;
+      }
+    }
+    items_.clear();
+  }
+
+ private:
+  enum class Kind : std::uint8_t { Start, Update, Stop };
+  struct Item {
+    Kind kind;
+    EmitterId id;
+    std::unique_ptr<Voice> voice;
+    EmitterState state;
+  };
+  AudioEngine& engine_;
+  std::vector<Item> items_;
+  std::vector<EmitterState*> states_;
+};
+
 /// Continuous emitters of one kind: ids kept this update are started or updated,
-/// ids not kept are stopped at finish().
-///
-/// Warm-up: a continuous model ramps its parameters up from silence, so its first
-/// blocks can measure as inaudible; a voice the engine virtualises then never renders
-/// again to notice it got louder (Voice::skip sees no parameters). New emitters get a
-/// large priority for their first kWarmupUpdates updates so they stay real while
-/// their smoothers settle.
+/// ids not kept are stopped at finish(). (A new emitter whose model ramps up from
+/// silence may start virtual; its skip() follows the parameters, so it becomes real
+/// as soon as it is loud enough.)
 class EmitterSet {
  public:
-  static constexpr int kWarmupUpdates = 10;  ///< ~210 ms at 47 updates per second
-  static constexpr float kWarmupBoost = 1e4f;
-
   template <class Make>
-  void keep(AudioEngine& engine, EmitterId id, Make&& make, EmitterState state) {
-    auto it = std::lower_bound(live_.begin(), live_.end(), Entry{id, 0});
+  void keep(CommandBatch& engine, EmitterId id, Make&& make, const EmitterState& state) {
+    auto it = std::lower_bound(live_.begin(), live_.end(), Entry{id});
     bool known = it != live_.end() && it->id == id && engine.alive(id);
-    int age = known ? it->age + 1 : 0;
-    if (age < kWarmupUpdates) state.priority *= kWarmupBoost;
     if (known) {
       engine.update(id, state);
     } else {
       engine.start(id, make(), state);
     }
-    next_.push_back({id, age});
+    next_.push_back({id});
   }
-  void finish(AudioEngine& engine) {
+  void finish(CommandBatch& engine) {
     std::sort(next_.begin(), next_.end());
     next_.erase(std::unique(next_.begin(), next_.end(), [](const Entry& a, const Entry& b) { return a.id == b.id; }),
                 next_.end());
@@ -169,7 +205,6 @@ class EmitterSet {
  private:
   struct Entry {
     EmitterId id = 0;
-    int age = 0;  ///< updates since start
     bool operator<(const Entry& o) const { return id < o.id; }
   };
   std::vector<Entry> live_;  // sorted by id
@@ -227,7 +262,8 @@ float ramp(float x, float lo, float hi) {
 }  // namespace
 
 struct AudioScene::Impl {
-  AudioEngine& engine;
+  AudioEngine& sink;   ///< receives the batch at the end of each update
+  CommandBatch engine; ///< every start, update and stop of this update
   AudioSceneConfig config;
   AudioSceneStats stats;
 
@@ -245,7 +281,10 @@ struct AudioScene::Impl {
   EmitterSet wind, rain, rainBed, fire, water, beds;
   std::vector<std::uint64_t> fireKeys;  ///< sorted grid keys of last update's fire groups
 
-  Impl(AudioEngine& e, AudioSceneConfig c) : engine(e), config(c) {}
+  std::unique_ptr<ListenerAcoustics> acoustics;  ///< built on the first update (needs the materials)
+  std::uint64_t updates = 0;
+
+  Impl(AudioEngine& e, AudioSceneConfig c) : sink(e), engine(e), config(c) {}
 
   const ColumnTop* column(std::int32_t mx, std::int32_t mz) const {
     std::int32_t i = mx - (mapX - kMapRadius), k = mz - (mapZ - kMapRadius);
@@ -270,15 +309,19 @@ struct AudioScene::Impl {
   void updateWater();
   void updatePours();
   void updateBeds(const sim::SimState& world, const Listener& listener);
-  void oneShot(EmitterId id, std::unique_ptr<Voice> voice, Vec3f at, float gain, float priority);
+  void applyAcoustics(const sim::SimState& world, const Listener& listener);
+  void oneShot(EmitterId id, std::unique_ptr<Voice> voice, Vec3f at, float gain, float priority,
+               bool impulsive = false);
 };
 
-void AudioScene::Impl::oneShot(EmitterId id, std::unique_ptr<Voice> voice, Vec3f at, float gain, float priority) {
+void AudioScene::Impl::oneShot(EmitterId id, std::unique_ptr<Voice> voice, Vec3f at, float gain, float priority,
+                               bool impulsive) {
   if (!voice) return;
   EmitterState s;
   s.position = at;
   s.gain = gain;
   s.priority = priority;
+  s.impulsive = impulsive;
   engine.start(id, std::move(voice), s);
   ++stats.oneShots;
 }
@@ -309,7 +352,7 @@ void AudioScene::Impl::playEvents(const sim::SimState& world, std::span<const si
       spec.key = key;
       bool mine = own(e->who);
       float gain = e->who.kind == sim::Actor::Kind::Animal ? 0.5f : (mine ? 0.7f : 1.0f);
-      oneShot(emitterId(EmitterKind::Footstep, index), makeFootstep(spec), at, gain, mine ? 4.0f : 1.5f);
+      oneShot(emitterId(EmitterKind::Footstep, index), makeFootstep(spec), at, gain, mine ? 4.0f : 1.5f, true);
     } else if (const auto* e = std::get_if<sim::LandedEvent>(&ev)) {
       sim::SoundClass c = soundOf(world, e->material);
       if (c == sim::SoundClass::None || !heard(e->position, at)) continue;
@@ -321,7 +364,7 @@ void AudioScene::Impl::playEvents(const sim::SimState& world, std::span<const si
         spec.speed = speed;
         spec.hardness = material(world, e->material).hardness;
         spec.key = key;
-        oneShot(emitterId(EmitterKind::Impact, index), makeImpact(spec), at, 1.0f, 2.0f);
+        oneShot(emitterId(EmitterKind::Impact, index), makeImpact(spec), at, 1.0f, 2.0f, true);
       } else {
         FootstepSpec spec;
         spec.surface = c;
@@ -329,7 +372,7 @@ void AudioScene::Impl::playEvents(const sim::SimState& world, std::span<const si
         spec.speed = speed;
         spec.key = key;
         float gain = e->who.kind == sim::Actor::Kind::Animal ? 0.5f : (mine ? 0.8f : 1.0f);
-        oneShot(emitterId(EmitterKind::Footstep, index), makeFootstep(spec), at, gain, mine ? 4.0f : 1.5f);
+        oneShot(emitterId(EmitterKind::Footstep, index), makeFootstep(spec), at, gain, mine ? 4.0f : 1.5f, true);
       }
     } else if (const auto* e = std::get_if<sim::DigEvent>(&ev)) {
       sim::SoundClass c = soundOf(world, e->material);
@@ -338,7 +381,7 @@ void AudioScene::Impl::playEvents(const sim::SimState& world, std::span<const si
       spec.material = c;
       spec.voxels = e->voxels;
       spec.key = key;
-      oneShot(emitterId(EmitterKind::Dig, index), makeDig(spec), at, 1.0f, own(e->who) ? 3.0f : 2.0f);
+      oneShot(emitterId(EmitterKind::Dig, index), makeDig(spec), at, 1.0f, own(e->who) ? 3.0f : 2.0f, true);
     } else if (const auto* e = std::get_if<sim::FractureEvent>(&ev)) {
       // Only brittle materials break with a crack; soft ones are the dig's scrape.
       sim::SoundClass c = soundOf(world, e->material);
@@ -347,7 +390,7 @@ void AudioScene::Impl::playEvents(const sim::SimState& world, std::span<const si
       spec.material = c;
       spec.voxels = e->voxels;
       spec.key = key;
-      oneShot(emitterId(EmitterKind::Fracture, index), makeFracture(spec), at, 1.0f, 2.5f);
+      oneShot(emitterId(EmitterKind::Fracture, index), makeFracture(spec), at, 1.0f, 2.5f, true);
     } else if (const auto* e = std::get_if<sim::SplashEvent>(&ev)) {
       if (!heard(e->position, at)) continue;
       float speed = static_cast<float>(e->speed) / 1000.0f;
@@ -358,7 +401,7 @@ void AudioScene::Impl::playEvents(const sim::SimState& world, std::span<const si
         spec.speed = speed;
         spec.hardness = 0.0f;
         spec.key = key;
-        oneShot(emitterId(EmitterKind::Impact, index), makeImpact(spec), at, 1.0f, own(e->who) ? 3.0f : 1.5f);
+        oneShot(emitterId(EmitterKind::Impact, index), makeImpact(spec), at, 1.0f, own(e->who) ? 3.0f : 1.5f, true);
         continue;
       }
       // Falling water landing: a short pour, unless a waterfall is already there.
@@ -785,7 +828,9 @@ void AudioScene::Impl::updateFire(const sim::SimState& world, const Listener& li
     float n = static_cast<float>(a.cells);
     float extent = std::max({a.hi[0] - a.lo[0], a.hi[1] - a.lo[1], a.hi[2] - a.lo[2]}) + 0.4f;
     EmitterState st;
-    st.position = {a.x, a.y, a.z};
+    // Flames rise: the sound comes from over the burning cells, not from inside the
+    // fuel (which would wall it in).
+    st.position = {a.x, a.hi[1] + kFlameHeight, a.z};
     st.priority = 1.5f;
     st.width = clamp01(extent / (2.0f * std::max(a.dist, 0.5f)));
     st.params.v[0] = n;
@@ -861,7 +906,7 @@ void AudioScene::Impl::updateBeds(const sim::SimState& world, const Listener& li
 
 void AudioScene::Impl::update(const sim::SimState& world, std::span<const sim::Event> events,
                               const Listener& listener) {
-  engine.setListener(listener);
+  sink.setListener(listener);
   playEvents(world, events, listener);
   // The column map: rebuilt whole when the listener has moved away from its centre,
   // otherwise re-read a few rows per update (edits show up within a quarter second
@@ -895,6 +940,17 @@ void AudioScene::Impl::update(const sim::SimState& world, std::span<const sim::E
   updateWater();
   updatePours();
   updateBeds(world, listener);
+  applyAcoustics(world, listener);
+}
+
+void AudioScene::Impl::applyAcoustics(const sim::SimState& world, const Listener& listener) {
+  if (config.acoustics.enabled && world.materials) {
+    if (!acoustics) acoustics = std::make_unique<ListenerAcoustics>(*world.materials, config.acoustics);
+    if (acoustics->updateRoom(world.world, listener.position, updates)) sink.setRoom(acoustics->room());
+    acoustics->propagate(world.world, engine.states());
+  }
+  ++updates;
+  engine.flush();
 }
 
 AudioScene::AudioScene(AudioEngine& engine, AudioSceneConfig config) : impl_(std::make_unique<Impl>(engine, config)) {}

@@ -11,6 +11,9 @@
 //  - fire: burning cells grouped into fires, each an emitter at its centre;
 //  - water: the waterfall and stream from the water simulation near the listener;
 //  - beds: day and night beds on a far ring (ambient).
+// Then every emitter's state goes through ListenerAcoustics: the room around the
+// listener (reverb, reflections) and each emitter's path to the ears (occlusion,
+// openings, apparent direction, reverb send), before the batch reaches the engine.
 // Only what a client has is read; nothing here touches the network or the step.
 // Every choice is keyed by stable ids and the world tick, so offline renders repeat.
 //
@@ -19,6 +22,7 @@
 #include <cstdint>
 #include <span>
 #include "audio/engine.h"
+#include "audio/listener_acoustics.h"
 #include "sim/events.h"
 #include "sim/sim_state.h"
 
@@ -29,6 +33,7 @@ struct AudioSceneConfig {
   int windEmitters = 6;          ///< patches of grass / leaves / edges around the listener
   int rainPatches = 8;           ///< rain surface patches around the listener
   sim::PlayerId self;            ///< the listener's own player (own footsteps get priority)
+  AcousticsConfig acoustics;     ///< rays, propagation, reverb and reflections (issue 8)
 };
 
 struct AudioSceneStats {

@@ -319,6 +319,11 @@ class Bed final : public Voice {
     renderTicked(*this, out, frames, untilTick_);
     return true;
   }
+  bool skip(int frames, const SynthParams& p) override {
+    target_ = sane(p.v[0], 0.0f, 1.0f);
+    skipTicked(*this, frames, untilTick_);
+    return true;
+  }
   float loudness() const override { return loud_; }
 
   void control() {

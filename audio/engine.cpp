@@ -1,5 +1,7 @@
 // AudioEngine: command/retire rings between the control and audio threads, the
-// emitter table, real/virtual voice selection, spatialisation and the master bus.
+// emitter table, real/virtual voice selection, per-voice band filter, spatialisation
+// (HRTF for the loudest point sources, constant-power pan for the rest), the reverb
+// and early-reflection sends and the master bus.
 // Everything the audio thread touches is sized in the constructor (engine.h).
 #include "audio/engine.h"
 
@@ -7,8 +9,13 @@
 #include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <span>
 #include <unordered_map>
 #include <vector>
+
+#include "audio/early_reflections.h"
+#include "audio/hrtf.h"
+#include "audio/reverb.h"
 
 namespace loam::audio {
 namespace {
@@ -68,6 +75,35 @@ constexpr float kMaxDistance = 1000.0f;  ///< m: attenuation stops falling
 constexpr float kHysteresis = 2.0f;      ///< a real voice must be beaten by 6 dB to lose its place
 constexpr float kInaudible = 1e-6f;      ///< audibility below -120 dB is never made real
 constexpr float kFadeStep = 1.0f / kFadeFrames;
+constexpr float kBandLowHz = 500.0f, kBandHighHz = 2000.0f;  ///< per-voice 3-band split
+/// Room reverb level glides with a ~50 ms time constant (per-block step).
+const float kRoomGlide = 1.0f - std::exp(-static_cast<float>(kBlockFrames) / (0.05f * kSampleRate));
+constexpr float kTapYawStep = 0.035f;   ///< rad (2 degrees): re-pan the reflections past this turn
+constexpr float kMaxReverbGain = 4.0f;  ///< as RoomAcoustics::reverbGain's cap
+
+/// Latest-value mailbox (triple buffer) for the room: the control thread publishes
+/// whole values, the audio thread takes the newest; wait-free, no allocation.
+class RoomMailbox {
+ public:
+  /// Producer only.
+  void publish(const RoomAcoustics& room) {
+    buf_[static_cast<std::size_t>(back_)] = room;
+    back_ = middle_.exchange(back_ | kFresh, std::memory_order_acq_rel) & kIndex;
+  }
+  /// Consumer only: the newest value since the last take, or nullptr.
+  const RoomAcoustics* take() {
+    if ((middle_.load(std::memory_order_acquire) & kFresh) == 0) return nullptr;
+    front_ = middle_.exchange(front_, std::memory_order_acq_rel) & kIndex;
+    return &buf_[static_cast<std::size_t>(front_)];
+  }
+
+ private:
+  static constexpr int kIndex = 3, kFresh = 4;
+  std::array<RoomAcoustics, 3> buf_{};
+  int back_ = 0;                      // producer's
+  alignas(64) std::atomic<int> middle_{1};
+  alignas(64) int front_ = 2;         // consumer's
+};
 
 struct Slot {
   bool used = false;
@@ -82,8 +118,19 @@ struct Slot {
   EmitterState state;
   float fade = 0.0f;        ///< current fade gain 0..1
   float gainL = 0.0f, gainR = 0.0f;  ///< last block's end gains (interpolated per block)
-  OnePole air;
+  float distGain = 0.0f;    ///< last block's end gain x distance (binaural input, early send)
+  float revGain = 0.0f;     ///< last block's end reverb send
+  float earlyGain = 0.0f;   ///< last block's end early-reflection send
+  std::array<float, 3> bands{1, 1, 1};  ///< last block's end band gains
+  OnePole air, bandLow, bandHigh;       ///< air absorption; 500 Hz and 2 kHz splits
   float score = 0.0f;       ///< audibility this block
+  float placeScore = 0.0f;  ///< scratch: rank for the binaural places
+  int place = -1;           ///< binaural place (HrtfSource) held, or -1
+  int hrtfIndex = -1;       ///< HrtfTable direction the place was last given
+  bool placeIn = false;     ///< scratch: among the binaural set this block
+  bool placeEnter = false;  ///< got its place this block
+  bool placeBridge = false; ///< entering while audible by pan: pan first, HRTF next block
+  bool placeLeave = false;  ///< leaves its place after this block (crossfading to pan)
 };
 
 /// Open-addressing id -> slot map, sized at construction (load <= 0.5); deletion by
@@ -158,10 +205,13 @@ struct AudioEngine::Impl {
   std::unordered_map<EmitterId, std::uint64_t> alive;  ///< id -> serial of its live start
   std::uint64_t nextSerial = 1;
   std::atomic<std::uint64_t> queueFull{0};
+  RoomAcoustics pendingRoom;
+  bool roomPending = false;
 
   // ---- shared ----
   SpscRing<Cmd> commands;
   SpscRing<Retired> retired;
+  RoomMailbox rooms;
 
   // ---- audio side ----
   std::vector<Slot> slots;
@@ -175,7 +225,25 @@ struct AudioEngine::Impl {
   Listener listener;
   float masterTarget = 1.0f, master = 1.0f;
 
-  std::atomic<int> statEmitters{0}, statReal{0}, statVirtual{0};
+  // Binaural: the table (process-wide, immutable) and a few places (HrtfSources)
+  // lent to the loudest point sources; nothing per slot.
+  const HrtfTable* table = nullptr;
+  std::vector<std::unique_ptr<HrtfSource>> places;
+  std::vector<int> placeOwner;  ///< place -> slot index, or -1
+  std::vector<int> freePlaces;  ///< stack of unowned places
+  std::vector<int> binCand;     ///< scratch: point sources wanting a place
+  std::vector<float> binIn, binL, binR;  ///< scratch: a place's input and output
+
+  // Acoustics: one reverb and one reflector for the listener, fed by mono sends.
+  std::unique_ptr<FdnReverb> reverb;
+  std::unique_ptr<EarlyReflector> reflector;
+  std::vector<float> revSend, earlySend, wetL, wetR;
+  RoomAcoustics curRoom;        ///< the last room taken (its taps re-pan on turns)
+  bool haveRoom = false;
+  float tapsYaw = 0.0f;         ///< listener yaw the reflector's taps were set for
+  float roomGain = 0.0f, roomGainTarget = 0.0f;
+
+  std::atomic<int> statEmitters{0}, statReal{0}, statVirtual{0}, statBinaural{0};
   std::atomic<std::uint64_t> statBlocks{0}, statStarted{0}, statFinished{0}, statDropped{0};
 
   explicit Impl(const EngineConfig& c)
@@ -190,6 +258,7 @@ struct AudioEngine::Impl {
     config.realVoices = std::max(0, c.realVoices);
     config.maxEmitters = std::max(1, c.maxEmitters);
     config.queueCapacity = std::max(1, c.queueCapacity);
+    config.binauralVoices = std::clamp(c.binauralVoices, 0, config.realVoices);
     pending.reserve(static_cast<std::size_t>(config.queueCapacity));
     freeSlots.reserve(slots.size());
     for (int i = static_cast<int>(slots.size()) - 1; i >= 0; --i) freeSlots.push_back(i);
@@ -199,6 +268,26 @@ struct AudioEngine::Impl {
     mono.assign(kBlockFrames, 0.0f);
     mixL.assign(kBlockFrames, 0.0f);
     mixR.assign(kBlockFrames, 0.0f);
+
+    if (config.spatial == Spatialisation::Binaural && config.binauralVoices > 0) table = defaultHrtfTable();
+    if (table) {
+      for (int p = 0; p < config.binauralVoices; ++p) places.push_back(std::make_unique<HrtfSource>(table->taps()));
+      placeOwner.assign(places.size(), -1);
+      for (int p = static_cast<int>(places.size()) - 1; p >= 0; --p) freePlaces.push_back(p);
+      freePlaces.reserve(places.size());
+      binCand.reserve(slots.size());
+      binIn.assign(kBlockFrames, 0.0f);
+      binL.assign(kBlockFrames, 0.0f);
+      binR.assign(kBlockFrames, 0.0f);
+    }
+    if (config.acoustics) {
+      reverb = std::make_unique<FdnReverb>();
+      reflector = std::make_unique<EarlyReflector>();
+      revSend.assign(kBlockFrames, 0.0f);
+      earlySend.assign(kBlockFrames, 0.0f);
+      wetL.assign(kBlockFrames, 0.0f);
+      wetR.assign(kBlockFrames, 0.0f);
+    }
   }
 
   ~Impl() {
@@ -215,10 +304,20 @@ struct AudioEngine::Impl {
 
   // ---- audio thread ----
 
+  void releasePlace(Slot& s) {
+    if (s.place < 0) return;
+    placeOwner[static_cast<std::size_t>(s.place)] = -1;
+    freePlaces.push_back(s.place);
+    s.place = -1;
+    s.hrtfIndex = -1;
+    s.placeLeave = false;
+  }
+
   /// Hands the slot's voice back and frees the slot. The retire ring cannot be full
   /// (see its capacity); if it somehow were, the voice would leak rather than block.
   void retire(int index) {
     Slot& s = slots[static_cast<std::size_t>(index)];
+    releasePlace(s);
     retired.push(Retired{s.id, s.serial, s.voice});
     if (!s.stopping && ids.find(s.id) == index) ids.erase(s.id);
     s = Slot{};
@@ -260,6 +359,8 @@ struct AudioEngine::Impl {
         s.serial = c.serial;
         s.voice = c.voice;
         s.state = c.state;
+        s.bandLow.setCutoff(kBandLowHz);
+        s.bandHigh.setCutoff(kBandHighHz);
         ids.set(c.id, index);
         statStarted.fetch_add(1, std::memory_order_relaxed);
         return;
@@ -279,6 +380,37 @@ struct AudioEngine::Impl {
     }
   }
 
+  /// Takes the newest room, and re-pans the reflections when the listener has turned.
+  void applyRoom() {
+    if (const RoomAcoustics* r = rooms.take()) {
+      curRoom = *r;
+      curRoom.tapCount = std::clamp(curRoom.tapCount, 0, kMaxReflectionTaps);
+      float mfp = std::isfinite(curRoom.meanFreePath) ? curRoom.meanFreePath : 3.0f;
+      std::array<float, 3> rt = curRoom.rt60;
+      for (float& t : rt) t = std::isfinite(t) ? std::clamp(t, 0.05f, 20.0f) : 0.3f;
+      float g = curRoom.reverbGain;
+      roomGainTarget = std::isfinite(g) ? std::clamp(g, 0.0f, kMaxReverbGain) : 0.0f;
+      if (!haveRoom) {  // the first room is taken at once: nothing to glide from
+        reverb->jumpRoom(mfp, rt);
+        roomGain = roomGainTarget;
+      } else {
+        reverb->setRoom(mfp, rt);
+      }
+      haveRoom = true;
+      reflector->setTaps(std::span<const ReflectionTap>(curRoom.taps.data(), static_cast<std::size_t>(curRoom.tapCount)),
+                         listener.yaw);
+      tapsYaw = listener.yaw;
+      return;
+    }
+    if (!haveRoom) return;
+    float turn = std::remainder(listener.yaw - tapsYaw, 2.0f * kPi);
+    if (std::fabs(turn) > kTapYawStep) {
+      reflector->setTaps(std::span<const ReflectionTap>(curRoom.taps.data(), static_cast<std::size_t>(curRoom.tapCount)),
+                         listener.yaw);
+      tapsYaw = listener.yaw;
+    }
+  }
+
   float distanceTo(const Vec3f& p) const {
     float dx = p.x - listener.position.x, dy = p.y - listener.position.y, dz = p.z - listener.position.z;
     return std::sqrt(dx * dx + dy * dy + dz * dz);
@@ -290,10 +422,21 @@ struct AudioEngine::Impl {
     return a;
   }
 
-  /// Target left/right gains and air-absorption cutoff for a real voice.
-  void spatialise(const Slot& s, float& gl, float& gr, float& cutoffHz) const {
+  static bool pointSource(const EmitterState& st) { return !st.ambient && st.width < 0.5f; }
+
+  /// The world direction the sound arrives from: the acoustic direction when given,
+  /// else the straight line from the listener.
+  Vec3f arrival(const EmitterState& st) const {
+    const Vec3f& d = st.direction;
+    if (d.x != 0.0f || d.y != 0.0f || d.z != 0.0f) return d;
+    return {st.position.x - listener.position.x, st.position.y - listener.position.y,
+            st.position.z - listener.position.z};
+  }
+
+  /// Target left/right pan gains, gain x distance, and air-absorption cutoff for a real voice.
+  void spatialise(const Slot& s, float& gl, float& gr, float& g, float& cutoffHz) const {
     const EmitterState& st = s.state;
-    float g = st.gain;
+    g = st.gain;
     float pan = 0.0f;
     cutoffHz = 20000.0f;
     if (!st.ambient) {
@@ -304,12 +447,18 @@ struct AudioEngine::Impl {
     }
     // Direction in the listener's frame: right = (cos yaw, 0, sin yaw) for the sim's
     // yaw (0 = north = -z, clockwise seen from above).
-    float dx = st.position.x - listener.position.x, dz = st.position.z - listener.position.z;
+    const Vec3f& dir = st.direction;
+    bool given = dir.x != 0.0f || dir.y != 0.0f || dir.z != 0.0f;
+    float dx = given ? dir.x : st.position.x - listener.position.x;
+    float dz = given ? dir.z : st.position.z - listener.position.z;
     float horiz = std::sqrt(dx * dx + dz * dz);
     if (horiz > 1e-4f) {
       float right = (dx * std::cos(listener.yaw) + dz * std::sin(listener.yaw)) / horiz;
-      // Sources overhead or inside the head drift to the centre instead of snapping.
-      float nearBlend = std::min(1.0f, horiz / 0.5f);
+      // Sources overhead or inside the head drift to the centre instead of snapping
+      // (a given direction has no distance: judge by its elevation instead).
+      float nearBlend;
+      if (given) nearBlend = std::min(1.0f, horiz / (0.5f * std::sqrt(horiz * horiz + dir.y * dir.y)));
+      else nearBlend = std::min(1.0f, horiz / 0.5f);
       pan = right * nearBlend;
     }
     pan *= 1.0f - std::clamp(st.width, 0.0f, 1.0f);
@@ -318,45 +467,184 @@ struct AudioEngine::Impl {
     gr = g * std::sin(theta);
   }
 
+  static std::array<float, 3> saneBands(const std::array<float, 3>& b) {
+    std::array<float, 3> out{};
+    for (int k = 0; k < 3; ++k) {
+      float v = b[static_cast<std::size_t>(k)];
+      out[static_cast<std::size_t>(k)] = std::isfinite(v) ? std::clamp(v, 0.0f, 16.0f) : 1.0f;
+    }
+    return out;
+  }
+
   /// Renders (or skips) one slot and mixes it. Returns false when the voice ended.
   bool renderReal(Slot& s, float fadeTarget) {
-    float gl = 0, gr = 0, cutoff = 20000.0f;
-    spatialise(s, gl, gr, cutoff);
-    if (s.fresh) {
+    const EmitterState& st = s.state;
+    float gl = 0, gr = 0, g = 0, cutoff = 20000.0f;
+    spatialise(s, gl, gr, g, cutoff);
+    std::array<float, 3> bands = saneBands(st.bands);
+    float rev = 0.0f, early = 0.0f;
+    if (reverb) {
+      float send = std::isfinite(st.reverbSend) ? std::max(0.0f, st.reverbSend) : 0.0f;
+      rev = st.gain * send;
+      early = st.impulsive ? g : 0.0f;
+    }
+    if (s.fresh || s.fade <= 0.0f) {
       // A new voice starts from its own silence: no fade-in to blunt its attack.
-      s.fade = fadeTarget;
+      // Resuming from virtual: the fade covers any gain change.
+      if (s.fresh) {
+        s.fade = fadeTarget;
+        s.fresh = false;
+      }
       s.gainL = gl;
       s.gainR = gr;
-      s.fresh = false;
-    } else if (s.fade <= 0.0f) {
-      s.gainL = gl;  // resuming from virtual: the fade covers any gain change
-      s.gainR = gr;
+      s.distGain = g;
+      s.revGain = rev;
+      s.earlyGain = early;
+      s.bands = bands;
     }
     s.air.setCutoff(cutoff);
-    bool more = s.voice->render(mono.data(), kBlockFrames, s.state.params);
-    float l0 = s.gainL, r0 = s.gainR;
-    float dl = (gl - l0) / kBlockFrames, dr = (gr - r0) / kBlockFrames;
+    bool more = s.voice->render(mono.data(), kBlockFrames, st.params);
+
+    // Air absorption, the three bands, the fade: mono becomes the voice's dry signal.
     float fade = s.fade;
+    bool flat = s.bands == std::array<float, 3>{1, 1, 1} && bands == std::array<float, 3>{1, 1, 1};
+    float b0[3] = {s.bands[0], s.bands[1], s.bands[2]};
+    float db[3] = {(bands[0] - b0[0]) / kBlockFrames, (bands[1] - b0[1]) / kBlockFrames,
+                   (bands[2] - b0[2]) / kBlockFrames};
     for (int i = 0; i < kBlockFrames; ++i) {
       if (fade < fadeTarget) fade = std::min(fadeTarget, fade + kFadeStep);
       else if (fade > fadeTarget) fade = std::max(fadeTarget, fade - kFadeStep);
-      float x = s.air.lowpass(mono[static_cast<std::size_t>(i)]) * fade;
-      float fi = static_cast<float>(i + 1);
-      mixL[static_cast<std::size_t>(i)] += x * (l0 + dl * fi);
-      mixR[static_cast<std::size_t>(i)] += x * (r0 + dr * fi);
+      float y = s.air.lowpass(mono[static_cast<std::size_t>(i)]);
+      float lo = s.bandLow.lowpass(y), mid = s.bandHigh.lowpass(y);  // run always: states stay current
+      if (!flat) {
+        float fi = static_cast<float>(i + 1);
+        float hi = y - mid;
+        mid -= lo;
+        y = (b0[0] + db[0] * fi) * lo + (b0[1] + db[1] * fi) * mid + (b0[2] + db[2] * fi) * hi;
+      }
+      mono[static_cast<std::size_t>(i)] = y * fade;
     }
     s.fade = fade;
+    s.bands = bands;
+
+    // Sends: the reverb hears the source's level (not its distance), the reflections
+    // its level at the listener.
+    if (reverb) {
+      float r0 = s.revGain, dr = (rev - r0) / kBlockFrames;
+      float e0 = s.earlyGain, de = (early - e0) / kBlockFrames;
+      if (r0 != 0.0f || rev != 0.0f) {
+        for (int i = 0; i < kBlockFrames; ++i)
+          revSend[static_cast<std::size_t>(i)] += mono[static_cast<std::size_t>(i)] * (r0 + dr * static_cast<float>(i + 1));
+      }
+      if (e0 != 0.0f || early != 0.0f) {
+        for (int i = 0; i < kBlockFrames; ++i)
+          earlySend[static_cast<std::size_t>(i)] +=
+              mono[static_cast<std::size_t>(i)] * (e0 + de * static_cast<float>(i + 1));
+      }
+      s.revGain = rev;
+      s.earlyGain = early;
+    }
+
+    if (s.place >= 0) {
+      renderBinaural(s, g);
+    } else {
+      float l0 = s.gainL, r0 = s.gainR;
+      float dl = (gl - l0) / kBlockFrames, dr = (gr - r0) / kBlockFrames;
+      for (int i = 0; i < kBlockFrames; ++i) {
+        float x = mono[static_cast<std::size_t>(i)];
+        float fi = static_cast<float>(i + 1);
+        mixL[static_cast<std::size_t>(i)] += x * (l0 + dl * fi);
+        mixR[static_cast<std::size_t>(i)] += x * (r0 + dr * fi);
+      }
+    }
     s.gainL = gl;
     s.gainR = gr;
+    s.distGain = g;
     return more;
+  }
+
+  /// The slot's dry mono (in `mono`) through its HRTF place, scaled by gain x distance.
+  void renderBinaural(Slot& s, float g) {
+    HrtfSource& src = *places[static_cast<std::size_t>(s.place)];
+    HeadDirection hd = toHeadFrame(arrival(s.state), listener.yaw);
+    if (s.placeEnter) {
+      src.reset();
+      s.hrtfIndex = -1;
+      // Heard by pan until now: start with the same pan, crossfade to the HRTF next block.
+      if (s.placeBridge) src.setPan(hd);
+    }
+    if (s.placeLeave) {
+      src.setPan(hd);  // crossfades to the pan it continues with next block
+    } else if (!s.placeEnter || !s.placeBridge) {
+      int index = table->nearest(hd);
+      if (index != s.hrtfIndex) {
+        src.setFilters(table->left(index), table->right(index));
+        s.hrtfIndex = index;
+      }
+    }
+    s.placeEnter = false;
+    s.placeBridge = false;
+    float g0 = s.distGain, dg = (g - g0) / kBlockFrames;
+    for (int i = 0; i < kBlockFrames; ++i)
+      binIn[static_cast<std::size_t>(i)] = mono[static_cast<std::size_t>(i)] * (g0 + dg * static_cast<float>(i + 1));
+    src.process(binIn.data(), binL.data(), binR.data(), kBlockFrames);
+    for (int i = 0; i < kBlockFrames; ++i) {
+      mixL[static_cast<std::size_t>(i)] += binL[static_cast<std::size_t>(i)];
+      mixR[static_cast<std::size_t>(i)] += binR[static_cast<std::size_t>(i)];
+    }
+  }
+
+  /// Lends the binaural places to the loudest point sources rendered this block.
+  /// Holders get a 2x bonus so near ties don't flap between HRTF and pan; a holder
+  /// that loses crossfades to pan over one block before its place is free.
+  void assignPlaces() {
+    if (places.empty()) return;
+    binCand.clear();
+    for (int index : ranked) {
+      Slot& s = slots[static_cast<std::size_t>(index)];
+      if (!s.want || !pointSource(s.state)) continue;
+      s.placeScore = s.score * (s.place >= 0 && !s.placeLeave ? 2.0f : 1.0f);
+      binCand.push_back(index);
+    }
+    std::sort(binCand.begin(), binCand.end(), [this](int a, int b) {
+      const Slot& sa = slots[static_cast<std::size_t>(a)];
+      const Slot& sb = slots[static_cast<std::size_t>(b)];
+      if (sa.placeScore != sb.placeScore) return sa.placeScore > sb.placeScore;
+      return sa.serial < sb.serial;
+    });
+    int n = std::min(static_cast<int>(places.size()), static_cast<int>(binCand.size()));
+    for (int k = 0; k < n; ++k) slots[static_cast<std::size_t>(binCand[static_cast<std::size_t>(k)])].placeIn = true;
+    for (std::size_t p = 0; p < places.size(); ++p) {
+      int owner = placeOwner[p];
+      if (owner < 0) continue;
+      Slot& s = slots[static_cast<std::size_t>(owner)];
+      if (!s.real && !s.want) releasePlace(s);               // not rendered any more
+      else if (s.want && !s.placeIn) s.placeLeave = true;  // still heard: by pan from next block
+      // real && !want: fading out, keeps its place to the end of the fade
+    }
+    for (int k = 0; k < n && !freePlaces.empty(); ++k) {
+      Slot& s = slots[static_cast<std::size_t>(binCand[static_cast<std::size_t>(k)])];
+      if (s.place >= 0) continue;
+      s.place = freePlaces.back();
+      freePlaces.pop_back();
+      placeOwner[static_cast<std::size_t>(s.place)] = binCand[static_cast<std::size_t>(k)];
+      s.placeEnter = true;
+      s.placeBridge = !s.fresh && s.real && s.fade > 0.0f;
+      s.placeLeave = false;
+    }
   }
 
   void block(float* out) {
     Cmd c;
     while (commands.pop(c)) apply(c);
+    if (reverb) applyRoom();
 
     std::fill(mixL.begin(), mixL.end(), 0.0f);
     std::fill(mixR.begin(), mixR.end(), 0.0f);
+    if (reverb) {
+      std::fill(revSend.begin(), revSend.end(), 0.0f);
+      std::fill(earlySend.begin(), earlySend.end(), 0.0f);
+    }
 
     // Virtual voices being stopped have nothing to fade: retire them now.
     for (std::size_t k = 0; k < usedSlots.size();) {
@@ -377,6 +665,7 @@ struct AudioEngine::Impl {
       Slot& s = slots[static_cast<std::size_t>(index)];
       s.want = false;
       s.hold = false;
+      s.placeIn = false;
       if (s.real) ++realNow;
       if (s.stopping) continue;
       s.score = audibility(s);
@@ -407,8 +696,9 @@ struct AudioEngine::Impl {
         s.hold = true;  // a place frees up next block; skipping would lose the attack
       }
     }
+    assignPlaces();
 
-    int rendered = 0, virt = 0;
+    int rendered = 0, virt = 0, binaural = 0;
     std::uint64_t finished = 0;
     for (std::size_t k = 0; k < usedSlots.size();) {
       int index = usedSlots[k];
@@ -417,8 +707,10 @@ struct AudioEngine::Impl {
       bool wanted = s.want;
       if (s.real || wanted) {
         ++rendered;
+        if (s.place >= 0) ++binaural;
         more = renderReal(s, wanted ? 1.0f : 0.0f);
         s.real = wanted;
+        if (s.placeLeave || !wanted) releasePlace(s);
         if (!wanted && s.stopping) {
           retire(index);
           continue;
@@ -438,6 +730,25 @@ struct AudioEngine::Impl {
       ++k;
     }
 
+    if (reverb && haveRoom) {  // no room yet: nothing to hear, and the lines stay silent
+      // The room: reverberant field (level glides) and the early reflections.
+      reverb->process(revSend.data(), wetL.data(), wetR.data(), kBlockFrames);
+      float g0 = roomGain, next = roomGain + (roomGainTarget - roomGain) * kRoomGlide;
+      if (std::fabs(next - roomGainTarget) < 1e-5f) next = roomGainTarget;
+      float dg = (next - g0) / kBlockFrames;
+      for (int i = 0; i < kBlockFrames; ++i) {
+        float gi = g0 + dg * static_cast<float>(i + 1);
+        mixL[static_cast<std::size_t>(i)] += wetL[static_cast<std::size_t>(i)] * gi;
+        mixR[static_cast<std::size_t>(i)] += wetR[static_cast<std::size_t>(i)] * gi;
+      }
+      roomGain = next;
+      reflector->process(earlySend.data(), wetL.data(), wetR.data(), kBlockFrames);
+      for (int i = 0; i < kBlockFrames; ++i) {
+        mixL[static_cast<std::size_t>(i)] += wetL[static_cast<std::size_t>(i)];
+        mixR[static_cast<std::size_t>(i)] += wetR[static_cast<std::size_t>(i)];
+      }
+    }
+
     // Master: gain ramped across the block, then a soft knee so nothing overs.
     float m0 = master, dm = (masterTarget - master) / kBlockFrames;
     for (int i = 0; i < kBlockFrames; ++i) {
@@ -450,11 +761,11 @@ struct AudioEngine::Impl {
     statEmitters.store(static_cast<int>(usedSlots.size()), std::memory_order_relaxed);
     statReal.store(rendered, std::memory_order_relaxed);
     statVirtual.store(virt, std::memory_order_relaxed);
+    statBinaural.store(binaural, std::memory_order_relaxed);
     statFinished.fetch_add(finished, std::memory_order_relaxed);
     statBlocks.fetch_add(1, std::memory_order_relaxed);
   }
 };
-
 AudioEngine::AudioEngine(EngineConfig config) : impl_(std::make_unique<Impl>(config)) {}
 AudioEngine::~AudioEngine() = default;
 
@@ -501,8 +812,17 @@ void AudioEngine::setMasterGain(float gain) {
   impl_->pending.push_back(c);
 }
 
+void AudioEngine::setRoom(const RoomAcoustics& room) {
+  impl_->pendingRoom = room;
+  impl_->roomPending = true;
+}
+
 void AudioEngine::commit() {
   Impl& m = *impl_;
+  if (m.roomPending) {  // latest value wins; the audio side takes it at its next block
+    m.rooms.publish(m.pendingRoom);
+    m.roomPending = false;
+  }
   // Collect first: the retire ring's capacity assumes one collection per commit.
   Retired r;
   while (m.retired.pop(r)) {
@@ -532,6 +852,8 @@ EngineStats AudioEngine::stats() const {
   s.finished = m.statFinished.load(std::memory_order_relaxed);
   s.dropped = m.statDropped.load(std::memory_order_relaxed);
   s.queueFull = m.queueFull.load(std::memory_order_relaxed);
+  s.binauralVoices = m.statBinaural.load(std::memory_order_relaxed);
+  s.binaural = !m.places.empty();
   return s;
 }
 

@@ -73,6 +73,22 @@ inline float sin01(float phase) {
 /// Wraps a phase accumulator into [0, 1).
 inline float wrap01(float p) { return p - std::floor(p); }
 
+/// A virtual continuous voice: runs the control ticks of frames samples without the
+/// samples, so smoothed levels (and loudness()) follow params as if it had played.
+/// untilTick counts down to the model's next control() (as in its render loop).
+template <class Model>
+void skipTicked(Model& m, int frames, int& untilTick) {
+  while (frames > 0) {
+    if (untilTick <= 0) {
+      m.control();
+      untilTick = kControlFrames;
+    }
+    int n = untilTick < frames ? untilTick : frames;
+    untilTick -= n;
+    frames -= n;
+  }
+}
+
 /// Smooths a parameter at the control rate (time constant in seconds).
 class CtlSmoother {
  public:

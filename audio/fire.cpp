@@ -38,10 +38,18 @@ class Fire final : public Voice {
   }
 
   bool render(float* out, int frames, const SynthParams& p) override {
-    targetCells_ = sane(p.v[0], 0.0f, 1.0e6f);
-    targetIntensity_ = sane(p.v[1], 0.0f, 1.0f);
+    setParams(p);
     renderTicked(*this, out, frames, untilTick_);
     return true;
+  }
+  bool skip(int frames, const SynthParams& p) override {
+    setParams(p);
+    skipTicked(*this, frames, untilTick_);
+    return true;
+  }
+  void setParams(const SynthParams& p) {
+    targetCells_ = sane(p.v[0], 0.0f, 1.0e6f);
+    targetIntensity_ = sane(p.v[1], 0.0f, 1.0f);
   }
   float loudness() const override { return loud_; }
 

@@ -62,6 +62,11 @@ class Rain final : public Voice {
     renderTicked(*this, out, frames, untilTick_);
     return true;
   }
+  bool skip(int frames, const SynthParams& p) override {
+    target_ = sane(p.v[0], 0.0f, 20000.0f);
+    skipTicked(*this, frames, untilTick_);
+    return true;
+  }
   float loudness() const override { return loud_; }
 
   void control() {
@@ -171,6 +176,11 @@ class RainBed final : public Voice {
   bool render(float* out, int frames, const SynthParams& p) override {
     target_ = sane(p.v[0], 0.0f, 1.0f);
     renderTicked(*this, out, frames, untilTick_);
+    return true;
+  }
+  bool skip(int frames, const SynthParams& p) override {
+    target_ = sane(p.v[0], 0.0f, 1.0f);
+    skipTicked(*this, frames, untilTick_);
     return true;
   }
   float loudness() const override { return loud_; }

@@ -20,11 +20,21 @@
 // thread, e.g. through the engine's command queue); no locks inside.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
 namespace loam::audio {
+
+/// Energy (sum of squares, both channels) of FdnReverb's impulse response for a room
+/// of mean free path mfp (m) and reverb time rt (s): a fit 0.09 + 0.583 (rt/mfp)^0.82,
+/// within 1.4 dB of the measured energy for mfp 0.7-24 m and rt 0.2-4 s. A reverb
+/// level is set by dividing it out (audio/listener_acoustics.cpp).
+inline float fdnImpulseEnergy(float mfp, float rt) noexcept {
+  return 0.09f + 0.583f * std::pow(std::max(rt, 0.01f) / std::max(mfp, 0.1f), 0.82f);
+}
 
 class FdnReverb {
  public:

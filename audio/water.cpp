@@ -47,8 +47,7 @@ class Water final : public Voice {
   }
 
   bool render(float* out, int frames, const SynthParams& p) override {
-    targetFlow_ = sane(p.v[0], 0.0f, 1.0f);
-    targetHeight_ = sane(p.v[1], 0.0f, 200.0f);
+    setParams(p);
     if (ended_) {
       std::fill(out, out + frames, 0.0f);
       return false;
@@ -60,12 +59,18 @@ class Water final : public Voice {
     }
     return !ended_;
   }
-  bool skip(int frames, const SynthParams& /*params*/) override {
+  bool skip(int frames, const SynthParams& p) override {
+    setParams(p);
+    if (ended_) return false;
+    skipTicked(*this, frames, untilTick_);
     if (kind_ != WaterKind::Pour) return true;
-    // A virtual pour hears no parameters: it keeps the last flow it was given.
     dryFrames_ = targetFlow_ > 1e-3f ? 0 : dryFrames_ + frames;
-    ended_ = ended_ || dryFrames_ >= kSampleRate / 2 + kBlockFrames;
+    ended_ = dryFrames_ >= kSampleRate / 2 + kBlockFrames;
     return !ended_;
+  }
+  void setParams(const SynthParams& p) {
+    targetFlow_ = sane(p.v[0], 0.0f, 1.0f);
+    targetHeight_ = sane(p.v[1], 0.0f, 200.0f);
   }
   float loudness() const override { return loud_; }
 

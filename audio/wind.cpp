@@ -49,11 +49,19 @@ class Wind final : public Voice {
   }
 
   bool render(float* out, int frames, const SynthParams& p) override {
+    setParams(p);
+    renderTicked(*this, out, frames, untilTick_);
+    return true;
+  }
+  bool skip(int frames, const SynthParams& p) override {
+    setParams(p);
+    skipTicked(*this, frames, untilTick_);
+    return true;
+  }
+  void setParams(const SynthParams& p) {
     targetSpeed_ = sane(p.v[0], 0.0f, 60.0f);
     targetGust_ = sane(p.v[1], 0.0f, 1.0f);
     targetAmount_ = sane(p.v[2], 0.0f, 1.0f);
-    renderTicked(*this, out, frames, untilTick_);
-    return true;
   }
   float loudness() const override { return loud_; }
 

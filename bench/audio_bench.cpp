@@ -8,7 +8,16 @@
 // control times are reported as wall time and as the thread's CPU time (on a loaded
 // machine preemption dominates the wall-time tail; the CPU time is the work itself).
 //
-// Usage: audio_bench [seconds=60]. Prints one JSON object on stdout.
+// Acoustics (issue 8) are on: rays, propagation of every emitter, the reverb, early
+// reflections and the HRTF. A block "over budget" took longer to render than it
+// lasts (5.33 ms): the soak's figure is how many there were (target 0).
+//
+// --live plays the same scene in real time through PortAudio's default device (the
+// control loop paced by the clock, the blocks rendered in PortAudio's callback) and
+// reports the device's callbacks, underruns and blocks over budget. With no sound
+// card, scripts/audio-live-soak provides one (JACK's dummy driver).
+//
+// Usage: audio_bench [seconds=60] [--live]. Prints one JSON object on stdout.
 #include <time.h>
 
 #include <algorithm>
@@ -17,8 +26,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 #include <vector>
 
+#include "audio/audio_output.h"
 #include "audio/audio_scene.h"
 #include "audio/dsp.h"
 #include "audio/engine.h"
@@ -63,10 +75,57 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];
 }
 
+/// Real time through PortAudio: control updates paced by the clock at ~47 Hz, blocks
+/// rendered in the device's callback (AudioOutput times each one).
+template <class Control>
+int runLive(audio::AudioEngine& engine, Control& control, double seconds, const std::vector<double>& controlUs,
+            const double& stepUs) {
+  auto output = audio::AudioOutput::open(engine);
+  if (!output) {
+    std::fprintf(stderr, "audio_bench: %s\n", output.error().message.c_str());
+    return 1;
+  }
+  const auto start = Clock::now();
+  const auto period = std::chrono::microseconds(static_cast<long>(1e6 * kControlEveryBlocks * audio::kBlockFrames /
+                                                                  audio::kSampleRate));
+  auto next = start;
+  while (true) {
+    double t = std::chrono::duration<double>(Clock::now() - start).count();
+    if (t >= seconds) break;
+    control(t);
+    next += period;
+    std::this_thread::sleep_until(next);
+  }
+  audio::AudioOutputStats os = (*output)->stats();
+  output->reset();
+  double controlSum = 0;
+  for (double v : controlUs) controlSum += v;
+  std::printf("{\n");
+  std::printf("  \"benchmark\": \"audio_busy_glade_live\",\n");
+  std::printf("  \"seconds\": %.1f,\n", seconds);
+  std::printf("  \"device\": \"%s\",\n  \"latency_ms\": %.2f,\n", os.device.c_str(), os.latencyMs);
+  std::printf("  \"callbacks\": %" PRIu64 ",\n  \"blocks\": %" PRIu64 ",\n", os.callbacks, os.blocks);
+  std::printf("  \"blocks_over_budget\": %" PRIu64 ",\n", os.slowBlocks);
+  std::printf("  \"block_ms_max\": %.3f,\n", os.maxBlockMs);
+  std::printf("  \"underruns\": %" PRIu64 ",\n", os.underruns);
+  std::printf("  \"binaural\": %s,\n", engine.stats().binaural ? "true" : "false");
+  std::printf("  \"control_updates\": %zu,\n", controlUs.size());
+  std::printf("  \"control_us_mean\": %.1f,\n", controlSum / static_cast<double>(std::max<std::size_t>(1, controlUs.size())));
+  std::printf("  \"control_us_p99\": %.1f,\n", percentile(controlUs, 0.99));
+  std::printf("  \"sim_step_ms_per_second\": %.2f\n", stepUs / 1000.0 / seconds);
+  std::printf("}\n");
+  return os.slowBlocks == 0 ? 0 : 3;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double seconds = argc > 1 ? std::atof(argv[1]) : 60.0;
+  double seconds = 60.0;
+  bool live = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--live") == 0) live = true;
+    else seconds = std::atof(argv[i]);
+  }
   auto scene = sim::loadScene(LOAM_SOURCE_DIR "/scenes/glade.toml");
   if (!scene) {
     std::fprintf(stderr, "audio_bench: %s\n", scene.error().message.c_str());
@@ -123,60 +182,65 @@ int main(int argc, char** argv) {
   const sim::MaterialId impactMaterials[4] = {*state.materials->find("stone"), *state.materials->find("planks"),
                                               *state.materials->find("soil"), *state.materials->find("rock")};
   audio::AudioSceneStats sceneMax;
-  for (std::uint64_t b = 0; b < blocks; ++b) {
-    if (b % kControlEveryBlocks == 0) {
-      const double t = static_cast<double>(b * audio::kBlockFrames) / audio::kSampleRate;
-      const auto target = static_cast<std::uint64_t>(t * sim::kTicksPerSecond);
-      auto s0 = Clock::now();
-      while (state.tick < target) {
-        commands.clear();
-        auto cmd = [&](sim::CommandBody body) {
-          sim::Command c;
-          c.player = sim::kServerPlayer;
-          c.sequence = ++serverSeq;
-          c.body = body;
-          commands.push_back(c);
-        };
-        if (state.tick == 0) cmd(sim::SetWeatherCommand{700, 16384 + 4096, 700});
-        // Rain puts fires out; relight them every 5 s so three keep burning.
-        if (state.tick % 300 == 0) {
-          for (const sim::VoxelCoord& f : fires) {
-            std::int32_t y = topWhere(state, f.x, f.z, [&](sim::MaterialId m) { return state.lut.flammable[m] != 0; });
-            if (y != INT32_MIN) cmd(sim::IgniteCommand{{f.x, y, f.z}});
-          }
+  // One control update at audio time t: the world steps up to t, impacts due by t are
+  // injected, the scene updates and commits.
+  auto control = [&](double t) {
+    const auto target = static_cast<std::uint64_t>(t * sim::kTicksPerSecond);
+    auto s0 = Clock::now();
+    while (state.tick < target) {
+      commands.clear();
+      auto cmd = [&](sim::CommandBody body) {
+        sim::Command c;
+        c.player = sim::kServerPlayer;
+        c.sequence = ++serverSeq;
+        c.body = body;
+        commands.push_back(c);
+      };
+      if (state.tick == 0) cmd(sim::SetWeatherCommand{700, 16384 + 4096, 700});
+      // Rain puts fires out; relight them every 5 s so three keep burning.
+      if (state.tick % 300 == 0) {
+        for (const sim::VoxelCoord& f : fires) {
+          std::int32_t y = topWhere(state, f.x, f.z, [&](sim::MaterialId m) { return state.lut.flammable[m] != 0; });
+          if (y != INT32_MIN) cmd(sim::IgniteCommand{{f.x, y, f.z}});
         }
-        sim::step(state, commands, stepOut);
-        sim::applyStepOutput(mirror, stepOut);
-        events.insert(events.end(), stepOut.events.begin(), stepOut.events.end());
       }
-      stepUs += micros(Clock::now() - s0);
-      // 20 impacts a second around the listener (3-15 m), due by this update.
-      while (static_cast<double>(impacts) / kImpactsPerSecond <= t) {
-        audio::KeyedRng rng(impacts);
-        float ang = rng.range(0.0f, 2.0f * audio::kPi), dist = rng.range(3.0f, 15.0f);
-        sim::LandedEvent e;
-        e.position = {static_cast<std::int32_t>((lx + dist * std::sin(ang)) * 20), gy + 1,
-                      static_cast<std::int32_t>((lz - dist * std::cos(ang)) * 20)};
-        e.material = impactMaterials[impacts % 4];
-        e.impactSpeed = static_cast<std::int32_t>(rng.range(1500.0f, 6000.0f));
-        events.push_back(e);
-        ++impacts;
-      }
-      auto c0 = Clock::now();
-      double cc0 = threadCpuUs();
-      audioScene.update(mirror, events, listener);
-      engine.commit();
-      controlCpuUs.push_back(threadCpuUs() - cc0);
-      controlUs.push_back(micros(Clock::now() - c0));
-      events.clear();
-      auto st = audioScene.stats();
-      sceneMax.fires = std::max(sceneMax.fires, st.fires);
-      sceneMax.burningCells = std::max(sceneMax.burningCells, st.burningCells);
-      sceneMax.windEmitters = std::max(sceneMax.windEmitters, st.windEmitters);
-      sceneMax.rainPatches = std::max(sceneMax.rainPatches, st.rainPatches);
-      sceneMax.waterEmitters = std::max(sceneMax.waterEmitters, st.waterEmitters);
-      sceneMax.oneShots = st.oneShots;
+      sim::step(state, commands, stepOut);
+      sim::applyStepOutput(mirror, stepOut);
+      events.insert(events.end(), stepOut.events.begin(), stepOut.events.end());
     }
+    stepUs += micros(Clock::now() - s0);
+    // 20 impacts a second around the listener (3-15 m), due by this update.
+    while (static_cast<double>(impacts) / kImpactsPerSecond <= t) {
+      audio::KeyedRng rng(impacts);
+      float ang = rng.range(0.0f, 2.0f * audio::kPi), dist = rng.range(3.0f, 15.0f);
+      sim::LandedEvent e;
+      e.position = {static_cast<std::int32_t>((lx + dist * std::sin(ang)) * 20), gy + 1,
+                    static_cast<std::int32_t>((lz - dist * std::cos(ang)) * 20)};
+      e.material = impactMaterials[impacts % 4];
+      e.impactSpeed = static_cast<std::int32_t>(rng.range(1500.0f, 6000.0f));
+      events.push_back(e);
+      ++impacts;
+    }
+    auto c0 = Clock::now();
+    double cc0 = threadCpuUs();
+    audioScene.update(mirror, events, listener);
+    engine.commit();
+    controlCpuUs.push_back(threadCpuUs() - cc0);
+    controlUs.push_back(micros(Clock::now() - c0));
+    events.clear();
+    auto st = audioScene.stats();
+    sceneMax.fires = std::max(sceneMax.fires, st.fires);
+    sceneMax.burningCells = std::max(sceneMax.burningCells, st.burningCells);
+    sceneMax.windEmitters = std::max(sceneMax.windEmitters, st.windEmitters);
+    sceneMax.rainPatches = std::max(sceneMax.rainPatches, st.rainPatches);
+    sceneMax.waterEmitters = std::max(sceneMax.waterEmitters, st.waterEmitters);
+    sceneMax.oneShots = st.oneShots;
+  };
+
+  if (live) return runLive(engine, control, seconds, controlUs, stepUs);
+
+  for (std::uint64_t b = 0; b < blocks; ++b) {
+    if (b % kControlEveryBlocks == 0) control(static_cast<double>(b * audio::kBlockFrames) / audio::kSampleRate);
     auto r0 = Clock::now();
     double rc0 = threadCpuUs();
     engine.renderBlock(out.data());
@@ -199,6 +263,7 @@ int main(int argc, char** argv) {
   const double blockBudgetUs = 1e6 * audio::kBlockFrames / audio::kSampleRate;
   const double renderShare = renderSum / 1e6 / audioSeconds, controlShare = controlSum / 1e6 / audioSeconds;
   const double p999 = percentile(blockUs, 0.999), p999Cpu = percentile(blockCpuUs, 0.999);
+  const auto overBudget = std::count_if(blockUs.begin(), blockUs.end(), [&](double us) { return us > blockBudgetUs; });
   const double cpuShare = (renderCpu + controlCpu) / 1e6 / audioSeconds;
   auto es = engine.stats();
   std::printf("{\n");
@@ -220,6 +285,8 @@ int main(int argc, char** argv) {
   std::printf("  \"block_cpu_us_p99\": %.1f,\n", percentile(blockCpuUs, 0.99));
   std::printf("  \"block_cpu_us_p999\": %.1f,\n", p999Cpu);
   std::printf("  \"block_budget_us\": %.1f,\n", blockBudgetUs);
+  std::printf("  \"blocks\": %zu,\n  \"blocks_over_budget\": %td,\n", blockUs.size(), overBudget);
+  std::printf("  \"binaural\": %s,\n", engine.stats().binaural ? "true" : "false");
   std::printf("  \"block_p999_target_us\": %.1f,\n", blockBudgetUs / 2);
   std::printf("  \"control_updates\": %zu,\n", controlUs.size());
   std::printf("  \"control_us_mean\": %.1f,\n", controlSum / static_cast<double>(controlUs.size()));

@@ -155,11 +155,11 @@ void ClientApp::updateAudio() {
   if (conn_->phase() != net::ClientPhase::Playing) return;
   if (!audioTried_ && options_.audio && !options_.offscreen) {
     audioTried_ = true;
-    auto a = ClientAudio::open(conn_->playerId());
+    auto a = ClientAudio::open(conn_->playerId(), options_.speakers);
     if (a) {
       audio_ = std::move(*a);
-      std::fprintf(stderr, "loam-client: audio on (%s, %.1f ms latency)\n", audio_->outputStats().device.c_str(),
-                   audio_->outputStats().latencyMs);
+      std::fprintf(stderr, "loam-client: audio on (%s, %.1f ms latency, %s)\n", audio_->outputStats().device.c_str(),
+                   audio_->outputStats().latencyMs, audio_->engineStats().binaural ? "binaural" : "speakers");
     } else {
       std::fprintf(stderr, "loam-client: audio off: %s\n", a.error().message.c_str());
     }

@@ -6,9 +6,11 @@ namespace {
 constexpr double kControlPeriodMs = 1000.0 / 60.0;
 }
 
-sim::Result<std::unique_ptr<ClientAudio>> ClientAudio::open(sim::PlayerId self) {
+sim::Result<std::unique_ptr<ClientAudio>> ClientAudio::open(sim::PlayerId self, bool speakers) {
   std::unique_ptr<ClientAudio> a(new ClientAudio());
-  a->engine_ = std::make_unique<audio::AudioEngine>();
+  audio::EngineConfig engine;
+  engine.spatial = speakers ? audio::Spatialisation::Speakers : audio::Spatialisation::Binaural;
+  a->engine_ = std::make_unique<audio::AudioEngine>(engine);
   audio::AudioSceneConfig config;
   config.self = self;
   a->scene_ = std::make_unique<audio::AudioScene>(*a->engine_, config);

@@ -21,9 +21,10 @@ namespace loam::client {
 
 class ClientAudio {
  public:
-  /// Opens the default output device and starts the engine. Errors: no device (the
-  /// message PortAudio gives), which callers log once and then run without sound.
-  static sim::Result<std::unique_ptr<ClientAudio>> open(sim::PlayerId self);
+  /// Opens the default output device and starts the engine (binaural through the
+  /// HRTF, or stereo panning for loudspeakers). Errors: no device (the message
+  /// PortAudio gives), which callers log once and then run without sound.
+  static sim::Result<std::unique_ptr<ClientAudio>> open(sim::PlayerId self, bool speakers = false);
   ~ClientAudio();
   ClientAudio(const ClientAudio&) = delete;
   ClientAudio& operator=(const ClientAudio&) = delete;

@@ -103,6 +103,7 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   app.add_flag("--validation", validation, "Enable the Khronos validation layer (default on in Debug builds)");
   app.add_flag("--no-validation", noValidation, "Disable the validation layer");
   app.add_flag("--no-audio", noAudio, "No sound");
+  app.add_flag("--speakers", o.speakers, "Sound for loudspeakers (stereo panning) instead of binaural for headphones");
   app.add_flag("--no-vsync", noVsync, "Present without waiting for vertical sync");
   app.add_option("--join-timeout", o.joinTimeoutSeconds, "Offscreen: seconds to wait for joining")
       ->check(CLI::Range(1.0, 3600.0))

@@ -44,7 +44,8 @@ struct ClientOptions {
 #else
   bool validation = false;
 #endif
-  bool audio = true;                  ///< --no-audio clears it (audio is not wired yet)
+  bool audio = true;                  ///< --no-audio clears it
+  bool speakers = false;              ///< --speakers: stereo panning instead of the HRTF (headphones)
   bool vsync = true;
   double joinTimeoutSeconds = 180;    ///< offscreen: give up joining after this
   double durationSeconds = 0;         ///< windowed: quit after this (0 = until closed; smoke tests)

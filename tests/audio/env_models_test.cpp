@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
+#include <memory>
 #include <string>
 #include <vector>
 #include "audio/dsp.h"
@@ -339,4 +341,75 @@ TEST_CASE("parameter changes are smooth: no step in level when the wind jumps") 
   double later = rms({after.data() + after.size() - 4800, 4800});
   CHECK(first < 3.0 * last);
   CHECK(later > 10.0 * last);
+}
+
+TEST_CASE("skip follows params: a continuous model skipped while its params rise gets loud") {
+  // A virtual voice hears its params too (Voice::skip), so loudness() tracks them and
+  // the engine can make it real again without a priority boost.
+  struct Case {
+    const char* name;
+    std::unique_ptr<Voice> (*make)();
+    SynthParams silent, loud;
+  };
+  const Case cases[] = {
+      {"wind grass", [] { return makeWind(WindCover::Grass, 3); }, params(0, 0, 1), params(12.0f, 0.5f, 1.0f)},
+      {"wind leaves", [] { return makeWind(WindCover::Leaves, 3); }, params(0, 0, 1), params(12.0f, 0.5f, 1.0f)},
+      {"rain stone", [] { return makeRain(RainSurface::Stone, 3); }, params(0), params(400.0f)},
+      {"rain bed", [] { return makeRainBed(3); }, params(0), params(1.0f)},
+      {"fire", [] { return makeFire(3); }, params(0, 0), params(50.0f, 0.8f)},
+      {"waterfall", [] { return makeWater(WaterKind::Waterfall, 3); }, params(0, 10), params(1.0f, 10.0f)},
+      {"stream", [] { return makeWater(WaterKind::Stream, 3); }, params(0), params(1.0f)},
+      {"pour", [] { return makeWater(WaterKind::Pour, 3); }, params(0.02f), params(1.0f)},
+      {"day bed", [] { return makeBed(BedKind::Day, 3); }, params(0), params(1.0f)},
+      {"night bed", [] { return makeBed(BedKind::Night, 3); }, params(0), params(1.0f)},
+  };
+  std::vector<float> block(kBlockFrames);
+  for (const Case& c : cases) {
+    INFO(std::string(c.name));
+    auto played = c.make(), skipped = c.make();
+    // Both start quiet (a rendered second at the silent params)...
+    for (int b = 0; b < kSampleRate / kBlockFrames; ++b) {
+      played->render(block.data(), kBlockFrames, c.silent);
+      skipped->render(block.data(), kBlockFrames, c.silent);
+    }
+    float quiet = skipped->loudness();
+    // ...then the params rise: one plays, the other is virtual for 2 s.
+    for (int b = 0; b < 2 * kSampleRate / kBlockFrames; ++b) {
+      played->render(block.data(), kBlockFrames, c.loud);
+      CHECK(skipped->skip(kBlockFrames, c.loud));
+    }
+    float heard = played->loudness(), followed = skipped->loudness();
+    CHECK(followed > 4 * quiet);
+    CHECK(followed > heard / 1.5f);
+    CHECK(followed < heard * 1.5f);
+  }
+}
+
+TEST_CASE("cost of skipping a continuous model vs rendering it (report only)") {
+  struct Case {
+    const char* name;
+    std::unique_ptr<Voice> (*make)();
+    SynthParams p;
+  };
+  const Case cases[] = {
+      {"wind grass", [] { return makeWind(WindCover::Grass, 3); }, params(12.0f, 0.5f, 1.0f)},
+      {"rain stone", [] { return makeRain(RainSurface::Stone, 3); }, params(400.0f)},
+      {"fire", [] { return makeFire(3); }, params(50.0f, 0.8f)},
+      {"waterfall", [] { return makeWater(WaterKind::Waterfall, 3); }, params(1.0f, 10.0f)},
+      {"night bed", [] { return makeBed(BedKind::Night, 3); }, params(1.0f)},
+  };
+  std::vector<float> block(kBlockFrames);
+  for (const Case& c : cases) {
+    auto v = c.make();
+    const int blocks = 2000;
+    std::clock_t t0 = std::clock();
+    for (int b = 0; b < blocks; ++b) v->skip(kBlockFrames, c.p);
+    std::clock_t t1 = std::clock();
+    for (int b = 0; b < blocks; ++b) v->render(block.data(), kBlockFrames, c.p);
+    std::clock_t t2 = std::clock();
+    double skipUs = static_cast<double>(t1 - t0) * 1e6 / CLOCKS_PER_SEC / blocks;
+    double renderUs = static_cast<double>(t2 - t1) * 1e6 / CLOCKS_PER_SEC / blocks;
+    MESSAGE(std::string(c.name), ": skip ", skipUs, " us per block, render ", renderUs, " us per block");
+    CHECK(skipUs < renderUs);
+  }
 }

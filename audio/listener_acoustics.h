@@ -1,0 +1,72 @@
+// ListenerAcoustics: the acoustic half of AudioScene's control update (issue 8).
+//
+//  - The room: every few updates a RoomProbe casts its rays from the listener through
+//    the client's world copy (split over worker threads; any split gives the same
+//    result), a RoomSmoother steadies the estimate, early reflections are found by
+//    short horizontal rays, and the result becomes the engine's RoomAcoustics (reverb
+//    times, mean free path, reverb level from the absorption area, reflection taps).
+//  - Every emitter: propagate() (audio/propagation.h) from its position to the ears,
+//    straight through the world and through the room's openings, filling its
+//    EmitterState's bands, apparent direction and reverb send. Ambient emitters (the
+//    day/night and rain beds) are a far ring of sky points: the average energy of the
+//    ring reaches the listener, so a sealed pit silences the sky and a tunnel hears it
+//    through its mouth.
+//
+// Thread: the control thread, while nobody writes the world (the workers run inside
+// the calls and are done when they return).
+#pragma once
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "audio/early_reflections.h"
+#include "audio/engine.h"
+#include "audio/propagation.h"
+#include "audio/room_probe.h"
+#include "audio/worker_pool.h"
+#include "sim/brick_store.h"
+#include "sim/material.h"
+
+namespace loam::audio {
+
+struct AcousticsConfig {
+  bool enabled = true;        ///< false: free field everywhere, no room (the dry engine of issue 7)
+  int workerThreads = 1;      ///< threads beside the caller for rays and propagation
+  int roomEvery = 2;          ///< control updates per room update (~23 Hz at 47 updates/s)
+  float smoothing = 0.3f;     ///< RoomSmoother weight of each new estimate
+  ProbeConfig probe;
+  ReflectionConfig reflections;
+};
+
+class ListenerAcoustics {
+ public:
+  /// Builds the material tables; starts the workers. Allocates.
+  ListenerAcoustics(const sim::MaterialTable& materials, AcousticsConfig config);
+  ~ListenerAcoustics();
+
+  /// The room around listener (only every config.roomEvery-th call does the work).
+  /// Returns true when room() changed (send it with AudioEngine::setRoom()).
+  bool updateRoom(const sim::BrickStore& world, Vec3f listener, std::uint64_t updateIndex);
+  const RoomAcoustics& room() const noexcept { return room_; }
+  const RoomEstimate& estimate() const noexcept { return smoother_.value(); }
+
+  /// Fills bands, direction and reverbSend of every state from its position (ambient
+  /// states from the sky ring). Split over the workers; identical for any split.
+  void propagate(const sim::BrickStore& world, std::span<EmitterState* const> states);
+
+ private:
+  void propagateOne(const sim::BrickStore& world, EmitterState& state) const;
+  AcousticsConfig config_;
+  AcousticTable acoustic_;
+  TransmissionTable transmission_;
+  std::vector<Vec3f> dirs_;
+  std::vector<RayHit> hits_;
+  RoomSmoother smoother_;
+  RoomAcoustics room_;
+  ListenerPaths paths_;
+  float roomRadius_ = 2.0f;   ///< metres: sources farther away send less to the reverb
+  bool haveRoom_ = false;
+  WorkerPool pool_;
+};
+
+}  // namespace loam::audio
