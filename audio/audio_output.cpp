@@ -18,6 +18,7 @@
 
 #if defined(__unix__)
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 #endif
 
@@ -25,6 +26,17 @@ namespace loam::audio {
 namespace {
 
 constexpr std::int64_t kBlockNs = std::int64_t{1'000'000'000} * kBlockFrames / kSampleRate;
+
+/// This thread's CPU time in ns (0 where the platform has no per-thread clock).
+std::int64_t threadCpuNs() noexcept {
+#if defined(__unix__)
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+#else
+  return 0;
+#endif
+}
 
 /// Pa_Initialize with stderr muted: on machines without a sound card ALSA and JACK
 /// print dozens of lines while PortAudio probes them; the caller logs one clear line
@@ -58,8 +70,8 @@ struct AudioOutput::Impl {
   int used = kBlockFrames;  ///< frames of `block` already played
   std::atomic<std::uint64_t> callbacks{0};
   std::atomic<std::uint64_t> underruns{0};
-  std::atomic<std::uint64_t> blocks{0}, slowBlocks{0};
-  std::atomic<std::int64_t> maxBlockNs{0};
+  std::atomic<std::uint64_t> blocks{0}, slowBlocks{0}, slowBlocksCpu{0};
+  std::atomic<std::int64_t> maxBlockNs{0}, maxBlockCpuNs{0};
   double latencyMs = 0;
   std::string device;
 
@@ -82,11 +94,16 @@ struct AudioOutput::Impl {
       if (self->used >= kBlockFrames) {
         // Timed: a block that takes longer than it lasts is a dropout in the making.
         auto t0 = std::chrono::steady_clock::now();
+        std::int64_t c0 = threadCpuNs();
         self->engine->renderBlock(self->block.data());
         std::int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+        std::int64_t cpu = threadCpuNs() - c0;
         self->blocks.fetch_add(1, std::memory_order_relaxed);
         if (ns > kBlockNs) self->slowBlocks.fetch_add(1, std::memory_order_relaxed);
+        if (cpu > kBlockNs) self->slowBlocksCpu.fetch_add(1, std::memory_order_relaxed);
         if (ns > self->maxBlockNs.load(std::memory_order_relaxed)) self->maxBlockNs.store(ns, std::memory_order_relaxed);
+        if (cpu > self->maxBlockCpuNs.load(std::memory_order_relaxed))
+          self->maxBlockCpuNs.store(cpu, std::memory_order_relaxed);
         self->used = 0;
       }
       unsigned long n = std::min<unsigned long>(frames - done, static_cast<unsigned long>(kBlockFrames - self->used));
@@ -151,6 +168,8 @@ AudioOutputStats AudioOutput::stats() const {
   s.blocks = impl_->blocks.load(std::memory_order_relaxed);
   s.slowBlocks = impl_->slowBlocks.load(std::memory_order_relaxed);
   s.maxBlockMs = static_cast<double>(impl_->maxBlockNs.load(std::memory_order_relaxed)) / 1e6;
+  s.slowBlocksCpu = impl_->slowBlocksCpu.load(std::memory_order_relaxed);
+  s.maxBlockCpuMs = static_cast<double>(impl_->maxBlockCpuNs.load(std::memory_order_relaxed)) / 1e6;
   return s;
 }
 

@@ -18,8 +18,12 @@ struct AudioOutputStats {
   double latencyMs = 0;          ///< the stream's output latency
   double cpuLoad = 0;            ///< Pa_GetStreamCpuLoad
   std::uint64_t blocks = 0;      ///< engine blocks rendered in callbacks
-  std::uint64_t slowBlocks = 0;  ///< blocks whose rendering took longer than the block lasts (5.33 ms)
-  double maxBlockMs = 0;         ///< the slowest block's rendering time
+  std::uint64_t slowBlocks = 0;  ///< blocks whose rendering took longer than the block lasts (5.33 ms), wall clock
+  /// ... counting only the audio thread's own CPU time: the work, without the time
+  /// the thread was not running (preempted, or the machine stalled)
+  std::uint64_t slowBlocksCpu = 0;
+  double maxBlockMs = 0;         ///< the slowest block's rendering time (wall clock)
+  double maxBlockCpuMs = 0;      ///< the most CPU time one block took
   std::string device;
 };
 

@@ -417,9 +417,14 @@ struct AudioEngine::Impl {
   }
 
   float audibility(const Slot& s) const {
-    float a = std::fabs(s.state.gain) * s.voice->loudness() * std::max(0.0f, s.state.priority);
-    if (!s.state.ambient) a *= kRefDistance / std::clamp(distanceTo(s.state.position), kRefDistance, kMaxDistance);
-    return a;
+    const EmitterState& st = s.state;
+    float a = std::fabs(st.gain) * s.voice->loudness() * std::max(0.0f, st.priority);
+    if (!st.ambient) a *= kRefDistance / std::clamp(distanceTo(st.position), kRefDistance, kMaxDistance);
+    // What propagation lets through: the loudest band, or the reverb when that is louder
+    // (a source behind a wall takes no voice from one in the open).
+    float heard = std::max({st.bands[0], st.bands[1], st.bands[2]});
+    if (haveRoom) heard = std::max(heard, st.reverbSend * roomGainTarget);
+    return a * std::clamp(heard, 0.0f, 1.0f);
   }
 
   static bool pointSource(const EmitterState& st) { return !st.ambient && st.width < 0.5f; }

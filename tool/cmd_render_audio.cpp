@@ -38,6 +38,8 @@ void addRenderAudioCommand(CLI::App& app, int& exitCode) {
     double seconds = 10.0;
     std::string out;
     bool hash = false;
+    bool speakers = false;
+    bool dry = false;
     bool quiet = false;
   };
   auto opt = std::make_shared<Options>();
@@ -50,11 +52,18 @@ void addRenderAudioCommand(CLI::App& app, int& exitCode) {
                   "x,y,z,yaw: ears in metres, yaw in degrees (default: first spawn, eye height)");
   cmd->add_option("--seconds", opt->seconds, "Seconds of audio")->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--out", opt->out, "Output WAV (32-bit float, 48 kHz stereo)")->required();
+  cmd->add_flag("--speakers", opt->speakers, "Stereo panning for loudspeakers instead of binaural (HRTF)");
+  cmd->add_flag("--dry", opt->dry, "No acoustics: free field everywhere, no reverb or reflections");
   cmd->add_flag("--hash", opt->hash, "Print the render hash (xxHash3 of the samples) as the last stdout line");
   cmd->add_flag("--quiet", opt->quiet, "No progress or summary on stderr");
   cmd->callback([opt, cmd, &exitCode] {
     audio::OfflineRenderConfig config;
     config.seconds = opt->seconds;
+    if (opt->speakers) config.engine.spatial = audio::Spatialisation::Speakers;
+    if (opt->dry) {
+      config.engine.acoustics = false;
+      config.scene.acoustics.enabled = false;
+    }
     if (!opt->listener.empty()) {
       audio::Listener l;
       if (!parseListener(opt->listener, l)) {

@@ -21,27 +21,10 @@
 #include "audio/models.h"
 #include "audio/spectrum.h"
 
-// ---- allocation counter (this test binary only) ----------------------------------
-// These replace the global operators for the whole binary, so malloc/free pair up;
-// GCC cannot see that once std::allocator inlines them and warns wrongly.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-namespace {
-std::atomic<bool> gCountAllocs{false};
-std::atomic<long> gAllocs{0};
-}  // namespace
+#include "tests/support/alloc_counter.h"
 
-void* operator new(std::size_t n) {
-  if (gCountAllocs.load(std::memory_order_relaxed)) gAllocs.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+using loam::test::gAllocs;
+using loam::test::gCountAllocs;
 
 namespace loam::audio {
 namespace {
