@@ -46,7 +46,6 @@ ListenerAcoustics::~ListenerAcoustics() = default;
 
 bool ListenerAcoustics::updateRoom(const sim::BrickStore& world, Vec3f listener, std::uint64_t updateIndex) {
   if (!config_.enabled) return false;
-  paths_.position = listener;
   if (haveRoom_ && updateIndex % static_cast<std::uint64_t>(std::max(1, config_.roomEvery)) != 0) {
     paths_ = listenerPaths(listener, smoother_.value());
     return false;
