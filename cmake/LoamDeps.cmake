@@ -25,9 +25,11 @@ target_include_directories(loam_cli11 SYSTEM INTERFACE ${LOAM_CLI11_INCLUDE})
 add_library(loam_tomlplusplus INTERFACE)
 target_include_directories(loam_tomlplusplus SYSTEM INTERFACE ${LOAM_TOMLPP_INCLUDE})
 
-# stb_image_write (header-only; loam-tool preview). Include as <stb/stb_image_write.h>.
-add_library(loam_stb INTERFACE)
-target_include_directories(loam_stb SYSTEM INTERFACE ${LOAM_STB_INCLUDE})
+# stb: PNG writing and reading, implemented once in cmake/stb_impl.cpp; include
+# <stb/stb_image_write.h>, <stb/stb_image.h> (declarations) or the header-only
+# <stb/stb_easy_font.h>.
+add_library(loam_stb STATIC ${CMAKE_CURRENT_LIST_DIR}/stb_impl.cpp)
+target_include_directories(loam_stb SYSTEM PUBLIC ${LOAM_STB_INCLUDE})
 
 if(NOT LOAM_CORE_ONLY)
   find_package(doctest REQUIRED)

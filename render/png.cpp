@@ -1,25 +1,7 @@
-// writePng: the renderer's screenshots (stb_image_write; loam-tool defines its own copy).
+// writePng: the renderer's screenshots (stb_image_write, compiled once in loam_stb).
 #include <cstdio>
 
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
-#pragma GCC diagnostic ignored "-Wpedantic"
-#pragma GCC diagnostic ignored "-Wdouble-promotion"
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#endif
-#endif
-#define STB_IMAGE_WRITE_STATIC  // internal linkage: no clash with another copy in the same link
-#define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb/stb_image_write.h>
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 
 #include "render/renderer.h"
 

@@ -22,8 +22,6 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wdouble-promotion"
 #endif
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_ONLY_PNG
 #include <stb/stb_image.h>
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
