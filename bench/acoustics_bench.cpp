@@ -18,6 +18,7 @@
 
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "audio/dsp.h"
 #include "audio/hrtf.h"
 #include "audio/reverb.h"
@@ -31,18 +32,10 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double threadCpuUs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
-}
+using bench::percentile;
+using bench::threadCpuUs;
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  auto i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];
-}
+
 
 /// The highest voxel at or below yTop in column (x, z) that stops sound; INT32_MIN when none.
 std::int32_t groundBelow(const sim::SimState& s, const audio::AcousticTable& t, std::int32_t x, std::int32_t yTop,

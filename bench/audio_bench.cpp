@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "audio/audio_output.h"
 #include "audio/audio_scene.h"
 #include "audio/dsp.h"
@@ -44,18 +45,14 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+using bench::percentile;
+using bench::threadCpuUs;
+
 constexpr int kControlEveryBlocks = 4;
 constexpr double kImpactsPerSecond = 20.0;
 
 double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
-/// CPU time of this thread in microseconds: unlike wall time it excludes preemption,
-/// which dominates tails on a loaded machine.
-double threadCpuUs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
-}
 
 /// The top voxel of column (x, z) whose material passes `want`, searching down from
 /// the top of the world; INT32_MIN when none.
@@ -68,12 +65,6 @@ std::int32_t topWhere(const sim::SimState& s, std::int32_t x, std::int32_t z, F&
   return INT32_MIN;
 }
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  auto i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];
-}
 
 /// Real time through PortAudio: control updates paced by the clock at ~47 Hz, blocks
 /// rendered in the device's callback (AudioOutput times each one).

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "mesh/brick_mesher.h"
 #include "mesh/mesh_cache.h"
 #include "sim/fixed_point.h"
@@ -32,21 +33,12 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  std::size_t i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
+using bench::percentile;
+using bench::threadCpuUs;  // the main thread's share of a full mesh
+
 
 double cpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
-/// CPU seconds of the calling thread only (the main thread's share of a full mesh).
-double threadCpuSeconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
 
 }  // namespace
 
@@ -94,12 +86,12 @@ int main(int argc, char** argv) {
   std::size_t vertexBytes = 0, opaqueQuads = 0, waterQuads = 0, updateChunks = 0;
   for (int r = 0; r < repeat; ++r) {
     mesh::MeshCache cache(materials, mesh::MeshCacheConfig{threads, radius});
-    double c0 = cpuSeconds(), m0 = threadCpuSeconds();
+    double c0 = cpuSeconds(), m0 = threadCpuUs() * 1e-6;
     auto t0 = Clock::now();
     cache.reset(world, centre);
     cache.finish(world, centre);
     auto t1 = Clock::now();
-    double c1 = cpuSeconds(), m1 = threadCpuSeconds();
+    double c1 = cpuSeconds(), m1 = threadCpuUs() * 1e-6;
     mainCpu.push_back(m1 - m0);
     wall.push_back(std::chrono::duration<double>(t1 - t0).count());
     cpu.push_back(c1 - c0);
