@@ -287,7 +287,7 @@ class Bark final : public Voice {
 
 // ---- beds --------------------------------------------------------------------------
 
-class Bed final : public Voice {
+class Bed final : public ContinuousVoice<Bed> {
  public:
   Bed(BedKind kind, std::uint64_t key)
       : kind_(kind), pink_(combineKey(key, 1)), air_(combineKey(key, 2), 2.0f), events_(combineKey(key, 3)) {
@@ -314,16 +314,7 @@ class Bed final : public Voice {
     }
   }
 
-  bool render(float* out, int frames, const SynthParams& p) override {
-    target_ = sane(p.v[0], 0.0f, 1.0f);
-    renderTicked(*this, out, frames, untilTick_);
-    return true;
-  }
-  bool skip(int frames, const SynthParams& p) override {
-    target_ = sane(p.v[0], 0.0f, 1.0f);
-    skipTicked(*this, frames, untilTick_);
-    return true;
-  }
+  void setParams(const SynthParams& p) { target_ = sane(p.v[0], 0.0f, 1.0f); }
   float loudness() const override { return loud_; }
 
   void control() {
@@ -407,7 +398,7 @@ class Bed final : public Voice {
   CtlSmoother level_;
   Ramp airGain_, chirpGain_;
   std::array<Cricket, 5> cricket_{};
-  int crickets_ = 0, untilTick_ = 0, chirpLeft_ = 0, chirpLength_ = 1;
+  int crickets_ = 0, chirpLeft_ = 0, chirpLength_ = 1;
   float target_ = 0, loud_ = 0.03f, chirpPhase_ = 0, chirpF0_ = 4000, chirpDf_ = 0, chirpAmp_ = 0;
 };
 

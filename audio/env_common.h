@@ -259,4 +259,28 @@ void renderTicked(Model& m, float* out, int frames, int& untilTick) {
   }
 }
 
+/// A continuous model as a Voice: every render() or skip() first takes the
+/// parameters (Model::setParams), then runs the control ticks carried across blocks
+/// (renderTicked with samples, skipTicked without), so a voice that was virtual
+/// sounds as if it had played all along. Model provides setParams(const
+/// SynthParams&), control() and samples(float*, int).
+template <class Model>
+class ContinuousVoice : public Voice {
+ public:
+  bool render(float* out, int frames, const SynthParams& p) override {
+    self().setParams(p);
+    renderTicked(self(), out, frames, untilTick_);
+    return true;
+  }
+  bool skip(int frames, const SynthParams& p) override {
+    self().setParams(p);
+    skipTicked(self(), frames, untilTick_);
+    return true;
+  }
+
+ private:
+  Model& self() { return static_cast<Model&>(*this); }
+  int untilTick_ = 0;  ///< samples to the next control tick
+};
+
 }  // namespace loam::audio::env

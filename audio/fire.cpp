@@ -14,7 +14,7 @@ namespace loam::audio {
 namespace {
 using namespace env;
 
-class Fire final : public Voice {
+class Fire final : public ContinuousVoice<Fire> {
  public:
   explicit Fire(std::uint64_t key)
       : noise_{Noise(combineKey(key, 1)), Noise(combineKey(key, 2)), Noise(combineKey(key, 3))},
@@ -37,16 +37,6 @@ class Fire final : public Voice {
     intensity_.setTime(0.4f);
   }
 
-  bool render(float* out, int frames, const SynthParams& p) override {
-    setParams(p);
-    renderTicked(*this, out, frames, untilTick_);
-    return true;
-  }
-  bool skip(int frames, const SynthParams& p) override {
-    setParams(p);
-    skipTicked(*this, frames, untilTick_);
-    return true;
-  }
   void setParams(const SynthParams& p) {
     targetCells_ = sane(p.v[0], 0.0f, 1.0e6f);
     targetIntensity_ = sane(p.v[1], 0.0f, 1.0f);
@@ -112,7 +102,7 @@ class Fire final : public Voice {
   Ramp lapGain_[3], crackleGain_, hissGain_;
   CtlSmoother size_, intensity_;
   float targetCells_ = 0, targetIntensity_ = 0, crackleRate_ = 0, loud_ = 0.1f;
-  int untilTick_ = 0, burst_ = 0, burstWait_ = 0;
+  int burst_ = 0, burstWait_ = 0;
 };
 
 /// Steam hiss: strength 0..1 (more: longer, louder). Ends at -80 dB (<= ~2 s).

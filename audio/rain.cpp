@@ -17,7 +17,7 @@ namespace loam::audio {
 namespace {
 using namespace env;
 
-class Rain final : public Voice {
+class Rain final : public ContinuousVoice<Rain> {
  public:
   Rain(RainSurface surface, std::uint64_t key)
       : surface_(surface), noise_(combineKey(key, 1)), drops_(combineKey(key, 2)) {
@@ -57,16 +57,7 @@ class Rain final : public Voice {
     }
   }
 
-  bool render(float* out, int frames, const SynthParams& p) override {
-    target_ = sane(p.v[0], 0.0f, 20000.0f);
-    renderTicked(*this, out, frames, untilTick_);
-    return true;
-  }
-  bool skip(int frames, const SynthParams& p) override {
-    target_ = sane(p.v[0], 0.0f, 20000.0f);
-    skipTicked(*this, frames, untilTick_);
-    return true;
-  }
+  void setParams(const SynthParams& p) { target_ = sane(p.v[0], 0.0f, 20000.0f); }
   float loudness() const override { return loud_; }
 
   void control() {
@@ -162,27 +153,17 @@ class Rain final : public Voice {
   CtlSmoother rate_;
   Ramp gain_;
   float target_ = 0, perSecond_ = 0, loud_ = 0.05f;
-  int untilTick_ = 0;
 };
 
 /// Distant rain: pinkish noise, soft-topped, brighter and louder with intensity,
 /// slowly breathing so it never sounds like a static hiss.
-class RainBed final : public Voice {
+class RainBed final : public ContinuousVoice<RainBed> {
  public:
   explicit RainBed(std::uint64_t key) : pink_(combineKey(key, 1)), drift_(combineKey(key, 2), 1.5f) {
     intensity_.setTime(0.6f);
     hp_.highpass(150.0f, 0.7f);
   }
-  bool render(float* out, int frames, const SynthParams& p) override {
-    target_ = sane(p.v[0], 0.0f, 1.0f);
-    renderTicked(*this, out, frames, untilTick_);
-    return true;
-  }
-  bool skip(int frames, const SynthParams& p) override {
-    target_ = sane(p.v[0], 0.0f, 1.0f);
-    skipTicked(*this, frames, untilTick_);
-    return true;
-  }
+  void setParams(const SynthParams& p) { target_ = sane(p.v[0], 0.0f, 1.0f); }
   float loudness() const override { return loud_; }
 
   void control() {
@@ -209,7 +190,7 @@ class RainBed final : public Voice {
   Biquad hp_, lp_;
   Ramp gain_;
   float target_ = 0, lastK_ = -1, loud_ = 0.05f;
-  int untilTick_ = 0, retune_ = 0;
+  int retune_ = 0;
 };
 
 }  // namespace

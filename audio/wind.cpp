@@ -27,7 +27,7 @@ float windLevel(float e) {
   return x / (1.0f + 0.4f * x);
 }
 
-class Wind final : public Voice {
+class Wind final : public ContinuousVoice<Wind> {
  public:
   Wind(WindCover cover, std::uint64_t key)
       : cover_(cover),
@@ -48,16 +48,6 @@ class Wind final : public Voice {
     low_.setCutoff(260.0f);
   }
 
-  bool render(float* out, int frames, const SynthParams& p) override {
-    setParams(p);
-    renderTicked(*this, out, frames, untilTick_);
-    return true;
-  }
-  bool skip(int frames, const SynthParams& p) override {
-    setParams(p);
-    skipTicked(*this, frames, untilTick_);
-    return true;
-  }
   void setParams(const SynthParams& p) {
     targetSpeed_ = sane(p.v[0], 0.0f, 60.0f);
     targetGust_ = sane(p.v[1], 0.0f, 1.0f);
@@ -176,7 +166,7 @@ class Wind final : public Voice {
   Ramp gA_, gB_, gC_;
   float targetSpeed_ = 0, targetGust_ = 0, targetAmount_ = 0;
   float tone_ = 1, rate_ = 0, floor_ = 0, loud_ = 0.05f;
-  int untilTick_ = 0, retune_ = 0;
+  int retune_ = 0;
 };
 
 }  // namespace
