@@ -10,7 +10,6 @@
 namespace loam::audio {
 namespace {
 
-constexpr int kRayTasks = 8;             ///< ray ranges per room update (any split gives the same result)
 constexpr int kStatesPerTask = 8;        ///< emitters per propagation task
 constexpr int kSkyPoints = 6;            ///< the far ring of sky points the beds come from
 constexpr float kSkyRadius = 24.0f;      ///< metres out from the listener
@@ -37,8 +36,7 @@ ListenerAcoustics::ListenerAcoustics(const sim::MaterialTable& materials, Acoust
     : config_(config),
       acoustic_(makeAcousticTable(materials)),
       transmission_(makeTransmissionTable(materials)),
-      dirs_(static_cast<std::size_t>(std::clamp(config.probe.rays, 1, 4096))),
-      hits_(dirs_.size()),
+      probe_(config.probe),
       smoother_(config.smoothing),
       pool_(config.enabled ? std::max(0, config.workerThreads) : 0) {}
 
@@ -50,17 +48,8 @@ bool ListenerAcoustics::updateRoom(const sim::BrickStore& world, Vec3f listener,
     paths_ = listenerPaths(listener, smoother_.value());
     return false;
   }
-  // Rays in kRayTasks contiguous ranges on the pool; the estimate reduces them in order.
   std::uint64_t roomUpdate = updateIndex / static_cast<std::uint64_t>(std::max(1, config_.roomEvery));
-  makeRayDirections(config_.probe, roomUpdate, dirs_);
-  std::span<const Vec3f> dirs = dirs_;
-  std::span<RayHit> hits = hits_;
-  const int n = static_cast<int>(dirs.size());
-  pool_.run(kRayTasks, [&](int t) {
-    int begin = n * t / kRayTasks, end = n * (t + 1) / kRayTasks;
-    traceRays(world, acoustic_, listener, dirs, begin, end, config_.probe.maxDistance, hits);
-  });
-  const RoomEstimate& e = smoother_.add(estimateRoom(dirs, hits, acoustic_, config_.probe));
+  const RoomEstimate& e = smoother_.add(probe_.update(world, acoustic_, listener, roomUpdate, pool_));
 
   room_.meanFreePath = std::max(0.5f, e.meanFreePath);
   room_.rt60 = e.rt60;

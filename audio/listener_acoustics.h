@@ -2,7 +2,8 @@
 //
 //  - The room: every few updates a RoomProbe casts its rays from the listener through
 //    the client's world copy (split over worker threads; any split gives the same
-//    result), a RoomSmoother steadies the estimate, early reflections are found by
+//    result) and, under a roof with no straight way out, searches round corners; a
+//    RoomSmoother steadies the estimate, early reflections are found by
 //    short horizontal rays, and the result becomes the engine's RoomAcoustics (reverb
 //    times, mean free path, reverb level from the absorption area, reflection taps).
 //  - Every emitter: propagate() (audio/propagation.h) from its position to the ears,
@@ -59,8 +60,7 @@ class ListenerAcoustics {
   AcousticsConfig config_;
   AcousticTable acoustic_;
   TransmissionTable transmission_;
-  std::vector<Vec3f> dirs_;
-  std::vector<RayHit> hits_;
+  RoomProbe probe_;
   RoomSmoother smoother_;
   RoomAcoustics room_;
   ListenerPaths paths_;

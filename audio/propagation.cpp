@@ -140,7 +140,10 @@ ListenerPaths listenerPaths(Vec3f listener, const RoomEstimate& room) noexcept {
   p.openingCount = std::clamp(room.openingCount, 0, static_cast<int>(p.openings.size()));
   for (int i = 0; i < p.openingCount; ++i) {
     Opening o = room.openings[static_cast<std::size_t>(i)];
-    o.distance = std::max(o.distance, 0.5f);  // until the probe measures it: just outside the head
+    if (!o.aroundCorners()) {
+      o.distance = std::max(o.distance, 0.5f);  // until the probe measures it: just outside the head
+      o.setStraight();
+    }
     p.openings[static_cast<std::size_t>(i)] = o;
   }
   return p;
@@ -159,30 +162,39 @@ PathResult propagate(const sim::BrickStore& store, const TransmissionTable& tabl
   std::array<float, 3> direct{};
   for (std::size_t b = 0; b < 3; ++b) direct[b] = dbToEnergy(r.directLossDb[b]);
 
-  // Opening paths: emitter -> opening (walked) -> listener (free), diffracted and spread.
+  // Opening paths: emitter -> a waypoint (walked) -> along the path -> listener (free),
+  // diffracted by the detour and spread; each opening's best waypoint carries it.
   std::array<float, 3> openSum{};
   std::array<float, 4> openMid{};
   std::array<Vec3f, 4> openDir{};
   const int count = std::clamp(listener.openingCount, 0, 4);
   for (int i = 0; i < count; ++i) {
-    const Opening& op = listener.openings[static_cast<std::size_t>(i)];
+    Opening op = listener.openings[static_cast<std::size_t>(i)];
     const float dl = length(op.direction);
     if (!(dl > 0)) continue;
-    const Vec3f u{op.direction.x / dl, op.direction.y / dl, op.direction.z / dl};
-    const float od = std::max(op.distance, 0.5f);
-    const Vec3f o{l.x + u.x * od, l.y + u.y * od, l.z + u.z * od};
-    const float eo = length(sub(emitter, o)), path = eo + od;
-    const float detour = std::max(0.0f, path - dist);
-    const float spread = path > 0 ? (dist * dist) / (path * path) : 1.0f;
-    const std::array<float, 3> loss = straightLossDb(store, table, emitter, o);
-    for (std::size_t b = 0; b < 3; ++b) {
-      const float fresnel = 2.0f * detour * kBandHz[b] / kSpeedOfSound;
-      const float e = dbToEnergy(loss[b]) * spread / (1.0f + 20.0f * fresnel);
-      openSum[b] += e;
-      if (b == 1) openMid[static_cast<std::size_t>(i)] = e;
+    if (op.waypointCount <= 0) {  // set by hand (direction and distance only): a straight opening
+      op.distance = std::max(op.distance, 0.5f);
+      op.setStraight();
     }
-    openDir[static_cast<std::size_t>(i)] = u;
-    if (openMid[static_cast<std::size_t>(i)] > 1e-6f) ++r.openingPaths;
+    std::array<float, 3> best{};
+    for (int k = 0; k < std::clamp(op.waypointCount, 0, Opening::kMaxWaypoints); ++k) {
+      const Vec3f& w = op.waypoints[static_cast<std::size_t>(k)];
+      const Vec3f o{l.x + w.x, l.y + w.y, l.z + w.z};
+      const float path = length(sub(emitter, o)) + op.along[static_cast<std::size_t>(k)];
+      const float detour = std::max(0.0f, path - dist);
+      const float spread = path > 0 ? (dist * dist) / (path * path) : 1.0f;
+      const std::array<float, 3> loss = straightLossDb(store, table, emitter, o);
+      std::array<float, 3> e{};
+      for (std::size_t b = 0; b < 3; ++b) {
+        const float fresnel = 2.0f * detour * kBandHz[b] / kSpeedOfSound;
+        e[b] = dbToEnergy(loss[b]) * spread / (1.0f + 20.0f * fresnel);
+      }
+      if (e[1] > best[1]) best = e;
+    }
+    for (std::size_t b = 0; b < 3; ++b) openSum[b] += best[b];
+    openMid[static_cast<std::size_t>(i)] = best[1];
+    openDir[static_cast<std::size_t>(i)] = {op.direction.x / dl, op.direction.y / dl, op.direction.z / dl};
+    if (best[1] > 1e-6f) ++r.openingPaths;
   }
 
   // Openings only fill what the straight path lacks.

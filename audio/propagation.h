@@ -13,20 +13,24 @@
 //    a wall voxel with an open face towards the other end is moved out of that face
 //    (a source on a surface is not walled in by its own voxel), and the first and
 //    last 7.5 cm of the segment are ignored.
-//  - through openings: for each of the listener's openings (RoomEstimate::openings,
-//    at Opening::position), emitter -> opening (its own straight-through loss) ->
-//    listener (free: the listener sees its openings), diffracted at the opening by a
-//    Maekawa-like loss: energy x 1 / (1 + 20 N_b) with the Fresnel number
-//    N_b = 2 delta f_b / c and delta = |e - o| + |o - l| - |e - l| the detour. A
+//  - through openings: for each of the listener's openings (RoomEstimate::openings)
+//    and each of its waypoints w (a straight opening has one, its mouth; one round
+//    corners has its corners and then its mouth, Opening::along[k] metres of air path
+//    from the ears): emitter -> w (its own straight-through loss) -> along the path ->
+//    listener (free: the listener sees its first waypoint, and each the next),
+//    diffracted by a Maekawa-like loss: energy x 1 / (1 + 20 N_b) with the Fresnel
+//    number N_b = 2 delta f_b / c and delta = |e - w| + along - |e - l| the detour. A
 //    straight-on path costs nothing, a sharp turn a lot, highs much more than lows;
-//    the longer path also spreads more (free-field ratio |e - l|^2 / (|e - o| + |o - l|)^2).
+//    the longer path also spreads more (free-field ratio |e - l|^2 / (|e - w| + along)^2).
+//    The waypoint that carries the most (mid band) is the opening's path: an outdoor
+//    sound enters at the mouth, one in the tunnel's far leg at the corner.
 //    Opening paths only fill what the straight path lacks, per band:
 //    E_b = E_direct_b + (1 - E_direct_b) * min(1, sum of opening energies).
 //  - into the reverb: reverbSend is the amplitude of the energy arriving (mid band).
 //
 // The apparent direction is the energy-weighted (mid band) mean of the arrival
-// directions: the emitter itself for the straight path, the opening for each
-// opening path.
+// directions: the emitter itself for the straight path, the opening's direction (its
+// centre, or its first corner) for each opening path.
 //
 // Threads: propagate() is a pure function over a const BrickStore (no writes to it
 // meanwhile); any number of threads may call it at once. Plain float maths (audio is
@@ -78,8 +82,8 @@ struct PathResult {
   int openingPaths = 0;                ///< opening paths that carried energy (> -60 dB mid)
 };
 
-/// Propagates one emitter at e to the listener. Cost: 1 + openingCount DDAs. No
-/// allocation. Thread: any, no writer.
+/// Propagates one emitter at e to the listener. Cost: 1 + (waypoints of all openings)
+/// DDAs (1 + openingCount for straight openings). No allocation. Thread: any, no writer.
 PathResult propagate(const sim::BrickStore& store, const TransmissionTable& table, const ListenerPaths& listener,
                      Vec3f emitter) noexcept;
 

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <thread>
 
+#include "audio/corner_search.h"
 #include "audio/dsp.h"
+#include "audio/internal/probe_trace.h"
+#include "audio/worker_pool.h"
 
 namespace loam::audio {
 
@@ -13,6 +15,8 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kVoxelsPerMetre = static_cast<float>(sim::kVoxelsPerMetre);
+/// Ray ranges per update (any split gives the same result: the estimate reduces in order).
+constexpr int kRayTasks = 8;
 constexpr int kMaxRays = 4096;
 /// Share of a reflection into a canopy that comes back down: half of what foliage
 /// does not absorb (foliage class mid-band absorption 0.6).
@@ -171,16 +175,14 @@ RayHit traceOne(const sim::BrickStore& store, const AcousticTable& table, const 
   return h;
 }
 
-struct SkyColumn {
-  bool roofed = false;     // something that stops sound lies above
-  float transmission = 1;  // through foliage and canopies above (0 when roofed)
-};
+}  // namespace
 
-/// Looks straight up from voxel (x, y, z) (inclusive) to the top of the world. Crosses
-/// air chunks and uniform bricks whole, walks the voxel column only in mixed bricks
-/// with solids (canopies at brick resolution, as traceOne does). No allocation.
+namespace internal {
+
+// Crosses air chunks and uniform bricks whole, walks the voxel column only in mixed
+// bricks with solids (canopies at brick resolution, as traceOne does).
 SkyColumn skyAbove(const sim::BrickStore& store, const AcousticTable& table, int x, int y, int z,
-                   const BrickOccupancy* occ) {
+                   const BrickOccupancy* occ) noexcept {
   SkyColumn c;
   const sim::WorldBounds& wb = store.bounds();
   const int top = wb.maxBrick.y * sim::kBrickSize;
@@ -223,6 +225,22 @@ SkyColumn skyAbove(const sim::BrickStore& store, const AcousticTable& table, int
   c.transmission = std::max(std::exp(-depth), 1e-4f);  // > 0: not roofed, however dense the leaves
   return c;
 }
+
+bool clearLine(const sim::BrickStore& store, const AcousticTable& table, Vec3f a, Vec3f b) noexcept {
+  float d[3] = {b.x - a.x, b.y - a.y, b.z - a.z};
+  const float len = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  if (!(len > 0)) return true;
+  for (float& v : d) v /= len;
+  const Axis3 r{{a.x * kVoxelsPerMetre, a.y * kVoxelsPerMetre, a.z * kVoxelsPerMetre}, {d[0], d[1], d[2]}};
+  return !traceOne(store, table, r, len * kVoxelsPerMetre, nullptr).hit();
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::skyAbove;
+using internal::SkyColumn;
 
 inline int floorInt(float v) { return static_cast<int>(std::floor(v)); }
 
@@ -615,6 +633,7 @@ RoomEstimate estimateRoom(std::span<const Vec3f> dirs, std::span<const RayHit> h
     else if (o.direction.y > 0.5f) dist = canopyW > 0.25 * cone ? canopy / canopyW : 3.0;  // a canopy overhead, not trees round the edge
     else if (wall < kInf) dist = wall;
     o.distance = static_cast<float>(std::clamp(dist, 0.5, static_cast<double>(config.maxDistance)));
+    o.setStraight();
   }
   // Largest first (at most 4: an insertion sort; std::sort trips GCC 12's bounds check here).
   for (int i = 1; i < count; ++i)
@@ -630,27 +649,61 @@ RoomProbe::RoomProbe(ProbeConfig config) : config_(config) {
   config_.rays = std::clamp(config_.rays, 1, kMaxRays);
   dirs_.resize(static_cast<std::size_t>(config_.rays));
   hits_.resize(static_cast<std::size_t>(config_.rays));
+  if (config_.cornerSearch) corners_ = std::make_unique<CornerSearch>();
+}
+
+RoomProbe::~RoomProbe() = default;
+
+const RoomEstimate& RoomProbe::update(const sim::BrickStore& store, const AcousticTable& table, Vec3f origin,
+                                      std::uint64_t updateIndex, WorkerPool& pool, const BrickOccupancy* occupancy) {
+  makeRayDirections(config_, updateIndex, dirs_);
+  const int n = config_.rays;
+  pool.run(kRayTasks, [&](int t) {
+    traceRays(store, table, origin, dirs_, n * t / kRayTasks, n * (t + 1) / kRayTasks, config_.maxDistance, hits_,
+              occupancy);
+  });
+  estimate_ = estimateRoom(dirs_, hits_, table, config_);
+  if (estimate_.openingCount == 0 && corners_) cornerOpenings(store, table, origin, updateIndex);
+  return estimate_;
+}
+
+void RoomProbe::cornerOpenings(const sim::BrickStore& store, const AcousticTable& table, Vec3f origin,
+                               std::uint64_t updateIndex) {
+  // The search (up to ~2 ms in a large sealed cave) runs again when the listener
+  // enters another brick or after kCornerEvery updates (the world may have changed);
+  // in between, its paths are moved with the ears.
+  const sim::BrickCoord brick = sim::brickOf(sim::VoxelCoord{static_cast<int>(std::floor(origin.x * kVoxelsPerMetre)),
+                                                             static_cast<int>(std::floor(origin.y * kVoxelsPerMetre)),
+                                                             static_cast<int>(std::floor(origin.z * kVoxelsPerMetre))});
+  if (!cornerValid_ || !(brick == cornerBrick_) || updateIndex < cornerUpdate_ ||
+      updateIndex - cornerUpdate_ >= kCornerEvery) {
+    cornerCount_ = corners_->find(store, table, origin, cornerFound_);
+    cornerValid_ = true;
+    cornerBrick_ = brick;
+    cornerUpdate_ = updateIndex;
+    cornerOrigin_ = origin;
+  }
+  const Vec3f shift{cornerOrigin_.x - origin.x, cornerOrigin_.y - origin.y, cornerOrigin_.z - origin.z};
+  for (int i = 0; i < cornerCount_; ++i) {
+    Opening o = cornerFound_[static_cast<std::size_t>(i)];
+    for (int k = 0; k < o.waypointCount; ++k) {
+      Vec3f& w = o.waypoints[static_cast<std::size_t>(k)];
+      w = {w.x + shift.x, w.y + shift.y, w.z + shift.z};
+    }
+    const Vec3f& w0 = o.waypoints[0];
+    const float d = std::sqrt(w0.x * w0.x + w0.y * w0.y + w0.z * w0.z);
+    if (d > 0) o.direction = {w0.x / d, w0.y / d, w0.z / d};
+    for (int k = 0; k < o.waypointCount; ++k) o.along[static_cast<std::size_t>(k)] += d - o.distance;
+    o.distance = d;
+    estimate_.openings[static_cast<std::size_t>(i)] = o;
+  }
+  estimate_.openingCount = cornerCount_;
 }
 
 const RoomEstimate& RoomProbe::update(const sim::BrickStore& store, const AcousticTable& table, Vec3f origin,
                                       std::uint64_t updateIndex, int threads, const BrickOccupancy* occupancy) {
-  makeRayDirections(config_, updateIndex, dirs_);
-  const int n = config_.rays;
-  threads = std::clamp(threads, 1, n);
-  if (threads == 1) {
-    traceRays(store, table, origin, dirs_, 0, n, config_.maxDistance, hits_, occupancy);
-  } else {
-    std::vector<std::thread> pool;
-    pool.reserve(static_cast<std::size_t>(threads - 1));
-    for (int k = 1; k < threads; ++k) {
-      int b = n * k / threads, e = n * (k + 1) / threads;
-      pool.emplace_back([&, b, e] { traceRays(store, table, origin, dirs_, b, e, config_.maxDistance, hits_, occupancy); });
-    }
-    traceRays(store, table, origin, dirs_, 0, n / threads, config_.maxDistance, hits_, occupancy);
-    for (std::thread& t : pool) t.join();
-  }
-  estimate_ = estimateRoom(dirs_, hits_, table, config_);
-  return estimate_;
+  WorkerPool pool(std::clamp(threads, 1, kRayTasks) - 1);
+  return update(store, table, origin, updateIndex, pool, occupancy);
 }
 
 const RoomEstimate& RoomSmoother::add(const RoomEstimate& e) noexcept {
@@ -695,11 +748,13 @@ const RoomEstimate& RoomSmoother::add(const RoomEstimate& e) noexcept {
     if (best < 0) continue;
     used[static_cast<std::size_t>(best)] = true;
     const Opening& p = value_.openings[static_cast<std::size_t>(best)];
+    if (o.aroundCorners() || p.aroundCorners()) continue;  // a path round corners is taken as found
     o.direction = normalised(p.direction.x + a * (o.direction.x - p.direction.x),
                              p.direction.y + a * (o.direction.y - p.direction.y),
                              p.direction.z + a * (o.direction.z - p.direction.z));
     o.share = p.share + a * (o.share - p.share);
     o.distance = p.distance + a * (o.distance - p.distance);
+    o.setStraight();
   }
   value_.openings = next;
   value_.openingCount = e.openingCount;

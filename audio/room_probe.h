@@ -26,7 +26,9 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -62,6 +64,9 @@ struct ProbeConfig {
   /// reflections come back over 140 ms later as echoes, not as reverberation
   float roomRadius = 24.0f;
   std::uint64_t key = 0x61636f75u;  ///< keys the rotation sequence
+  /// With no straight opening under a roof, look for openings round corners
+  /// (CornerSearch, audio/corner_search.h).
+  bool cornerSearch = true;
 };
 
 /// What one ray found.
@@ -82,14 +87,34 @@ struct RayHit {
   bool hit() const noexcept { return material != sim::kAir; }
 };
 
-/// One opening: a group of escaping directions.
+/// One opening: a way out of the listener's room. Either a group of escaping rays (a
+/// straight opening: one waypoint, the mouth) or a path through the air round corners
+/// to a mouth that no ray sees (found by CornerSearch: the corners, then the mouth).
 struct Opening {
-  Vec3f direction;    ///< unit centre direction (world axes)
-  float share = 0;    ///< share of all rays escaping through it (0..1)
-  /// metres from the listener along direction to the opening's mouth: where its rays
-  /// leave the enclosure (a cave mouth, a doorway; for an open sky, a few metres up).
-  /// Propagation routes sound through listener + direction * distance.
+  static constexpr int kMaxWaypoints = 4;
+  Vec3f direction;    ///< unit world vector from the listener: the centre of the rays, or the first corner
+  float share = 0;    ///< share of all rays escaping through it (0..1; 0 round corners)
+  /// metres from the listener along direction to the first waypoint: the mouth of a
+  /// straight opening (where its rays leave the enclosure: a cave mouth, a doorway;
+  /// for an open sky, a few metres up), or the first corner.
   float distance = 0;
+  /// The air path from the ears out: waypoints relative to the listener (metres), the
+  /// last one the mouth, and the path length from the ears to each. Propagation lets an
+  /// emitter join the path at whichever waypoint serves it best. setStraight() fills
+  /// them from direction and distance.
+  std::array<Vec3f, kMaxWaypoints> waypoints{};
+  std::array<float, kMaxWaypoints> along{};
+  int waypointCount = 0;
+
+  /// One waypoint, the mouth, at distance along direction.
+  void setStraight() noexcept {
+    const float l = std::sqrt(direction.x * direction.x + direction.y * direction.y + direction.z * direction.z);
+    const Vec3f u = l > 0 ? Vec3f{direction.x / l, direction.y / l, direction.z / l} : Vec3f{};
+    waypoints[0] = {u.x * distance, u.y * distance, u.z * distance};
+    along[0] = distance;
+    waypointCount = 1;
+  }
+  bool aroundCorners() const noexcept { return waypointCount > 1; }
 };
 
 /// The room, as the rays see it.
@@ -194,14 +219,25 @@ void traceRays(const sim::BrickStore& store, const AcousticTable& table, Vec3f o
 RoomEstimate estimateRoom(std::span<const Vec3f> dirs, std::span<const RayHit> hits, const AcousticTable& table,
                           const ProbeConfig& config) noexcept;
 
-/// The probe: owns the ray set and the hit buffer; one update = directions, trace, estimate.
+class CornerSearch;
+class WorkerPool;
+
+/// The probe: owns the ray set, the hit buffer and the corner search; one update =
+/// directions, trace (split over a WorkerPool), estimate, and when no ray found a way
+/// out from under a roof, the openings round corners (searched again when the ears
+/// enter another brick or every 4th update; between searches the paths move with the
+/// ears). Results depend only on the world, the positions and the update indices.
 class RoomProbe {
  public:
-  /// Allocates the direction and hit buffers (config.rays each, at most 4096).
+  /// Allocates the direction and hit buffers (config.rays each, at most 4096) and the
+  /// corner search's scratch.
   explicit RoomProbe(ProbeConfig config = {});
-  /// One update from origin (metres). threads > 1 splits the rays into that many
-  /// contiguous ranges on std::threads (the result is identical for any count).
-  /// Allocates only when threads > 1 (thread creation). Thread: one caller at a time.
+  ~RoomProbe();
+  /// One update from origin (metres), the rays in 8 ranges on pool (the result is
+  /// identical for any number of workers). No allocation. Thread: one caller at a time.
+  const RoomEstimate& update(const sim::BrickStore& store, const AcousticTable& table, Vec3f origin,
+                             std::uint64_t updateIndex, WorkerPool& pool, const BrickOccupancy* occupancy = nullptr);
+  /// The same on a pool of threads - 1 workers started for this call (tests, tools).
   const RoomEstimate& update(const sim::BrickStore& store, const AcousticTable& table, Vec3f origin,
                              std::uint64_t updateIndex, int threads = 1, const BrickOccupancy* occupancy = nullptr);
   const RoomEstimate& estimate() const noexcept { return estimate_; }
@@ -213,6 +249,16 @@ class RoomProbe {
   ProbeConfig config_;
   std::vector<Vec3f> dirs_;
   std::vector<RayHit> hits_;
+  void cornerOpenings(const sim::BrickStore& store, const AcousticTable& table, Vec3f origin, std::uint64_t updateIndex);
+
+  static constexpr std::uint64_t kCornerEvery = 4;  ///< updates a corner search's result is reused
+  std::unique_ptr<CornerSearch> corners_;
+  std::array<Opening, 4> cornerFound_{};  ///< the last search's openings, relative to cornerOrigin_
+  int cornerCount_ = 0;
+  bool cornerValid_ = false;
+  sim::BrickCoord cornerBrick_{};
+  std::uint64_t cornerUpdate_ = 0;
+  Vec3f cornerOrigin_{};
   RoomEstimate estimate_;
 };
 

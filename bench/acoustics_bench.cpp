@@ -1,13 +1,14 @@
 // Acoustics budget (issue 8): one acoustic update (512 rays traced through the
-// glade's BrickStore, the room estimate and the openings) on one thread, at three
-// listeners: the spawn (open glade), under a tree's canopy and deep in the dug
-// tunnel, with the BrickOccupancy bits (built once, timed apart). Budget: <= 2 ms per
+// glade's BrickStore, the room estimate and the openings) on one thread, at four
+// listeners: the spawn (open glade), under a tree's canopy, deep in the dug tunnel,
+// and round a bend in a side tunnel dug off it (where the corner search runs), with the BrickOccupancy bits (built once, timed apart). Budget: <= 2 ms per
 // update. Also reports each room's estimate (smoothed over the updates: reverb times,
 // their spread once the smoother has settled, and the openings with the distance to
 // their mouths), and the cost of the FDN reverb and of one HRTF source per 5.33 ms block.
 //
 // Usage: acoustics_bench [updates=400]. Prints one JSON object on stdout.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -22,6 +23,7 @@
 #include "audio/dsp.h"
 #include "audio/hrtf.h"
 #include "audio/reverb.h"
+#include "audio/corner_search.h"
 #include "audio/room_probe.h"
 #include "sim/material.h"
 #include "sim/scene.h"
@@ -64,7 +66,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "acoustics_bench: %s\n", built.error().message.c_str());
     return 1;
   }
-  const sim::SimState& state = *built;
+  sim::SimState& state = *built;  // the side tunnel is dug into it before the last spot
   const audio::AcousticTable table = audio::makeAcousticTable(*state.materials);
   const std::int32_t top = state.world.bounds().maxBrick.y * sim::kBrickSize - 1;
 
@@ -97,8 +99,15 @@ int main(int argc, char** argv) {
     spots.push_back({"tunnel", {-12.0f, static_cast<float>(g + 1) / 20.0f + 1.62f, -23.0f}});
   }
 
+  // Round a bend: a side tunnel (2 m wide, 2.4 m high) dug east off the adit 6 m
+  // deeper in, 8 m long; the listener at its end sees no mouth, so the probe's corner
+  // search runs every update. Dug just before this spot is measured.
+  const std::int32_t sideFloor =
+      groundBelow(state, table, -12 * 20, static_cast<std::int32_t>(4.4 * 20), -29 * 20) + 1;
+  spots.push_back({"round_bend", {-4.5f, static_cast<float>(sideFloor) / 20.0f + 1.62f, -29.0f}});
+
   auto b0 = Clock::now();
-  const audio::BrickOccupancy occupancy(state.world);
+  audio::BrickOccupancy occupancy(state.world);
   const double occupancyBuildMs = std::chrono::duration<double, std::milli>(Clock::now() - b0).count();
   audio::RoomProbe probe;
   std::printf("{\n  \"bench\": \"acoustics\",\n  \"rays\": %d,\n  \"updates\": %d,\n  \"budget_us\": 2000,\n"
@@ -106,6 +115,14 @@ int main(int argc, char** argv) {
               probe.config().rays, updates, occupancyBuildMs);
   for (std::size_t si = 0; si < spots.size(); ++si) {
     const Spot& s = spots[si];
+    if (s.name == "round_bend") {
+      for (std::int32_t x = -12 * 20; x < -4 * 20; ++x)
+        for (std::int32_t y = sideFloor; y < sideFloor + 48; ++y)
+          for (std::int32_t z = -30 * 20; z < -28 * 20; ++z) {
+            state.world.set(x, y, z, sim::kAir);
+            occupancy.refresh(state.world, sim::brickOf(sim::VoxelCoord{x, y, z}));
+          }
+    }
     std::vector<double> wall, cpu;
     double rtSum[3] = {0, 0, 0}, rtSq[3] = {0, 0, 0}, smSum = 0, smSq = 0;
     int smN = 0;
@@ -152,16 +169,52 @@ int main(int argc, char** argv) {
                 static_cast<double>(e.meanFreePath), e.openingCount, mean[0], mean[1], mean[2], sd[0], sd[1], sd[2],
                 static_cast<double>(e.rt60[0]), static_cast<double>(e.rt60[1]), static_cast<double>(e.rt60[2]), smMean,
                 smSd);
-    // The smoothed openings: unit direction, share of the rays, metres to the mouth.
+    // The smoothed openings: unit direction, share of the rays, metres to the mouth (or
+    // the first corner), waypoints (> 1: round corners) and the air path's length.
     for (int k = 0; k < e.openingCount; ++k) {
       const audio::Opening& o = e.openings[static_cast<std::size_t>(k)];
-      std::printf("%s{\"dir\": [%.2f, %.2f, %.2f], \"share\": %.3f, \"distance_m\": %.1f}", k > 0 ? ", " : "",
-                  static_cast<double>(o.direction.x), static_cast<double>(o.direction.y), static_cast<double>(o.direction.z),
-                  static_cast<double>(o.share), static_cast<double>(o.distance));
+      std::printf("%s{\"dir\": [%.2f, %.2f, %.2f], \"share\": %.3f, \"distance_m\": %.1f, \"waypoints\": %d, "
+                  "\"path_m\": %.1f}",
+                  k > 0 ? ", " : "", static_cast<double>(o.direction.x), static_cast<double>(o.direction.y),
+                  static_cast<double>(o.direction.z), static_cast<double>(o.share), static_cast<double>(o.distance),
+                  o.waypointCount,
+                  static_cast<double>(o.waypointCount > 0 ? o.along[static_cast<std::size_t>(o.waypointCount - 1)] : 0.0f));
     }
     std::printf("]}%s\n", si + 1 < spots.size() ? "," : "");
   }
   std::printf("  ],\n");
+
+  // The corner search alone at the round-bend spot, then with the adit's mouth walled
+  // up (no way out: it visits all the air it can reach, the worst case per brick).
+  {
+    const Spot& bend = spots.back();
+    audio::CornerSearch search;
+    std::array<audio::Opening, 4> found{};
+    auto measure = [&](const char* name, bool last) {
+      std::vector<double> cpu;
+      int count = 0;
+      for (int u = 0; u < std::max(20, updates / 4); ++u) {
+        double c0 = threadCpuUs();
+        count = search.find(state.world, table, bend.pos, found);
+        cpu.push_back(threadCpuUs() - c0);
+      }
+      const double med = percentile(cpu, 0.5);
+      std::printf("    \"%s\": {\"openings\": %d, \"bricks_visited\": %d, \"cpu_us\": {\"median\": %.1f, \"p99\": %.1f},"
+                  " \"us_per_brick\": %.3f}%s\n",
+                  name, count, search.visited(), med, percentile(cpu, 0.99), med / std::max(1, search.visited()),
+                  last ? "" : ",");
+    };
+    std::printf("  \"corner_search\": {\n");
+    measure("round_bend", false);
+    const std::int32_t mouthFloor =
+        groundBelow(state, table, -12 * 20, static_cast<std::int32_t>(4.4 * 20), -18 * 20) + 1;
+    const sim::MaterialId stone = state.materials->find("stone").value_or(sim::kAir);
+    for (std::int32_t x = -16 * 20; x < -8 * 20; ++x)
+      for (std::int32_t y = mouthFloor - 20; y < mouthFloor + 80; ++y)
+        for (std::int32_t z = -19 * 20; z < -18 * 20; ++z) state.world.set(x, y, z, stone);
+    measure("walled_in", true);
+    std::printf("  },\n");
+  }
 
   // DSP cost per block: the reverb, and one HRTF source (steady, and crossfading).
   {

@@ -381,6 +381,23 @@ void addAcousticsDebugCommand(CLI::App& app, int& exitCode) {
                           fmt(o.share < 0.1f ? "%.1f%%" : "%.0f%%", static_cast<double>(o.share) * 100.0) +
                           (o.distance > 0 ? fmt(" %.1f m", o.distance) : std::string(" ? m")) +
                           (o.direction.y > 0.5f ? " up" : o.direction.y < -0.5f ? " down" : "");
+      if (o.aroundCorners()) {
+        // Round corners: the air path itself, ears -> corners -> a ring at the mouth.
+        auto from = centre;
+        for (int k = 0; k < o.waypointCount; ++k) {
+          const audio::Vec3f& w = o.waypoints[static_cast<std::size_t>(k)];
+          auto to = toPx(ear.x + w.x, ear.z + w.z);
+          img.line(from[0], from[1], to[0], to[1], kOpening, 0.9f, 1.8f);
+          from = to;
+        }
+        img.ring(from[0], from[1], 6.0f * static_cast<float>(textScale), 2.5f, kOpening);
+        const auto& last = o.along[static_cast<std::size_t>(o.waypointCount - 1)];
+        img.text(from[0] + 8.0f, from[1] - 4.0f,
+                 "#" + std::to_string(i + 1) + " round " + std::to_string(o.waypointCount - 1) +
+                     (o.waypointCount == 2 ? " corner " : " corners ") + fmt("%.1f m", static_cast<double>(last)),
+                 kOpening, textScale);
+        continue;
+      }
       if (hLen < 0.35f) {
         float r = std::max(8.0f, half * 0.3f * std::sqrt(o.share));
         img.ring(centre[0], centre[1], r, 3.0f, kOpening, 0.85f);
@@ -456,9 +473,16 @@ void addAcousticsDebugCommand(CLI::App& app, int& exitCode) {
                 static_cast<double>(est.absorption[2]));
     for (int i = 0; i < est.openingCount; ++i) {
       const audio::Opening& o = est.openings[static_cast<std::size_t>(i)];
-      std::printf("%s{\"direction\": [%.4f, %.4f, %.4f], \"share\": %.4f, \"distance_m\": %.3f}", i ? ", " : "",
-                  static_cast<double>(o.direction.x), static_cast<double>(o.direction.y),
+      std::printf("%s{\"direction\": [%.4f, %.4f, %.4f], \"share\": %.4f, \"distance_m\": %.3f, \"waypoints\": [",
+                  i ? ", " : "", static_cast<double>(o.direction.x), static_cast<double>(o.direction.y),
                   static_cast<double>(o.direction.z), static_cast<double>(o.share), static_cast<double>(o.distance));
+      for (int k = 0; k < o.waypointCount; ++k) {
+        const audio::Vec3f& w = o.waypoints[static_cast<std::size_t>(k)];
+        std::printf("%s[%.3f, %.3f, %.3f]", k ? ", " : "", static_cast<double>(ear.x + w.x),
+                    static_cast<double>(ear.y + w.y), static_cast<double>(ear.z + w.z));
+      }
+      std::printf("], \"path_m\": %.3f}",
+                  static_cast<double>(o.waypointCount > 0 ? o.along[static_cast<std::size_t>(o.waypointCount - 1)] : 0.0f));
     }
     std::printf("], \"taps\": %d}\n", tapCount);
     std::fflush(stdout);

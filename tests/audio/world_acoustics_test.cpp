@@ -8,11 +8,14 @@
 //  - walling the mouth up leaves only what passes through the rock (no openings,
 //    >= 30 dB quieter);
 //  - leaves rustling heard from inside the tunnel are muffled (highs cut), not only quieter;
+//  - round a bend, where no ray sees the mouth, outdoor sound still comes round the
+//    corner (from the corner, duller), and walling the mouth silences it again;
 //  - renders are bit-exact across runs and worker thread counts.
 //
 // The world (hand-built, no generator): stone ground below y = 0; a stone hill
 // x 0..25.6, y 0..9.6, z -12.8..12.8 m with a tunnel 3.2 m wide and 2.8 m high along x
-// from its mouth at x = 0 to x = 24; a pit 0.8 x 0.8 m and 2.4 m deep at x -16.8..-16,
+// from its mouth at x = 0 to x = 24 (in one variant with a side tunnel 2.4 m wide
+// branching south at x 20..22.4 to z = 10, out of sight of the mouth); a pit 0.8 x 0.8 m and 2.4 m deep at x -16.8..-16,
 // z -0.8..0 west of the hill; a canopy of leaves (y 4..4.8) over x -12..-4, z 4..12.
 #include <doctest/doctest.h>
 
@@ -32,7 +35,7 @@ namespace {
 constexpr audio::Vec3f kPitEar{-16.4f, -1.0f, -0.4f};   // 1 m below the pit's mouth
 constexpr float kPitX0 = -16.8f, kPitZ0 = -0.8f;        // pit corner (2 x 2 bricks)
 
-sim::SimState acousticWorld(bool lid, bool walled) {
+sim::SimState acousticWorld(bool lid, bool walled, bool branch = false) {
   sim::Scene s = loam::test::audioScene();
   sim::BrickStore w(s.worldBounds, sim::makeCoarseLut(*s.materials));
   const sim::MaterialId stone = loam::test::mat("stone"), leaves = loam::test::mat("leaves");
@@ -48,6 +51,10 @@ sim::SimState acousticWorld(bool lid, bool walled) {
   for (int bx = 0; bx < 60; ++bx)
     for (int by = 0; by < 7; ++by)
       for (int bz = -4; bz < 4; ++bz) w.fillBrick({bx, by, bz}, sim::kAir);
+  if (branch)  // a side tunnel south off the main one: bricks x 50..55 (20..22.4 m), z 4..24 (1.6..10 m)
+    for (int bx = 50; bx < 56; ++bx)
+      for (int by = 0; by < 7; ++by)
+        for (int bz = 4; bz < 25; ++bz) w.fillBrick({bx, by, bz}, sim::kAir);
   if (walled)  // a 40 cm stone wall in the mouth
     for (int by = 0; by < 7; ++by)
       for (int bz = -4; bz < 4; ++bz) w.fillBrick({0, by, bz}, stone);
@@ -110,8 +117,9 @@ float angleDeg(audio::Vec3f a, audio::Vec3f b) {
 
 /// The apparent direction of a source at `source` heard at `ear` (a few room updates
 /// so the smoother settles).
-audio::EmitterState heard(const sim::SimState& world, audio::Vec3f ear, audio::Vec3f source) {
-  audio::ListenerAcoustics acoustics(*world.materials, {});
+audio::EmitterState heard(const sim::SimState& world, audio::Vec3f ear, audio::Vec3f source,
+                          audio::AcousticsConfig config = {}) {
+  audio::ListenerAcoustics acoustics(*world.materials, config);
   for (std::uint64_t u = 0; u < 16; ++u) acoustics.updateRoom(world.world, ear, u);
   audio::EmitterState s;
   s.position = source;
@@ -198,6 +206,65 @@ TEST_CASE("walling the mouth up leaves only what passes through the rock") {
   double openDb = levelDb(open.samples, 1.0, 2.5), walledDb = levelDb(walled.samples, 1.0, 2.5);
   MESSAGE("tunnel open " << openDb << " dB, walled " << walledDb << " dB");
   CHECK(openDb - walledDb >= 30.0);
+}
+
+TEST_CASE("round a bend, outdoor sound comes round the corner, duller, from the corner") {
+  const sim::SimState world = acousticWorld(false, false, true);
+  const audio::Vec3f ear{21.2f, 1.6f, 8.0f}, source{-8.0f, 1.5f, -10.0f};
+  audio::ListenerAcoustics acoustics(*world.materials, {});
+  for (std::uint64_t u = 0; u < 8; ++u) acoustics.updateRoom(world.world, ear, u);
+  const audio::RoomEstimate& room = acoustics.estimate();
+  REQUIRE(room.openingCount >= 1);
+  const audio::Opening& o = room.openings[0];
+  CHECK(o.aroundCorners());
+  // The first corner is where the side tunnel meets the main one; the last waypoint
+  // is the mouth (x < 0.4 m, in the main tunnel's cross-section).
+  const audio::Vec3f corner{ear.x + o.waypoints[0].x, ear.y + o.waypoints[0].y, ear.z + o.waypoints[0].z};
+  const audio::Vec3f& m = o.waypoints[static_cast<std::size_t>(o.waypointCount - 1)];
+  const audio::Vec3f mouth{ear.x + m.x, ear.y + m.y, ear.z + m.z};
+  MESSAGE("round the bend: " << o.waypointCount << " waypoints, first corner (" << corner.x << ", " << corner.y << ", "
+                             << corner.z << "), mouth (" << mouth.x << ", " << mouth.y << ", " << mouth.z
+                             << "), path " << o.along[static_cast<std::size_t>(o.waypointCount - 1)] << " m");
+  CHECK(corner.z < 2.4f);
+  CHECK(corner.x >= 18.0f);
+  CHECK(corner.x <= 23.0f);
+  CHECK(mouth.x <= 0.4f);
+  CHECK(std::fabs(mouth.z) <= 1.6f);
+
+  audio::AcousticsConfig straightOnly;
+  straightOnly.probe.cornerSearch = false;
+  const audio::EmitterState round = heard(world, ear, source), rock = heard(world, ear, source, straightOnly);
+  const auto dB = [](float g) { return 20.0 * std::log10(std::max(g, 1e-30f)); };
+  MESSAGE("outdoor source heard round the bend: " << dB(round.bands[0]) << " / " << dB(round.bands[1]) << " / "
+                                                  << dB(round.bands[2]) << " dB; through the rock only "
+                                                  << dB(rock.bands[1]) << " dB mid; "
+                                                  << angleDeg(round.direction, o.direction) << " deg from the corner");
+  CHECK(dB(round.bands[1]) - dB(rock.bands[1]) >= 30.0);
+  CHECK(dB(round.bands[1]) >= -50.0);
+  CHECK(dB(round.bands[2]) <= dB(round.bands[0]) - 6.0);  // duller, not only quieter
+  CHECK(angleDeg(round.direction, o.direction) <= 5.0f);
+  CHECK(angleDeg(round.direction, {source.x - ear.x, source.y - ear.y, source.z - ear.z}) >= 30.0f);
+
+  // A source in the main tunnel joins the path at the corner, not at the mouth (by
+  // the mouth: a 37 m path for 13.8 m, about -43 dB mid; by the corner: 17 m, -28 dB).
+  const audio::EmitterState inTunnel = heard(world, ear, {10.0f, 1.5f, 0.0f});
+  MESSAGE("source in the main tunnel heard round the bend: " << dB(inTunnel.bands[1]) << " dB mid");
+  CHECK(dB(inTunnel.bands[1]) >= -33.0);
+  CHECK(angleDeg(inTunnel.direction, o.direction) <= 5.0f);
+
+  // Walled mouth: no way out, round the bend or straight.
+  const sim::SimState walled = acousticWorld(false, true, true);
+  audio::ListenerAcoustics sealedIn(*walled.materials, {});
+  for (std::uint64_t u = 0; u < 8; ++u) sealedIn.updateRoom(walled.world, ear, u);
+  CHECK(sealedIn.estimate().openingCount == 0);
+
+  // Rendered: the outdoors is heard in the side tunnel, and far less without corners.
+  auto cfg = renderConfig(ear, 0, 2.5);
+  const double withCorners = levelDb(audio::renderOffline(acousticWorld(false, false, true), cfg).samples, 1.0, 2.5);
+  cfg.scene.acoustics.probe.cornerSearch = false;
+  const double without = levelDb(audio::renderOffline(acousticWorld(false, false, true), cfg).samples, 1.0, 2.5);
+  MESSAGE("side tunnel rendered: " << withCorners << " dB round corners, " << without << " dB straight only");
+  CHECK(withCorners - without >= 15.0);
 }
 
 TEST_CASE("leaves heard from inside the tunnel are muffled, not only quieter") {
