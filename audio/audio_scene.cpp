@@ -282,6 +282,7 @@ struct AudioScene::Impl {
   std::vector<std::uint64_t> fireKeys;  ///< sorted grid keys of last update's fire groups
 
   std::unique_ptr<ListenerAcoustics> acoustics;  ///< built on the first update (needs the materials)
+  bool trackChanges = false;                     ///< worldChanged() was called
   std::uint64_t updates = 0;
 
   Impl(AudioEngine& e, AudioSceneConfig c) : sink(e), engine(e), config(c) {}
@@ -945,7 +946,10 @@ void AudioScene::Impl::update(const sim::SimState& world, std::span<const sim::E
 
 void AudioScene::Impl::applyAcoustics(const sim::SimState& world, const Listener& listener) {
   if (config.acoustics.enabled && world.materials) {
-    if (!acoustics) acoustics = std::make_unique<ListenerAcoustics>(*world.materials, config.acoustics);
+    if (!acoustics) {
+      acoustics = std::make_unique<ListenerAcoustics>(*world.materials, config.acoustics);
+      if (trackChanges) acoustics->worldChanged(world.world, {});
+    }
     if (acoustics->updateRoom(world.world, listener.position, updates)) sink.setRoom(acoustics->room());
     acoustics->propagate(world.world, engine.states());
   }
@@ -959,6 +963,11 @@ AudioScene::~AudioScene() = default;
 
 void AudioScene::update(const sim::SimState& world, std::span<const sim::Event> events, const Listener& listener) {
   impl_->update(world, events, listener);
+}
+
+void AudioScene::worldChanged(const sim::SimState& world, std::span<const sim::BrickCoord> bricks) {
+  impl_->trackChanges = true;
+  if (impl_->acoustics) impl_->acoustics->worldChanged(world.world, bricks);
 }
 
 AudioSceneStats AudioScene::stats() const { return impl_->stats; }

@@ -49,7 +49,8 @@ bool ListenerAcoustics::updateRoom(const sim::BrickStore& world, Vec3f listener,
     return false;
   }
   std::uint64_t roomUpdate = updateIndex / static_cast<std::uint64_t>(std::max(1, config_.roomEvery));
-  const RoomEstimate& e = smoother_.add(probe_.update(world, acoustic_, listener, roomUpdate, pool_));
+  if (trackChanges_ && !occupancy_) occupancy_ = std::make_unique<BrickOccupancy>(world);
+  const RoomEstimate& e = smoother_.add(probe_.update(world, acoustic_, listener, roomUpdate, pool_, occupancy_.get()));
 
   room_.meanFreePath = std::max(0.5f, e.meanFreePath);
   room_.rt60 = e.rt60;
@@ -102,6 +103,12 @@ void ListenerAcoustics::propagateOne(const sim::BrickStore& world, EmitterState&
   s.direction = len > 1e-6f ? Vec3f{dir.x / len, dir.y / len, dir.z / len} : Vec3f{};
   s.reverbSend = std::sqrt(energy[1]);
   s.width = widthThrough(s.width, direct / std::max(1e-30f, energy[1]));
+}
+
+void ListenerAcoustics::worldChanged(const sim::BrickStore& world, std::span<const sim::BrickCoord> bricks) {
+  trackChanges_ = true;
+  if (occupancy_)
+    for (const sim::BrickCoord& b : bricks) occupancy_->refresh(world, b);
 }
 
 void ListenerAcoustics::propagate(const sim::BrickStore& world, std::span<EmitterState* const> states) {

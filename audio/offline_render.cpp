@@ -63,6 +63,7 @@ Render renderWithProgress(sim::SimState state, const OfflineRenderConfig& config
         events.insert(events.end(), step.events.begin(), step.events.end());
         ++out.steps;
       }
+      scene.worldChanged(mirror, mirror.world.takeDirty(sim::DirtyChannel::Audio));
       scene.update(mirror, events, listener);
       events.clear();
       engine.commit();

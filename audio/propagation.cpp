@@ -172,8 +172,8 @@ PathResult propagate(const sim::BrickStore& store, const TransmissionTable& tabl
     Opening op = listener.openings[static_cast<std::size_t>(i)];
     const float dl = length(op.direction);
     if (!(dl > 0)) continue;
-    if (op.waypointCount <= 0) {  // set by hand (direction and distance only): a straight opening
-      op.distance = std::max(op.distance, 0.5f);
+    if (op.waypointCount <= 0) {  // direction and distance only (set by hand): a straight opening
+      op.distance = std::max(op.distance, 0.5f);  // at least just outside the head
       op.setStraight();
     }
     std::array<float, 3> best{};

@@ -657,10 +657,18 @@ RoomProbe::~RoomProbe() = default;
 const RoomEstimate& RoomProbe::update(const sim::BrickStore& store, const AcousticTable& table, Vec3f origin,
                                       std::uint64_t updateIndex, WorkerPool& pool, const BrickOccupancy* occupancy) {
   makeRayDirections(config_, updateIndex, dirs_);
-  const int n = config_.rays;
-  pool.run(kRayTasks, [&](int t) {
-    traceRays(store, table, origin, dirs_, n * t / kRayTasks, n * (t + 1) / kRayTasks, config_.maxDistance, hits_,
-              occupancy);
+  // One reference captured, so the std::function holds the task without allocating.
+  struct Job {
+    const sim::BrickStore& store;
+    const AcousticTable& table;
+    Vec3f origin;
+    RoomProbe& probe;
+    const BrickOccupancy* occupancy;
+  } job{store, table, origin, *this, occupancy};
+  pool.run(kRayTasks, [&job](int t) {
+    const int n = job.probe.config_.rays;
+    traceRays(job.store, job.table, job.origin, job.probe.dirs_, n * t / kRayTasks, n * (t + 1) / kRayTasks,
+              job.probe.config_.maxDistance, job.probe.hits_, job.occupancy);
   });
   estimate_ = estimateRoom(dirs_, hits_, table, config_);
   if (estimate_.openingCount == 0 && corners_) cornerOpenings(store, table, origin, updateIndex);

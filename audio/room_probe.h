@@ -246,11 +246,11 @@ class RoomProbe {
   const ProbeConfig& config() const noexcept { return config_; }
 
  private:
+  void cornerOpenings(const sim::BrickStore& store, const AcousticTable& table, Vec3f origin, std::uint64_t updateIndex);
+
   ProbeConfig config_;
   std::vector<Vec3f> dirs_;
   std::vector<RayHit> hits_;
-  void cornerOpenings(const sim::BrickStore& store, const AcousticTable& table, Vec3f origin, std::uint64_t updateIndex);
-
   static constexpr std::uint64_t kCornerEvery = 4;  ///< updates a corner search's result is reused
   std::unique_ptr<CornerSearch> corners_;
   std::array<Opening, 4> cornerFound_{};  ///< the last search's openings, relative to cornerOrigin_

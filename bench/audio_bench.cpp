@@ -215,6 +215,7 @@ int main(int argc, char** argv) {
     }
     auto c0 = Clock::now();
     double cc0 = threadCpuUs();
+    audioScene.worldChanged(mirror, mirror.world.takeDirty(sim::DirtyChannel::Audio));
     audioScene.update(mirror, events, listener);
     engine.commit();
     controlCpuUs.push_back(threadCpuUs() - cc0);

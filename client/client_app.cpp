@@ -170,6 +170,7 @@ void ClientApp::updateAudio() {
   listener.position = {static_cast<float>(c.position[0]), static_cast<float>(c.position[1]),
                        static_cast<float>(c.position[2])};
   listener.yaw = static_cast<float>(c.yaw);
+  audio_->worldChanged(conn_->mirror(), conn_->takeAudioDirty());
   audio_->update(conn_->mirror(), events, listener, nowMs());
 }
 

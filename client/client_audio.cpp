@@ -36,6 +36,10 @@ void ClientAudio::update(const sim::SimState& mirror, std::span<const sim::Event
   pending_.clear();
 }
 
+void ClientAudio::worldChanged(const sim::SimState& mirror, std::span<const sim::BrickCoord> bricks) {
+  scene_->worldChanged(mirror, bricks);
+}
+
 audio::AudioOutputStats ClientAudio::outputStats() const { return output_->stats(); }
 audio::EngineStats ClientAudio::engineStats() const { return engine_->stats(); }
 

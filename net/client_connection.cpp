@@ -719,6 +719,10 @@ std::vector<sim::BrickCoord> ClientConnection::takeMeshDirty() {
   if (!impl_->mirror) return {};
   return impl_->mirror->world.takeDirty(sim::DirtyChannel::Mesh);
 }
+std::vector<sim::BrickCoord> ClientConnection::takeAudioDirty() {
+  if (!impl_->mirror) return {};
+  return impl_->mirror->world.takeDirty(sim::DirtyChannel::Audio);
+}
 const Predictor& ClientConnection::predictor() const noexcept { return impl_->predictor; }
 const InterpolationBuffer& ClientConnection::others() const noexcept { return impl_->others; }
 const InterpolationBuffer& ClientConnection::animals() const noexcept { return impl_->animals; }

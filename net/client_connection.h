@@ -117,6 +117,8 @@ class ClientConnection {
   /// Bricks of the mirror changed since the last call (DirtyChannel::Mesh), clearing
   /// them, for the renderer's mesh cache. Empty before AwaitingSnapshot. Allocates.
   std::vector<sim::BrickCoord> takeMeshDirty();
+  /// The same for audio (DirtyChannel::Audio: the acoustics' ray cache).
+  std::vector<sim::BrickCoord> takeAudioDirty();
 
  private:
   struct Impl;

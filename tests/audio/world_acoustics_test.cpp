@@ -267,6 +267,35 @@ TEST_CASE("round a bend, outdoor sound comes round the corner, duller, from the 
   CHECK(withCorners - without >= 15.0);
 }
 
+TEST_CASE("the rays' occupancy cache follows the world through worldChanged()") {
+  // Tracking on: the cache is built at the first room update; then the mouth is walled
+  // up. Reported, the room loses its opening; unreported, the stale cache still lets
+  // the rays out (so the test would catch a missing report).
+  sim::SimState world = acousticWorld(false, false);
+  const audio::Vec3f deep{16.0f, 1.6f, 0.0f};
+  audio::ListenerAcoustics told(*world.materials, {}), untold(*world.materials, {});
+  told.worldChanged(world.world, {});
+  untold.worldChanged(world.world, {});
+  std::uint64_t u = 0;
+  for (; u < 8; ++u) {
+    told.updateRoom(world.world, deep, u);
+    untold.updateRoom(world.world, deep, u);
+  }
+  REQUIRE(told.estimate().openingCount >= 1);
+  const sim::MaterialId stone = loam::test::mat("stone");
+  for (int by = 0; by < 7; ++by)
+    for (int bz = -4; bz < 4; ++bz) world.world.fillBrick({-1, by, bz}, stone);  // just outside the mouth
+  const std::vector<sim::BrickCoord> changed = world.world.takeDirty(sim::DirtyChannel::Audio);
+  CHECK(changed.size() >= 56);
+  told.worldChanged(world.world, changed);
+  for (; u < 24; ++u) {
+    told.updateRoom(world.world, deep, u);
+    untold.updateRoom(world.world, deep, u);
+  }
+  CHECK(told.estimate().openingCount == 0);
+  CHECK(untold.estimate().openingCount >= 1);
+}
+
 TEST_CASE("leaves heard from inside the tunnel are muffled, not only quieter") {
   // The canopy is north-west of the mouth; the same distance to it inside and outside.
   const audio::Vec3f outside{-3.0f, 1.6f, 2.0f}, inside{4.0f, 1.6f, 0.0f};
