@@ -51,6 +51,7 @@ class OnePole {
   float lowpass(float x) { return z_ += a_ * (x - z_); }
   float highpass(float x) { return x - lowpass(x); }
   void reset(float v = 0) { z_ = v; }
+  float state() const { return z_; }
 
  private:
   float a_ = 1.0f, z_ = 0.0f;

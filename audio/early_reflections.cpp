@@ -37,12 +37,10 @@ struct Point {
 
 }  // namespace
 
-int findReflections(const sim::BrickStore& store, const AcousticTable& table, Vec3f listener, std::uint64_t update,
-                    const ReflectionConfig& config, std::span<ReflectionTap> out) noexcept {
+int findWallPoints(const sim::BrickStore& store, const AcousticTable& table, Vec3f listener, std::uint64_t update,
+                   const ReflectionConfig& config, std::span<WallPoint> out) noexcept {
   const int n = std::clamp(config.raysPerRing, 1, kMaxRaysPerRing);
   const int total = kRings * n;
-  const int maxOut = static_cast<int>(std::min<std::size_t>(out.size(), kMaxReflectionTaps));
-  if (maxOut <= 0) return 0;
 
   // Directions: the rings turned by a keyed angle per update (so successive updates
   // see between the previous rays); each tilted ring is offset by a further third of
@@ -63,35 +61,58 @@ int findReflections(const sim::BrickStore& store, const AcousticTable& table, Ve
   traceRays(store, table, listener, std::span<const Vec3f>(dirs.data(), static_cast<std::size_t>(total)), 0, total,
             config.maxDistance, std::span<RayHit>(hits.data(), static_cast<std::size_t>(total)));
 
-  // Energy share of one ray: it stands for the solid angle w of its ring's band
-  // divided among the ring's rays. The wall patch it covers is taken as a Lambert
-  // reflector: relative to an image source (amplitude 1 / (2 d)) it sends back
-  // 4 w cos(i) / pi of the energy, cos(i) the incidence on the face. Summed over a
-  // flat wall's rays within the 3 ms merge window this comes out close to the image
-  // source (a stone wall at 3 m: about -16 dB re the direct sound at 1 m).
-  float ringEnergy[kRings];
-  for (int r = 0; r < kRings; ++r) {
-    const float band = 2.0f * kPi * (std::sin(kRingBandDeg[r][1] * kDegToRad) - std::sin(kRingBandDeg[r][0] * kDegToRad));
-    ringEnergy[r] = 4.0f * band / (static_cast<float>(n) * kPi);
-  }
+  // Each ray stands for the solid angle w of its ring's band divided among the ring's rays.
+  float ringW[kRings];
+  for (int r = 0; r < kRings; ++r)
+    ringW[r] = 2.0f * kPi * (std::sin(kRingBandDeg[r][1] * kDegToRad) - std::sin(kRingBandDeg[r][0] * kDegToRad)) /
+               static_cast<float>(n);
 
-  std::array<Point, kMaxPoints> pts;
   int count = 0;
-  for (int k = 0; k < total; ++k) {
+  for (int k = 0; k < total && count < static_cast<int>(out.size()); ++k) {
     const RayHit& h = hits[static_cast<std::size_t>(k)];
     // Floors and ceilings are the reverb's business: only vertical walls slap.
     if (!h.hit() || (h.normalAxis != 0 && h.normalAxis != 2)) continue;
     if (h.distance < config.minDistance || h.distance > config.maxDistance) continue;
     const Vec3f d = dirs[static_cast<std::size_t>(k)];
-    const float cosI = std::fabs(h.normalAxis == 0 ? d.x : d.z);
     const std::array<float, 3>& a = table.absorption[h.material];
-    const float spread = std::min(1.0f, 1.0f / (2.0f * h.distance));
-    Point& p = pts[static_cast<std::size_t>(count++)];
-    p.delay = 2.0f * h.distance / kSpeedOfSound;
-    p.energy = spread * spread * std::max(0.0f, 1.0f - a[1]) * ringEnergy[k / n] * cosI;
+    WallPoint& p = out[static_cast<std::size_t>(count++)];
+    p.position = {listener.x + d.x * h.distance, listener.y + d.y * h.distance, listener.z + d.z * h.distance};
+    p.fromListener = d;
+    p.weight = ringW[k / n] * std::max(0.0f, 1.0f - a[1]) / kPi;
     const float keep = 1.0f - std::clamp(a[2], 0.0f, 1.0f);
     p.lowpassHz = std::clamp(16000.0f * keep * keep, 2000.0f, 16000.0f);
-    p.dir = d;
+    p.normalAxis = h.normalAxis;
+    p.normalSign = h.normalSign;
+  }
+  return count;
+}
+
+int reflectionTaps(std::span<const WallPoint> points, Vec3f listener, Vec3f source,
+                   std::span<ReflectionTap> out) noexcept {
+  const int maxOut = static_cast<int>(std::min<std::size_t>(out.size(), kMaxReflectionTaps));
+  if (maxOut <= 0) return 0;
+  const auto dist = [](Vec3f a, Vec3f b) {
+    const float x = b.x - a.x, y = b.y - a.y, z = b.z - a.z;
+    return std::sqrt(x * x + y * y + z * z);
+  };
+  const float direct = dist(source, listener);
+  // The engine plays the direct sound at kRefDistance / distance: taps are relative to that.
+  const float undo = std::clamp(direct, kRefDistance, kMaxDistance) / kRefDistance;
+
+  std::array<Point, kMaxPoints> pts;
+  int count = 0;
+  for (const WallPoint& w : points) {
+    if (count == kMaxPoints) break;
+    const float toSource = dist(w.position, source), toListener = dist(w.position, listener);
+    const float along = w.normalAxis == 0 ? source.x - w.position.x : source.z - w.position.z;
+    const float cosIn = toSource > 1e-6f ? along * static_cast<float>(w.normalSign) / toSource : 1.0f;
+    if (cosIn <= 0.0f) continue;  // the source is behind this wall
+    const float r = std::max(toSource, 0.5f);
+    Point& p = pts[static_cast<std::size_t>(count++)];
+    p.delay = std::max(0.0f, toSource + toListener - direct) / kSpeedOfSound;
+    p.energy = w.weight * cosIn / (r * r) * undo * undo;
+    p.lowpassHz = w.lowpassHz;
+    p.dir = w.fromListener;
   }
   if (count == 0) return 0;
 
@@ -168,71 +189,62 @@ int findReflections(const sim::BrickStore& store, const AcousticTable& table, Ve
   return kept;
 }
 
-EarlyReflector::EarlyReflector() : line_(static_cast<std::size_t>(kLineFrames), 0.0f) {}
+int findReflections(const sim::BrickStore& store, const AcousticTable& table, Vec3f listener, std::uint64_t update,
+                    const ReflectionConfig& config, std::span<ReflectionTap> out) noexcept {
+  std::array<WallPoint, kMaxWallPoints> points;
+  const int n = findWallPoints(store, table, listener, update, config, points);
+  return reflectionTaps(std::span<const WallPoint>(points.data(), static_cast<std::size_t>(n)), listener, listener, out);
+}
 
-void EarlyReflector::setTaps(std::span<const ReflectionTap> taps, float listenerYaw) noexcept {
-  const int n = static_cast<int>(std::min<std::size_t>(taps.size(), kMaxReflectionTaps));
+EarlyReflector::EarlyReflector()
+    : left_(static_cast<std::size_t>(kLineFrames), 0.0f), right_(static_cast<std::size_t>(kLineFrames), 0.0f) {}
+
+void EarlyReflector::add(const float* in, int frames, std::span<const ReflectionTap> taps, float listenerYaw,
+                         std::span<float> lowpassState) noexcept {
+  frames = std::clamp(frames, 0, kBlockFrames);
+  const int n = static_cast<int>(std::min({taps.size(), lowpassState.size(), std::size_t{kMaxReflectionTaps}}));
+  constexpr int mask = kLineFrames - 1;
   const float cy = std::cos(listenerYaw), sy = std::sin(listenerYaw);
-  for (int i = 0; i < n; ++i) {
-    const ReflectionTap& t = taps[static_cast<std::size_t>(i)];
-    Tap& d = next_[static_cast<std::size_t>(i)];
-    // Whole samples: the taps do not move within a set, so no interpolation is needed.
-    d.delaySamples = std::round(std::clamp(t.delay, 0.0f, 0.3f) * static_cast<float>(kSampleRate));
+  for (int k = 0; k < n; ++k) {
+    const ReflectionTap& t = taps[static_cast<std::size_t>(k)];
+    if (!std::isfinite(t.gain) || !std::isfinite(t.delay) || t.gain == 0.0f) continue;
+    // Whole samples: a tap does not move within a block.
+    const int d = static_cast<int>(std::lround(std::clamp(t.delay, 0.0f, 0.3f) * static_cast<float>(kSampleRate)));
     // Constant-power pan as the engine's spatialise(): right = (cos yaw, 0, sin yaw).
     float pan = 0;
     const float horiz = std::sqrt(t.direction.x * t.direction.x + t.direction.z * t.direction.z);
     if (horiz > 1e-4f) pan = std::clamp((t.direction.x * cy + t.direction.z * sy) / horiz, -1.0f, 1.0f);
     const float theta = (pan + 1.0f) * (kPi / 4.0f);
-    d.gainL = t.gain * std::cos(theta);
-    d.gainR = t.gain * std::sin(theta);
-    d.lowpass.setCutoff(std::clamp(t.lowpassHz, 20.0f, 20000.0f));
-    d.lowpass.reset();
+    const float gl = t.gain * std::cos(theta), gr = t.gain * std::sin(theta);
+    OnePole lp;
+    lp.setCutoff(std::clamp(std::isfinite(t.lowpassHz) ? t.lowpassHz : 20000.0f, 20.0f, 20000.0f));
+    lp.reset(lowpassState[static_cast<std::size_t>(k)]);
+    for (int i = 0; i < frames; ++i) {
+      const float x = lp.lowpass(in[i]);
+      const std::size_t at = static_cast<std::size_t>((read_ + d + i) & mask);
+      left_[at] += x * gl;
+      right_[at] += x * gr;
+    }
+    lowpassState[static_cast<std::size_t>(k)] = lp.state();
   }
-  nextCount_ = n;
-  pending_ = true;
 }
 
-void EarlyReflector::process(const float* in, float* outL, float* outR, int frames) noexcept {
+void EarlyReflector::process(float* outL, float* outR, int frames) noexcept {
   frames = std::clamp(frames, 0, kBlockFrames);
   constexpr int mask = kLineFrames - 1;
-  float* line = line_.data();
-  // Write the block first: every tap's delay is >= 0, so each read below finds its
-  // sample already written.
-  for (int i = 0; i < frames; ++i) line[(write_ + i) & mask] = in[i];
-  std::fill(outL, outL + frames, 0.0f);
-  std::fill(outR, outR + frames, 0.0f);
-
-  auto render = [&](Tap& t, bool fadeIn, bool faded) {
-    const int d = static_cast<int>(t.delaySamples);
-    const float step = frames > 0 ? 1.0f / static_cast<float>(frames) : 0.0f;
-    for (int i = 0; i < frames; ++i) {
-      float x = t.lowpass.lowpass(line[(write_ + i - d) & mask]);
-      if (faded) {
-        const float f = step * static_cast<float>(i + 1);
-        x *= fadeIn ? f : 1.0f - f;
-      }
-      outL[i] += x * t.gainL;
-      outR[i] += x * t.gainR;
-    }
-  };
-
-  if (pending_) {
-    for (int k = 0; k < curCount_; ++k) render(cur_[static_cast<std::size_t>(k)], false, true);
-    for (int k = 0; k < nextCount_; ++k) render(next_[static_cast<std::size_t>(k)], true, true);
-    cur_ = next_;
-    curCount_ = nextCount_;
-    pending_ = false;
-  } else {
-    for (int k = 0; k < curCount_; ++k) render(cur_[static_cast<std::size_t>(k)], false, false);
+  for (int i = 0; i < frames; ++i) {
+    const std::size_t at = static_cast<std::size_t>((read_ + i) & mask);
+    outL[i] = left_[at];
+    outR[i] = right_[at];
+    left_[at] = right_[at] = 0.0f;
   }
-  write_ = (write_ + frames) & mask;
+  read_ = (read_ + frames) & mask;
 }
 
 void EarlyReflector::reset() noexcept {
-  std::fill(line_.begin(), line_.end(), 0.0f);
-  write_ = 0;
-  for (Tap& t : cur_) t.lowpass.reset();
-  for (Tap& t : next_) t.lowpass.reset();
+  std::fill(left_.begin(), left_.end(), 0.0f);
+  std::fill(right_.begin(), right_.end(), 0.0f);
+  read_ = 0;
 }
 
 }  // namespace loam::audio

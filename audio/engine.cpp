@@ -70,15 +70,12 @@ struct Retired {
   Voice* voice = nullptr;
 };
 
-constexpr float kRefDistance = 1.0f;     ///< m: full level at and inside 1 m
-constexpr float kMaxDistance = 1000.0f;  ///< m: attenuation stops falling
 constexpr float kHysteresis = 2.0f;      ///< a real voice must be beaten by 6 dB to lose its place
 constexpr float kInaudible = 1e-6f;      ///< audibility below -120 dB is never made real
 constexpr float kFadeStep = 1.0f / kFadeFrames;
 constexpr float kBandLowHz = 500.0f, kBandHighHz = 2000.0f;  ///< per-voice 3-band split
 /// Room reverb level glides with a ~50 ms time constant (per-block step).
 const float kRoomGlide = 1.0f - std::exp(-static_cast<float>(kBlockFrames) / (0.05f * kSampleRate));
-constexpr float kTapYawStep = 0.035f;   ///< rad (2 degrees): re-pan the reflections past this turn
 constexpr float kMaxReverbGain = 4.0f;  ///< as RoomAcoustics::reverbGain's cap
 
 /// Latest-value mailbox (triple buffer) for the room: the control thread publishes
@@ -121,6 +118,7 @@ struct Slot {
   float distGain = 0.0f;    ///< last block's end gain x distance (binaural input, early send)
   float revGain = 0.0f;     ///< last block's end reverb send
   float earlyGain = 0.0f;   ///< last block's end early-reflection send
+  std::array<float, kMaxReflectionTaps> tapLowpass{};  ///< its reflections' low-pass states
   std::array<float, 3> bands{1, 1, 1};  ///< last block's end band gains
   OnePole air, bandLow, bandHigh;       ///< air absorption; 500 Hz and 2 kHz splits
   float score = 0.0f;       ///< audibility this block
@@ -234,13 +232,13 @@ struct AudioEngine::Impl {
   std::vector<int> binCand;     ///< scratch: point sources wanting a place
   std::vector<float> binIn, binL, binR;  ///< scratch: a place's input and output
 
-  // Acoustics: one reverb and one reflector for the listener, fed by mono sends.
+  // Acoustics: one reverb fed by a mono send, one reflector each impulsive voice adds
+  // its own taps to.
   std::unique_ptr<FdnReverb> reverb;
   std::unique_ptr<EarlyReflector> reflector;
-  std::vector<float> revSend, earlySend, wetL, wetR;
-  RoomAcoustics curRoom;        ///< the last room taken (its taps re-pan on turns)
+  std::vector<float> revSend, earlyIn, wetL, wetR;  ///< earlyIn: one voice's block for the reflector
+  RoomAcoustics curRoom;        ///< the last room taken
   bool haveRoom = false;
-  float tapsYaw = 0.0f;         ///< listener yaw the reflector's taps were set for
   float roomGain = 0.0f, roomGainTarget = 0.0f;
 
   std::atomic<int> statEmitters{0}, statReal{0}, statVirtual{0}, statBinaural{0};
@@ -284,7 +282,7 @@ struct AudioEngine::Impl {
       reverb = std::make_unique<FdnReverb>();
       reflector = std::make_unique<EarlyReflector>();
       revSend.assign(kBlockFrames, 0.0f);
-      earlySend.assign(kBlockFrames, 0.0f);
+      earlyIn.assign(kBlockFrames, 0.0f);
       wetL.assign(kBlockFrames, 0.0f);
       wetR.assign(kBlockFrames, 0.0f);
     }
@@ -380,11 +378,10 @@ struct AudioEngine::Impl {
     }
   }
 
-  /// Takes the newest room, and re-pans the reflections when the listener has turned.
+  /// Takes the newest room.
   void applyRoom() {
     if (const RoomAcoustics* r = rooms.take()) {
       curRoom = *r;
-      curRoom.tapCount = std::clamp(curRoom.tapCount, 0, kMaxReflectionTaps);
       float mfp = std::isfinite(curRoom.meanFreePath) ? curRoom.meanFreePath : 3.0f;
       std::array<float, 3> rt = curRoom.rt60;
       for (float& t : rt) t = std::isfinite(t) ? std::clamp(t, 0.05f, 20.0f) : 0.3f;
@@ -397,17 +394,6 @@ struct AudioEngine::Impl {
         reverb->setRoom(mfp, rt);
       }
       haveRoom = true;
-      reflector->setTaps(std::span<const ReflectionTap>(curRoom.taps.data(), static_cast<std::size_t>(curRoom.tapCount)),
-                         listener.yaw);
-      tapsYaw = listener.yaw;
-      return;
-    }
-    if (!haveRoom) return;
-    float turn = std::remainder(listener.yaw - tapsYaw, 2.0f * kPi);
-    if (std::fabs(turn) > kTapYawStep) {
-      reflector->setTaps(std::span<const ReflectionTap>(curRoom.taps.data(), static_cast<std::size_t>(curRoom.tapCount)),
-                         listener.yaw);
-      tapsYaw = listener.yaw;
     }
   }
 
@@ -541,10 +527,13 @@ struct AudioEngine::Impl {
         for (int i = 0; i < kBlockFrames; ++i)
           revSend[static_cast<std::size_t>(i)] += mono[static_cast<std::size_t>(i)] * (r0 + dr * static_cast<float>(i + 1));
       }
-      if (e0 != 0.0f || early != 0.0f) {
+      const int taps = std::clamp(st.tapCount, 0, kMaxReflectionTaps);
+      if ((e0 != 0.0f || early != 0.0f) && taps > 0) {
         for (int i = 0; i < kBlockFrames; ++i)
-          earlySend[static_cast<std::size_t>(i)] +=
-              mono[static_cast<std::size_t>(i)] * (e0 + de * static_cast<float>(i + 1));
+          earlyIn[static_cast<std::size_t>(i)] = mono[static_cast<std::size_t>(i)] * (e0 + de * static_cast<float>(i + 1));
+        reflector->add(earlyIn.data(), kBlockFrames,
+                       std::span<const ReflectionTap>(st.taps.data(), static_cast<std::size_t>(taps)), listener.yaw,
+                       s.tapLowpass);
       }
       s.revGain = rev;
       s.earlyGain = early;
@@ -646,10 +635,7 @@ struct AudioEngine::Impl {
 
     std::fill(mixL.begin(), mixL.end(), 0.0f);
     std::fill(mixR.begin(), mixR.end(), 0.0f);
-    if (reverb) {
-      std::fill(revSend.begin(), revSend.end(), 0.0f);
-      std::fill(earlySend.begin(), earlySend.end(), 0.0f);
-    }
+    if (reverb) std::fill(revSend.begin(), revSend.end(), 0.0f);
 
     // Virtual voices being stopped have nothing to fade: retire them now.
     for (std::size_t k = 0; k < usedSlots.size();) {
@@ -736,7 +722,7 @@ struct AudioEngine::Impl {
     }
 
     if (reverb && haveRoom) {  // no room yet: nothing to hear, and the lines stay silent
-      // The room: reverberant field (level glides) and the early reflections.
+      // The room: reverberant field (level glides).
       reverb->process(revSend.data(), wetL.data(), wetR.data(), kBlockFrames);
       float g0 = roomGain, next = roomGain + (roomGainTarget - roomGain) * kRoomGlide;
       if (std::fabs(next - roomGainTarget) < 1e-5f) next = roomGainTarget;
@@ -747,7 +733,9 @@ struct AudioEngine::Impl {
         mixR[static_cast<std::size_t>(i)] += wetR[static_cast<std::size_t>(i)] * gi;
       }
       roomGain = next;
-      reflector->process(earlySend.data(), wetL.data(), wetR.data(), kBlockFrames);
+    }
+    if (reflector) {  // the impulsive voices' reflections, added by renderReal
+      reflector->process(wetL.data(), wetR.data(), kBlockFrames);
       for (int i = 0; i < kBlockFrames; ++i) {
         mixL[static_cast<std::size_t>(i)] += wetL[static_cast<std::size_t>(i)];
         mixR[static_cast<std::size_t>(i)] += wetR[static_cast<std::size_t>(i)];

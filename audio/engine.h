@@ -47,6 +47,19 @@ struct Listener {
   float yaw = 0;
 };
 
+/// One early reflection of a source off a wall near the listener (audio/early_reflections.h).
+struct ReflectionTap {
+  float delay = 0;          ///< seconds after the direct sound
+  float gain = 0;           ///< amplitude relative to the direct sound (negative: phase-inverted)
+  float lowpassHz = 8000;   ///< the wall's high-frequency loss
+  Vec3f direction;          ///< world direction from the listener to the reflection point
+};
+inline constexpr int kMaxReflectionTaps = 8;
+
+/// Distance attenuation of point sources: kRefDistance / clamp(d, kRefDistance, kMaxDistance).
+inline constexpr float kRefDistance = 1.0f;     ///< m: full level at and inside 1 m
+inline constexpr float kMaxDistance = 1000.0f;  ///< m: attenuation stops falling
+
 /// What the control thread says about an emitter.
 struct EmitterState {
   Vec3f position;           ///< metres, world
@@ -60,16 +73,11 @@ struct EmitterState {
   Vec3f direction;          ///< world direction the sound seems to come from; zero: from position
   float reverbSend = 0.0f;  ///< amplitude into the room's reverb (times the room's reverbGain)
   bool impulsive = false;   ///< footsteps, impacts, digs: also feed the early reflections
+  /// Impulsive emitters: their reflections off the walls round the listener.
+  std::array<ReflectionTap, kMaxReflectionTaps> taps{};
+  int tapCount = 0;
 };
 
-/// One early reflection of the listener's surroundings (audio/early_reflections.h).
-struct ReflectionTap {
-  float delay = 0;          ///< seconds after the direct sound
-  float gain = 0;           ///< amplitude (negative: phase-inverted), spreading and absorption included
-  float lowpassHz = 8000;   ///< the wall's high-frequency loss
-  Vec3f direction;          ///< world direction from the listener to the reflection point
-};
-inline constexpr int kMaxReflectionTaps = 8;
 
 /// The listener's room as the engine uses it (set by the control thread ~10-50 Hz;
 /// changes glide, never click).
@@ -79,8 +87,6 @@ struct RoomAcoustics {
   /// Amplitude of the reverberant field for a reverbSend of 1: sqrt(16 pi / A) with A
   /// the room's absorption area in m^2 (critical-distance relation), capped at 4.
   float reverbGain = 0.0f;
-  std::array<ReflectionTap, kMaxReflectionTaps> taps{};
-  int tapCount = 0;
 };
 
 /// How point sources reach the two channels.
@@ -130,7 +136,8 @@ class AudioEngine {
   void setListener(const Listener& listener);
   /// Overall output gain (linear).
   void setMasterGain(float gain);
-  /// The listener's room: reverb times, mean free path, reverb level, early reflections.
+  /// The listener's room: reverb times, mean free path, reverb level (early reflections
+  /// come with each impulsive emitter's state).
   void setRoom(const RoomAcoustics& room);
   /// Publishes everything since the last commit; frees voices the audio side retired.
   void commit();

@@ -37,6 +37,7 @@ ListenerAcoustics::ListenerAcoustics(const sim::MaterialTable& materials, Acoust
       acoustic_(makeAcousticTable(materials)),
       transmission_(makeTransmissionTable(materials)),
       probe_(config.probe),
+      wallPoints_(kMaxWallPoints),
       smoother_(config.smoothing),
       pool_(config.enabled ? std::max(0, config.workerThreads) : 0) {}
 
@@ -61,9 +62,7 @@ bool ListenerAcoustics::updateRoom(const sim::BrickStore& world, Vec3f listener,
   float area = std::max(0.5f, 0.161f * std::max(1.0f, e.volume) / t);
   room_.reverbGain =
       std::min(kMaxReverbGain, std::sqrt(16.0f * kPi / area / fdnImpulseEnergy(room_.meanFreePath, t)));
-  std::array<ReflectionTap, kMaxReflectionTaps> taps{};
-  room_.tapCount = findReflections(world, acoustic_, listener, roomUpdate, config_.reflections, taps);
-  room_.taps = taps;
+  wallPointCount_ = findWallPoints(world, acoustic_, listener, roomUpdate, config_.reflections, wallPoints_);
   roomRadius_ = std::clamp(1.5f * e.meanHitDistance, 2.0f, config_.probe.roomRadius);
   paths_ = listenerPaths(listener, e);
   haveRoom_ = true;
@@ -71,6 +70,10 @@ bool ListenerAcoustics::updateRoom(const sim::BrickStore& world, Vec3f listener,
 }
 
 void ListenerAcoustics::propagateOne(const sim::BrickStore& world, EmitterState& s) const {
+  s.tapCount = s.impulsive ? reflectionTaps(std::span<const WallPoint>(wallPoints_.data(),
+                                                                          static_cast<std::size_t>(wallPointCount_)),
+                                             paths_.position, s.position, s.taps)
+                           : 0;
   if (!s.ambient) {
     PathResult r = audio::propagate(world, transmission_, paths_, s.position);
     s.bands = r.gain;

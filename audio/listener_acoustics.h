@@ -3,12 +3,13 @@
 //  - The room: every few updates a RoomProbe casts its rays from the listener through
 //    the client's world copy (split over worker threads; any split gives the same
 //    result) and, under a roof with no straight way out, searches round corners; a
-//    RoomSmoother steadies the estimate, early reflections are found by
-//    short horizontal rays, and the result becomes the engine's RoomAcoustics (reverb
-//    times, mean free path, reverb level from the absorption area, reflection taps).
+//    RoomSmoother steadies the estimate, short horizontal rays find the walls for the
+//    early reflections, and the result becomes the engine's RoomAcoustics (reverb
+//    times, mean free path, reverb level from the absorption area).
 //  - Every emitter: propagate() (audio/propagation.h) from its position to the ears,
 //    straight through the world and through the room's openings, filling its
-//    EmitterState's bands, apparent direction and reverb send. Ambient emitters (the
+//    EmitterState's bands, apparent direction and reverb send, and for impulsive
+//    emitters their own early-reflection taps off those walls. Ambient emitters (the
 //    day/night and rain beds) are a far ring of sky points: the average energy of the
 //    ring reaches the listener, so a sealed pit silences the sky and a tunnel hears it
 //    through its mouth.
@@ -67,6 +68,8 @@ class ListenerAcoustics {
   AcousticTable acoustic_;
   TransmissionTable transmission_;
   RoomProbe probe_;
+  std::vector<WallPoint> wallPoints_;            ///< the walls round the listener (early reflections)
+  int wallPointCount_ = 0;
   bool trackChanges_ = false;                    ///< worldChanged() was called: keep occupancy_
   std::unique_ptr<BrickOccupancy> occupancy_;    ///< built at the first room update after that
   RoomSmoother smoother_;

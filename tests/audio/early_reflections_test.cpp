@@ -1,6 +1,7 @@
 // Early reflections (issue 8): taps found in hand-built worlds (an alley slaps back,
 // a field does not, a wall to the east is heard on the right), their level, and the
-// EarlyReflector's rendering: delay, phase, panning, determinism, no allocation.
+// EarlyReflector's rendering: delay, phase, panning, determinism, no allocation; a
+// source away from the listener slaps back at its own image delays.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <new>
 #include <span>
 #include <vector>
@@ -93,15 +95,25 @@ float db(float g) { return 20.0f * std::log10(std::fabs(g)); }
 void renderImpulse(std::span<const ReflectionTap> taps, float yaw, int frames, std::vector<float>& l,
                    std::vector<float>& r) {
   EarlyReflector er;
-  er.setTaps(taps, yaw);
+  std::array<float, kMaxReflectionTaps> lp{};
   l.assign(static_cast<std::size_t>(frames), 0.0f);
   r.assign(static_cast<std::size_t>(frames), 0.0f);
   std::array<float, kBlockFrames> in{};
   for (int f = 0; f < frames; f += kBlockFrames) {
     in.fill(0.0f);
     if (f == 0) in[0] = 1.0f;
-    er.process(in.data(), l.data() + f, r.data() + f, kBlockFrames);
+    er.add(in.data(), kBlockFrames, taps, yaw, lp);
+    er.process(l.data() + f, r.data() + f, kBlockFrames);
   }
+}
+
+/// The taps of a source at `source` heard at `ear`, from the ear's wall points.
+Taps sourceTaps(const sim::BrickStore& s, Vec3f source, Vec3f ear = kEar, std::uint64_t update = 0) {
+  std::array<WallPoint, kMaxWallPoints> points;
+  const int n = findWallPoints(s, table(), ear, update, ReflectionConfig{}, points);
+  Taps t;
+  t.count = reflectionTaps(std::span<const WallPoint>(points.data(), static_cast<std::size_t>(n)), ear, source, t.taps);
+  return t;
 }
 
 }  // namespace
@@ -250,32 +262,75 @@ TEST_CASE("an impulse through the alley's taps comes back at the tap delay, inve
   CHECK(std::all_of(r.begin(), r.end(), [](float x) { return x == 0.0f; }));
 }
 
-TEST_CASE("new tap sets crossfade over one block") {
-  // A steady input through one tap, then the tap removed: the output falls to zero
-  // within the next block, without a step.
-  ReflectionTap tap;
-  tap.delay = 0.01f;
-  tap.gain = -0.5f;
-  tap.lowpassHz = 8000.0f;
-  tap.direction = {0, 0, -1};
-  EarlyReflector er;
-  er.setTaps(std::span<const ReflectionTap>(&tap, 1), 0.0f);
-  std::array<float, kBlockFrames> in, l, r;
-  in.fill(1.0f);
-  for (int b = 0; b < 8; ++b) er.process(in.data(), l.data(), r.data(), kBlockFrames);
-  const float steady = l[kBlockFrames - 1];
-  CHECK(steady == doctest::Approx(-0.5f * std::cos(kPi / 4.0f)).epsilon(0.01));
-  er.setTaps({}, 0.0f);
-  er.process(in.data(), l.data(), r.data(), kBlockFrames);
-  float maxStep = 0;
-  float prev = steady;
-  for (float x : l) {
-    maxStep = std::max(maxStep, std::fabs(x - prev));
-    prev = x;
+TEST_CASE("a source down the alley slaps back at its own image delays, not the listener's") {
+  // Walls at x = +-2 m; ears at the origin; a source 6 m up the alley (z = -6). Its
+  // mirror images in the two walls are sqrt(4^2 + 6^2) = 7.21 m away: the first slap
+  // comes (7.21 - 6) / c = 3.5 ms after the direct sound, from both sides; the
+  // listener's own sounds slap back after 2 x 2 / c = 11.7 ms. The walls are Lambert
+  // reflectors, so the energy spreads over the following milliseconds (points farther
+  // along the walls), adding up to about the two mirror images' energy.
+  const sim::BrickStore s = alley();
+  const Vec3f source{0.0f, kEar.y, -6.0f};
+  const Taps own = find(s), far = sourceTaps(s, source);
+  REQUIRE(own.count >= 2);
+  REQUIRE(far.count >= 2);
+  const float image = std::sqrt(4.0f * 4.0f + 6.0f * 6.0f);
+  float first[2] = {1.0f, 1.0f};  // earliest clearly sided tap (|x| > 0.3) on each side
+  double energy = 0;
+  for (int i = 0; i < far.count; ++i) {
+    const ReflectionTap& k = far.taps[static_cast<std::size_t>(i)];
+    MESSAGE("alley, source 6 m away: tap ", i, " at ", k.delay * 1000.0f, " ms, ", db(k.gain), " dB re direct, dir x ",
+            k.direction.x, " z ", k.direction.z);
+    CHECK(k.gain < 0.0f);
+    energy += static_cast<double>(k.gain) * k.gain;
+    if (std::fabs(k.direction.x) > 0.3f) {
+      float& f = first[k.direction.x > 0 ? 1 : 0];
+      f = std::min(f, k.delay);
+    }
   }
-  CHECK(maxStep < 2.0f * std::fabs(steady) / kBlockFrames + 1e-6f);
-  CHECK(l[kBlockFrames - 1] == doctest::Approx(0.0f).epsilon(1e-6));
-  er.process(in.data(), l.data(), r.data(), kBlockFrames);
+  const double imageEnergy = 2.0 * (6.0 / image) * (6.0 / image) * (1.0 - 0.03);  // stone: a_mid 0.03
+  MESSAGE("energy of all taps ", 10.0 * std::log10(energy), " dB; two mirror images ", 10.0 * std::log10(imageEnergy),
+          " dB; first taps ", first[0] * 1000.0f, " / ", first[1] * 1000.0f, " ms (image ", (image - 6.0f) / kC * 1000.0f,
+          " ms)");
+  for (float f : first) {
+    CHECK(f >= (image - 6.0f) / kC - 0.0005f);
+    CHECK(f <= (image - 6.0f) / kC + 0.0025f);
+  }
+  CHECK(std::fabs(10.0 * std::log10(energy / imageEnergy)) <= 3.0);
+  CHECK(own.taps[0].delay > 2.0f * std::max(first[0], first[1]));
+
+  // A source behind one wall (outside the alley, x = -4): no tap from that wall's face,
+  // which it is behind; the other wall's face still sees it.
+  const Taps behind = sourceTaps(s, {-4.0f, kEar.y, -2.0f});
+  for (int i = 0; i < behind.count; ++i) CHECK(behind.taps[static_cast<std::size_t>(i)].direction.x > 0.0f);
+}
+
+TEST_CASE("the reflector adds each source at its own taps, panned by the listener's yaw") {
+  // Two sources through one reflector: each comes back at its own delay.
+  ReflectionTap a{0.010f, -0.5f, 16000.0f, {0, 0, -1}}, b{0.020f, -0.25f, 16000.0f, {0, 0, -1}};
+  EarlyReflector er;
+  std::array<float, kMaxReflectionTaps> lpA{}, lpB{};
+  std::array<float, kBlockFrames> in{}, l{}, r{};
+  std::vector<float> mono;
+  for (int blk = 0; blk < 8; ++blk) {
+    in.fill(0.0f);
+    if (blk == 0) in[0] = 1.0f;
+    er.add(in.data(), kBlockFrames, std::span<const ReflectionTap>(&a, 1), 0.0f, lpA);
+    er.add(in.data(), kBlockFrames, std::span<const ReflectionTap>(&b, 1), 0.0f, lpB);
+    er.process(l.data(), r.data(), kBlockFrames);
+    for (int i = 0; i < kBlockFrames; ++i) mono.push_back(l[static_cast<std::size_t>(i)] + r[static_cast<std::size_t>(i)]);
+  }
+  const auto at = [](float sec) { return static_cast<std::size_t>(std::lround(sec * kSampleRate)); };
+  CHECK(mono[at(0.010f)] < -0.3f);
+  CHECK(mono[at(0.020f)] < -0.1f);
+  CHECK(std::fabs(mono[at(0.010f)]) > 1.5f * std::fabs(mono[at(0.020f)]));
+  for (std::size_t i = 0; i < at(0.010f); ++i) CHECK(mono[i] == 0.0f);
+  // Bad taps (NaN, infinite) are skipped, not played.
+  ReflectionTap bad{std::numeric_limits<float>::quiet_NaN(), -0.5f, 8000.0f, {1, 0, 0}};
+  er.reset();
+  in.fill(1.0f);
+  er.add(in.data(), kBlockFrames, std::span<const ReflectionTap>(&bad, 1), 0.0f, lpA);
+  er.process(l.data(), r.data(), kBlockFrames);
   CHECK(std::all_of(l.begin(), l.end(), [](float x) { return x == 0.0f; }));
 }
 
@@ -310,18 +365,26 @@ TEST_CASE("findReflections and the reflector are deterministic") {
   CHECK(r1 == r2);
 }
 
-TEST_CASE("findReflections, setTaps and process do not allocate") {
+TEST_CASE("findReflections, reflectionTaps, add and process do not allocate") {
   const sim::BrickStore s = alley();
   EarlyReflector er;
   std::array<float, kBlockFrames> in{}, l{}, r{};
+  std::array<float, kMaxReflectionTaps> lp{};
+  std::array<WallPoint, kMaxWallPoints> points;
   in[0] = 1.0f;
   gAllocs = 0;
   gCountAllocs = true;
-  Taps t;
+  Taps t, far;
   for (std::uint64_t u = 0; u < 3; ++u) {
     t.count = findReflections(s, table(), kEar, u, ReflectionConfig{}, t.taps);
-    er.setTaps(t.span(), 0.1f * static_cast<float>(u));
-    for (int b = 0; b < 8; ++b) er.process(in.data(), l.data(), r.data(), kBlockFrames);
+    const int n = findWallPoints(s, table(), kEar, u, ReflectionConfig{}, points);
+    far.count = reflectionTaps(std::span<const WallPoint>(points.data(), static_cast<std::size_t>(n)), kEar,
+                               {0.0f, kEar.y, -6.0f}, far.taps);
+    for (int b = 0; b < 8; ++b) {
+      er.add(in.data(), kBlockFrames, t.span(), 0.1f * static_cast<float>(u), lp);
+      er.add(in.data(), kBlockFrames, far.span(), 0.1f * static_cast<float>(u), lp);
+      er.process(l.data(), r.data(), kBlockFrames);
+    }
   }
   er.reset();
   gCountAllocs = false;

@@ -391,7 +391,6 @@ TEST_CASE("control and audio threads run concurrently") {
       room.meanFreePath = 1.0f + static_cast<float>(i % 17);
       room.rt60 = {0.5f, 0.4f, static_cast<float>(i % 7) * 0.1f};
       room.reverbGain = static_cast<float>(i % 3);
-      room.tapCount = i % 9;
       e.setRoom(room);
     }
     e.commit();
@@ -419,6 +418,12 @@ std::vector<float> scriptedRender(EngineConfig cfg, bool acoustic, bool countAll
     if (b % 3 == 0) s.direction = {1, 0, -1};
     s.reverbSend = 0.4f;
     s.impulsive = impulsive;
+    if (impulsive) {  // each its own reflections, changing on the way
+      s.tapCount = 3 + b % 5;
+      for (int i = 0; i < s.tapCount; ++i)
+        s.taps[static_cast<std::size_t>(i)] = {0.01f + 0.02f * static_cast<float>(i) + 0.001f * static_cast<float>(b % 7),
+                                               -0.3f, 5000.0f, {1, 0, static_cast<float>(i) - 2}};
+    }
     return s;
   };
   for (int b = 0; b < 400; ++b) {
@@ -437,9 +442,6 @@ std::vector<float> scriptedRender(EngineConfig cfg, bool acoustic, bool countAll
         room.meanFreePath = 2.0f + static_cast<float>(b % 60) * 0.1f;
         room.rt60 = {0.8f, 0.6f, 0.4f};
         room.reverbGain = 0.5f + 0.01f * static_cast<float>(b % 50);
-        room.tapCount = 3 + b % 5;
-        for (int i = 0; i < room.tapCount; ++i)
-          room.taps[static_cast<std::size_t>(i)] = {0.01f + 0.02f * static_cast<float>(i), -0.3f, 5000.0f, {1, 0, static_cast<float>(i) - 2}};
         e.setRoom(room);
       }
       e.commit();
@@ -618,11 +620,11 @@ TEST_CASE("early reflections: an impulsive voice is heard again after the tap's 
     AudioEngine e(cfg);
     e.setListener({});
     RoomAcoustics room;  // reverbGain 0: only the reflection
-    room.tapCount = 1;
-    room.taps[0] = {0.05f, -0.5f, 8000.0f, {1, 0, 0}};
     e.setRoom(room);
     EmitterState s = at(0, 0, -1);
     s.impulsive = impulsive;
+    s.tapCount = 1;
+    s.taps[0] = {0.05f, -0.5f, 8000.0f, {1, 0, 0}};
     e.start(1, std::make_unique<ImpulseVoice>(), s);
     e.commit();
     return toMono(renderBlocks(e, 40), 2);
@@ -784,9 +786,6 @@ double blockCost(EngineConfig cfg, int voices, int* binaural, int turnEvery = 8)
   room.meanFreePath = 5.0f;
   room.rt60 = {1.2f, 1.0f, 0.7f};
   room.reverbGain = 0.8f;
-  room.tapCount = kMaxReflectionTaps;
-  for (int i = 0; i < room.tapCount; ++i)
-    room.taps[static_cast<std::size_t>(i)] = {0.01f * static_cast<float>(i + 1), -0.3f, 6000.0f, {std::cos(static_cast<float>(i)), 0, std::sin(static_cast<float>(i))}};
   e.setRoom(room);
   for (int k = 0; k < voices; ++k) {
     float a = 2.0f * kPi * static_cast<float>(k) / static_cast<float>(voices);
@@ -794,6 +793,10 @@ double blockCost(EngineConfig cfg, int voices, int* binaural, int turnEvery = 8)
     s.bands = {1.0f, 0.7f, 0.4f};
     s.reverbSend = 0.5f;
     s.impulsive = k % 3 == 0;
+    s.tapCount = s.impulsive ? kMaxReflectionTaps : 0;
+    for (int i = 0; i < s.tapCount; ++i)
+      s.taps[static_cast<std::size_t>(i)] = {0.01f * static_cast<float>(i + 1), -0.3f, 6000.0f,
+                                             {std::cos(static_cast<float>(i)), 0, std::sin(static_cast<float>(i))}};
     e.start(static_cast<EmitterId>(k + 1), std::make_unique<NoiseVoice>(static_cast<std::uint64_t>(k)), s);
   }
   e.commit();

@@ -296,6 +296,35 @@ TEST_CASE("the rays' occupancy cache follows the world through worldChanged()") 
   CHECK(untold.estimate().openingCount >= 1);
 }
 
+TEST_CASE("impulsive emitters get their own reflections off the tunnel's walls") {
+  // Ears in the tunnel (walls at z = +-1.6 m); a footstep 4 m further in on the floor:
+  // its first slaps come ~3 ms after it (its mirror images in the side walls: 5.3 m
+  // against 4.2 m), sooner than the listener's own at its feet (3.5 m against 1.4 m:
+  // 6 ms); a steady (not impulsive) emitter gets none.
+  const sim::SimState world = acousticWorld(false, false);
+  const audio::Vec3f ear{12.0f, 1.6f, 0.0f};
+  audio::ListenerAcoustics acoustics(*world.materials, {});
+  for (std::uint64_t u = 0; u < 4; ++u) acoustics.updateRoom(world.world, ear, u);
+  audio::EmitterState step, hum, own;
+  step.position = {16.0f, 0.2f, 0.0f};
+  step.impulsive = true;
+  hum.position = step.position;
+  own.position = {ear.x, 0.2f, ear.z};
+  own.impulsive = true;
+  audio::EmitterState* states[3] = {&step, &hum, &own};
+  acoustics.propagate(world.world, states);
+  REQUIRE(step.tapCount >= 2);
+  REQUIRE(own.tapCount >= 2);
+  CHECK(hum.tapCount == 0);
+  float firstStep = 1, firstOwn = 1;
+  for (int i = 0; i < step.tapCount; ++i) firstStep = std::min(firstStep, step.taps[static_cast<std::size_t>(i)].delay);
+  for (int i = 0; i < own.tapCount; ++i) firstOwn = std::min(firstOwn, own.taps[static_cast<std::size_t>(i)].delay);
+  MESSAGE("tunnel: a footstep 4 m in slaps first after " << firstStep * 1000 << " ms, one's own after "
+                                                         << firstOwn * 1000 << " ms");
+  CHECK(firstStep < 0.005f);
+  CHECK(firstOwn > firstStep + 0.002f);
+}
+
 TEST_CASE("leaves heard from inside the tunnel are muffled, not only quieter") {
   // The canopy is north-west of the mouth; the same distance to it inside and outside.
   const audio::Vec3f outside{-3.0f, 1.6f, 2.0f}, inside{4.0f, 1.6f, 0.0f};
