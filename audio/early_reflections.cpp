@@ -1,5 +1,6 @@
-// Early reflections: rays from the listener find the walls around it (taps), and a
-// mono delay line plays them back panned (see early_reflections.h for the model).
+// Early reflections: rays from the listener find the walls around it (wall points),
+// each impulsive source gets its own taps off them, and a stereo ring plays every
+// source's taps back panned (see early_reflections.h for the model).
 #include "audio/early_reflections.h"
 
 #include <algorithm>
@@ -22,7 +23,7 @@ constexpr float kRingElevationDeg[kRings] = {0.0f, -20.0f, 20.0f};
 // Each ring stands for a band of elevations (-10..10, -30..-10, 10..30 degrees): the
 // three together cover the 2 pi sr around the horizon where walls are.
 constexpr float kRingBandDeg[kRings][2] = {{-10.0f, 10.0f}, {-30.0f, -10.0f}, {10.0f, 30.0f}};
-constexpr int kLineFrames = 16384;  // >= 0.3 s at 48 kHz; a power of two for masking
+constexpr int kLineFrames = 16384;  // ring: >= 0.3 s + a block at 48 kHz; a power of two for masking
 static_assert(kLineFrames >= kSampleRate * 3 / 10 + kBlockFrames);
 
 constexpr float kDegToRad = kPi / 180.0f;

@@ -116,11 +116,16 @@ void ListenerAcoustics::worldChanged(const sim::BrickStore& world, std::span<con
 
 void ListenerAcoustics::propagate(const sim::BrickStore& world, std::span<EmitterState* const> states) {
   if (!config_.enabled || states.empty()) return;
+  // One reference captured, so the std::function holds the task without allocating.
+  struct Job {
+    const ListenerAcoustics& self;
+    const sim::BrickStore& world;
+    std::span<EmitterState* const> states;
+  } job{*this, world, states};
   const int n = static_cast<int>(states.size());
-  const int tasks = (n + kStatesPerTask - 1) / kStatesPerTask;
-  pool_.run(tasks, [&](int t) {
-    int end = std::min(n, (t + 1) * kStatesPerTask);
-    for (int i = t * kStatesPerTask; i < end; ++i) propagateOne(world, *states[static_cast<std::size_t>(i)]);
+  pool_.run((n + kStatesPerTask - 1) / kStatesPerTask, [&job](int t) {
+    const int end = std::min(static_cast<int>(job.states.size()), (t + 1) * kStatesPerTask);
+    for (int i = t * kStatesPerTask; i < end; ++i) job.self.propagateOne(job.world, *job.states[static_cast<std::size_t>(i)]);
   });
 }
 

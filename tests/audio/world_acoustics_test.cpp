@@ -27,6 +27,7 @@
 #include "audio/spectrum.h"
 #include "sim/commands.h"
 #include "tests/audio/audio_world.h"
+#include "tests/support/alloc_counter.h"
 
 using namespace loam;
 
@@ -323,6 +324,32 @@ TEST_CASE("impulsive emitters get their own reflections off the tunnel's walls")
                                                          << firstOwn * 1000 << " ms");
   CHECK(firstStep < 0.005f);
   CHECK(firstOwn > firstStep + 0.002f);
+}
+
+TEST_CASE("after the first, room updates and propagation do not allocate (workers on, round a bend)") {
+  // The side tunnel: rays, corner search, wall points, propagation of an outdoor and
+  // an impulsive emitter, with one worker thread and the occupancy cache.
+  sim::SimState world = acousticWorld(false, false, true);
+  const audio::Vec3f ear{21.2f, 1.6f, 8.0f};
+  audio::ListenerAcoustics acoustics(*world.materials, {});
+  acoustics.worldChanged(world.world, {});
+  audio::EmitterState outdoor, step;
+  outdoor.position = {-8.0f, 1.5f, -10.0f};
+  step.position = {21.2f, 0.2f, 6.0f};
+  step.impulsive = true;
+  audio::EmitterState* states[2] = {&outdoor, &step};
+  acoustics.updateRoom(world.world, ear, 0);
+  acoustics.propagate(world.world, states);
+  loam::test::gAllocs = 0;
+  loam::test::gCountAllocs = true;
+  for (std::uint64_t u = 1; u < 12; ++u) {
+    acoustics.updateRoom(world.world, ear, u);
+    acoustics.propagate(world.world, states);
+  }
+  loam::test::gCountAllocs = false;
+  CHECK(loam::test::gAllocs.load() == 0);
+  CHECK(acoustics.estimate().openingCount >= 1);
+  CHECK(step.tapCount >= 1);
 }
 
 TEST_CASE("leaves heard from inside the tunnel are muffled, not only quieter") {
