@@ -12,9 +12,8 @@
 // Sound steps from a brick to a neighbour when the neighbour is not uniformly solid
 // and, where either is mixed, the line between their centres meets no voxel that
 // stops sound (so a 5 cm lid closes a pit, and a gap one voxel wide off that line is
-// missed). Cost is
-// bounded by SearchLimits (bricks visited, path length, mouths tried); a sealed room
-// visits its whole air volume up to the cap and finds none.
+// missed). Cost is bounded by CornerSearchConfig (bricks visited, path length, mouths
+// tried; ~0.3 us per brick): a sealed room is searched up to the cap and finds none.
 //
 // Deterministic: the search order is fixed (six neighbours in a fixed order, FIFO), so
 // the same world and listener give the same openings. Plain float maths for the legs.
@@ -31,7 +30,7 @@
 namespace loam::audio {
 
 struct CornerSearchConfig {
-  int maxBricks = 4000;        ///< bricks visited at most (256 m^3 of air; ~0.5 us each)
+  int maxBricks = 4000;        ///< bricks visited at most (256 m^3 of air)
   float maxPath = 48.0f;       ///< metres of path (in brick steps) at most
   int maxMouths = 8;           ///< mouth bricks pulled tight at most (each a few line checks)
   float minAngleDeg = 30.0f;   ///< openings whose first legs are closer than this are one
