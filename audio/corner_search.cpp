@@ -137,12 +137,12 @@ bool CornerSearch::pull(const sim::BrickStore& store, const AcousticTable& table
   // String pulling: from the current point, the farthest chain point in sight (found
   // by halving: a tunnel's chain leaves sight once and stays out), until the mouth.
   Vec3f cur = listener;
-  int at = 0;
+  int at = 0, count = 0;
   float along = 0;
-  out.waypointCount = 0;
+  out = Opening{};
   while (at < last) {
     int next = last;
-    if (out.waypointCount == Opening::kMaxWaypoints - 1) {
+    if (count == Opening::kMaxWaypoints - 1) {
       // One waypoint left: the mouth, the rest of the way counted in brick steps.
       along += static_cast<float>(last - at) * kBrickMetres;
     } else {
@@ -158,20 +158,22 @@ bool CornerSearch::pull(const sim::BrickStore& store, const AcousticTable& table
       along += distance(cur, point(next));
     }
     const Vec3f p = point(next);
-    out.waypoints[static_cast<std::size_t>(out.waypointCount)] = {p.x - listener.x, p.y - listener.y, p.z - listener.z};
-    out.along[static_cast<std::size_t>(out.waypointCount)] = along;
-    ++out.waypointCount;
+    const Vec3f w{p.x - listener.x, p.y - listener.y, p.z - listener.z};
+    if (count == 0) {  // the first: the opening's direction and distance
+      const float d = std::sqrt(w.x * w.x + w.y * w.y + w.z * w.z);
+      if (!(d > 0)) return false;
+      out.direction = {w.x / d, w.y / d, w.z / d};
+      out.distance = d;
+    } else {
+      out.beyond[static_cast<std::size_t>(count - 1)] = w;
+      out.beyondAlong[static_cast<std::size_t>(count - 1)] = along;
+      out.beyondCount = count;
+    }
+    ++count;
     cur = p;
     at = next;
   }
-  if (along > config_.maxPath) return false;
-  const Vec3f& w = out.waypoints[0];
-  const float d = std::sqrt(w.x * w.x + w.y * w.y + w.z * w.z);
-  if (!(d > 0)) return false;
-  out.direction = {w.x / d, w.y / d, w.z / d};
-  out.distance = d;
-  out.share = 0;
-  return true;
+  return along <= config_.maxPath;
 }
 
 }  // namespace loam::audio

@@ -140,10 +140,7 @@ ListenerPaths listenerPaths(Vec3f listener, const RoomEstimate& room) noexcept {
   p.openingCount = std::clamp(room.openingCount, 0, static_cast<int>(p.openings.size()));
   for (int i = 0; i < p.openingCount; ++i) {
     Opening o = room.openings[static_cast<std::size_t>(i)];
-    if (!o.aroundCorners()) {
-      o.distance = std::max(o.distance, 0.5f);  // until the probe measures it: just outside the head
-      o.setStraight();
-    }
+    o.distance = std::max(o.distance, 0.5f);  // until the probe measures it: just outside the head
     p.openings[static_cast<std::size_t>(i)] = o;
   }
   return p;
@@ -172,15 +169,13 @@ PathResult propagate(const sim::BrickStore& store, const TransmissionTable& tabl
     Opening op = listener.openings[static_cast<std::size_t>(i)];
     const float dl = length(op.direction);
     if (!(dl > 0)) continue;
-    if (op.waypointCount <= 0) {  // direction and distance only (set by hand): a straight opening
-      op.distance = std::max(op.distance, 0.5f);  // at least just outside the head
-      op.setStraight();
-    }
+    op.distance = std::max(op.distance, 0.5f);  // at least just outside the head
+    op.beyondCount = std::clamp(op.beyondCount, 0, Opening::kMaxWaypoints - 1);
     std::array<float, 3> best{};
-    for (int k = 0; k < std::clamp(op.waypointCount, 0, Opening::kMaxWaypoints); ++k) {
-      const Vec3f& w = op.waypoints[static_cast<std::size_t>(k)];
+    for (int k = 0; k < op.waypointCount(); ++k) {
+      const Vec3f w = op.waypoint(k);
       const Vec3f o{l.x + w.x, l.y + w.y, l.z + w.z};
-      const float path = length(sub(emitter, o)) + op.along[static_cast<std::size_t>(k)];
+      const float path = length(sub(emitter, o)) + op.along(k);
       const float detour = std::max(0.0f, path - dist);
       const float spread = path > 0 ? (dist * dist) / (path * path) : 1.0f;
       const std::array<float, 3> loss = straightLossDb(store, table, emitter, o);

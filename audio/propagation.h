@@ -15,7 +15,7 @@
 //    last 7.5 cm of the segment are ignored.
 //  - through openings: for each of the listener's openings (RoomEstimate::openings)
 //    and each of its waypoints w (a straight opening has one, its mouth; one round
-//    corners has its corners and then its mouth, Opening::along[k] metres of air path
+//    corners has its corners and then its mouth, Opening::along(k) metres of air path
 //    from the ears): emitter -> w (its own straight-through loss) -> along the path ->
 //    listener (free: the listener sees its first waypoint, and each the next),
 //    diffracted by a Maekawa-like loss: energy x 1 / (1 + 20 N_b) with the Fresnel

@@ -633,7 +633,6 @@ RoomEstimate estimateRoom(std::span<const Vec3f> dirs, std::span<const RayHit> h
     else if (o.direction.y > 0.5f) dist = canopyW > 0.25 * cone ? canopy / canopyW : 3.0;  // a canopy overhead, not trees round the edge
     else if (wall < kInf) dist = wall;
     o.distance = static_cast<float>(std::clamp(dist, 0.5, static_cast<double>(config.maxDistance)));
-    o.setStraight();
   }
   // Largest first (at most 4: an insertion sort; std::sort trips GCC 12's bounds check here).
   for (int i = 1; i < count; ++i)
@@ -694,14 +693,15 @@ void RoomProbe::cornerOpenings(const sim::BrickStore& store, const AcousticTable
   const Vec3f shift{cornerOrigin_.x - origin.x, cornerOrigin_.y - origin.y, cornerOrigin_.z - origin.z};
   for (int i = 0; i < cornerCount_; ++i) {
     Opening o = cornerFound_[static_cast<std::size_t>(i)];
-    for (int k = 0; k < o.waypointCount; ++k) {
-      Vec3f& w = o.waypoints[static_cast<std::size_t>(k)];
-      w = {w.x + shift.x, w.y + shift.y, w.z + shift.z};
-    }
-    const Vec3f& w0 = o.waypoints[0];
+    const Vec3f w = o.waypoint(0);
+    const Vec3f w0{w.x + shift.x, w.y + shift.y, w.z + shift.z};
     const float d = std::sqrt(w0.x * w0.x + w0.y * w0.y + w0.z * w0.z);
     if (d > 0) o.direction = {w0.x / d, w0.y / d, w0.z / d};
-    for (int k = 0; k < o.waypointCount; ++k) o.along[static_cast<std::size_t>(k)] += d - o.distance;
+    for (int k = 0; k < o.beyondCount; ++k) {
+      Vec3f& b = o.beyond[static_cast<std::size_t>(k)];
+      b = {b.x + shift.x, b.y + shift.y, b.z + shift.z};
+      o.beyondAlong[static_cast<std::size_t>(k)] += d - o.distance;
+    }
     o.distance = d;
     estimate_.openings[static_cast<std::size_t>(i)] = o;
   }
@@ -762,7 +762,6 @@ const RoomEstimate& RoomSmoother::add(const RoomEstimate& e) noexcept {
                              p.direction.z + a * (o.direction.z - p.direction.z));
     o.share = p.share + a * (o.share - p.share);
     o.distance = p.distance + a * (o.distance - p.distance);
-    o.setStraight();
   }
   value_.openings = next;
   value_.openingCount = e.openingCount;

@@ -88,7 +88,7 @@ struct RayHit {
 };
 
 /// One opening: a way out of the listener's room. Either a group of escaping rays (a
-/// straight opening: one waypoint, the mouth) or a path through the air round corners
+/// straight opening: one waypoint, its mouth) or a path through the air round corners
 /// to a mouth that no ray sees (found by CornerSearch: the corners, then the mouth).
 struct Opening {
   static constexpr int kMaxWaypoints = 4;
@@ -98,23 +98,22 @@ struct Opening {
   /// straight opening (where its rays leave the enclosure: a cave mouth, a doorway;
   /// for an open sky, a few metres up), or the first corner.
   float distance = 0;
-  /// The air path from the ears out: waypoints relative to the listener (metres), the
-  /// last one the mouth, and the path length from the ears to each. Propagation lets an
-  /// emitter join the path at whichever waypoint serves it best. setStraight() fills
-  /// them from direction and distance.
-  std::array<Vec3f, kMaxWaypoints> waypoints{};
-  std::array<float, kMaxWaypoints> along{};
-  int waypointCount = 0;
+  /// Round corners: the waypoints after the first, relative to the listener (metres;
+  /// the last one is the mouth), and the air path's length from the ears to each.
+  std::array<Vec3f, kMaxWaypoints - 1> beyond{};
+  std::array<float, kMaxWaypoints - 1> beyondAlong{};
+  int beyondCount = 0;
 
-  /// One waypoint, the mouth, at distance along direction.
-  void setStraight() noexcept {
+  bool aroundCorners() const noexcept { return beyondCount > 0; }
+  int waypointCount() const noexcept { return 1 + beyondCount; }
+  /// Waypoint k relative to the listener; 0 is at distance along direction.
+  Vec3f waypoint(int k) const noexcept {
+    if (k > 0) return beyond[static_cast<std::size_t>(k - 1)];
     const float l = std::sqrt(direction.x * direction.x + direction.y * direction.y + direction.z * direction.z);
-    const Vec3f u = l > 0 ? Vec3f{direction.x / l, direction.y / l, direction.z / l} : Vec3f{};
-    waypoints[0] = {u.x * distance, u.y * distance, u.z * distance};
-    along[0] = distance;
-    waypointCount = 1;
+    return l > 0 ? Vec3f{direction.x / l * distance, direction.y / l * distance, direction.z / l * distance} : Vec3f{};
   }
-  bool aroundCorners() const noexcept { return waypointCount > 1; }
+  /// Metres of air path from the ears to waypoint k.
+  float along(int k) const noexcept { return k > 0 ? beyondAlong[static_cast<std::size_t>(k - 1)] : distance; }
 };
 
 /// The room, as the rays see it.

@@ -190,8 +190,7 @@ int main(int argc, char** argv) {
                   "\"path_m\": %.1f}",
                   k > 0 ? ", " : "", static_cast<double>(o.direction.x), static_cast<double>(o.direction.y),
                   static_cast<double>(o.direction.z), static_cast<double>(o.share), static_cast<double>(o.distance),
-                  o.waypointCount,
-                  static_cast<double>(o.waypointCount > 0 ? o.along[static_cast<std::size_t>(o.waypointCount - 1)] : 0.0f));
+                  o.waypointCount(), static_cast<double>(o.along(o.waypointCount() - 1)));
     }
     std::printf("]}%s\n", si + 1 < spots.size() ? "," : "");
   }

@@ -384,17 +384,17 @@ void addAcousticsDebugCommand(CLI::App& app, int& exitCode) {
       if (o.aroundCorners()) {
         // Round corners: the air path itself, ears -> corners -> a ring at the mouth.
         auto from = centre;
-        for (int k = 0; k < o.waypointCount; ++k) {
-          const audio::Vec3f& w = o.waypoints[static_cast<std::size_t>(k)];
+        for (int k = 0; k < o.waypointCount(); ++k) {
+          const audio::Vec3f w = o.waypoint(k);
           auto to = toPx(ear.x + w.x, ear.z + w.z);
           img.line(from[0], from[1], to[0], to[1], kOpening, 0.9f, 1.8f);
           from = to;
         }
         img.ring(from[0], from[1], 6.0f * static_cast<float>(textScale), 2.5f, kOpening);
-        const auto& last = o.along[static_cast<std::size_t>(o.waypointCount - 1)];
         img.text(from[0] + 8.0f, from[1] - 4.0f,
-                 "#" + std::to_string(i + 1) + " round " + std::to_string(o.waypointCount - 1) +
-                     (o.waypointCount == 2 ? " corner " : " corners ") + fmt("%.1f m", static_cast<double>(last)),
+                 "#" + std::to_string(i + 1) + " round " + std::to_string(o.beyondCount) +
+                     (o.beyondCount == 1 ? " corner " : " corners ") +
+                     fmt("%.1f m", static_cast<double>(o.along(o.waypointCount() - 1))),
                  kOpening, textScale);
         continue;
       }
@@ -476,13 +476,13 @@ void addAcousticsDebugCommand(CLI::App& app, int& exitCode) {
       std::printf("%s{\"direction\": [%.4f, %.4f, %.4f], \"share\": %.4f, \"distance_m\": %.3f, \"waypoints\": [",
                   i ? ", " : "", static_cast<double>(o.direction.x), static_cast<double>(o.direction.y),
                   static_cast<double>(o.direction.z), static_cast<double>(o.share), static_cast<double>(o.distance));
-      for (int k = 0; k < o.waypointCount; ++k) {
-        const audio::Vec3f& w = o.waypoints[static_cast<std::size_t>(k)];
+      for (int k = 0; k < o.waypointCount(); ++k) {
+        const audio::Vec3f w = o.waypoint(k);
         std::printf("%s[%.3f, %.3f, %.3f]", k ? ", " : "", static_cast<double>(ear.x + w.x),
                     static_cast<double>(ear.y + w.y), static_cast<double>(ear.z + w.z));
       }
       std::printf("], \"path_m\": %.3f}",
-                  static_cast<double>(o.waypointCount > 0 ? o.along[static_cast<std::size_t>(o.waypointCount - 1)] : 0.0f));
+                  static_cast<double>(o.along(o.waypointCount() - 1)));
     }
     std::printf("], \"taps\": %d}\n", tapCount);
     std::fflush(stdout);

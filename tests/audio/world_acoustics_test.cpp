@@ -220,12 +220,12 @@ TEST_CASE("round a bend, outdoor sound comes round the corner, duller, from the 
   CHECK(o.aroundCorners());
   // The first corner is where the side tunnel meets the main one; the last waypoint
   // is the mouth (x < 0.4 m, in the main tunnel's cross-section).
-  const audio::Vec3f corner{ear.x + o.waypoints[0].x, ear.y + o.waypoints[0].y, ear.z + o.waypoints[0].z};
-  const audio::Vec3f& m = o.waypoints[static_cast<std::size_t>(o.waypointCount - 1)];
-  const audio::Vec3f mouth{ear.x + m.x, ear.y + m.y, ear.z + m.z};
-  MESSAGE("round the bend: " << o.waypointCount << " waypoints, first corner (" << corner.x << ", " << corner.y << ", "
-                             << corner.z << "), mouth (" << mouth.x << ", " << mouth.y << ", " << mouth.z
-                             << "), path " << o.along[static_cast<std::size_t>(o.waypointCount - 1)] << " m");
+  const int last = o.waypointCount() - 1;
+  const audio::Vec3f c = o.waypoint(0), m = o.waypoint(last);
+  const audio::Vec3f corner{ear.x + c.x, ear.y + c.y, ear.z + c.z}, mouth{ear.x + m.x, ear.y + m.y, ear.z + m.z};
+  MESSAGE("round the bend: " << o.waypointCount() << " waypoints, first corner (" << corner.x << ", " << corner.y << ", "
+                             << corner.z << "), mouth (" << mouth.x << ", " << mouth.y << ", " << mouth.z << "), path "
+                             << o.along(last) << " m");
   CHECK(corner.z < 2.4f);
   CHECK(corner.x >= 18.0f);
   CHECK(corner.x <= 23.0f);
