@@ -378,6 +378,16 @@ struct AudioEngine::Impl {
     }
   }
 
+  /// Sorts slot indices by a score, highest first; ties by start order (deterministic).
+  void sortByScore(std::vector<int>& indices, float Slot::*score) {
+    std::sort(indices.begin(), indices.end(), [this, score](int a, int b) {
+      const Slot& sa = slots[static_cast<std::size_t>(a)];
+      const Slot& sb = slots[static_cast<std::size_t>(b)];
+      if (sa.*score != sb.*score) return sa.*score > sb.*score;
+      return sa.serial < sb.serial;
+    });
+  }
+
   /// Takes the newest room.
   void applyRoom() {
     if (const RoomAcoustics* r = rooms.take()) {
@@ -600,12 +610,7 @@ struct AudioEngine::Impl {
       s.placeScore = s.score * (s.place >= 0 && !s.placeLeave ? 2.0f : 1.0f);
       binCand.push_back(index);
     }
-    std::sort(binCand.begin(), binCand.end(), [this](int a, int b) {
-      const Slot& sa = slots[static_cast<std::size_t>(a)];
-      const Slot& sb = slots[static_cast<std::size_t>(b)];
-      if (sa.placeScore != sb.placeScore) return sa.placeScore > sb.placeScore;
-      return sa.serial < sb.serial;
-    });
+    sortByScore(binCand, &Slot::placeScore);
     int n = std::min(static_cast<int>(places.size()), static_cast<int>(binCand.size()));
     for (int k = 0; k < n; ++k) slots[static_cast<std::size_t>(binCand[static_cast<std::size_t>(k)])].placeIn = true;
     for (std::size_t p = 0; p < places.size(); ++p) {
@@ -664,12 +669,7 @@ struct AudioEngine::Impl {
       if (s.real) s.score *= kHysteresis;
       ranked.push_back(index);
     }
-    std::sort(ranked.begin(), ranked.end(), [this](int a, int b) {
-      const Slot& sa = slots[static_cast<std::size_t>(a)];
-      const Slot& sb = slots[static_cast<std::size_t>(b)];
-      if (sa.score != sb.score) return sa.score > sb.score;
-      return sa.serial < sb.serial;
-    });
+    sortByScore(ranked, &Slot::score);
     // The wanted set is the top `limit`. Voices leaving it fade out this block and
     // still take a place; newcomers only get places already free, so at most `limit`
     // voices render in any block (a newcomer may wait one block).
