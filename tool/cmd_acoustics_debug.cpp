@@ -262,13 +262,9 @@ void addAcousticsDebugCommand(CLI::App& app, int& exitCode) {
         return;
       }
     }
-    const std::uint64_t seed = opt->seed >= 0 ? static_cast<std::uint64_t>(opt->seed) : scene->defaultSeed;
-    sim::GenerateOptions go;
-    ProgressPrinter progress("acoustics-debug " + scene->name, opt->quiet);
-    go.progress = [&progress](double f) { progress.update(f); };
-    auto world = sim::generateWorld(*scene, seed, sim::kGeneratorVersion, go);
+    const std::uint64_t seed = seedFor(*scene, opt->seed);
+    std::optional<sim::BrickStore> world = generateForCommand(*scene, seed, 0, "acoustics-debug", opt->quiet);
     if (!world) {
-      std::fprintf(stderr, "acoustics-debug: %s\n", world.error().message.c_str());
       exitCode = 1;
       return;
     }

@@ -42,16 +42,11 @@ void addGenCommand(CLI::App& app, int& exitCode) {
       exitCode = 2;
       return;
     }
-    std::uint64_t seed = opt->seed >= 0 ? static_cast<std::uint64_t>(opt->seed) : scene->defaultSeed;
+    const std::uint64_t seed = seedFor(*scene, opt->seed);
     auto t1 = std::chrono::steady_clock::now();
-    sim::GenerateOptions go;
-    go.threads = opt->threads;
-    ProgressPrinter progress("gen " + scene->name, opt->quiet);
-    go.progress = [&progress](double f) { progress.update(f); };
-    auto world = sim::generateWorld(*scene, seed, sim::kGeneratorVersion, go);
+    std::optional<sim::BrickStore> world = generateForCommand(*scene, seed, opt->threads, "gen", opt->quiet);
     auto t2 = std::chrono::steady_clock::now();
     if (!world) {
-      std::fprintf(stderr, "gen: %s\n", world.error().message.c_str());
       exitCode = 1;
       return;
     }

@@ -114,14 +114,9 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
       exitCode = 2;
       return;
     }
-    std::uint64_t seed = opt->seed >= 0 ? static_cast<std::uint64_t>(opt->seed) : scene->defaultSeed;
-    sim::GenerateOptions go;
-    go.threads = opt->threads;
-    ProgressPrinter progress("preview " + scene->name, opt->quiet);
-    go.progress = [&progress](double f) { progress.update(f); };
-    auto world = sim::generateWorld(*scene, seed, sim::kGeneratorVersion, go);
+    const std::uint64_t seed = seedFor(*scene, opt->seed);
+    std::optional<sim::BrickStore> world = generateForCommand(*scene, seed, opt->threads, "preview", opt->quiet);
     if (!world) {
-      std::fprintf(stderr, "preview: %s\n", world.error().message.c_str());
       exitCode = 1;
       return;
     }

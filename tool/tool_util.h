@@ -1,13 +1,19 @@
-// Small helpers shared by loam-tool commands: progress lines, process memory and
-// number-list flags ("x,y,z,yaw").
+// Small helpers shared by loam-tool commands: progress lines, process memory,
+// number-list flags ("x,y,z,yaw") and generating a scene's world.
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "sim/brick_store.h"
+#include "sim/generator.h"
+#include "sim/scene.h"
 
 namespace loam::tool {
 
@@ -64,6 +70,28 @@ inline bool parseNumberList(const std::string& text, std::vector<double>& out) {
     char comma = 0;
     if (!(in >> comma) || comma != ',') return false;
   }
+}
+
+/// The seed a command uses: its --seed when given (>= 0), else the scene's own.
+inline std::uint64_t seedFor(const sim::Scene& scene, std::int64_t seedOption) {
+  return seedOption >= 0 ? static_cast<std::uint64_t>(seedOption) : scene.defaultSeed;
+}
+
+/// Generates the scene's world for `command` (threads 0: all cores), with progress
+/// "command scene: 10% ..." on stderr unless quiet. On failure prints "command: why"
+/// and returns nothing (the command exits 1).
+inline std::optional<sim::BrickStore> generateForCommand(const sim::Scene& scene, std::uint64_t seed, int threads,
+                                                         const std::string& command, bool quiet) {
+  sim::GenerateOptions go;
+  go.threads = threads;
+  ProgressPrinter progress(command + " " + scene.name, quiet);
+  go.progress = [&progress](double f) { progress.update(f); };
+  auto world = sim::generateWorld(scene, seed, sim::kGeneratorVersion, go);
+  if (!world) {
+    std::fprintf(stderr, "%s: %s\n", command.c_str(), world.error().message.c_str());
+    return std::nullopt;
+  }
+  return std::move(*world);
 }
 
 }  // namespace loam::tool
