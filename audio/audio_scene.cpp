@@ -281,8 +281,7 @@ struct AudioScene::Impl {
   EmitterSet wind, rain, rainBed, fire, water, beds;
   std::vector<std::uint64_t> fireKeys;  ///< sorted grid keys of last update's fire groups
 
-  std::unique_ptr<ListenerAcoustics> acoustics;  ///< built on the first update (needs the materials)
-  bool trackChanges = false;                     ///< worldChanged() was called
+  std::unique_ptr<ListenerAcoustics> acoustics;  ///< built when first needed (from the world's materials)
   std::uint64_t updates = 0;
 
   Impl(AudioEngine& e, AudioSceneConfig c) : sink(e), engine(e), config(c) {}
@@ -310,6 +309,7 @@ struct AudioScene::Impl {
   void updateWater();
   void updatePours();
   void updateBeds(const sim::SimState& world, const Listener& listener);
+  ListenerAcoustics* acousticsFor(const sim::SimState& world);  ///< nullptr: acoustics off
   void applyAcoustics(const sim::SimState& world, const Listener& listener);
   void oneShot(EmitterId id, std::unique_ptr<Voice> voice, Vec3f at, float gain, float priority,
                bool impulsive = false);
@@ -944,14 +944,16 @@ void AudioScene::Impl::update(const sim::SimState& world, std::span<const sim::E
   applyAcoustics(world, listener);
 }
 
+ListenerAcoustics* AudioScene::Impl::acousticsFor(const sim::SimState& world) {
+  if (!config.acoustics.enabled || !world.materials) return nullptr;
+  if (!acoustics) acoustics = std::make_unique<ListenerAcoustics>(*world.materials, config.acoustics);
+  return acoustics.get();
+}
+
 void AudioScene::Impl::applyAcoustics(const sim::SimState& world, const Listener& listener) {
-  if (config.acoustics.enabled && world.materials) {
-    if (!acoustics) {
-      acoustics = std::make_unique<ListenerAcoustics>(*world.materials, config.acoustics);
-      if (trackChanges) acoustics->worldChanged(world.world, {});
-    }
-    if (acoustics->updateRoom(world.world, listener.position, updates)) sink.setRoom(acoustics->room());
-    acoustics->propagate(world.world, engine.states());
+  if (ListenerAcoustics* a = acousticsFor(world)) {
+    if (a->updateRoom(world.world, listener.position, updates)) sink.setRoom(a->room());
+    a->propagate(world.world, engine.states());
   }
   ++updates;
   engine.flush();
@@ -966,8 +968,7 @@ void AudioScene::update(const sim::SimState& world, std::span<const sim::Event> 
 }
 
 void AudioScene::worldChanged(const sim::SimState& world, std::span<const sim::BrickCoord> bricks) {
-  impl_->trackChanges = true;
-  if (impl_->acoustics) impl_->acoustics->worldChanged(world.world, bricks);
+  if (ListenerAcoustics* a = impl_->acousticsFor(world)) a->worldChanged(world.world, bricks);
 }
 
 AudioSceneStats AudioScene::stats() const { return impl_->stats; }
