@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 #include "audio/engine.h"
-#include "sim/result.h"
+#include "sim/core/result.h"
 
 namespace loam::audio {
 

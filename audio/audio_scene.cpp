@@ -21,11 +21,11 @@
 
 #include "audio/dsp.h"
 #include "audio/models.h"
-#include "sim/animals.h"
-#include "sim/fire.h"
-#include "sim/material.h"
-#include "sim/water.h"
-#include "sim/weather.h"
+#include "sim/systems/animals.h"
+#include "sim/systems/fire.h"
+#include "sim/world/material.h"
+#include "sim/systems/water.h"
+#include "sim/systems/weather.h"
 
 namespace loam::audio {
 namespace {

@@ -23,8 +23,8 @@
 #include <span>
 #include "audio/engine.h"
 #include "audio/listener_acoustics.h"
-#include "sim/events.h"
-#include "sim/sim_state.h"
+#include "sim/systems/events.h"
+#include "sim/systems/sim_state.h"
 
 namespace loam::audio {
 

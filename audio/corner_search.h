@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "audio/room_probe.h"
-#include "sim/brick_store.h"
+#include "sim/world/brick_store.h"
 
 namespace loam::audio {
 

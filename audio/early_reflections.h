@@ -35,7 +35,7 @@
 #include "audio/dsp.h"
 #include "audio/engine.h"
 #include "audio/room_probe.h"
-#include "sim/brick_store.h"
+#include "sim/world/brick_store.h"
 
 namespace loam::audio {
 

@@ -26,8 +26,8 @@
 #include "audio/propagation.h"
 #include "audio/room_probe.h"
 #include "audio/worker_pool.h"
-#include "sim/brick_store.h"
-#include "sim/material.h"
+#include "sim/world/brick_store.h"
+#include "sim/world/material.h"
 
 namespace loam::audio {
 

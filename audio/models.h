@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include "audio/voice.h"
-#include "sim/material.h"
+#include "sim/world/material.h"
 
 namespace loam::audio {
 

@@ -9,12 +9,12 @@
 #include <memory>
 #include <utility>
 
-#include "sim/mirror.h"
-#include "sim/motion.h"
-#include "sim/scene.h"
-#include "sim/script.h"
-#include "sim/step.h"
-#include "sim/streams.h"
+#include "sim/step/mirror.h"
+#include "sim/systems/motion.h"
+#include "sim/gen/scene.h"
+#include "sim/trace/script.h"
+#include "sim/step/step.h"
+#include "sim/systems/streams.h"
 
 namespace loam::audio {
 namespace {

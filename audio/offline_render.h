@@ -12,9 +12,9 @@
 #include <vector>
 #include "audio/audio_scene.h"
 #include "audio/engine.h"
-#include "sim/commands.h"
-#include "sim/result.h"
-#include "sim/sim_state.h"
+#include "sim/step/commands.h"
+#include "sim/core/result.h"
+#include "sim/systems/sim_state.h"
 
 namespace loam::audio {
 

@@ -42,8 +42,8 @@
 
 #include "audio/engine.h"
 #include "audio/room_probe.h"
-#include "sim/brick_store.h"
-#include "sim/material.h"
+#include "sim/world/brick_store.h"
+#include "sim/world/material.h"
 
 namespace loam::audio {
 

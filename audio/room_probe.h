@@ -33,8 +33,8 @@
 #include <vector>
 
 #include "audio/engine.h"  // Vec3f
-#include "sim/brick_store.h"
-#include "sim/material.h"
+#include "sim/world/brick_store.h"
+#include "sim/world/material.h"
 
 namespace loam::audio {
 

@@ -25,9 +25,9 @@
 #include "audio/reverb.h"
 #include "audio/corner_search.h"
 #include "audio/room_probe.h"
-#include "sim/material.h"
-#include "sim/scene.h"
-#include "sim/sim_state.h"
+#include "sim/world/material.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_state.h"
 
 using namespace loam;
 using Clock = std::chrono::steady_clock;

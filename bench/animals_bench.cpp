@@ -12,11 +12,11 @@
 #include <ctime>
 #include <vector>
 
-#include "sim/animals.h"
-#include "sim/scene.h"
-#include "sim/sim_context.h"
-#include "sim/sim_state.h"
-#include "sim/step.h"
+#include "sim/systems/animals.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_context.h"
+#include "sim/systems/sim_state.h"
+#include "sim/step/step.h"
 
 using namespace loam::sim;
 

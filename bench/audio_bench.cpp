@@ -35,10 +35,10 @@
 #include "audio/audio_scene.h"
 #include "audio/dsp.h"
 #include "audio/engine.h"
-#include "sim/material.h"
-#include "sim/mirror.h"
-#include "sim/scene.h"
-#include "sim/step.h"
+#include "sim/world/material.h"
+#include "sim/step/mirror.h"
+#include "sim/gen/scene.h"
+#include "sim/step/step.h"
 
 using namespace loam;
 using Clock = std::chrono::steady_clock;

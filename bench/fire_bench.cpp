@@ -17,13 +17,13 @@
 
 #include <time.h>
 
-#include "sim/fire.h"
-#include "sim/generator.h"
-#include "sim/material.h"
-#include "sim/scene.h"
-#include "sim/sim_context.h"
-#include "sim/sim_state.h"
-#include "sim/step.h"
+#include "sim/systems/fire.h"
+#include "sim/gen/generator.h"
+#include "sim/world/material.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_context.h"
+#include "sim/systems/sim_state.h"
+#include "sim/step/step.h"
 
 using namespace loam::sim;
 

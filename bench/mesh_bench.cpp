@@ -24,9 +24,9 @@
 #include "bench/bench_util.h"
 #include "mesh/brick_mesher.h"
 #include "mesh/mesh_cache.h"
-#include "sim/fixed_point.h"
-#include "sim/scene.h"
-#include "sim/sim_state.h"
+#include "sim/core/fixed_point.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_state.h"
 
 using namespace loam;
 using Clock = std::chrono::steady_clock;

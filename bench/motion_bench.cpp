@@ -11,10 +11,10 @@
 #include <cstdlib>
 #include <memory>
 
-#include "sim/material.h"
-#include "sim/motion.h"
-#include "sim/scene.h"
-#include "sim/sim_state.h"
+#include "sim/world/material.h"
+#include "sim/systems/motion.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_state.h"
 
 using namespace loam::sim;
 

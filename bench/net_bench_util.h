@@ -18,9 +18,9 @@
 #include "net/client_connection.h"
 #include "net/server_host.h"
 #include "net/tick_pacer.h"
-#include "sim/scene.h"
-#include "sim/sim_state.h"
-#include "sim/world_hash.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_state.h"
+#include "sim/world/world_hash.h"
 
 extern char** environ;
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "bench/net_bench_util.h"
-#include "sim/fire.h"
-#include "sim/script.h"
+#include "sim/systems/fire.h"
+#include "sim/trace/script.h"
 
 using namespace loam;
 

@@ -13,8 +13,8 @@
 
 #include "bench/net_bench_util.h"
 #include "net/client_connection.h"
-#include "sim/commands.h"
-#include "sim/material.h"
+#include "sim/step/commands.h"
+#include "sim/world/material.h"
 
 using namespace loam;
 

@@ -19,10 +19,10 @@
 
 #include "bench/bench_util.h"
 #include "render/renderer.h"
-#include "sim/fixed_point.h"
-#include "sim/motion.h"
-#include "sim/scene.h"
-#include "sim/sim_state.h"
+#include "sim/core/fixed_point.h"
+#include "sim/systems/motion.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_state.h"
 
 using namespace loam;
 

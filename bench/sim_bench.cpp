@@ -9,10 +9,10 @@
 #include <memory>
 #include <vector>
 
-#include "sim/scene.h"
-#include "sim/script.h"
-#include "sim/sim_state.h"
-#include "sim/step.h"
+#include "sim/gen/scene.h"
+#include "sim/trace/script.h"
+#include "sim/systems/sim_state.h"
+#include "sim/step/step.h"
 
 using namespace loam::sim;
 

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "sim/scene.h"
-#include "sim/sim_context.h"
-#include "sim/sim_state.h"
-#include "sim/step.h"
-#include "sim/water.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_context.h"
+#include "sim/systems/sim_state.h"
+#include "sim/step/step.h"
+#include "sim/systems/water.h"
 
 using namespace loam::sim;
 

@@ -29,11 +29,11 @@
 #include <unistd.h>
 #include <vector>
 
-#include "sim/brick_store.h"
-#include "sim/generator.h"
-#include "sim/scene.h"
-#include "sim/save.h"
-#include "sim/world_hash.h"
+#include "sim/world/brick_store.h"
+#include "sim/gen/generator.h"
+#include "sim/gen/scene.h"
+#include "sim/save/save.h"
+#include "sim/world/world_hash.h"
 
 using namespace loam::sim;
 using Clock = std::chrono::steady_clock;
@@ -402,7 +402,7 @@ int main(int argc, char** argv) {
     er = mix(er + 1);
     int x = static_cast<int>(er % 800) - 400, z = static_cast<int>((er >> 16) % 800) - 400;
     int y = surfaceY(x, z);
-    // Tool sizes as in sim/commands.h (1, 2, 4, 8 voxels): 8, 2, 4, 8 in turn.
+    // Tool sizes as in sim/step/commands.h (1, 2, 4, 8 voxels): 8, 2, 4, 8 in turn.
     const int size = toolSize == 0 ? 8 : (e / 2) % 4 == 1 ? 2 : (e / 2) % 4 == 2 ? 4 : 8;
     if (e % 2 == 0) {
       for (int dz = -size; dz <= size; ++dz)

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/generator.h"
-#include "sim/scene.h"
-#include "sim/world_hash.h"
+#include "sim/gen/generator.h"
+#include "sim/gen/scene.h"
+#include "sim/world/world_hash.h"
 
 using namespace loam::sim;
 

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <numbers>
 
-#include "sim/material.h"
-#include "sim/motion.h"
-#include "sim/sim_state.h"
+#include "sim/world/material.h"
+#include "sim/systems/motion.h"
+#include "sim/systems/sim_state.h"
 
 namespace loam::bots {
 
@@ -15,7 +15,7 @@ enum Ground { kSolid = 0, kAbove = 1, kBurnable = 2 };
 constexpr int kStuckTicks = 20;  // no progress for this long while walking: jump (as ScriptRunner)
 constexpr double kRandomWalkMetres = 8.0;
 
-// Yaw convention of sim/player.h: 0 faces -z, 16384 = +x. Bots may use doubles:
+// Yaw convention of sim/systems/player.h: 0 faces -z, 16384 = +x. Bots may use doubles:
 // the input is quantised before it reaches the simulation.
 std::uint16_t yawToward(double dx, double dz) {
   if (dx == 0 && dz == 0) return 0;

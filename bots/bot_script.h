@@ -1,4 +1,4 @@
-// BotScript: one bot's behaviour from a script in the sim/script.h format, run on
+// BotScript: one bot's behaviour from a script in the sim/trace/script.h format, run on
 // the bot's own clock. sim::ScriptRunner cannot drive a bot: it keys every line to
 // SimState::tick of the state it is given, while a bot sends inputs at 60 Hz on
 // its own clock and its mirror's tick advances in bursts as StepBatches arrive (a
@@ -17,9 +17,9 @@
 #include <random>
 #include <vector>
 
-#include "sim/commands.h"
-#include "sim/player.h"
-#include "sim/script.h"
+#include "sim/step/commands.h"
+#include "sim/systems/player.h"
+#include "sim/trace/script.h"
 
 namespace loam::sim {
 struct SimState;

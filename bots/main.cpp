@@ -28,9 +28,9 @@
 #include "net/client_connection.h"
 #include "net/link_sim.h"
 #include "net/wire.h"
-#include "sim/scene.h"
-#include "sim/script.h"
-#include "sim/sim_state.h"
+#include "sim/gen/scene.h"
+#include "sim/trace/script.h"
+#include "sim/systems/sim_state.h"
 
 namespace {
 
@@ -325,7 +325,7 @@ int main(int argc, char** argv) {
       "  swarm: many lightweight bots on one ENet host, without a world (Hello wants_world=false):\n"
       "         they walk, send inputs at 60 Hz, acknowledge snapshots and count what they receive.\n"
       "All bots of a process share one link simulator when --link-* flags are given.\n"
-      "Script (sim/script.h format): 'p<N>' lines drive bot N (1-based), 'all' lines every bot;\n"
+      "Script (sim/trace/script.h format): 'p<N>' lines drive bot N (1-based), 'all' lines every bot;\n"
       "server, join and leave lines are ignored; times count from when each bot starts playing.\n"
       "Swarm bots use only walkto/stop/jump. Without walkto lines a bot random-walks near its spawn.\n"
       "Exit code: 0 when every bot played to the end without desync or failure, 1 otherwise, 2 for bad arguments."};
@@ -334,7 +334,7 @@ int main(int argc, char** argv) {
   app.add_option("--mode", opt.mode, "full (complete clients) or swarm (lightweight, no world)")
       ->check(CLI::IsMember({"full", "swarm"}))
       ->capture_default_str();
-  app.add_option("--script", opt.script, "Behaviour script (sim/script.h format); default: random walk");
+  app.add_option("--script", opt.script, "Behaviour script (sim/trace/script.h format); default: random walk");
   app.add_option("--duration", opt.duration, "Seconds to run, joining included; 0 = until SIGINT/SIGTERM")
       ->check(CLI::Range(0.0, 1e7))
       ->capture_default_str();

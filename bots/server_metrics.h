@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "sim/result.h"
+#include "sim/core/result.h"
 
 namespace loam::bots {
 

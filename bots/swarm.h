@@ -18,7 +18,7 @@
 #include "bots/bot_script.h"
 #include "net/enet_support.h"
 #include "net/server_host.h"  // TrafficCounters
-#include "sim/result.h"
+#include "sim/core/result.h"
 
 typedef struct _ENetHost ENetHost;
 typedef struct _ENetPeer ENetPeer;

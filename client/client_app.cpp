@@ -7,8 +7,8 @@
 #include <numbers>
 #include <thread>
 
-#include "sim/motion.h"
-#include "sim/weather.h"
+#include "sim/systems/motion.h"
+#include "sim/systems/weather.h"
 
 namespace loam::client {
 

@@ -24,8 +24,8 @@
 #include "client/voxel_ray.h"
 #include "net/client_connection.h"
 #include "render/renderer.h"
-#include "sim/events.h"
-#include "sim/result.h"
+#include "sim/systems/events.h"
+#include "sim/core/result.h"
 
 namespace loam::client {
 

@@ -13,9 +13,9 @@
 #include "audio/audio_output.h"
 #include "audio/audio_scene.h"
 #include "audio/engine.h"
-#include "sim/events.h"
-#include "sim/result.h"
-#include "sim/sim_state.h"
+#include "sim/systems/events.h"
+#include "sim/core/result.h"
+#include "sim/systems/sim_state.h"
 
 namespace loam::client {
 

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "client/voxel_ray.h"
-#include "sim/commands.h"
-#include "sim/material.h"
-#include "sim/material_lut.h"
-#include "sim/water.h"
+#include "sim/step/commands.h"
+#include "sim/world/material.h"
+#include "sim/world/material_lut.h"
+#include "sim/systems/water.h"
 
 namespace loam::client {
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "net/tick_pacer.h"
-#include "sim/scene.h"
+#include "sim/gen/scene.h"
 
 namespace loam::client {
 

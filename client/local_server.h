@@ -19,9 +19,9 @@
 
 #include "net/client_connection.h"
 #include "net/server_host.h"
-#include "sim/commands.h"
-#include "sim/result.h"
-#include "sim/sim_state.h"
+#include "sim/step/commands.h"
+#include "sim/core/result.h"
+#include "sim/systems/sim_state.h"
 
 namespace loam::client {
 

@@ -7,9 +7,9 @@
 #include <array>
 #include <optional>
 
-#include "sim/brick_store.h"
-#include "sim/commands.h"
-#include "sim/material_lut.h"
+#include "sim/world/brick_store.h"
+#include "sim/step/commands.h"
+#include "sim/world/material_lut.h"
 
 namespace loam::client {
 

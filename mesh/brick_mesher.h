@@ -14,8 +14,8 @@
 #include <memory>
 #include <vector>
 #include "mesh/mesh_types.h"
-#include "sim/brick_store.h"
-#include "sim/material.h"
+#include "sim/world/brick_store.h"
+#include "sim/world/material.h"
 
 namespace loam::mesh {
 

@@ -19,8 +19,8 @@
 #include <vector>
 #include "mesh/brick_mesher.h"
 #include "mesh/mesh_types.h"
-#include "sim/brick_store.h"
-#include "sim/material.h"
+#include "sim/world/brick_store.h"
+#include "sim/world/material.h"
 
 namespace loam::mesh {
 

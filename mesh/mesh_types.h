@@ -17,7 +17,7 @@
 #pragma once
 #include <cstdint>
 #include <vector>
-#include "sim/voxel.h"
+#include "sim/world/voxel.h"
 
 namespace loam::mesh {
 

@@ -14,12 +14,12 @@
 #include "net/enet_support.h"
 #include "net/protocol.h"
 #include "net/wire.h"
-#include "sim/generator_version.h"
-#include "sim/mirror.h"
-#include "sim/save.h"
-#include "sim/state_codec.h"
-#include "sim/world_hash.h"
-#include "sim/world_hash_tracker.h"
+#include "sim/gen/generator_version.h"
+#include "sim/step/mirror.h"
+#include "sim/save/save.h"
+#include "sim/save/state_codec.h"
+#include "sim/world/world_hash.h"
+#include "sim/step/world_hash_tracker.h"
 
 namespace loam::net {
 

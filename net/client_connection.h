@@ -25,10 +25,10 @@
 #include "net/link_sim.h"
 #include "net/prediction.h"
 #include "net/server_host.h"  // TrafficCounters
-#include "sim/commands.h"
-#include "sim/result.h"
-#include "sim/scene.h"
-#include "sim/sim_state.h"
+#include "sim/step/commands.h"
+#include "sim/core/result.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_state.h"
 
 namespace loam::net {
 

@@ -18,8 +18,8 @@
 #include <span>
 #include <vector>
 
-#include "sim/result.h"
-#include "sim/streams.h"
+#include "sim/core/result.h"
+#include "sim/systems/streams.h"
 
 namespace loam::net {
 

@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "sim/fixed_point.h"
+#include "sim/core/fixed_point.h"
 
 namespace loam::net {
 

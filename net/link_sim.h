@@ -16,7 +16,7 @@
 #include <memory>
 #include <string>
 
-#include "sim/result.h"
+#include "sim/core/result.h"
 
 namespace loam::net {
 

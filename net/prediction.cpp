@@ -2,8 +2,8 @@
 
 #include <cstdlib>
 
-#include "sim/assert.h"
-#include "sim/motion.h"
+#include "sim/core/assert.h"
+#include "sim/systems/motion.h"
 
 namespace loam::net {
 

@@ -15,9 +15,9 @@
 #include <optional>
 #include <span>
 
-#include "sim/brick_store.h"
-#include "sim/material_lut.h"
-#include "sim/player.h"
+#include "sim/world/brick_store.h"
+#include "sim/world/material_lut.h"
+#include "sim/systems/player.h"
 
 namespace loam::net {
 

@@ -25,12 +25,12 @@
 #include "net/enet_support.h"
 #include "net/protocol.h"
 #include "net/wire.h"
-#include "sim/assert.h"
-#include "sim/generator_version.h"
-#include "sim/save.h"
-#include "sim/state_codec.h"
-#include "sim/step.h"
-#include "sim/world_hash_tracker.h"
+#include "sim/core/assert.h"
+#include "sim/gen/generator_version.h"
+#include "sim/save/save.h"
+#include "sim/save/state_codec.h"
+#include "sim/step/step.h"
+#include "sim/step/world_hash_tracker.h"
 
 namespace loam::net {
 namespace {
@@ -817,7 +817,7 @@ struct ServerHost::Impl {
         s.joinIssued = true;
       }
       // Inputs first in the span: an action with sequence == after_input ties with
-      // that input and the span position puts it after (sim/step.h ordering).
+      // that input and the span position puts it after (sim/step/step.h ordering).
       for (std::uint32_t n = 0; n < perTick && !s.inputs.empty(); ++n) {
         const sim::PlayerInput& in = s.inputs.front();
         commands.push_back({s.id, in.sequence, sim::InputCommand{in}});

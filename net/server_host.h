@@ -35,11 +35,11 @@
 #include <string>
 #include <vector>
 
-#include "sim/commands.h"
-#include "sim/result.h"
-#include "sim/sim_state.h"
-#include "sim/streams.h"
-#include "sim/world_hash.h"
+#include "sim/step/commands.h"
+#include "sim/core/result.h"
+#include "sim/systems/sim_state.h"
+#include "sim/systems/streams.h"
+#include "sim/world/world_hash.h"
 
 namespace loam::net {
 

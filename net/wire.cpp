@@ -32,7 +32,7 @@
 #include <type_traits>
 #include <variant>
 
-#include "sim/commands.h"
+#include "sim/step/commands.h"
 
 namespace loam::net {
 

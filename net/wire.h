@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "loam_generated.h"  // flatc output of net/schema/loam.fbs (build tree)
-#include "sim/animals.h"
-#include "sim/events.h"
-#include "sim/fire.h"
-#include "sim/player.h"
-#include "sim/water.h"
+#include "sim/systems/animals.h"
+#include "sim/systems/events.h"
+#include "sim/systems/fire.h"
+#include "sim/systems/player.h"
+#include "sim/systems/water.h"
 
 namespace loam::net {
 

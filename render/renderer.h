@@ -21,9 +21,9 @@
 #include <span>
 #include <string>
 #include <vector>
-#include "sim/brick_store.h"
-#include "sim/material.h"
-#include "sim/result.h"
+#include "sim/world/brick_store.h"
+#include "sim/world/material.h"
+#include "sim/core/result.h"
 
 struct SDL_Window;
 

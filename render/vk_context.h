@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/result.h"
+#include "sim/core/result.h"
 
 struct SDL_Window;
 

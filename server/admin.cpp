@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/weather.h"
+#include "sim/systems/weather.h"
 
 namespace loam::server {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "net/server_host.h"
-#include "sim/commands.h"
+#include "sim/step/commands.h"
 
 namespace loam::server {
 

@@ -12,7 +12,7 @@
 
 #include "server/admin.h"
 #include "server/metrics.h"
-#include "sim/result.h"
+#include "sim/core/result.h"
 
 namespace loam::server {
 

@@ -8,7 +8,7 @@
 #include <system_error>
 
 #include "server/log.h"
-#include "sim/state_codec.h"
+#include "sim/save/state_codec.h"
 
 namespace loam::server {
 

@@ -18,10 +18,10 @@
 #include <thread>
 #include <vector>
 
-#include "sim/result.h"
-#include "sim/state_codec.h"
-#include "sim/save.h"
-#include "sim/sim_state.h"
+#include "sim/core/result.h"
+#include "sim/save/state_codec.h"
+#include "sim/save/save.h"
+#include "sim/systems/sim_state.h"
 
 namespace loam::server {
 

@@ -25,11 +25,11 @@
 #include "server/metrics.h"
 #include "server/ops_http.h"
 #include "server/saves.h"
-#include "sim/generator.h"
-#include "sim/save.h"
-#include "sim/scene.h"
-#include "sim/state_codec.h"
-#include "sim/world_hash.h"
+#include "sim/gen/generator.h"
+#include "sim/save/save.h"
+#include "sim/gen/scene.h"
+#include "sim/save/state_codec.h"
+#include "sim/world/world_hash.h"
 
 namespace loam::server {
 

@@ -21,9 +21,9 @@
 
 #include "audio/early_reflections.h"
 #include "audio/room_probe.h"
-#include "sim/brick_store.h"
-#include "sim/generator.h"
-#include "sim/scene.h"
+#include "sim/world/brick_store.h"
+#include "sim/gen/generator.h"
+#include "sim/gen/scene.h"
 #include "tool/commands.h"
 #include "tool/tool_util.h"
 

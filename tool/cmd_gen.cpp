@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
-#include "sim/generator.h"
-#include "sim/scene.h"
-#include "sim/world_hash.h"
+#include "sim/gen/generator.h"
+#include "sim/gen/scene.h"
+#include "sim/world/world_hash.h"
 #include "tool/commands.h"
 #include "tool/tool_util.h"
 

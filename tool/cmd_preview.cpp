@@ -14,9 +14,9 @@
 
 #include <stb/stb_image_write.h>
 
-#include "sim/brick_store.h"
-#include "sim/generator.h"
-#include "sim/scene.h"
+#include "sim/world/brick_store.h"
+#include "sim/gen/generator.h"
+#include "sim/gen/scene.h"
 #include "tool/commands.h"
 #include "tool/tool_util.h"
 

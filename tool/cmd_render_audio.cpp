@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "audio/offline_render.h"
-#include "sim/scene.h"
+#include "sim/gen/scene.h"
 #include "tool/commands.h"
 #include "tool/tool_util.h"
 
@@ -47,7 +47,7 @@ void addRenderAudioCommand(CLI::App& app, int& exitCode) {
       app.add_subcommand("render-audio", "Render what a listener hears to a float WAV (offline, deterministic)");
   cmd->add_option("--scene", opt->scene, "Scene file (e.g. scenes/glade.toml)")->required();
   cmd->add_option("--seed", opt->seed, "World seed (default: the scene's)");
-  cmd->add_option("--script", opt->script, "Script of timed commands (sim/script.h); none = idle world");
+  cmd->add_option("--script", opt->script, "Script of timed commands (sim/trace/script.h); none = idle world");
   cmd->add_option("--listener", opt->listener,
                   "x,y,z,yaw: ears in metres, yaw in degrees (default: first spawn, eye height)");
   cmd->add_option("--seconds", opt->seconds, "Seconds of audio")->check(CLI::Range(0.0, 3600.0));

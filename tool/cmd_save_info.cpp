@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "sim/save.h"
+#include "sim/save/save.h"
 #include "tool/commands.h"
 
 namespace loam::tool {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "sim/trace_run.h"
+#include "sim/trace/trace_run.h"
 #include "tool/commands.h"
 
 namespace loam::tool {
@@ -25,7 +25,7 @@ void addSimCommand(CLI::App& app, int& exitCode) {
   CLI::App* cmd = app.add_subcommand("sim", "Run the simulation on a scene with a script; print the trace hash");
   cmd->add_option("--scene", opt->scene, "Scene file (e.g. scenes/glade.toml)")->required();
   cmd->add_option("--seed", opt->seed, "World seed (default: the scene's)");
-  cmd->add_option("--script", opt->script, "Script of timed commands (sim/script.h); none = idle");
+  cmd->add_option("--script", opt->script, "Script of timed commands (sim/trace/script.h); none = idle");
   cmd->add_option("--steps", opt->steps, "Steps to run (60 per simulated second)")->check(CLI::Range(0, 100000000));
   cmd->add_flag("--hash", opt->hash, "Print the trace hash (world plus state after every step) as the last line");
   cmd->add_flag("--stats", opt->stats, "Print stream totals and step timing to stderr");
@@ -49,7 +49,7 @@ void addSimCommand(CLI::App& app, int& exitCode) {
                    " players %zu animals %zu; %.2f s wall including world build and trace hashing\n",
                    s.steps, s.edits, s.stateRecords, s.players, s.animals,
                    seconds);
-      std::fprintf(stderr, "events by kind (sim/events.h order):");
+      std::fprintf(stderr, "events by kind (sim/systems/events.h order):");
       for (std::uint64_t c : s.events) std::fprintf(stderr, " %" PRIu64, c);
       std::fprintf(stderr, "\nrejections by reason (RejectReason order):");
       for (std::uint64_t c : s.rejections) std::fprintf(stderr, " %" PRIu64, c);

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/brick_store.h"
-#include "sim/generator.h"
-#include "sim/scene.h"
+#include "sim/world/brick_store.h"
+#include "sim/gen/generator.h"
+#include "sim/gen/scene.h"
 
 namespace loam::tool {
 

@@ -5,7 +5,7 @@
 
 #include "audio/engine.h"  // Vec3f
 #include "audio/room_probe.h"
-#include "sim/brick_store.h"
+#include "sim/world/brick_store.h"
 
 namespace loam::audio::internal {
 

@@ -14,7 +14,7 @@
 #include <type_traits>
 
 #include "audio/engine.h"  // Vec3f
-#include "sim/brick_store.h"
+#include "sim/world/brick_store.h"
 
 namespace loam::audio::internal {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include "mesh/brick_mesher.h"
-#include "sim/brick_store.h"
+#include "sim/world/brick_store.h"
 
 namespace loam::mesh::internal {
 

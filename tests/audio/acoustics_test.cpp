@@ -17,10 +17,10 @@
 #include "audio/reverb.h"
 #include "audio/room_probe.h"
 #include "audio/spectrum.h"
-#include "sim/brick_store.h"
+#include "sim/world/brick_store.h"
 #include "tests/audio/box_world.h"
-#include "sim/coarse_grid.h"
-#include "sim/material.h"
+#include "sim/world/coarse_grid.h"
+#include "sim/world/material.h"
 
 using namespace loam;
 using namespace loam::audio;

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "audio/engine.h"
-#include "sim/brick_store.h"
-#include "sim/commands.h"
-#include "sim/scene.h"
-#include "sim/sim_state.h"
+#include "sim/world/brick_store.h"
+#include "sim/step/commands.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_state.h"
 #include "tests/sim/sim_fixture.h"
 
 namespace loam::test {

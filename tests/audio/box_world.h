@@ -3,7 +3,7 @@
 #pragma once
 #include <algorithm>
 
-#include "sim/brick_store.h"
+#include "sim/world/brick_store.h"
 
 namespace loam::test {
 

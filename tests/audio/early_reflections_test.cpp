@@ -17,8 +17,8 @@
 #include "audio/dsp.h"
 #include "audio/early_reflections.h"
 #include "audio/room_probe.h"
-#include "sim/brick_store.h"
-#include "sim/coarse_grid.h"
+#include "sim/world/brick_store.h"
+#include "sim/world/coarse_grid.h"
 #include "tests/support/materials.h"
 
 #include "tests/support/alloc_counter.h"

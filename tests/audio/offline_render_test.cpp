@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "audio/spectrum.h"
-#include "sim/commands.h"
+#include "sim/step/commands.h"
 #include "tests/audio/audio_world.h"
 
 using namespace loam;

@@ -14,9 +14,9 @@
 
 #include "audio/internal/voxel_walk.h"
 #include "audio/propagation.h"
-#include "sim/brick_store.h"
+#include "sim/world/brick_store.h"
 #include "tests/audio/box_world.h"
-#include "sim/coarse_grid.h"
+#include "sim/world/coarse_grid.h"
 #include "tests/support/materials.h"
 
 using namespace loam;

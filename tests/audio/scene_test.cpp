@@ -2,7 +2,7 @@
 // grouped into fires, rain makes patches where drops land, wind emitters sit around
 // the listener, a waterfall is found from the water state; and AudioOutput fails
 // cleanly when there is no sound card.
-#include "sim/scene.h"
+#include "sim/gen/scene.h"
 
 #include <doctest/doctest.h>
 
@@ -14,8 +14,8 @@
 #include "audio/audio_scene.h"
 #include "audio/engine.h"
 #include "audio/spectrum.h"
-#include "sim/events.h"
-#include "sim/sim_state.h"
+#include "sim/systems/events.h"
+#include "sim/systems/sim_state.h"
 #include "tests/audio/audio_world.h"
 
 using namespace loam;

@@ -25,7 +25,7 @@
 #include "audio/listener_acoustics.h"
 #include "audio/offline_render.h"
 #include "audio/spectrum.h"
-#include "sim/commands.h"
+#include "sim/step/commands.h"
 #include "tests/audio/audio_world.h"
 #include "tests/support/alloc_counter.h"
 

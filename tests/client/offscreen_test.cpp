@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "client/client_app.h"
-#include "sim/motion.h"
+#include "sim/systems/motion.h"
 
 using namespace loam;
 using namespace loam::client;

@@ -11,7 +11,7 @@
 #include <numbers>
 
 #include "client/window_input.h"
-#include "sim/water.h"
+#include "sim/systems/water.h"
 
 using namespace loam;
 using namespace loam::client;

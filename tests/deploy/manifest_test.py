@@ -27,7 +27,7 @@ LOAM_UID = 10001
 AGONES_SIDECAR_PORTS = {9357, 9358, 8080}
 AGONES_PORT_POLICIES = {"Dynamic", "Static", "Passthrough", "None"}
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-MAX_PLAYER_NAME_BYTES = 31  # sim/short_text.h kMaxNameBytes
+MAX_PLAYER_NAME_BYTES = 31  # sim/core/short_text.h kMaxNameBytes
 AGONES_HEALTH_PING_SECONDS = 2  # server/agones.h kAgonesHealthPeriod
 
 

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <string>
 
-#include "sim/trace_run.h"
+#include "sim/trace/trace_run.h"
 #include "tests/determinism/golden.h"
 
 using namespace loam::sim;

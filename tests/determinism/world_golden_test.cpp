@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <string>
 
-#include "sim/generator.h"
-#include "sim/scene.h"
-#include "sim/world_hash.h"
+#include "sim/gen/generator.h"
+#include "sim/gen/scene.h"
+#include "sim/world/world_hash.h"
 #include "tests/determinism/golden.h"
 
 using namespace loam::sim;

@@ -17,14 +17,14 @@
 #include <tuple>
 #include <vector>
 
-#include "sim/fire.h"
-#include "sim/generator.h"
-#include "sim/mirror.h"
-#include "sim/scene.h"
-#include "sim/sim_context.h"
-#include "sim/sim_state.h"
-#include "sim/step.h"
-#include "sim/world_hash.h"
+#include "sim/systems/fire.h"
+#include "sim/gen/generator.h"
+#include "sim/step/mirror.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_context.h"
+#include "sim/systems/sim_state.h"
+#include "sim/step/step.h"
+#include "sim/world/world_hash.h"
 #include "tests/sim/sim_fixture.h"
 
 using namespace loam;

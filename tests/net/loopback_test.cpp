@@ -18,10 +18,10 @@
 #include "net/client_connection.h"
 #include "net/link_sim.h"
 #include "net/server_host.h"
-#include "sim/scene.h"
-#include "sim/script.h"
-#include "sim/sim_state.h"
-#include "sim/world_hash.h"
+#include "sim/gen/scene.h"
+#include "sim/trace/script.h"
+#include "sim/systems/sim_state.h"
+#include "sim/world/world_hash.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <deque>
 
 #include "net/prediction.h"
-#include "sim/motion.h"
+#include "sim/systems/motion.h"
 #include "tests/sim/sim_fixture.h"
 
 using namespace loam;

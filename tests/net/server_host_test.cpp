@@ -24,9 +24,9 @@
 #include "net/enet_support.h"
 #include "net/protocol.h"
 #include "net/wire.h"
-#include "sim/scene.h"
-#include "sim/step.h"
-#include "sim/world_hash.h"
+#include "sim/gen/scene.h"
+#include "sim/step/step.h"
+#include "sim/world/world_hash.h"
 
 using namespace loam;
 

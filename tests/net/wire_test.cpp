@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "net/protocol.h"
-#include "sim/commands.h"
+#include "sim/step/commands.h"
 
 using namespace loam;
 using namespace loam::net;

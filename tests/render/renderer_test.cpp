@@ -9,8 +9,8 @@
 #include <string>
 
 #include "render/renderer.h"
-#include "sim/brick_store.h"
-#include "sim/material.h"
+#include "sim/world/brick_store.h"
+#include "sim/world/material.h"
 
 using namespace loam;
 using render::Image;

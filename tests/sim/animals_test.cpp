@@ -1,6 +1,6 @@
 // Animals: fleeing, water avoidance, stuck detection, following, perching and
 // taking off, calls, never ending inside solid voxels, determinism and the mirror.
-#include "sim/animals.h"
+#include "sim/systems/animals.h"
 
 #include <doctest/doctest.h>
 
@@ -8,13 +8,13 @@
 #include <optional>
 #include <vector>
 
-#include "sim/mirror.h"
-#include "sim/motion.h"
-#include "sim/scene.h"
-#include "sim/sim_context.h"
-#include "sim/state_hasher.h"
-#include "sim/step.h"
-#include "sim/voxel_collision.h"
+#include "sim/step/mirror.h"
+#include "sim/systems/motion.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_context.h"
+#include "sim/core/state_hasher.h"
+#include "sim/step/step.h"
+#include "sim/world/voxel_collision.h"
 #include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;

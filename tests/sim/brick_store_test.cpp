@@ -1,4 +1,4 @@
-#include "sim/brick_store.h"
+#include "sim/world/brick_store.h"
 
 #include <doctest/doctest.h>
 
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "sim/world_hash.h"
+#include "sim/world/world_hash.h"
 
 using namespace loam::sim;
 

@@ -1,12 +1,12 @@
-#include "sim/coarse_grid.h"
+#include "sim/world/coarse_grid.h"
 
 #include <doctest/doctest.h>
 
 #include <random>
 #include <vector>
 
-#include "sim/brick_store.h"
-#include "sim/material.h"
+#include "sim/world/brick_store.h"
+#include "sim/world/material.h"
 
 using namespace loam::sim;
 

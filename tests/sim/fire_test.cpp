@@ -1,4 +1,4 @@
-// Fire system (sim/fire.h): burning by fuel through the edit log, burnt forms, stone,
+// Fire system (sim/systems/fire.h): burning by fuel through the edit log, burnt forms, stone,
 // wind-biased spread, rain and water putting fires out, replication through the
 // streams (a mirror follows every step) and run-to-run determinism.
 #include <doctest/doctest.h>
@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "sim/brick_store.h"
-#include "sim/fire.h"
-#include "sim/material.h"
-#include "sim/mirror.h"
-#include "sim/scene.h"
-#include "sim/sim_context.h"
-#include "sim/sim_state.h"
-#include "sim/step.h"
-#include "sim/trace_hash.h"
+#include "sim/world/brick_store.h"
+#include "sim/systems/fire.h"
+#include "sim/world/material.h"
+#include "sim/step/mirror.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_context.h"
+#include "sim/systems/sim_state.h"
+#include "sim/step/step.h"
+#include "sim/trace/trace_hash.h"
 #include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;

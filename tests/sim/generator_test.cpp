@@ -1,7 +1,7 @@
 // World generation: the same world for any thread count and chunk order, locality of
 // changes (a rule or feature changes only the cells it reaches), per-column
 // consistency, and every shipped scene generates a sane world.
-#include "sim/generator.h"
+#include "sim/gen/generator.h"
 
 #include <doctest/doctest.h>
 
@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "sim/internal/shapes.h"
-#include "sim/internal/world_field.h"
-#include "sim/scatter.h"
-#include "sim/world_hash.h"
+#include "sim/gen/internal/shapes.h"
+#include "sim/gen/internal/world_field.h"
+#include "sim/gen/scatter.h"
+#include "sim/world/world_hash.h"
 
 using namespace loam::sim;
 

@@ -1,4 +1,4 @@
-#include "sim/material.h"
+#include "sim/world/material.h"
 
 #include <doctest/doctest.h>
 

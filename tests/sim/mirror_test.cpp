@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <vector>
 
-#include "sim/mirror.h"
-#include "sim/scene.h"
-#include "sim/script.h"
-#include "sim/step.h"
-#include "sim/world_hash.h"
+#include "sim/step/mirror.h"
+#include "sim/gen/scene.h"
+#include "sim/trace/script.h"
+#include "sim/step/step.h"
+#include "sim/world/world_hash.h"
 #include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;

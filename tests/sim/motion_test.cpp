@@ -2,7 +2,7 @@
 // swimming, and the integer trigonometry it rests on.
 #include <doctest/doctest.h>
 
-#include "sim/motion.h"
+#include "sim/systems/motion.h"
 #include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;

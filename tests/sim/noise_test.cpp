@@ -1,12 +1,12 @@
 // Noise: ranges, continuity, lattice zeros, independence of keys, and bit-exact
 // values pinned so a change to the noise (which changes every world) is noticed.
-#include "sim/noise.h"
+#include "sim/gen/noise.h"
 
 #include <doctest/doctest.h>
 
 #include <cstring>
 
-#include "sim/gen_random.h"
+#include "sim/gen/gen_random.h"
 
 using namespace loam::sim;
 

@@ -1,4 +1,4 @@
-#include "sim/save.h"
+#include "sim/save/save.h"
 
 #include <doctest/doctest.h>
 
@@ -11,8 +11,8 @@
 #include <xxhash.h>
 #include <zstd.h>
 
-#include "sim/brick_store.h"
-#include "sim/world_hash.h"
+#include "sim/world/brick_store.h"
+#include "sim/world/world_hash.h"
 
 using namespace loam::sim;
 

@@ -1,6 +1,6 @@
 // Scene files: every shipped scene loads; every kind of bad input gives an error
 // with file:line:column and what is wrong; thousands of mutated files never crash.
-#include "sim/scene.h"
+#include "sim/gen/scene.h"
 
 #include <doctest/doctest.h>
 
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/brick_store.h"
-#include "sim/gen_random.h"
+#include "sim/world/brick_store.h"
+#include "sim/gen/gen_random.h"
 
 using namespace loam::sim;
 

@@ -1,8 +1,8 @@
 // Scripts: parsing (errors name the line), and deterministic expansion into commands.
 #include <doctest/doctest.h>
 
-#include "sim/script.h"
-#include "sim/step.h"
+#include "sim/trace/script.h"
+#include "sim/step/step.h"
 #include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;

@@ -4,10 +4,10 @@
 
 #include <memory>
 
-#include "sim/brick_store.h"
-#include "sim/material.h"
-#include "sim/scene.h"
-#include "sim/sim_state.h"
+#include "sim/world/brick_store.h"
+#include "sim/world/material.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_state.h"
 
 namespace loam::test {
 

@@ -1,17 +1,17 @@
 // The state codec: round trips through bytes and through a save file, a restored
 // server that a snapshot-joined mirror follows, hostile bytes, and the cell helpers.
-#include "sim/state_codec.h"
+#include "sim/save/state_codec.h"
 
 #include <doctest/doctest.h>
 
 #include <vector>
 
-#include "sim/generator_version.h"
-#include "sim/mirror.h"
-#include "sim/scene.h"
-#include "sim/script.h"
-#include "sim/step.h"
-#include "sim/world_hash.h"
+#include "sim/gen/generator_version.h"
+#include "sim/step/mirror.h"
+#include "sim/gen/scene.h"
+#include "sim/trace/script.h"
+#include "sim/step/step.h"
+#include "sim/world/world_hash.h"
 
 using namespace loam::sim;
 

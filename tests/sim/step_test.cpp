@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "sim/mirror.h"
-#include "sim/motion.h"
-#include "sim/step.h"
+#include "sim/step/mirror.h"
+#include "sim/systems/motion.h"
+#include "sim/step/step.h"
 #include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;

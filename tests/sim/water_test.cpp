@@ -1,4 +1,4 @@
-// The water system (sim/water.h): levelling and exact conservation, falling and
+// The water system (sim/systems/water.h): levelling and exact conservation, falling and
 // spreading, draining into a dug hole, a waterfall source that stays bounded and
 // fills a hole on its way, displacement by a placed block, determinism and the
 // mirror, and that settled water costs nothing.
@@ -8,11 +8,11 @@
 #include <functional>
 #include <vector>
 
-#include "sim/mirror.h"
-#include "sim/sim_context.h"
-#include "sim/step.h"
-#include "sim/water.h"
-#include "sim/world_hash.h"
+#include "sim/step/mirror.h"
+#include "sim/systems/sim_context.h"
+#include "sim/step/step.h"
+#include "sim/systems/water.h"
+#include "sim/world/world_hash.h"
 #include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;

@@ -1,4 +1,4 @@
-// Weather and time of day (sim/weather.h): the clock and its wrap, set-time, the rain
+// Weather and time of day (sim/systems/weather.h): the clock and its wrap, set-time, the rain
 // schedule and commands, gusts, shelter under canopy and in tunnels, wetness, and
 // replication of the (rare, small) weather records through applyWeatherChange.
 #include <doctest/doctest.h>
@@ -7,13 +7,13 @@
 #include <memory>
 #include <string>
 
-#include "sim/brick_store.h"
-#include "sim/material.h"
-#include "sim/scene.h"
-#include "sim/sim_context.h"
-#include "sim/sim_state.h"
-#include "sim/step.h"
-#include "sim/weather.h"
+#include "sim/world/brick_store.h"
+#include "sim/world/material.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_context.h"
+#include "sim/systems/sim_state.h"
+#include "sim/step/step.h"
+#include "sim/systems/weather.h"
 #include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;

@@ -1,4 +1,4 @@
-#include "sim/world_hash.h"
+#include "sim/world/world_hash.h"
 
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "sim/brick_store.h"
+#include "sim/world/brick_store.h"
 
 using namespace loam::sim;
 

@@ -1,17 +1,17 @@
 // WorldHashTracker must equal hashWorld bit for bit after every update: the world
 // hash, and the hash of every cell it reports as touched and of every cell read
 // from its cache.
-#include "sim/world_hash_tracker.h"
+#include "sim/step/world_hash_tracker.h"
 
 #include <doctest/doctest.h>
 
 #include <chrono>
 #include <vector>
 
-#include "sim/brick_store.h"
-#include "sim/scene.h"
-#include "sim/script.h"
-#include "sim/step.h"
+#include "sim/world/brick_store.h"
+#include "sim/gen/scene.h"
+#include "sim/trace/script.h"
+#include "sim/step/step.h"
 #include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;

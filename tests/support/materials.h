@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "sim/material.h"
+#include "sim/world/material.h"
 
 namespace loam::test {
 

@@ -1,0 +1,366 @@
+// Chunk-column pipeline and thread pool of the world generator.
+#include "sim/gen/generator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/gen/gen_random.h"
+#include "sim/gen/internal/shapes.h"
+#include "sim/gen/internal/world_field.h"
+#include "sim/gen/noise.h"
+
+namespace loam::sim {
+namespace {
+
+using internal::Column;
+using internal::ColumnWindow;
+using internal::Shape;
+using internal::VoxelBounds;
+
+constexpr int kChunkVoxels = kChunkBricks * kBrickSize;  // 128
+constexpr int kBricksPerLayer = kChunkBricks * kChunkBricks;
+constexpr int kMixed = -1;  // classification: not one material (MaterialId values are 0..255)
+
+/// Per brick column of a chunk column: the ranges that decide uniform bricks.
+struct BrickColumnStats {
+  std::int32_t minDeepTop, maxDeepTop;  // ground - deepVoxels
+  std::int32_t minSurfTop, maxSurfTop;  // ground - surfaceVoxels
+  std::int32_t minGround, maxGround;
+  std::int32_t minWater, maxTop;        // water top; max(ground, water)
+  int surface, water;                   // kMixed when the 64 columns differ
+};
+
+/// Everything one worker thread reuses between chunk columns.
+struct Scratch {
+  std::vector<internal::GridSample> lattice;
+  std::vector<Column> cols;
+  std::vector<std::uint8_t> flatCells;
+  std::vector<Shape> shapes;
+  std::vector<int> chunkShapes;
+  std::vector<std::uint32_t> brickStart;  // 4097 prefix offsets
+  std::vector<std::uint32_t> brickShapes;
+  BrickColumnStats stats[kBricksPerLayer];
+  MaterialId vox[kBrickVoxels];
+};
+
+class Generator {
+ public:
+  Generator(const Scene& scene, std::uint64_t seed, BrickStore& store)
+      : scene_(scene), field_(scene, seed), store_(store) {
+    internal::buildFixedShapes(scene, seed, fixed_);
+    deep_ = scene.terrain.deep.id;
+    sub_ = scene.terrain.subsurface.id;
+    deepV_ = field_.deepVoxels();
+    surfV_ = field_.surfaceVoxels();
+  }
+
+  void chunkColumn(std::int32_t cx, std::int32_t cz, Scratch& s) {
+    const WorldBounds& wb = scene_.worldBounds;
+    std::int32_t x0 = cx * kChunkVoxels, z0 = cz * kChunkVoxels;
+    std::int32_t yLo = wb.minBrick.y * kBrickSize, yHi = wb.maxBrick.y * kBrickSize;
+    field_.columns(x0, z0, kChunkVoxels, s.lattice, s.cols, s.flatCells);
+    ColumnWindow win{s.cols.data(), s.flatCells.data(), x0, z0, kChunkVoxels};
+
+    VoxelBounds region{x0, yLo, z0, x0 + kChunkVoxels, yHi, z0 + kChunkVoxels};
+    s.shapes.clear();
+    internal::collectScatterShapes(field_, region, s.shapes);
+    for (const Shape& t : fixed_.tunnels) {
+      if (t.box.overlaps(region)) s.shapes.push_back(t);
+    }
+    for (const Shape& t : fixed_.structures) {
+      if (t.box.overlaps(region)) s.shapes.push_back(t);
+    }
+
+    computeStats(s, win);
+    BrickColumnStats all = s.stats[0];
+    for (int i = 1; i < kBricksPerLayer; ++i) {
+      const BrickColumnStats& b = s.stats[i];
+      all.minDeepTop = std::min(all.minDeepTop, b.minDeepTop);
+      all.maxTop = std::max(all.maxTop, b.maxTop);
+    }
+
+    for (std::int32_t cy = wb.minBrick.y >> kChunkShift; cy < (wb.maxBrick.y >> kChunkShift); ++cy) {
+      std::int32_t y0 = cy * kChunkVoxels;
+      VoxelBounds cbox{x0, y0, z0, x0 + kChunkVoxels, y0 + kChunkVoxels, z0 + kChunkVoxels};
+      s.chunkShapes.clear();
+      for (size_t i = 0; i < s.shapes.size(); ++i) {
+        if (s.shapes[i].box.overlaps(cbox)) s.chunkShapes.push_back(static_cast<int>(i));
+      }
+      ChunkCoord cc{cx, cy, cz};
+      if (s.chunkShapes.empty()) {
+        if (y0 >= all.maxTop) continue;  // all air: the store starts as air
+        if (y0 + kChunkVoxels <= all.minDeepTop) {
+          store_.fillChunk(cc, deep_);
+          continue;
+        }
+        // Terrain alone may still make the chunk one material (e.g. a thick layer).
+        std::optional<MaterialId> one = uniformChunk(s, y0);
+        if (one) {
+          if (*one != kAir) store_.fillChunk(cc, *one);
+          continue;
+        }
+      }
+      mapShapesToBricks(s, cbox);
+      for (int lz = 0; lz < kChunkBricks; ++lz) {
+        for (int ly = 0; ly < kChunkBricks; ++ly) {
+          for (int lx = 0; lx < kChunkBricks; ++lx) {
+            brick(s, win, cc, lx, ly, lz);
+          }
+        }
+      }
+      store_.compactChunk(cc);
+    }
+  }
+
+ private:
+  void computeStats(Scratch& s, const ColumnWindow& win) const {
+    for (int bz = 0; bz < kChunkBricks; ++bz) {
+      for (int bx = 0; bx < kChunkBricks; ++bx) {
+        BrickColumnStats st{INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN,
+                            kAir, kAir};
+        bool first = true;
+        std::int32_t cx = win.x0 + bx * kBrickSize, cz = win.z0 + bz * kBrickSize;
+        int n = win.cellFlat(cx, cz) ? 1 : kBrickSize;  // a flat cell: one column says it all
+        for (int lz = 0; lz < n; ++lz) {
+          for (int lx = 0; lx < n; ++lx) {
+            const Column& c = win.at(cx + lx, cz + lz);
+            st.minDeepTop = std::min(st.minDeepTop, c.deepTop);
+            st.maxDeepTop = std::max(st.maxDeepTop, c.deepTop);
+            st.minSurfTop = std::min(st.minSurfTop, c.ground - surfV_);
+            st.maxSurfTop = std::max(st.maxSurfTop, c.ground - surfV_);
+            st.minGround = std::min(st.minGround, c.ground);
+            st.maxGround = std::max(st.maxGround, c.ground);
+            st.minWater = std::min(st.minWater, c.water);
+            st.maxTop = std::max(st.maxTop, std::max(c.ground, c.water));
+            if (first) {
+              st.surface = c.surface;
+              st.water = c.waterMaterial;
+              first = false;
+            } else {
+              if (st.surface != c.surface) st.surface = kMixed;
+              if (st.water != c.waterMaterial) st.water = kMixed;
+            }
+          }
+        }
+        s.stats[bz * kChunkBricks + bx] = st;
+      }
+    }
+  }
+
+  /// Counting sort of (brick, shape) pairs: brickShapes[brickStart[b] .. brickStart[b + 1])
+  /// are the shapes overlapping brick b, in shape order.
+  void mapShapesToBricks(Scratch& s, const VoxelBounds& cbox) const {
+    s.brickStart.assign(internal::kChunkBrickCount + 1, 0);
+    auto range = [&](const Shape& sh, int lo[3], int hi[3]) {
+      lo[0] = (std::max(sh.box.x0, cbox.x0) - cbox.x0) >> kBrickShift;
+      lo[1] = (std::max(sh.box.y0, cbox.y0) - cbox.y0) >> kBrickShift;
+      lo[2] = (std::max(sh.box.z0, cbox.z0) - cbox.z0) >> kBrickShift;
+      hi[0] = (std::min(sh.box.x1, cbox.x1) - 1 - cbox.x0) >> kBrickShift;
+      hi[1] = (std::min(sh.box.y1, cbox.y1) - 1 - cbox.y0) >> kBrickShift;
+      hi[2] = (std::min(sh.box.z1, cbox.z1) - 1 - cbox.z0) >> kBrickShift;
+    };
+    for (int si : s.chunkShapes) {
+      int lo[3], hi[3];
+      range(s.shapes[static_cast<size_t>(si)], lo, hi);
+      for (int z = lo[2]; z <= hi[2]; ++z)
+        for (int y = lo[1]; y <= hi[1]; ++y)
+          for (int x = lo[0]; x <= hi[0]; ++x) ++s.brickStart[static_cast<size_t>(brickIndexInChunk(BrickCoord{x, y, z})) + 1];
+    }
+    for (int i = 0; i < internal::kChunkBrickCount; ++i) s.brickStart[static_cast<size_t>(i) + 1] += s.brickStart[static_cast<size_t>(i)];
+    s.brickShapes.resize(s.brickStart[internal::kChunkBrickCount]);
+    std::vector<std::uint32_t> fillPos(s.brickStart.begin(), s.brickStart.end() - 1);
+    for (int si : s.chunkShapes) {
+      int lo[3], hi[3];
+      range(s.shapes[static_cast<size_t>(si)], lo, hi);
+      for (int z = lo[2]; z <= hi[2]; ++z)
+        for (int y = lo[1]; y <= hi[1]; ++y)
+          for (int x = lo[0]; x <= hi[0]; ++x) {
+            auto b = static_cast<size_t>(brickIndexInChunk(BrickCoord{x, y, z}));
+            s.brickShapes[fillPos[b]++] = static_cast<std::uint32_t>(si);
+          }
+    }
+  }
+
+  /// The material of a shape-free chunk at voxel y0 when every brick is the same
+  /// uniform material, else nullopt.
+  std::optional<MaterialId> uniformChunk(const Scratch& s, std::int32_t y0) const {
+    int one = kMixed;
+    for (int i = 0; i < kBricksPerLayer; ++i) {
+      for (int ly = 0; ly < kChunkBricks; ++ly) {
+        bool air = false;
+        int m = classify(s.stats[i], y0 + ly * kBrickSize, air);
+        if (m == kMixed || (one != kMixed && one != m)) return std::nullopt;
+        one = m;
+      }
+    }
+    return static_cast<MaterialId>(one);
+  }
+
+  /// Uniform material of a terrain-only brick at voxel y oy, or kMixed.
+  int classify(const BrickColumnStats& st, std::int32_t oy, bool& air) const {
+    air = false;
+    std::int32_t top = oy + kBrickSize;
+    if (oy >= st.maxTop) {
+      air = true;
+      return kAir;
+    }
+    if (top <= st.minDeepTop) return deep_;
+    if (oy >= st.maxDeepTop && top <= st.minSurfTop) return sub_;
+    if (st.surface != kMixed && oy >= st.maxSurfTop && top <= st.minGround) return st.surface;
+    if (st.water != kMixed && oy >= st.maxGround && top <= st.minWater) return st.water;
+    return kMixed;
+  }
+
+  void terrainVoxels(const ColumnWindow& win, std::int32_t ox, std::int32_t oy, std::int32_t oz,
+                     MaterialId* vox) const {
+    auto clampRow = [oy](std::int32_t y) {
+      std::int32_t r = y - oy;
+      return r < 0 ? 0 : (r > kBrickSize ? kBrickSize : r);
+    };
+    for (int lz = 0; lz < kBrickSize; ++lz) {
+      for (int lx = 0; lx < kBrickSize; ++lx) {
+        const Column& c = win.at(ox + lx, oz + lz);
+        // Layer boundaries as rows of this brick: deep | sub | surface | water | air.
+        std::int32_t b0 = clampRow(c.deepTop), b1 = clampRow(c.ground - surfV_), b2 = clampRow(c.ground),
+                     b3 = clampRow(c.water);
+        MaterialId* col = vox + voxelIndexInBrick(lx, 0, lz);
+        int ly = 0;
+        for (; ly < b0; ++ly) col[ly * kBrickSize] = deep_;
+        for (; ly < b1; ++ly) col[ly * kBrickSize] = sub_;
+        for (; ly < b2; ++ly) col[ly * kBrickSize] = c.surface;
+        for (; ly < b3; ++ly) col[ly * kBrickSize] = c.waterMaterial;
+        for (; ly < kBrickSize; ++ly) col[ly * kBrickSize] = kAir;
+      }
+    }
+  }
+
+  void brick(Scratch& s, const ColumnWindow& win, ChunkCoord cc, int lx, int ly, int lz) {
+    BrickCoord b{cc.x * kChunkBricks + lx, cc.y * kChunkBricks + ly, cc.z * kChunkBricks + lz};
+    std::int32_t ox = b.x * kBrickSize, oy = b.y * kBrickSize, oz = b.z * kBrickSize;
+    const BrickColumnStats& st = s.stats[lz * kChunkBricks + lx];
+    bool air = false;
+    int uni = classify(st, oy, air);
+    auto bi = static_cast<size_t>(brickIndexInChunk(BrickCoord{lx, ly, lz}));
+    std::uint32_t first = s.brickStart[bi], last = s.brickStart[bi + 1];
+    if (first == last && uni != kMixed) {
+      if (!air) store_.fillBrick(b, static_cast<MaterialId>(uni));
+      return;
+    }
+    if (uni != kMixed) {
+      std::memset(s.vox, uni, sizeof s.vox);  // uni is a MaterialId here
+    } else {
+      terrainVoxels(win, ox, oy, oz, s.vox);
+    }
+    bool wrote = false;
+    for (std::uint32_t i = first; i < last; ++i) {
+      wrote = internal::paintShape(s.shapes[s.brickShapes[i]], ox, oy, oz, win, s.vox) || wrote;
+    }
+    if (!wrote && uni != kMixed) {  // shapes' boxes reached the brick, their voxels did not
+      if (!air) store_.fillBrick(b, static_cast<MaterialId>(uni));
+      return;
+    }
+    // Shapes often leave a brick uniform (inside a rock or canopy core, carved air).
+    std::uint64_t pattern = 0x0101010101010101ull * s.vox[0];
+    bool uniform = wrote;
+    for (int i = 0; i < kBrickVoxels && uniform; i += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, s.vox + i, sizeof w);
+      uniform = w == pattern;
+    }
+    if (uniform) {
+      if (s.vox[0] != kAir) store_.fillBrick(b, s.vox[0]);
+      return;
+    }
+    store_.writeBrick(b, s.vox);
+  }
+
+  const Scene& scene_;
+  internal::WorldField field_;
+  internal::FixedShapes fixed_;
+  BrickStore& store_;
+  MaterialId deep_ = kAir, sub_ = kAir;
+  std::int32_t deepV_ = 0, surfV_ = 0;
+};
+
+}  // namespace
+
+Result<BrickStore> generateWorld(const Scene& scene, std::uint64_t seed, std::uint32_t generatorVersion,
+                                 const GenerateOptions& options) {
+  if (generatorVersion != kGeneratorVersion) {
+    return makeError("generator version " + std::to_string(generatorVersion) + " requested; this build implements " +
+                     std::to_string(kGeneratorVersion));
+  }
+  if (!scene.materials) {
+    return makeError(scene.sourcePath + ": scene has no material table (parsed without one)");
+  }
+  if (!BrickStore::validBounds(scene.worldBounds)) {
+    return makeError(scene.sourcePath + ": world bounds are not whole chunks or are too large");
+  }
+  BrickStore store(scene.worldBounds);
+  Generator gen(scene, seed, store);
+
+  const WorldBounds& wb = scene.worldBounds;
+  std::int32_t cx0 = wb.minBrick.x >> kChunkShift, cx1 = wb.maxBrick.x >> kChunkShift;
+  std::int32_t cz0 = wb.minBrick.z >> kChunkShift, cz1 = wb.maxBrick.z >> kChunkShift;
+  struct Item {
+    std::int32_t cx, cz;
+  };
+  std::vector<Item> work;
+  for (std::int32_t cz = cz0; cz < cz1; ++cz) {
+    for (std::int32_t cx = cx0; cx < cx1; ++cx) work.push_back({cx, cz});
+  }
+  if (options.orderSeed != 0) {
+    // A keyed shuffle: sort by a hash of the position (tests prove order independence).
+    std::vector<std::pair<std::uint64_t, Item>> keyed;
+    for (const Item& it : work) keyed.push_back({genHash(options.orderSeed, GenPurpose::ChunkOrder, it.cx, it.cz), it});
+    std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < work.size(); ++i) work[i] = keyed[i].second;
+  }
+
+  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
+  if (threads < 1) threads = 1;
+  if (static_cast<size_t>(threads) > work.size()) threads = static_cast<int>(std::max<size_t>(work.size(), 1));
+
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> done{0};
+  auto worker = [&](bool caller) {
+    auto scratch = std::make_unique<Scratch>();
+    for (;;) {
+      size_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= work.size()) break;
+      gen.chunkColumn(work[i].cx, work[i].cz, *scratch);
+      size_t d = done.fetch_add(1, std::memory_order_acq_rel) + 1;
+      if (caller && options.progress) options.progress(static_cast<double>(d) / static_cast<double>(work.size()));
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker, false);
+  worker(true);
+  for (std::thread& t : pool) t.join();
+  if (options.progress) options.progress(1.0);
+  store.markGenerated();
+  return store;
+}
+
+TerrainColumn terrainColumnAt(const Scene& scene, std::uint64_t seed, std::int32_t x, std::int32_t z) {
+  internal::WorldField field(scene, seed);
+  Column c = field.columnAt(x, z);
+  return {c.ground, c.water};
+}
+
+VoxelCoord placementVoxel(const Scene& scene, std::uint64_t seed, const Vec3& position, bool onGround) {
+  auto vx = static_cast<std::int32_t>(floorToInt(position.x * internal::kVoxelsPerMetreD));
+  auto vz = static_cast<std::int32_t>(floorToInt(position.z * internal::kVoxelsPerMetreD));
+  if (onGround) {
+    TerrainColumn c = terrainColumnAt(scene, seed, vx, vz);
+    return {vx, std::max(c.ground, c.water), vz};
+  }
+  return {vx, static_cast<std::int32_t>(floorToInt(position.y * internal::kVoxelsPerMetreD)), vz};
+}
+
+}  // namespace loam::sim

@@ -1,0 +1,471 @@
+#include "sim/save/save.h"
+
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sstream>
+#include <string_view>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+#include <zstd.h>
+
+#include "sim/world/brick_store.h"
+
+namespace loam::sim {
+
+namespace {
+
+constexpr char kMagic[8] = {'L', 'O', 'A', 'M', 'S', 'A', 'V', 'E'};
+constexpr std::size_t kChecksumOffset = 56;
+
+// ---- little-endian writing ----------------------------------------------------------
+
+class Writer {
+ public:
+  explicit Writer(std::vector<std::uint8_t>& out) : out_(out) {}
+  void u8(std::uint8_t v) { out_.push_back(v); }
+  void u16(std::uint16_t v) { put(v, 2); }
+  void u32(std::uint32_t v) { put(v, 4); }
+  void i32(std::int32_t v) { put(static_cast<std::uint32_t>(v), 4); }
+  void u64(std::uint64_t v) { put(v, 8); }
+  void bytes(const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::uint8_t*>(p);
+    out_.insert(out_.end(), b, b + n);
+  }
+
+ private:
+  void put(std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  std::vector<std::uint8_t>& out_;
+};
+
+std::uint64_t getLE(const std::uint8_t* p, int n) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v |= std::uint64_t{p[i]} << (8 * i);
+  return v;
+}
+
+void putLE(std::uint8_t* p, std::uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+// ---- bounds-checked reading ---------------------------------------------------------
+
+class Reader {
+ public:
+  Reader(const std::uint8_t* p, std::size_t n) : p_(p), n_(n) {}
+  std::size_t remaining() const { return n_ - pos_; }
+  /// Next n bytes, or nullptr (and nothing consumed) if fewer remain.
+  const std::uint8_t* take(std::size_t n) {
+    if (n > remaining()) return nullptr;
+    const std::uint8_t* r = p_ + pos_;
+    pos_ += n;
+    return r;
+  }
+  bool u8(std::uint8_t& v) { return num(v, 1); }
+  bool u16(std::uint16_t& v) { return num(v, 2); }
+  bool u32(std::uint32_t& v) { return num(v, 4); }
+  bool u64(std::uint64_t& v) { return num(v, 8); }
+  bool i32(std::int32_t& v) {
+    std::uint32_t u = 0;
+    if (!u32(u)) return false;
+    v = static_cast<std::int32_t>(u);
+    return true;
+  }
+
+ private:
+  template <class T>
+  bool num(T& v, int n) {
+    const std::uint8_t* b = take(static_cast<std::size_t>(n));
+    if (!b) return false;
+    v = static_cast<T>(getLE(b, n));
+    return true;
+  }
+  const std::uint8_t* p_;
+  std::size_t n_;
+  std::size_t pos_ = 0;
+};
+
+Error corrupt(const std::string& what) { return makeError("corrupt save: " + what); }
+
+/// Position of brick b in canonical store order for bounds (chunk index, then brick
+/// index in chunk).
+std::uint64_t canonicalKey(const WorldBounds& bounds, BrickCoord b) {
+  ChunkCoord lo = chunkOf(bounds.minBrick);
+  std::uint64_t nx = static_cast<std::uint64_t>((bounds.maxBrick.x - bounds.minBrick.x) / kChunkBricks);
+  std::uint64_t ny = static_cast<std::uint64_t>((bounds.maxBrick.y - bounds.minBrick.y) / kChunkBricks);
+  ChunkCoord c = chunkOf(b);
+  std::uint64_t ci = static_cast<std::uint64_t>(c.x - lo.x) +
+                     nx * (static_cast<std::uint64_t>(c.y - lo.y) + ny * static_cast<std::uint64_t>(c.z - lo.z));
+  return ci * 4096u + static_cast<std::uint64_t>(brickIndexInChunk(b));
+}
+
+std::string hex(std::uint64_t v) {
+  std::ostringstream os;
+  os << std::hex << v;
+  return os.str();
+}
+
+Result<void> checkBlobNames(const std::vector<SaveBlob>& blobs) {
+  for (std::size_t i = 0; i < blobs.size(); ++i) {
+    const std::string& n = blobs[i].name;
+    if (n.empty() || n.size() > 255) return makeError("save blob name must be 1..255 bytes: '" + n + "'");
+    for (std::size_t j = 0; j < i; ++j)
+      if (blobs[j].name == n) return makeError("duplicate save blob name '" + n + "'");
+  }
+  return ok();
+}
+
+std::string sysError(const std::string& what, const std::string& path) {
+  return path + ": " + what + ": " + std::strerror(errno);
+}
+
+}  // namespace
+
+// ---- capture and encode -------------------------------------------------------------
+
+Result<SaveData> captureSave(const SaveHeader& header, const BrickStore& store, std::vector<SaveBlob> blobs) {
+  if (auto r = checkBlobNames(blobs); !r) return r.error();
+  SaveData data;
+  data.header = header;
+  data.bounds = store.bounds();
+  data.bricks.reserve(store.modifiedCount());
+  MaterialId base[kBrickVoxels];
+  store.forEachModified([&](BrickCoord b) {
+    SavedBrick sb;
+    sb.coord = b;
+    store.readBrick(b, sb.voxels.data());
+    if (store.generatedBrick(b, base)) {
+      sb.delta = true;
+      bool any = false;
+      for (int i = 0; i < kBrickVoxels; ++i) {
+        bool diff = sb.voxels[static_cast<std::size_t>(i)] != base[i];
+        sb.changed[static_cast<std::size_t>(i >> 6)] |= std::uint64_t{diff} << (i & 63);
+        any |= diff;
+      }
+      if (!any) return;  // changed back to its generated content: nothing to save
+    }
+    data.bricks.push_back(sb);
+  });
+  data.blobs = std::move(blobs);
+  return data;
+}
+
+Result<std::vector<std::uint8_t>> encodeSave(SaveData& data, int level) {
+  if (auto r = checkBlobNames(data.blobs); !r) return r.error();
+  // Raw payload: coordinates together, then each brick's canonical packed form
+  // (uniform bricks cost 2 bytes, 1-bit bricks 68), so like bytes sit together.
+  std::vector<std::uint8_t> raw;
+  std::size_t blobBytes = 0;
+  for (const SaveBlob& b : data.blobs) blobBytes += 2 + b.name.size() + 8 + b.bytes.size();
+  raw.reserve(24 + 4 + data.bricks.size() * (12 + 80) + 4 + blobBytes);
+  Writer w(raw);
+  const WorldBounds& bd = data.bounds;
+  for (std::int32_t v : {bd.minBrick.x, bd.minBrick.y, bd.minBrick.z, bd.maxBrick.x, bd.maxBrick.y, bd.maxBrick.z})
+    w.i32(v);
+  w.u32(static_cast<std::uint32_t>(data.bricks.size()));
+  for (const SavedBrick& b : data.bricks) {
+    w.i32(b.coord.x);
+    w.i32(b.coord.y);
+    w.i32(b.coord.z);
+  }
+  std::size_t deltas = 0, changedVoxels = 0;
+  for (const SavedBrick& b : data.bricks) {
+    w.u8(b.delta ? 1 : 0);
+    deltas += b.delta;
+  }
+  std::uint8_t form[BrickView::kMaxPackedBytes];
+  for (const SavedBrick& b : data.bricks) {
+    if (!b.delta) w.bytes(form, packCanonical(b.voxels.data(), form));
+  }
+  for (const SavedBrick& b : data.bricks) {
+    if (b.delta)
+      for (std::uint64_t word : b.changed) w.u64(word);
+  }
+  for (const SavedBrick& b : data.bricks) {
+    if (!b.delta) continue;
+    for (int i = 0; i < kBrickVoxels; ++i) {
+      if ((b.changed[static_cast<std::size_t>(i >> 6)] >> (i & 63)) & 1u) {
+        w.u8(b.voxels[static_cast<std::size_t>(i)]);
+        ++changedVoxels;
+      }
+    }
+  }
+  w.u32(static_cast<std::uint32_t>(data.blobs.size()));
+  for (const SaveBlob& b : data.blobs) {
+    w.u16(static_cast<std::uint16_t>(b.name.size()));
+    w.bytes(b.name.data(), b.name.size());
+    w.u64(b.bytes.size());
+    w.bytes(b.bytes.data(), b.bytes.size());
+  }
+  if (raw.size() > kMaxSavePayloadBytes) return makeError("save payload too large: " + std::to_string(raw.size()) + " bytes");
+
+  std::vector<std::uint8_t> out(kSaveHeaderBytes + ZSTD_compressBound(raw.size()));
+  std::size_t packed = ZSTD_compress(out.data() + kSaveHeaderBytes, out.size() - kSaveHeaderBytes, raw.data(),
+                                     raw.size(), level);
+  if (ZSTD_isError(packed)) return makeError(std::string("zstd compression failed: ") + ZSTD_getErrorName(packed));
+  out.resize(kSaveHeaderBytes + packed);
+  std::uint8_t* h = out.data();
+  std::memcpy(h, kMagic, 8);
+  putLE(h + 8, data.header.formatVersion, 4);
+  putLE(h + 12, data.header.identity.generatorVersion, 4);
+  putLE(h + 16, data.header.identity.sceneHash, 8);
+  putLE(h + 24, data.header.identity.seed, 8);
+  putLE(h + 32, data.header.tick, 8);
+  putLE(h + 40, raw.size(), 8);
+  putLE(h + 48, packed, 8);
+  XXH3_state_t st;
+  XXH3_64bits_reset(&st);
+  XXH3_64bits_update(&st, h, kChecksumOffset);
+  XXH3_64bits_update(&st, h + kSaveHeaderBytes, packed);
+  putLE(h + kChecksumOffset, XXH3_64bits_digest(&st), 8);
+
+  data.sizes.rawBytes = raw.size();
+  data.sizes.compressedBytes = packed;
+  data.sizes.fileBytes = out.size();
+  data.sizes.deltaBricks = deltas;
+  data.sizes.wholeBricks = data.bricks.size() - deltas;
+  data.sizes.changedVoxels = changedVoxels;
+  return out;
+}
+
+// ---- decode -------------------------------------------------------------------------
+
+Result<SaveData> decodeSave(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() < kSaveHeaderBytes)
+    return corrupt("file is " + std::to_string(bytes.size()) + " bytes, shorter than the 64-byte header");
+  const std::uint8_t* h = bytes.data();
+  if (std::memcmp(h, kMagic, 8) != 0) return makeError("not a Loam save (bad magic)");
+  SaveData data;
+  data.header.formatVersion = static_cast<std::uint32_t>(getLE(h + 8, 4));
+  if (data.header.formatVersion != kSaveFormatVersion)
+    return makeError("save format version " + std::to_string(data.header.formatVersion) +
+                     " is not supported (this build reads version " + std::to_string(kSaveFormatVersion) + ")");
+  data.header.identity.generatorVersion = static_cast<std::uint32_t>(getLE(h + 12, 4));
+  data.header.identity.sceneHash = getLE(h + 16, 8);
+  data.header.identity.seed = getLE(h + 24, 8);
+  data.header.tick = getLE(h + 32, 8);
+  std::uint64_t rawSize = getLE(h + 40, 8);
+  std::uint64_t packed = getLE(h + 48, 8);
+  std::uint64_t checksum = getLE(h + kChecksumOffset, 8);
+  if (packed != bytes.size() - kSaveHeaderBytes)
+    return corrupt("header says " + std::to_string(packed) + " compressed bytes, file holds " +
+                   std::to_string(bytes.size() - kSaveHeaderBytes) + " (truncated or extended)");
+  XXH3_state_t st;
+  XXH3_64bits_reset(&st);
+  XXH3_64bits_update(&st, h, kChecksumOffset);
+  XXH3_64bits_update(&st, h + kSaveHeaderBytes, packed);
+  std::uint64_t actual = XXH3_64bits_digest(&st);
+  if (actual != checksum) return corrupt("checksum mismatch (stored " + hex(checksum) + ", computed " + hex(actual) + ")");
+  if (rawSize > kMaxSavePayloadBytes) return corrupt("payload size " + std::to_string(rawSize) + " exceeds the limit");
+  unsigned long long frameSize = ZSTD_getFrameContentSize(h + kSaveHeaderBytes, packed);
+  if (frameSize != rawSize) return corrupt("compressed frame size does not match the header");
+
+  std::vector<std::uint8_t> raw(rawSize);
+  std::size_t got = ZSTD_decompress(raw.data(), raw.size(), h + kSaveHeaderBytes, packed);
+  if (ZSTD_isError(got)) return corrupt(std::string("zstd: ") + ZSTD_getErrorName(got));
+  if (got != rawSize) return corrupt("decompressed size differs from the header");
+  data.sizes.rawBytes = rawSize;
+  data.sizes.compressedBytes = packed;
+  data.sizes.fileBytes = bytes.size();
+
+  Reader r(raw.data(), raw.size());
+  std::int32_t bv[6];
+  for (std::int32_t& v : bv)
+    if (!r.i32(v)) return corrupt("payload truncated in the bounds");
+  data.bounds = {{bv[0], bv[1], bv[2]}, {bv[3], bv[4], bv[5]}};
+  if (!BrickStore::validBounds(data.bounds)) return corrupt("invalid world bounds");
+  std::uint32_t n = 0;
+  if (!r.u32(n)) return corrupt("payload truncated at the brick count");
+  // Each brick needs at least 15 more bytes: reject impossible counts before allocating.
+  if (std::uint64_t{n} * 15 > r.remaining()) return corrupt("brick count " + std::to_string(n) + " exceeds the payload");
+  data.bricks.resize(n);
+  std::uint64_t prevKey = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    BrickCoord& c = data.bricks[i].coord;
+    if (!r.i32(c.x) || !r.i32(c.y) || !r.i32(c.z)) return corrupt("payload truncated in brick coordinates");
+    if (!data.bounds.containsBrick(c)) return corrupt("brick " + std::to_string(i) + " lies outside the bounds");
+    std::uint64_t key = canonicalKey(data.bounds, c);
+    if (i > 0 && key <= prevKey) return corrupt("brick " + std::to_string(i) + " is out of order or repeated");
+    prevKey = key;
+  }
+  const std::uint8_t* kinds = r.take(n);
+  if (!kinds) return corrupt("payload truncated in brick kinds");
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (kinds[i] > 1) return corrupt("brick " + std::to_string(i) + " has unknown kind " + std::to_string(kinds[i]));
+    data.bricks[i].delta = kinds[i] == 1;
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (data.bricks[i].delta) continue;
+    std::size_t avail = r.remaining();
+    const std::uint8_t* at = r.take(0);
+    std::size_t used = unpackCanonical(at, avail, data.bricks[i].voxels.data());
+    if (used == 0) return corrupt("brick " + std::to_string(i) + " has a malformed or truncated encoding");
+    r.take(used);
+    ++data.sizes.wholeBricks;
+  }
+  std::uint64_t changedVoxels = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (!data.bricks[i].delta) continue;
+    bool any = false;
+    for (std::uint64_t& word : data.bricks[i].changed) {
+      if (!r.u64(word)) return corrupt("payload truncated in change masks");
+      changedVoxels += static_cast<std::uint64_t>(std::popcount(word));
+      any |= word != 0;
+    }
+    if (!any) return corrupt("delta brick " + std::to_string(i) + " changes nothing");
+    ++data.sizes.deltaBricks;
+  }
+  if (changedVoxels > r.remaining()) return corrupt("payload truncated in changed voxels");
+  for (std::uint32_t i = 0; i < n; ++i) {
+    SavedBrick& sb = data.bricks[i];
+    if (!sb.delta) continue;
+    for (int v = 0; v < kBrickVoxels; ++v) {
+      if ((sb.changed[static_cast<std::size_t>(v >> 6)] >> (v & 63)) & 1u) r.u8(sb.voxels[static_cast<std::size_t>(v)]);
+    }
+  }
+  data.sizes.changedVoxels = changedVoxels;
+  std::uint32_t blobs = 0;
+  if (!r.u32(blobs)) return corrupt("payload truncated at the blob count");
+  if (std::uint64_t{blobs} * 11 > r.remaining()) return corrupt("blob count exceeds the payload");
+  for (std::uint32_t i = 0; i < blobs; ++i) {
+    std::uint16_t len = 0;
+    if (!r.u16(len)) return corrupt("payload truncated in blob " + std::to_string(i));
+    const std::uint8_t* name = r.take(len);
+    if (!name) return corrupt("payload truncated in blob " + std::to_string(i) + "'s name");
+    std::uint64_t size = 0;
+    if (!r.u64(size)) return corrupt("payload truncated in blob " + std::to_string(i));
+    if (size > r.remaining()) return corrupt("blob " + std::to_string(i) + " is larger than the payload");
+    const std::uint8_t* body = r.take(static_cast<std::size_t>(size));
+    SaveBlob& b = data.blobs.emplace_back();
+    b.name.assign(reinterpret_cast<const char*>(name), len);
+    b.bytes.assign(body, body + size);
+  }
+  if (auto ok = checkBlobNames(data.blobs); !ok) return corrupt(ok.error().message);
+  if (r.remaining() != 0) return corrupt(std::to_string(r.remaining()) + " unexpected bytes after the blobs");
+  return data;
+}
+
+Result<void> checkSaveIdentity(const SaveHeader& saved, const SaveIdentity& world) {
+  std::string diff;
+  auto add = [&](const std::string& s) { diff += (diff.empty() ? "" : "; ") + s; };
+  if (saved.identity.sceneHash != world.sceneHash)
+    add("save is for scene hash " + hex(saved.identity.sceneHash) + ", this world's scene hash is " + hex(world.sceneHash));
+  if (saved.identity.seed != world.seed)
+    add("save is for seed " + std::to_string(saved.identity.seed) + ", this world has seed " + std::to_string(world.seed));
+  if (saved.identity.generatorVersion != world.generatorVersion)
+    add("save is for generator version " + std::to_string(saved.identity.generatorVersion) +
+        ", this build's generator is version " + std::to_string(world.generatorVersion));
+  if (!diff.empty()) return makeError("save does not match this world: " + diff);
+  return ok();
+}
+
+// ---- files --------------------------------------------------------------------------
+
+Result<void> writeSaveFile(const std::string& path, std::span<const std::uint8_t> bytes) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return makeError(sysError("cannot create", tmp));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      std::string e = sysError("write failed", tmp);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return makeError(e);
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  if (::fsync(fd) != 0) {
+    std::string e = sysError("fsync failed", tmp);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return makeError(e);
+  }
+  if (::close(fd) != 0) {
+    std::string e = sysError("close failed", tmp);
+    ::unlink(tmp.c_str());
+    return makeError(e);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string e = sysError("cannot rename " + tmp + " to", path);
+    ::unlink(tmp.c_str());
+    return makeError(e);
+  }
+  // Make the rename itself durable.
+  std::string dir = ".";
+  if (auto slash = path.find_last_of('/'); slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return makeError(sysError("cannot open folder to fsync", dir));
+  int rc = ::fsync(dfd);
+  std::string e = rc != 0 ? sysError("fsync failed", dir) : std::string();
+  ::close(dfd);
+  if (rc != 0) return makeError(e);
+  return ok();
+}
+
+Result<std::vector<std::uint8_t>> readFileBytes(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return makeError(sysError("cannot open", path));
+  std::vector<std::uint8_t> out;
+  struct stat sb {};
+  if (::fstat(fd, &sb) == 0 && sb.st_size > 0) out.reserve(static_cast<std::size_t>(sb.st_size));
+  std::uint8_t buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::string e = sysError("read failed", path);
+      ::close(fd);
+      return makeError(e);
+    }
+    if (n == 0) break;
+    out.insert(out.end(), buf, buf + n);
+  }
+  ::close(fd);
+  return out;
+}
+
+Result<SaveSizes> saveWorld(const std::string& path, const SaveHeader& header, const BrickStore& store,
+                            std::vector<SaveBlob> blobs, int level) {
+  auto data = captureSave(header, store, std::move(blobs));
+  if (!data) return std::move(data).error();
+  auto bytes = encodeSave(*data, level);
+  if (!bytes) return std::move(bytes).error();
+  if (auto w = writeSaveFile(path, *bytes); !w) return w.error();
+  return data->sizes;
+}
+
+Result<SaveData> loadSave(const std::string& path, const SaveIdentity& world) {
+  auto bytes = readFileBytes(path);
+  if (!bytes) return std::move(bytes).error();
+  auto data = decodeSave(*bytes);
+  if (!data) return makeError(path + ": " + data.error().message);
+  if (auto id = checkSaveIdentity(data->header, world); !id) return makeError(path + ": " + id.error().message);
+  return data;
+}
+
+Result<void> applySave(const SaveData& data, BrickStore& store) {
+  const WorldBounds& a = data.bounds;
+  const WorldBounds& b = store.bounds();
+  if (a.minBrick != b.minBrick || a.maxBrick != b.maxBrick) return makeError("save bounds differ from this world's bounds");
+  MaterialId buf[kBrickVoxels];
+  for (const SavedBrick& sb : data.bricks) {
+    if (!sb.delta) {
+      store.writeBrick(sb.coord, sb.voxels.data());
+      continue;
+    }
+    store.readBrick(sb.coord, buf);
+    for (int i = 0; i < kBrickVoxels; ++i)
+      if ((sb.changed[static_cast<std::size_t>(i >> 6)] >> (i & 63)) & 1u) buf[i] = sb.voxels[static_cast<std::size_t>(i)];
+    store.writeBrick(sb.coord, buf);
+  }
+  return ok();
+}
+
+}  // namespace loam::sim

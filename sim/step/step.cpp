@@ -1,0 +1,379 @@
+#include "sim/step/step.h"
+
+#include <algorithm>
+
+#include "sim/systems/motion.h"
+#include "sim/systems/sim_context.h"
+
+namespace loam::sim {
+
+namespace {
+
+void reject(SimContext& ctx, const Command& c, RejectReason why) {
+  ctx.emit(CommandRejectedEvent{c.player, c.sequence, static_cast<std::uint8_t>(c.body.index()), why});
+}
+
+Actor actorOf(PlayerId id) { return Actor{Actor::Kind::Player, id.value}; }
+
+std::int32_t mmPerSecond(std::int64_t unitsPerTick) {
+  return static_cast<std::int32_t>(unitsPerTick * kTicksPerSecond * 1000 / kUnitsPerMetre);
+}
+
+// Lazily refilled token bucket: tokens at `tick`, given tokens at `since`.
+std::int32_t tokensNow(std::int32_t tokens, std::uint64_t since, std::uint64_t tick, std::int32_t perTick,
+                       std::int32_t burst) {
+  std::uint64_t dt = tick > since ? tick - since : 0;
+  std::uint64_t refill = dt * static_cast<std::uint64_t>(perTick);
+  std::uint64_t t = static_cast<std::uint64_t>(tokens) + refill;
+  return t > static_cast<std::uint64_t>(burst) ? burst : static_cast<std::int32_t>(t);
+}
+
+bool canSpendEdit(const SimState& s, const Player& p) {
+  return tokensNow(p.budget.editTokens, p.budget.editTick, s.tick, s.rules.editTokensPerTick, s.rules.editTokenBurst) >=
+         s.rules.editTokenCost;
+}
+
+void spendEdit(const SimState& s, Player& p) {
+  p.budget.editTokens =
+      tokensNow(p.budget.editTokens, p.budget.editTick, s.tick, s.rules.editTokensPerTick, s.rules.editTokenBurst) -
+      s.rules.editTokenCost;
+  p.budget.editTick = s.tick;
+}
+
+bool inReach(const SimState& s, const Player& p, VoxelCoord target) {
+  std::int64_t r = s.rules.reach;
+  return distanceSquared(eyePosition(p.motion), voxelCentre(target)) <= r * r;
+}
+
+bool validToolSize(ToolSize t) {
+  switch (t) {
+    case ToolSize::Cm5:
+    case ToolSize::Cm10:
+    case ToolSize::Cm20:
+    case ToolSize::Cm40:
+      return true;
+  }
+  return false;
+}
+
+// Common checks for dig / place / pour / ignite: the target is in the world and, for
+// a player, within reach of its eye and paid for with an edit token. The server
+// (player 0: console, scenario events, fire tests) has no reach and no budget.
+// Returns false after emitting the rejection; `who` is the player or null (server).
+bool editAllowed(SimState& s, SimContext& ctx, const Command& c, VoxelCoord target, Player*& who) {
+  who = nullptr;
+  if (c.player != kServerPlayer) {
+    who = s.findPlayer(c.player);
+    if (!who) {
+      reject(ctx, c, RejectReason::UnknownPlayer);
+      return false;
+    }
+  }
+  if (!s.world.bounds().containsVoxel(target)) {
+    reject(ctx, c, RejectReason::OutOfBounds);
+    return false;
+  }
+  if (who && !inReach(s, *who, target)) {
+    reject(ctx, c, RejectReason::OutOfReach);
+    return false;
+  }
+  if (who && !canSpendEdit(s, *who)) {
+    reject(ctx, c, RejectReason::RateLimited);
+    return false;
+  }
+  return true;
+}
+
+Actor actorOf(const Player* p) { return p ? actorOf(p->id) : Actor{}; }
+
+void spendEdit(const SimState& s, Player* p) {
+  if (p) spendEdit(s, *p);
+}
+
+void doJoin(SimState& s, SimContext& ctx, const Command& c, const JoinCommand& j) {
+  if (c.player == kServerPlayer) return reject(ctx, c, RejectReason::BadPlayerId);
+  if (s.findPlayer(c.player)) return reject(ctx, c, RejectReason::AlreadyJoined);
+  if (s.players.size() >= s.rules.maxPlayers) return reject(ctx, c, RejectReason::WorldFull);
+  if (j.name.length == 0 || j.name.length > kMaxNameBytes) return reject(ctx, c, RejectReason::BadArgument);
+  Player p;
+  p.id = c.player;
+  p.name = j.name;
+  const Spawn& sp = s.spawns[c.player.value % s.spawns.size()];
+  p.motion.position = sp.position;
+  p.motion.yaw = sp.yaw;
+  p.budget.editTokens = s.rules.editTokenBurst;
+  p.budget.editTick = s.tick;
+  p.budget.chatTokens = s.rules.chatTokenBurst;
+  p.budget.chatTick = s.tick;
+  auto it = std::lower_bound(s.players.begin(), s.players.end(), c.player,
+                             [](const Player& a, PlayerId v) { return a.id < v; });
+  s.players.insert(it, p);
+  ctx.emit(PlayerJoinedEvent{c.player, j.name});
+}
+
+void doLeave(SimState& s, SimContext& ctx, const Command& c) {
+  auto it = std::lower_bound(s.players.begin(), s.players.end(), c.player,
+                             [](const Player& a, PlayerId v) { return a.id < v; });
+  if (it == s.players.end() || it->id != c.player) return reject(ctx, c, RejectReason::UnknownPlayer);
+  s.players.erase(it);
+  ctx.emit(PlayerLeftEvent{c.player});
+}
+
+void doInput(SimState& s, SimContext& ctx, const Command& c, const InputCommand& in) {
+  Player* p = s.findPlayer(c.player);
+  if (!p) return reject(ctx, c, RejectReason::UnknownPlayer);
+  // Stale or duplicate inputs are normal on an unreliable channel: ignore silently.
+  if (in.input.sequence <= p->motion.lastInput) return;
+  if (p->budget.inputTick != s.tick) {
+    p->budget.inputTick = s.tick;
+    p->budget.inputsInTick = 0;
+  }
+  if (p->budget.inputsInTick >= s.rules.maxInputsPerTick) return;  // the client will reconcile
+  ++p->budget.inputsInTick;
+  p->motion = motionStep(p->motion, in.input, s.world, s.lut, &s.scratch.collision);
+  const PlayerState& m = p->motion;
+  if (m.motionEvents == 0) return;
+  const VoxelCoord at = voxelOf(m.position);
+  if (m.motionEvents & kMotionLanded) {
+    ctx.emit(LandedEvent{actorOf(p->id), at, m.surface, mmPerSecond(m.impactSpeed)});
+  }
+  if (m.motionEvents & kMotionSplash) {
+    ctx.emit(SplashEvent{actorOf(p->id), at, mmPerSecond(m.impactSpeed)});
+  }
+  if (m.motionEvents & kMotionFootstep) {
+    std::int64_t v2 = std::int64_t{m.velocity.x} * m.velocity.x + std::int64_t{m.velocity.z} * m.velocity.z;
+    ctx.emit(FootstepEvent{actorOf(p->id), at, m.surface, mmPerSecond(isqrt64(static_cast<std::uint64_t>(v2)))});
+  }
+}
+
+void doDig(SimState& s, SimContext& ctx, const Command& c, const DigCommand& d) {
+  if (!validToolSize(d.radius)) return reject(ctx, c, RejectReason::BadArgument);
+  Player* p = nullptr;
+  if (!editAllowed(s, ctx, c, d.target, p)) return;
+  const std::int32_t r = static_cast<std::int32_t>(d.radius);
+  std::vector<std::uint32_t>& counts = s.scratch.counts;
+  std::fill(counts.begin(), counts.end(), 0u);
+  std::uint32_t total = 0;
+  // Count first: a dig that would remove nothing is rejected without changing anything.
+  for (std::int32_t dz = -r; dz <= r; ++dz) {
+    for (std::int32_t dy = -r; dy <= r; ++dy) {
+      for (std::int32_t dx = -r; dx <= r; ++dx) {
+        if (dx * dx + dy * dy + dz * dz > r * r) continue;
+        const VoxelCoord v{d.target.x + dx, d.target.y + dy, d.target.z + dz};
+        if (!s.world.bounds().containsVoxel(v)) continue;
+        const MaterialId m = s.world.get(v);
+        if (!s.lut.diggable[m]) continue;
+        ++counts[m];
+        ++total;
+      }
+    }
+  }
+  if (total == 0) return reject(ctx, c, RejectReason::NothingToDig);
+  spendEdit(s, p);
+  for (std::int32_t dz = -r; dz <= r; ++dz) {
+    for (std::int32_t dy = -r; dy <= r; ++dy) {
+      for (std::int32_t dx = -r; dx <= r; ++dx) {
+        if (dx * dx + dy * dy + dz * dz > r * r) continue;
+        const VoxelCoord v{d.target.x + dx, d.target.y + dy, d.target.z + dz};
+        if (!s.world.bounds().containsVoxel(v)) continue;
+        if (s.lut.diggable[s.world.get(v)]) ctx.setVoxel(v, kAir);
+      }
+    }
+  }
+  MaterialId most = kAir;
+  for (std::size_t m = 1; m < counts.size(); ++m) {
+    if (counts[m] > counts[most]) most = static_cast<MaterialId>(m);
+  }
+  ctx.emit(DigEvent{actorOf(p), d.target, static_cast<std::uint8_t>(r), most, total});
+  for (std::size_t m = 1; m < counts.size(); ++m) {
+    if (counts[m] > 0) ctx.emit(FractureEvent{d.target, static_cast<MaterialId>(m), counts[m]});
+  }
+}
+
+struct VoxelRange {
+  std::int32_t lo[3];
+  std::int32_t hi[3];  // exclusive
+};
+
+VoxelRange placeRange(const PlaceCommand& pc) {
+  const std::int32_t size = static_cast<std::int32_t>(pc.size);
+  const std::int32_t t[3] = {pc.target.x, pc.target.y, pc.target.z};
+  const int axis = static_cast<int>(pc.face) / 2;
+  const bool positive = (static_cast<int>(pc.face) & 1) != 0;
+  VoxelRange r{};
+  for (int a = 0; a < 3; ++a) {
+    if (a == axis) {
+      r.lo[a] = positive ? t[a] + 1 : t[a] - size;
+    } else {
+      r.lo[a] = t[a] - size / 2;
+    }
+    r.hi[a] = r.lo[a] + size;
+  }
+  return r;
+}
+
+bool rangeHitsPlayer(const SimState& s, const VoxelRange& r) {
+  for (const Player& p : s.players) {
+    const PlayerState& m = p.motion;
+    const std::int32_t h = m.crouching ? kPlayerCrouchHeight : kPlayerHeight;
+    const std::int32_t lo[3] = {m.position.x - kPlayerHalfWidth, m.position.y, m.position.z - kPlayerHalfWidth};
+    const std::int32_t hi[3] = {m.position.x + kPlayerHalfWidth, m.position.y + h, m.position.z + kPlayerHalfWidth};
+    bool overlap = true;
+    for (int a = 0; a < 3; ++a) {
+      overlap = overlap && r.lo[a] * kUnitsPerVoxel < hi[a] && r.hi[a] * kUnitsPerVoxel > lo[a];
+    }
+    if (overlap) return true;
+  }
+  return false;
+}
+
+void doPlace(SimState& s, SimContext& ctx, const Command& c, const PlaceCommand& pc) {
+  if (!validToolSize(pc.size) || static_cast<int>(pc.face) > 5) return reject(ctx, c, RejectReason::BadArgument);
+  if (pc.material >= s.lut.count || !s.lut.placeable[pc.material]) return reject(ctx, c, RejectReason::BadMaterial);
+  Player* p = nullptr;
+  if (!editAllowed(s, ctx, c, pc.target, p)) return;
+  const MaterialId hit = s.world.get(pc.target);
+  if (hit == kAir || s.lut.liquid[hit]) return reject(ctx, c, RejectReason::BadArgument);  // no face to place on
+  const VoxelRange r = placeRange(pc);
+  if (!s.world.bounds().containsVoxel({r.lo[0], r.lo[1], r.lo[2]}) ||
+      !s.world.bounds().containsVoxel({r.hi[0] - 1, r.hi[1] - 1, r.hi[2] - 1})) {
+    return reject(ctx, c, RejectReason::OutOfBounds);
+  }
+  if (rangeHitsPlayer(s, r)) return reject(ctx, c, RejectReason::Blocked);
+  auto fillable = [&](MaterialId m) { return m == kAir || s.lut.liquid[m]; };
+  std::uint32_t n = 0;
+  for (std::int32_t z = r.lo[2]; z < r.hi[2]; ++z)
+    for (std::int32_t y = r.lo[1]; y < r.hi[1]; ++y)
+      for (std::int32_t x = r.lo[0]; x < r.hi[0]; ++x) n += fillable(s.world.get(x, y, z)) ? 1u : 0u;
+  if (n == 0) return reject(ctx, c, RejectReason::Blocked);
+  spendEdit(s, p);
+  // A brick-aligned 40 cm cube over an all-fillable brick is one brick-level record.
+  const bool aligned = pc.size == ToolSize::Cm40 && (r.lo[0] & 7) == 0 && (r.lo[1] & 7) == 0 && (r.lo[2] & 7) == 0;
+  if (aligned && n == static_cast<std::uint32_t>(kBrickVoxels)) {
+    ctx.fillBrick(brickOf({r.lo[0], r.lo[1], r.lo[2]}), pc.material);
+    return;
+  }
+  for (std::int32_t z = r.lo[2]; z < r.hi[2]; ++z)
+    for (std::int32_t y = r.lo[1]; y < r.hi[1]; ++y)
+      for (std::int32_t x = r.lo[0]; x < r.hi[0]; ++x)
+        if (fillable(s.world.get(x, y, z))) ctx.setVoxel({x, y, z}, pc.material);
+}
+
+void doPour(SimState& s, SimContext& ctx, const Command& c, const PourCommand& pc) {
+  if (pc.amount == 0 || pc.amount > kMaxPourAmount) return reject(ctx, c, RejectReason::BadArgument);
+  Player* p = nullptr;
+  if (!editAllowed(s, ctx, c, pc.position, p)) return;
+  if (!pourWater(s.water, ctx, pc.position, pc.amount)) return reject(ctx, c, RejectReason::Blocked);
+  spendEdit(s, p);
+}
+
+void doIgnite(SimState& s, SimContext& ctx, const Command& c, const IgniteCommand& ic) {
+  Player* p = nullptr;
+  if (!editAllowed(s, ctx, c, ic.position, p)) return;
+  if (!igniteFire(s.fire, ctx, ic.position, actorOf(p))) return reject(ctx, c, RejectReason::NotFlammable);
+  spendEdit(s, p);
+}
+
+void doSetTime(SimState& s, SimContext& ctx, const Command& c, const SetTimeCommand& tc) {
+  if (c.player != kServerPlayer) return reject(ctx, c, RejectReason::BadPlayerId);
+  if (tc.timeOfDay >= s.weather.dayLength) return reject(ctx, c, RejectReason::BadArgument);
+  setTimeOfDay(s.weather, ctx, tc.timeOfDay);
+}
+
+void doSetWeather(SimState& s, SimContext& ctx, const Command& c, const SetWeatherCommand& wc) {
+  if (c.player != kServerPlayer) return reject(ctx, c, RejectReason::BadPlayerId);
+  if (wc.rain > 1000) return reject(ctx, c, RejectReason::BadArgument);
+  setWeather(s.weather, ctx, wc.rain, wc.windDirection, wc.windStrength);
+}
+
+void doChat(SimState& s, SimContext& ctx, const Command& c, const ChatCommand& cc) {
+  if (cc.text.length == 0 || cc.text.length > kMaxChatBytes) return reject(ctx, c, RejectReason::BadArgument);
+  if (c.player != kServerPlayer) {
+    Player* p = s.findPlayer(c.player);
+    if (!p) return reject(ctx, c, RejectReason::UnknownPlayer);
+    std::int32_t t =
+        tokensNow(p->budget.chatTokens, p->budget.chatTick, s.tick, s.rules.chatTokensPerTick, s.rules.chatTokenBurst);
+    if (t < s.rules.chatTokenCost) return reject(ctx, c, RejectReason::RateLimited);
+    p->budget.chatTokens = t - s.rules.chatTokenCost;
+    p->budget.chatTick = s.tick;
+  }
+  ctx.emit(ChatEvent{c.player, cc.text});
+}
+
+void apply(SimState& s, SimContext& ctx, const Command& c) {
+  // The variant index order is fixed (commands.h); each alternative has one handler.
+  if (auto* j = std::get_if<JoinCommand>(&c.body)) return doJoin(s, ctx, c, *j);
+  if (std::get_if<LeaveCommand>(&c.body)) return doLeave(s, ctx, c);
+  if (auto* i = std::get_if<InputCommand>(&c.body)) return doInput(s, ctx, c, *i);
+  if (auto* d = std::get_if<DigCommand>(&c.body)) return doDig(s, ctx, c, *d);
+  if (auto* p = std::get_if<PlaceCommand>(&c.body)) return doPlace(s, ctx, c, *p);
+  if (auto* w = std::get_if<PourCommand>(&c.body)) return doPour(s, ctx, c, *w);
+  if (auto* f = std::get_if<IgniteCommand>(&c.body)) return doIgnite(s, ctx, c, *f);
+  if (auto* t = std::get_if<SetTimeCommand>(&c.body)) return doSetTime(s, ctx, c, *t);
+  if (auto* w = std::get_if<SetWeatherCommand>(&c.body)) return doSetWeather(s, ctx, c, *w);
+  if (auto* m = std::get_if<ChatCommand>(&c.body)) return doChat(s, ctx, c, *m);
+}
+
+// Player records for this step: merge-walk the players before and after (both
+// sorted by id): Left for ids that vanished, Joined for new ids, Updated for
+// changed records.
+void recordPlayerChanges(const std::vector<Player>& before, const std::vector<Player>& after, StepOutput& out) {
+  std::size_t i = 0, j = 0;
+  while (i < before.size() || j < after.size()) {
+    if (j == after.size() || (i < before.size() && before[i].id < after[j].id)) {
+      PlayerChange ch;
+      ch.kind = PlayerChange::Kind::Left;
+      ch.player.id = before[i].id;
+      out.players.push_back(ch);
+      ++i;
+    } else if (i == before.size() || after[j].id < before[i].id) {
+      out.players.push_back(PlayerChange{PlayerChange::Kind::Joined, after[j]});
+      ++j;
+    } else {
+      if (!(before[i] == after[j])) out.players.push_back(PlayerChange{PlayerChange::Kind::Updated, after[j]});
+      ++i;
+      ++j;
+    }
+  }
+}
+
+}  // namespace
+
+void step(SimState& state, std::span<const Command> commands, StepOutput& out) noexcept {
+  out.clear();
+  state.tick += 1;
+  out.tick = state.tick;
+  SimContext ctx(state, out);
+  StepScratch& scratch = state.scratch;
+  scratch.players.assign(state.players.begin(), state.players.end());
+  if (scratch.counts.size() != 256) scratch.counts.assign(256, 0);
+
+  // 1. Commands in (player, sequence, span position) order.
+  scratch.order.clear();
+  for (std::size_t i = 0; i < commands.size(); ++i) scratch.order.push_back(static_cast<std::uint32_t>(i));
+  std::sort(scratch.order.begin(), scratch.order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const Command& ca = commands[a];
+    const Command& cb = commands[b];
+    if (ca.player != cb.player) return ca.player < cb.player;
+    if (ca.sequence != cb.sequence) return ca.sequence < cb.sequence;
+    return a < b;
+  });
+  for (std::uint32_t i : scratch.order) apply(state, ctx, commands[i]);
+
+  // 2. Systems in fixed order.
+  stepWeather(state.weather, ctx);
+  stepWater(state.water, ctx);
+  stepFire(state.fire, ctx);
+  stepAnimals(state.animals, ctx);
+
+  // 3. Player records.
+  recordPlayerChanges(scratch.players, state.players, out);
+}
+
+StepOutput step(SimState& state, std::span<const Command> commands) {
+  StepOutput out;
+  step(state, commands, out);
+  return out;
+}
+
+}  // namespace loam::sim

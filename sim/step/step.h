@@ -1,0 +1,50 @@
+// The simulation step: state(t+1) = step(state(t), commands(t)), 60 times a second.
+//
+// ORDER OF OPERATIONS (the determinism contract; changing it changes every golden
+// trace hash and must say why in the commit):
+//
+//  0. tick <- tick + 1. Every keyed random draw in this step uses the new tick.
+//     Per-player budgets refill (players in id order).
+//  1. Commands, sorted by (player id, sequence number, position in the input span):
+//     the order they arrive in, and the order of the span, never matter except as
+//     the last tie-break between identical (player, sequence) pairs. Each command is
+//     validated against the state as left by the commands before it, then either
+//     applied completely or rejected (a CommandRejected event; nothing else changes):
+//       join / leave      players list (kept sorted by id)
+//       input             one motionStep for that player (footstep/landed/splash
+//                         events come out of it); stale sequences are ignored
+//       dig / place       voxels through SimContext::setVoxel (the edit log)
+//       pour / ignite     handed to the water / fire system
+//       set time/weather  handed to the weather system (server only)
+//       chat              a Chat event
+//  2. Systems, each once, in this fixed order:
+//       weather  (time of day, wind, rain: what the others read this tick)
+//       water    (flow; before fire so fresh water puts fires out this tick)
+//       fire     (burn, spread with wind, rain/water extinguish)
+//       animals  (move, flee players, call)
+//  3. Player state records: one Updated record per player whose state changed
+//     this tick, in id order (after Joined / Left records from step 1).
+//
+// Everything that changes the world goes through SimContext::setVoxel/fillBrick,
+// which write the edit log in the same call. Systems never see the commands.
+#pragma once
+
+#include <span>
+
+#include "sim/step/commands.h"
+#include "sim/systems/sim_state.h"
+#include "sim/systems/streams.h"
+
+namespace loam::sim {
+
+/// Advances state by one tick with commands, writing the three streams into out
+/// (cleared first; its capacity is reused, so a caller that keeps one StepOutput
+/// does not allocate in steady state). Pure: the result depends only on state and
+/// commands. Never throws; bad commands become CommandRejected events.
+/// Thread: the caller's; not reentrant on the same state.
+void step(SimState& state, std::span<const Command> commands, StepOutput& out) noexcept;
+
+/// Convenience form of the above returning a fresh StepOutput (allocates).
+StepOutput step(SimState& state, std::span<const Command> commands);
+
+}  // namespace loam::sim

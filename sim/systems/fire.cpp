@@ -1,0 +1,768 @@
+// Fire (see sim/systems/fire.h for the model). Integer maths and keyed draws only.
+#include "sim/systems/fire.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "sim/core/assert.h"
+#include "sim/world/brick_store.h"
+#include "sim/core/internal/format.h"
+#include "sim/core/keyed_random.h"
+#include "sim/world/material.h"
+#include "sim/systems/sim_context.h"
+#include "sim/systems/sim_state.h"
+#include "sim/core/state_hasher.h"
+#include "sim/systems/water.h"
+#include "sim/systems/weather.h"
+
+namespace loam::sim {
+
+namespace {
+
+// ---- tunables ------------------------------------------------------------------------
+constexpr std::uint32_t kMinDuration = 30;      // ticks a cell burns at least
+constexpr std::uint32_t kMinPeriod = 6;         // ticks between visits, fast fuels (grass, leaves)
+constexpr std::uint32_t kMaxPeriod = 60;        // ticks between visits, slow fuels (wood, charcoal)
+constexpr std::uint32_t kSpreadPerTick = 500000;  // per million per tick of period: spread hazard before the factors
+constexpr std::uint32_t kHazardTicksCap = 6;    // slow fuels: an attempt weighs like 6 ticks of a fast one
+constexpr std::uint32_t kThinPositions = 64;    // positions edited one by one when the result is uniform
+constexpr std::int64_t kWindRef = 150;          // cm/s of wind along a direction that doubles its weight
+constexpr std::uint32_t kRainMin = 50;          // per mille of rain (or half the wetness) at the cell below which it cannot put fire out
+constexpr std::uint32_t kMinWetShare = 192;     // of 256: wetness reaching sheltered fuel
+constexpr std::uint32_t kMillion = 1000000;
+constexpr std::uint32_t kDirectionDraws = 3;    // neighbour draws per attempt (first non-air brick wins)
+constexpr std::uint32_t kExposureRefresh = 120; // ticks a cell keeps its measured exposure
+constexpr std::uint32_t kLeafPass = 250;        // of 256: rain and wind through one leaf voxel
+
+constexpr std::uint8_t kFireDoused = 1;   // liquid arrived in the brick this step
+constexpr std::uint8_t kFireRemoved = 2;  // foreign edits removed all fuel
+constexpr std::uint8_t kFireDying = 4;    // past 3/4 of the duration (intensity record sent)
+constexpr std::uint8_t kFireUniform = 8;  // the burnt brick is all `result`: thin, then one BrickFill
+
+// Random draw indices (per purpose, per cell, per tick; a cell attempts at most once a tick).
+constexpr std::uint32_t kDrawRain = 1;
+constexpr std::uint32_t kDrawWaterSample = 2;
+constexpr std::uint32_t kDrawDirection = 0;   // .. kDirectionDraws - 1
+constexpr std::uint32_t kDrawColumn = 8;       // and 9
+constexpr std::uint32_t kDrawIgnite = 0;
+
+std::uint64_t keyOf(VoxelCoord v) { return packCoordId(v.x, v.y, v.z); }
+
+// ---- the 26 neighbour directions and their weights -----------------------------------
+
+struct Dir {
+  std::int8_t dx, dy, dz;
+  std::int32_t len;   // Q10 length: 1024, 1448 (sqrt 2), 1774 (sqrt 3)
+  std::int32_t base;  // weight before wind and buoyancy
+};
+
+constexpr std::array<Dir, 26> makeDirs() {
+  std::array<Dir, 26> d{};
+  int n = 0;
+  for (int z = -1; z <= 1; ++z) {
+    for (int y = -1; y <= 1; ++y) {
+      for (int x = -1; x <= 1; ++x) {
+        const int axes = (x != 0) + (y != 0) + (z != 0);
+        if (axes == 0) continue;
+        const std::int32_t len = axes == 1 ? 1024 : axes == 2 ? 1448 : 1774;
+        const std::int32_t base = axes == 1 ? 1000 : axes == 2 ? 600 : 350;
+        d[static_cast<std::size_t>(n++)] = Dir{static_cast<std::int8_t>(x), static_cast<std::int8_t>(y),
+                                               static_cast<std::int8_t>(z), len, base};
+      }
+    }
+  }
+  return d;
+}
+constexpr std::array<Dir, 26> kDirs = makeDirs();
+
+// Cumulative direction weights for one exposure level.
+struct DirTable {
+  std::array<std::uint32_t, 26> cumulative{};
+  std::uint32_t total = 0;
+};
+
+constexpr int kExposureLevels = 4;
+
+// Weights: heat rises (up x3, down x0.4); wind along a direction adds kWindRef-scaled
+// weight, against it removes it (floor: 8 % of the still-air weight).
+DirTable makeDirTable(Wind w) {
+  DirTable t;
+  std::uint32_t sum = 0;
+  for (std::size_t i = 0; i < kDirs.size(); ++i) {
+    const Dir& d = kDirs[i];
+    std::int64_t weight = d.base;
+    weight = weight * (d.dy > 0 ? 768 : d.dy < 0 ? 102 : 256) / 256;
+    const std::int64_t along = (std::int64_t{d.dx} * w.x + std::int64_t{d.dz} * w.z) * 1024 / d.len;  // cm/s
+    const std::int64_t factor = std::clamp<std::int64_t>(256 + along * 256 / kWindRef, 20, 256 * 8);
+    weight = weight * factor / 256;
+    sum += static_cast<std::uint32_t>(std::max<std::int64_t>(1, weight));
+    t.cumulative[i] = sum;
+  }
+  t.total = sum;
+  return t;
+}
+
+struct DirTables {
+  std::array<DirTable, kExposureLevels> level;
+};
+
+DirTables makeDirTables(const WeatherState& weather) {
+  DirTables t;
+  const Wind open = openWind(weather);
+  for (int l = 0; l < kExposureLevels; ++l) {
+    const std::uint32_t e = static_cast<std::uint32_t>(2 * l + 1) * kExposureOpen / (2 * kExposureLevels);
+    t.level[static_cast<std::size_t>(l)] = makeDirTable(Wind{shelteredSpeed(open.x, e), shelteredSpeed(open.z, e)});
+  }
+  return t;
+}
+
+// ---- cells ---------------------------------------------------------------------------
+
+// Keyed bijection of 0..511 (affine, xorshift, affine; all invertible mod 512).
+int permute(const FireWork& w, std::uint32_t pos) {
+  std::uint32_t x = (pos * w.permA + w.permB) & 511u;
+  x ^= x >> 4;
+  x = (x * w.permC) & 511u;
+  return static_cast<int>(x);
+}
+
+VoxelCoord voxelAt(VoxelCoord corner, int index) {
+  return {corner.x + (index & 7), corner.y + ((index >> 3) & 7), corner.z + (index >> 6)};
+}
+
+// The next visit: the next attempt, the dying phase or the end, whichever comes first.
+void scheduleNext(FireWork& w) {
+  std::uint32_t due = std::min(w.start + w.duration, w.nextAttempt);
+  if (!(w.flags & kFireDying)) due = std::min(due, w.start + w.duration * 3u / 4u);
+  w.nextDue = due;
+}
+
+// Builds a burning cell for the brick at corner from its content at `tick`. False
+// when the brick holds no fuel.
+bool buildCell(const FireTables& t, const BrickStore& world, std::uint64_t seed, VoxelCoord corner, std::uint32_t tick,
+               FireCell& c, FireWork& w, FuelMask& mask) {
+  const BrickView v = world.brick(brickOf(corner));
+  std::uint64_t fuel = 0, burnSum = 0, flamSum = 0;
+  mask = FuelMask{};
+  bool uniform = true;  // every voxel ends as `result`
+  MaterialId result = kAir;
+  if (v.isUniform()) {
+    const MaterialId m = v.uniformMaterial();
+    if (t.flammability[m] != 0) {
+      fuel = kBrickVoxels;
+      burnSum = std::uint64_t{t.burnTicks[m]} * kBrickVoxels;
+      flamSum = std::uint64_t{t.flammability[m]} * kBrickVoxels;
+      mask.fill(~std::uint64_t{0});
+      result = t.burnt[m];
+      uniform = !t.groundCover[m];
+    }
+  } else {
+    MaterialId voxels[kBrickVoxels];
+    v.decode(voxels);
+    bool first = true;
+    for (int i = 0; i < kBrickVoxels; ++i) {
+      const MaterialId m = voxels[i];
+      const bool isFuel = t.flammability[m] != 0;
+      const MaterialId after = isFuel ? t.burnt[m] : m;
+      uniform = uniform && !(isFuel && t.groundCover[m]) && (first || after == result);
+      result = after;
+      first = false;
+      if (!isFuel) continue;
+      ++fuel;
+      burnSum += t.burnTicks[m];
+      flamSum += t.flammability[m];
+      mask[static_cast<std::size_t>(i >> 6)] |= std::uint64_t{1} << (i & 63);
+    }
+  }
+  if (fuel == 0) return false;
+  const std::uint32_t duration = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(burnSum / fuel, kMinDuration, 65535));
+  const std::uint64_t h = keyedHash(RandomKey{seed, RandomPurpose::FireBurn, 0, keyOf(corner), 0});
+  w = FireWork{};
+  w.start = tick;
+  w.duration = static_cast<std::uint16_t>(duration);
+  w.fuel = static_cast<std::uint16_t>(fuel);
+  w.permA = static_cast<std::uint16_t>((h & 511u) | 1u);
+  w.permB = static_cast<std::uint16_t>((h >> 9) & 511u);
+  w.permC = static_cast<std::uint16_t>(((h >> 18) & 511u) | 1u);
+  w.peak = static_cast<std::uint8_t>(std::min<std::uint64_t>(255, 24 + flamSum * 231 / (std::uint64_t{kBrickVoxels} * 1000)));
+  w.period = static_cast<std::uint8_t>(std::clamp(duration / 24, kMinPeriod, kMaxPeriod));
+  if (uniform) {
+    w.flags |= kFireUniform;
+    w.result = result;
+    w.sweepLength = kThinPositions;
+  }
+  w.nextAttempt = tick + 1 + static_cast<std::uint32_t>((h >> 27) % w.period);
+  scheduleNext(w);
+  c = FireCell{corner, w.peak, tick + duration};
+  return true;
+}
+
+// Index of the cell with key in [first, last) of cells, or last.
+std::size_t findIn(const std::vector<FireCell>& cells, std::size_t first, std::size_t last, std::uint64_t key) {
+  auto b = cells.begin() + static_cast<std::ptrdiff_t>(first);
+  auto e = cells.begin() + static_cast<std::ptrdiff_t>(last);
+  auto it = std::lower_bound(b, e, key, [](const FireCell& c, std::uint64_t k) { return keyOf(c.cell) < k; });
+  return it != e && keyOf(it->cell) == key ? static_cast<std::size_t>(it - cells.begin()) : last;
+}
+
+std::uint32_t takeMask(FireState& s, const FuelMask& m) {
+  if (s.freeMasks.empty()) {
+    s.masks.push_back(m);
+    return static_cast<std::uint32_t>(s.masks.size() - 1);
+  }
+  const std::uint32_t i = s.freeMasks.back();
+  s.freeMasks.pop_back();
+  s.masks[i] = m;
+  return i;
+}
+
+bool maskTest(const FuelMask& m, int i) { return (m[static_cast<std::size_t>(i >> 6)] >> (i & 63)) & 1u; }
+void maskSet(FuelMask& m, int i, bool on) {
+  const std::uint64_t bit = std::uint64_t{1} << (i & 63);
+  std::uint64_t& word = m[static_cast<std::size_t>(i >> 6)];
+  word = on ? (word | bit) : (word & ~bit);
+}
+int indexInBrick(VoxelCoord v) { return voxelIndexInBrick(v.x & 7, v.y & 7, v.z & 7); }
+
+// Someone else changed the brick: burn every fuel voxel one by one from here on.
+void dropUniform(FireWork& w) {
+  w.flags &= static_cast<std::uint8_t>(~kFireUniform);
+  w.sweepLength = kBrickVoxels;
+}
+
+void record(SimContext& ctx, const FireCell& c) { ctx.output().fire.push_back(FireChange{c.cell, c.intensity, c.endTick}); }
+
+void putOut(SimContext& ctx, const FireCell& c, ExtinguishCause cause) {
+  ctx.output().fire.push_back(FireChange{c.cell, 0, 0});
+  ctx.emit(ExtinguishedEvent{VoxelCoord{c.cell.x + 4, c.cell.y + 4, c.cell.z + 4}, cause});
+}
+
+MaterialId burntFormAt(const FireTables& t, const SimState& st, MaterialId m, VoxelCoord v) {
+  if (!t.groundCover[m]) return t.burnt[m];
+  const MaterialId below = st.world.get(v.x, v.y - 1, v.z);
+  return (st.lut.collides[below] && t.flammability[below] == 0) ? t.ash : kAir;
+}
+
+// Marks cells that edits made earlier in this step (commands, water) doused or
+// emptied, keeps their fuel masks exact, and drops the uniform-result shortcut of a
+// brick someone else changed. Cost: a hash lookup per edit (a binary search per hit).
+void scanEdits(FireState& s, SimContext& ctx) {
+  const SimState& st = ctx.state();
+  const FireTables& t = s.tables;
+  const std::size_t n = s.cells.size();
+  for (const EditRecord& e : ctx.output().edits) {
+    const bool wet = st.lut.liquid[e.after] != 0;
+    const bool fuelAfter = t.flammability[e.after] != 0;
+    if (e.kind == EditRecord::Kind::Voxel) {
+      const VoxelCoord v{e.x, e.y, e.z};
+      const std::uint64_t key = keyOf(fireCellOf(v));
+      if (!s.burning.contains(key)) continue;
+      const std::size_t i = findIn(s.cells, 0, n, key);
+      if (i == n) continue;
+      FireWork& w = s.work[i];
+      FuelMask& mask = s.masks[w.mask];
+      const int bit = indexInBrick(v);
+      if (wet) w.flags |= kFireDoused;
+      if (!fuelAfter && e.after != w.result) dropUniform(w);
+      if (fuelAfter && !maskTest(mask, bit)) {
+        maskSet(mask, bit, true);
+        ++w.fuel;
+        dropUniform(w);
+      } else if (!fuelAfter && maskTest(mask, bit)) {
+        maskSet(mask, bit, false);
+        if (--w.fuel == 0) w.flags |= kFireRemoved;
+      }
+    } else {
+      const VoxelCoord corner{e.x * kBrickSize, e.y * kBrickSize, e.z * kBrickSize};
+      if (!s.burning.contains(keyOf(corner))) continue;
+      const std::size_t i = findIn(s.cells, 0, n, keyOf(corner));
+      if (i == n) continue;
+      FireWork& w = s.work[i];
+      dropUniform(w);
+      if (wet) w.flags |= kFireDoused;
+      if (fuelAfter) {
+        s.masks[w.mask].fill(~std::uint64_t{0});
+        w.fuel = kBrickVoxels;
+      } else {
+        w.flags |= kFireRemoved;
+      }
+    }
+  }
+}
+
+// Share of open sky over a fire cell, 0..kExposureOpen: the voxel column above the
+// brick's centre, up to kCoverBricks bricks. Material-aware (the store's coarse copy
+// may not tell leaves from rock): a roof voxel stops rain and wind, each leaf voxel
+// passes kLeafPass / 256, so a canopy shelters in part and a tunnel entirely. Cost:
+// one brick lookup per brick above, eight reads in a mixed one; no allocation.
+std::uint32_t cellExposure(const FireTables& t, const BrickStore& world, VoxelCoord corner) {
+  const BrickCoord start = brickOf(corner);
+  const std::int32_t top = world.bounds().maxBrick.y;
+  std::uint32_t open = kExposureOpen;
+  for (std::int32_t y = start.y + 1; y < top && y <= start.y + kCoverBricks; ++y) {
+    const BrickView v = world.brick(BrickCoord{start.x, y, start.z});
+    if (v.isUniform()) {
+      const std::uint8_t r = t.roof[v.uniformMaterial()];
+      if (r == 2) return 0;
+      for (int i = 0; r == 1 && i < kBrickSize; ++i) open = open * kLeafPass / 256;
+    } else {
+      for (int ly = 0; ly < kBrickSize; ++ly) {
+        const std::uint8_t r = t.roof[v.get(4, ly, 4)];
+        if (r == 2) return 0;
+        if (r == 1) open = open * kLeafPass / 256;
+      }
+    }
+    if (open < 4) return 0;
+  }
+  return open;
+}
+
+enum class Outcome : std::uint8_t { Keep, BurntOut, Rain, Water, Removed };
+
+struct Walk {
+  FireState& s;
+  SimContext& ctx;
+  const SimState& st;
+  const DirTables& dirs;
+  std::uint32_t tick;
+  std::size_t keep;  // cells [0, keep) are this tick's survivors so far
+  std::uint32_t discovered = 0;  // spread ignitions found so far (discovery order)
+
+  bool burning(std::uint64_t key) const { return s.burning.contains(key); }
+
+  // One spread / rain / water check. May put the cell out.
+  Outcome attempt(const FireCell& c, FireWork& w) {
+    const std::uint64_t key = keyOf(c.cell);
+    const BrickStore& world = st.world;
+    if (tick >= w.exposureDue) {
+      w.exposure = static_cast<std::uint16_t>(cellExposure(s.tables, world, c.cell));
+      w.exposureDue = tick + kExposureRefresh;
+    }
+    const std::uint32_t exposure = w.exposure;
+    // Rain reaching the cell, and how wet the cell is (sheltered fuel still gets 3/4 of
+    // the ground's wetness: drip, run-off, damp air). Either puts it out in time.
+    const std::uint32_t rain = std::uint32_t{st.weather.rain} * exposure / kExposureOpen;
+    const std::uint32_t wet = std::uint32_t{st.weather.wetness} * std::max(exposure, kMinWetShare) / kExposureOpen;
+    const std::uint32_t douse = std::max(rain, wet / 2);
+    if (douse >= kRainMin &&
+        ctx.randomBelow(RandomPurpose::FireBurn, key, kDrawRain, kMillion) < douse * w.period * 100u / 3u) {
+      return Outcome::Rain;
+    }
+    // Water already in the brick (new water is caught by scanEdits): one keyed voxel.
+    {
+      const VoxelCoord v = voxelAt(c.cell, static_cast<int>(ctx.randomBelow(RandomPurpose::FireBurn, key, kDrawWaterSample, 512)));
+      const MaterialId m = world.get(v);
+      if (st.lut.liquid[m] || (m == kAir && waterAt(st.water, v) > 0)) return Outcome::Water;
+    }
+    if (s.pending.size() >= kMaxIgnitionsPerTick || s.cells.size() + s.pending.size() >= kMaxFireCells) {
+      w.nextAttempt = tick + 1;  // the burst bound: try again next tick
+      return Outcome::Keep;
+    }
+    w.nextAttempt = tick + w.period;
+
+    // Direction: up to kDirectionDraws weighted draws, taking the first neighbour that is
+    // not empty air (so a ground fire does not waste most attempts on the sky above).
+    const DirTable& table = dirs.level[std::min<std::size_t>(kExposureLevels - 1, exposure * kExposureLevels / (kExposureOpen + 1))];
+    VoxelCoord corner{};
+    BrickView view;
+    bool found = false;
+    for (std::uint32_t draw = 0; draw < kDirectionDraws && !found; ++draw) {
+      const std::uint32_t r = ctx.randomBelow(RandomPurpose::FireSpread, key, kDrawDirection + draw, table.total);
+      std::size_t d = 0;
+      while (table.cumulative[d] <= r) ++d;
+      corner = VoxelCoord{c.cell.x + kDirs[d].dx * kBrickSize, c.cell.y + kDirs[d].dy * kBrickSize,
+                          c.cell.z + kDirs[d].dz * kBrickSize};
+      const BrickCoord nb = brickOf(corner);
+      if (!world.bounds().containsBrick(nb)) continue;
+      view = world.brick(nb);
+      found = !view.isAir();
+    }
+    if (!found) return Outcome::Keep;
+    const std::uint64_t nbKey = keyOf(corner);
+    if (burning(nbKey)) return Outcome::Keep;
+
+    // Find fuel: a uniform brick is fuel or not; otherwise scan two keyed columns top down.
+    const FireTables& t = s.tables;
+    std::uint32_t flam = 0;
+    VoxelCoord caught{};
+    if (view.isUniform()) {
+      const std::uint32_t i = ctx.randomBelow(RandomPurpose::FireSpread, key, kDrawColumn, 512);
+      flam = t.flammability[view.uniformMaterial()];
+      caught = voxelAt(corner, static_cast<int>(i));
+    } else {
+      for (std::uint32_t col = 0; col < 2 && flam == 0; ++col) {
+        const std::uint32_t xz = ctx.randomBelow(RandomPurpose::FireSpread, key, kDrawColumn + col, 64);
+        const int lx = static_cast<int>(xz & 7u), lz = static_cast<int>(xz >> 3);
+        for (int ly = 7; ly >= 0; --ly) {
+          const MaterialId m = view.get(lx, ly, lz);
+          if (st.lut.liquid[m]) return Outcome::Keep;  // wet: water stops it
+          if (t.flammability[m] != 0) {
+            flam = t.flammability[m];
+            caught = VoxelCoord{corner.x + lx, corner.y + ly, corner.z + lz};
+            break;
+          }
+        }
+      }
+    }
+    if (flam == 0) return Outcome::Keep;
+
+    // Chance: fuel flammability x source heat x dryness x (no rain).
+    std::uint64_t chance = std::uint64_t{kSpreadPerTick} * std::min<std::uint32_t>(w.period, kHazardTicksCap) * flam / 1000;
+    chance = chance * (128u + w.peak) / 384u;
+    // Fine fuel's moisture matters steeply: the dryness enters squared.
+    const std::uint64_t dry = 1000u - std::min(wet, 1000u);
+    chance = chance * dry / 1000u * dry / 1000u;
+    chance = std::min<std::uint64_t>(kMillion, chance * (1000u - std::min(rain, 1000u)) / 1000u);
+    if (ctx.randomBelow(RandomPurpose::FireIgnite, key, kDrawIgnite, kMillion) < chance) {
+      s.pending.push_back(FirePending{nbKey, caught, discovered++});
+    }
+    return Outcome::Keep;
+  }
+
+  // Everything due for one cell this tick.
+  Outcome advance(FireCell& c, FireWork& w) {
+    if (w.flags & kFireDoused) return Outcome::Water;
+    if (w.flags & kFireRemoved) return Outcome::Removed;
+    const FireTables& t = s.tables;
+    // Sweep: the voxels whose turn has come.
+    const std::uint32_t target = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(w.sweepLength, std::uint64_t{tick - w.start} * w.sweepLength / w.duration));
+    FuelMask& mask = s.masks[w.mask];
+    while (w.swept < target) {
+      const int i = permute(w, w.swept);
+      ++w.swept;
+      if (!maskTest(mask, i)) continue;  // only fuel is read: the rest of the brick is never touched
+      maskSet(mask, i, false);
+      const VoxelCoord v = voxelAt(c.cell, i);
+      const MaterialId m = st.world.get(v);
+      if (t.flammability[m] != 0) ctx.setVoxel(v, burntFormAt(t, st, m, v));
+      if (w.fuel > 0) --w.fuel;
+    }
+    if (w.swept >= w.sweepLength) {
+      // With a uniform result the rest of the brick goes in one record.
+      if (w.flags & kFireUniform) ctx.fillBrick(brickOf(c.cell), w.result);
+      return Outcome::BurntOut;
+    }
+    if (w.fuel == 0) return Outcome::BurntOut;
+    if (!(w.flags & kFireDying) && tick >= w.start + w.duration * 3u / 4u) {
+      w.flags |= kFireDying;
+      c.intensity = static_cast<std::uint8_t>(std::max(1, w.peak / 3));
+      record(ctx, c);
+    }
+    if (tick >= w.nextAttempt) {
+      const Outcome o = attempt(c, w);
+      if (o != Outcome::Keep) return o;
+    }
+    scheduleNext(w);
+    return Outcome::Keep;
+  }
+};
+
+ExtinguishCause causeOf(Outcome o) {
+  switch (o) {
+    case Outcome::Rain:
+      return ExtinguishCause::Rain;
+    case Outcome::Water:
+      return ExtinguishCause::Water;
+    case Outcome::Removed:
+      return ExtinguishCause::Removed;
+    case Outcome::BurntOut:
+    case Outcome::Keep:
+      break;
+  }
+  return ExtinguishCause::BurntOut;
+}
+
+// Turns this tick's spread ignitions into cells (first found wins per cell, cells
+// already burning are skipped) and merges them into the sorted arrays; events and
+// records in cell order.
+void mergePending(FireState& s, SimContext& ctx, std::uint32_t tick) {
+  if (s.pending.empty()) return;
+  std::sort(s.pending.begin(), s.pending.end(), [](const FirePending& a, const FirePending& b) {
+    return a.key != b.key ? a.key < b.key : a.order < b.order;
+  });
+  const std::size_t n = s.cells.size();
+  s.scratchCells.clear();
+  s.scratchWork.clear();
+  std::uint64_t last = ~std::uint64_t{0};
+  for (const FirePending& p : s.pending) {
+    if (p.key == last) continue;
+    last = p.key;
+    if (n + s.scratchCells.size() >= kMaxFireCells) break;
+    if (s.burning.contains(p.key)) continue;
+    FireCell c;
+    FireWork w;
+    FuelMask mask;
+    if (!buildCell(s.tables, ctx.world(), ctx.seed(), fireCellOf(p.voxel), tick, c, w, mask)) continue;
+    w.mask = takeMask(s, mask);
+    s.burning.insert(p.key);
+    s.scratchCells.push_back(c);
+    s.scratchWork.push_back(w);
+    record(ctx, c);
+    ctx.emit(IgnitedEvent{p.voxel, ctx.world().get(p.voxel), Actor{}});
+  }
+  s.pending.clear();
+  const std::size_t k = s.scratchCells.size();
+  if (k == 0) return;
+  s.cells.resize(n + k);
+  s.work.resize(n + k);
+  std::size_t i = n, j = k, out = n + k;
+  while (j > 0) {
+    if (i > 0 && keyOf(s.cells[i - 1].cell) > keyOf(s.scratchCells[j - 1].cell)) {
+      --i;
+      --out;
+      s.cells[out] = s.cells[i];
+      s.work[out] = s.work[i];
+    } else {
+      --j;
+      --out;
+      s.cells[out] = s.scratchCells[j];
+      s.work[out] = s.scratchWork[j];
+    }
+  }
+}
+
+void setCell(std::vector<FireCell>& cells, const FireChange& ch) {
+  auto it = std::lower_bound(cells.begin(), cells.end(), keyOf(ch.cell),
+                             [](const FireCell& c, std::uint64_t k) { return keyOf(c.cell) < k; });
+  const bool present = it != cells.end() && it->cell == ch.cell;
+  if (ch.intensity == 0) {
+    if (present) cells.erase(it);
+  } else if (present) {
+    it->intensity = ch.intensity;
+    it->endTick = ch.endTick;
+  } else {
+    cells.insert(it, FireCell{ch.cell, ch.intensity, ch.endTick});
+  }
+}
+
+}  // namespace
+
+void initFire(FireState& state, const SimSetup& setup) {
+  state = FireState{};
+  state.cells.reserve(16384);
+  state.work.reserve(16384);
+  state.pending.reserve(kMaxIgnitionsPerTick * 2);
+  state.scratchCells.reserve(kMaxIgnitionsPerTick);
+  state.scratchWork.reserve(kMaxIgnitionsPerTick);
+  state.masks.reserve(16384);
+  state.burning.reserve(4096);
+  state.freeMasks.reserve(16384);
+  FireTables& t = state.tables;
+  const MaterialTable& mats = setup.materials;
+  t.ash = mats.find("ash").value_or(kAir);
+  const MaterialId charcoal = mats.find("charcoal").value_or(t.ash);
+  for (std::size_t i = 0; i < mats.size() && i < 256; ++i) {
+    const Material& m = mats[static_cast<MaterialId>(i)];
+    t.roof[i] = m.foliage ? 1 : (m.solid || m.liquid) ? 2 : 0;
+    // Float -> integer once, at init: the table's values are parsed identically everywhere.
+    const auto flam = static_cast<std::uint32_t>(m.flammability * 1000.0f + 0.5f);
+    if (m.burnTicks == 0 || flam == 0 || m.liquid) continue;
+    t.flammability[i] = static_cast<std::uint16_t>(std::min<std::uint32_t>(1000, flam));
+    t.burnTicks[i] = static_cast<std::uint16_t>(std::min<std::uint32_t>(65535, m.burnTicks));
+    if (static_cast<MaterialId>(i) == charcoal) {
+      t.burnt[i] = t.ash;
+    } else if (m.sound == SoundClass::Wood) {
+      t.burnt[i] = charcoal;
+    } else if (m.foliage) {
+      t.burnt[i] = kAir;
+    } else if (m.sound == SoundClass::Grass) {
+      t.burnt[i] = kAir;
+      t.groundCover[i] = 1;
+    } else {
+      t.burnt[i] = t.ash;
+    }
+  }
+}
+
+void stepFire(FireState& s, SimContext& ctx) {
+  if (s.cells.empty()) return;
+  LOAM_ASSERT(s.work.size() == s.cells.size());
+  const std::uint32_t tick = static_cast<std::uint32_t>(ctx.tick());
+  scanEdits(s, ctx);
+  const DirTables dirs = makeDirTables(ctx.state().weather);
+  s.pending.clear();
+  Walk walk{s, ctx, ctx.state(), dirs, tick, 0};
+  const std::size_t n = s.cells.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    FireCell& c = s.cells[i];
+    FireWork& w = s.work[i];
+    if (w.nextDue <= tick || (w.flags & (kFireDoused | kFireRemoved))) {
+      const Outcome o = walk.advance(c, w);
+      if (o != Outcome::Keep) {
+        putOut(ctx, c, causeOf(o));
+        s.freeMasks.push_back(w.mask);
+        s.burning.erase(keyOf(c.cell));
+        continue;
+      }
+    }
+    if (walk.keep != i) {
+      s.cells[walk.keep] = c;
+      s.work[walk.keep] = w;
+    }
+    ++walk.keep;
+  }
+  s.cells.resize(walk.keep);
+  s.work.resize(walk.keep);
+  mergePending(s, ctx, tick);
+}
+
+bool igniteFire(FireState& state, SimContext& ctx, VoxelCoord cell, Actor by) {
+  const MaterialId m = ctx.world().get(cell);
+  if (state.tables.flammability[m] == 0 || isBurning(state, cell)) return false;
+  if (state.cells.size() >= kMaxFireCells) return false;
+  LOAM_ASSERT(state.work.size() == state.cells.size());
+  FireCell c;
+  FireWork w;
+  FuelMask mask;
+  const auto tick = static_cast<std::uint32_t>(ctx.tick());
+  if (!buildCell(state.tables, ctx.world(), ctx.seed(), fireCellOf(cell), tick, c, w, mask)) return false;
+  w.mask = takeMask(state, mask);
+  state.burning.insert(keyOf(c.cell));
+  auto it = std::lower_bound(state.cells.begin(), state.cells.end(), keyOf(c.cell),
+                             [](const FireCell& x, std::uint64_t k) { return keyOf(x.cell) < k; });
+  const auto at = it - state.cells.begin();
+  state.cells.insert(it, c);
+  state.work.insert(state.work.begin() + at, w);
+  record(ctx, c);
+  ctx.emit(IgnitedEvent{cell, m, by});
+  return true;
+}
+
+bool isBurning(const FireState& state, VoxelCoord cell) {
+  return findIn(state.cells, 0, state.cells.size(), keyOf(fireCellOf(cell))) != state.cells.size();
+}
+
+void applyFireChanges(FireState& state, std::span<const FireChange> changes) {
+  if (changes.size() <= 8) {
+    for (const FireChange& c : changes) setCell(state.cells, c);
+    return;
+  }
+  // Batch: order the records by (cell, position), keep the last per cell, merge.
+  std::vector<std::uint32_t>& order = state.scratchOrder;
+  order.clear();
+  for (std::size_t i = 0; i < changes.size(); ++i) order.push_back(static_cast<std::uint32_t>(i));
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const std::uint64_t ka = keyOf(changes[a].cell), kb = keyOf(changes[b].cell);
+    return ka != kb ? ka < kb : a < b;
+  });
+  std::vector<FireCell>& out = state.scratchCells;
+  out.clear();
+  const std::vector<FireCell>& cells = state.cells;
+  std::size_t i = 0;
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    const FireChange& ch = changes[order[j]];
+    const std::uint64_t k = keyOf(ch.cell);
+    if (j + 1 < order.size() && keyOf(changes[order[j + 1]].cell) == k) continue;  // a later record wins
+    while (i < cells.size() && keyOf(cells[i].cell) < k) out.push_back(cells[i++]);
+    if (i < cells.size() && keyOf(cells[i].cell) == k) ++i;
+    if (ch.intensity != 0) out.push_back(FireCell{ch.cell, ch.intensity, ch.endTick});
+  }
+  while (i < cells.size()) out.push_back(cells[i++]);
+  state.cells.swap(out);
+}
+
+void hashFire(const FireState& state, StateHasher& h) {
+  h.add(static_cast<std::uint64_t>(state.cells.size()));
+  for (const FireCell& c : state.cells) {
+    h.add(c.cell.x);
+    h.add(c.cell.y);
+    h.add(c.cell.z);
+    h.add(c.intensity);
+    h.add(c.endTick);
+  }
+}
+
+std::optional<std::string> diffFire(const FireState& e, const FireState& a) {
+  const std::size_t n = std::min(e.cells.size(), a.cells.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const FireCell& x = e.cells[i];
+    const FireCell& y = a.cells[i];
+    if (!(x == y)) {
+      return internal::format(
+          "fire.cells[%zu]: expected (%d,%d,%d) intensity %u end %u, actual (%d,%d,%d) intensity %u end %u", i,
+          x.cell.x, x.cell.y, x.cell.z, unsigned{x.intensity}, x.endTick, y.cell.x, y.cell.y, y.cell.z,
+          unsigned{y.intensity}, y.endTick);
+    }
+  }
+  if (e.cells.size() != a.cells.size()) {
+    return internal::format("fire.cells.size: expected %zu, actual %zu", e.cells.size(), a.cells.size());
+  }
+  return std::nullopt;
+}
+
+void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t seed, std::uint32_t tick) {
+  // Saved ignitions (start, peak, uniform result) when the decoder left them in work.
+  std::vector<FireWork> hints;
+  if (state.work.size() == state.cells.size()) hints.swap(state.work);
+  state.work.clear();
+  state.masks.clear();
+  state.freeMasks.clear();
+  state.burning.clear();
+  state.pending.clear();
+  for (std::size_t k = 0; k < state.cells.size(); ++k) {
+    const FireCell& saved = state.cells[k];
+    const FireWork* hint = k < hints.size() && hints[k].peak != 0 && hints[k].start <= tick && hints[k].start < saved.endTick
+                               ? &hints[k]
+                               : nullptr;
+    FireCell c;
+    FireWork w;
+    FuelMask mask{};
+    if (buildCell(state.tables, world, seed, saved.cell, hint ? hint->start : tick, c, w, mask)) {
+      // Reconstruct the ignition: from the saved start (else from the fuel left, the
+      // same duration while the brick holds one kind of fuel), ending at the saved
+      // endTick; the positions visited by the last visit done; the attempt and
+      // exposure schedule replayed.
+      if (hint) {
+        w.start = hint->start;
+        w.peak = hint->peak;
+        w.flags = static_cast<std::uint8_t>(hint->flags & kFireUniform);
+        w.result = hint->result;
+        w.sweepLength = static_cast<std::uint16_t>((w.flags & kFireUniform) ? kThinPositions : kBrickVoxels);
+      } else {
+        const std::uint32_t d = w.duration;
+        w.start = saved.endTick > d ? std::min(saved.endTick - d, tick) : 0;
+      }
+      w.duration = static_cast<std::uint16_t>(std::clamp<std::uint32_t>(saved.endTick - w.start, 1, 65535));
+      w.period = static_cast<std::uint8_t>(std::clamp<std::uint32_t>(w.duration / 24u, kMinPeriod, kMaxPeriod));
+      const std::uint32_t dyingAt = w.start + w.duration * 3u / 4u;
+      const bool dying = tick >= dyingAt;
+      if (dying) w.flags |= kFireDying;
+      if (!hint) w.peak = dying ? static_cast<std::uint8_t>(std::min(255, saved.intensity * 3 + 1)) : saved.intensity;
+      const std::uint64_t h = keyedHash(RandomKey{seed, RandomPurpose::FireBurn, 0, keyOf(saved.cell), 0});
+      std::uint32_t next = w.start + 1 + static_cast<std::uint32_t>((h >> 27) % w.period);
+      std::uint32_t exposureDue = 0;
+      std::uint32_t lastVisit = w.start;  // the sweep catches up at visits only
+      for (; next <= tick; next += w.period) {
+        if (next >= exposureDue) exposureDue = next + kExposureRefresh;
+        lastVisit = next;
+      }
+      if (dying) lastVisit = std::max(lastVisit, dyingAt);
+      w.swept = static_cast<std::uint16_t>(
+          std::min<std::uint64_t>(w.sweepLength, std::uint64_t{lastVisit - w.start} * w.sweepLength / w.duration));
+      // Fuel: what the positions not yet visited hold.
+      for (std::uint32_t p = 0; p < w.swept; ++p) maskSet(mask, permute(w, p), false);
+      std::uint32_t fuel = 0;
+      for (std::uint64_t word : mask) fuel += static_cast<std::uint32_t>(std::popcount(word));
+      w.fuel = static_cast<std::uint16_t>(fuel);
+      if (fuel == 0) w.flags |= kFireRemoved;
+      w.nextAttempt = next;
+      w.exposureDue = exposureDue;
+      // The exposure measured last (the world may have changed since).
+      w.exposure = hint ? hint->exposure : static_cast<std::uint16_t>(cellExposure(state.tables, world, saved.cell));
+    } else {
+      // No fuel left: out at the first visit.
+      w = FireWork{};
+      w.start = tick;
+      w.duration = 1;
+      w.flags |= kFireRemoved;
+      w.nextAttempt = tick + 1;
+    }
+    scheduleNext(w);
+    w.mask = takeMask(state, mask);
+    state.burning.insert(keyOf(saved.cell));
+    state.work.push_back(w);
+  }
+}
+
+}  // namespace loam::sim

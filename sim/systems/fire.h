@@ -1,0 +1,178 @@
+// Fire system interface (the contract for every system is in sim/systems/water.h).
+//
+// Model: fire cells are bricks (8x8x8 voxels, 40 cm); visible results are voxel
+// edits through ctx.setVoxel / ctx.fillBrick.
+// - Ignition (a command, or spread) decodes the brick once: a fuel bitmap (materials
+//   with burn_ticks > 0 and flammability > 0), burn duration = fuel-weighted mean of
+//   burn_ticks, peak intensity from the amount and flammability of the fuel.
+// - Burning sweeps the brick's fuel voxels over the duration in a keyed permutation
+//   (seed, brick): each one reached turns to its burnt form (wood and planks ->
+//   charcoal, charcoal -> ash, leaves -> air, grass -> ash on solid non-flammable
+//   ground, else air). A brick whose burnt result is one material (leaves and air ->
+//   air, solid wood -> charcoal) is thinned voxel by voxel over an eighth of its
+//   positions and finished with one BrickFill record, which keeps a crown fire's edit
+//   log small. The cell burns out when the sweep ends or its fuel is gone; charcoal
+//   can catch again later (the material table gives it fuel).
+// - A cell is visited only every `period` ticks (6 for grass and leaves .. 60 for
+//   wood and charcoal): the sweep catches up and the cell makes one attempt. A
+//   neighbour brick (26) is chosen with weights favouring up (heat rises) and downwind
+//   (weather's wind at the cell's exposure), two keyed columns of it are scanned for
+//   fuel, and a keyed chance ignites it: a per-tick hazard times the period (capped
+//   at 6 ticks for slow fuels) x fuel flammability x source intensity x dryness^2
+//   (wetness) x (1 - rain). At most one attempt per cell per tick and
+//   kMaxIgnitionsPerTick new cells per tick: big fires grow over seconds. Ignitions
+//   are merged after the walk, in cell order.
+// - Rain puts a cell out with a keyed chance at each attempt (cause Rain): the rain
+//   reaching it (weather rain x the cell's exposure: the voxel column above its
+//   centre, where each leaf voxel lets 98 % through and anything solid stops it,
+//   measured every two seconds), or half its wetness (sheltered fuel still gets 3/4
+//   of the ground's wetness), whichever is more. Water puts it out (cause Water) when
+//   an edit earlier in the step (a pour, flowing water) wrote liquid into its brick,
+//   or a keyed voxel of the brick holds liquid or waterAt() > 0.
+// - Cost: proportional to burning cells (a walk over a compact sorted array; cells
+//   with nothing due this tick cost one compare; neighbour checks use a hash set),
+//   never to world size.
+//
+// Replication: FireState::cells (sorted by packCoordId of the cell corner). Records
+// are written only at ignition (intensity = peak), when a cell starts dying (intensity
+// drops to a third, at 3/4 of its duration) and when it goes out (intensity 0, with
+// an Extinguished event giving the cause).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/systems/events.h"
+#include "sim/systems/internal/fire_set.h"
+#include "sim/world/voxel.h"
+
+namespace loam::sim {
+
+class BrickStore;
+class SimContext;
+class StateHasher;
+struct SimSetup;
+
+inline constexpr std::size_t kMaxIgnitionsPerTick = 256;  ///< new burning cells per tick, at most
+inline constexpr std::size_t kMaxFireCells = 1u << 17;     ///< burning cells at most (no ignition beyond)
+
+/// One burning brick. Replicated.
+struct FireCell {
+  VoxelCoord cell;             ///< the brick's minimum voxel corner (each coordinate a multiple of 8)
+  std::uint8_t intensity = 0;  ///< 1..255 (0 never stored)
+  std::uint32_t endTick = 0;   ///< tick at which it burns out unless something changes
+  friend bool operator==(const FireCell&, const FireCell&) = default;
+};
+
+/// One record of the fire state stream: `cell` now burns at `intensity` until
+/// `endTick` (intensity 0 = out; the cause is in the matching Extinguished event).
+struct FireChange {
+  VoxelCoord cell;  ///< brick corner, as FireCell::cell
+  std::uint8_t intensity = 0;
+  std::uint32_t endTick = 0;
+  friend bool operator==(const FireChange&, const FireChange&) = default;
+};
+
+/// Server-side working data of one burning cell (parallel to FireState::cells).
+struct FireWork {
+  std::uint32_t start = 0;        ///< ignition tick
+  std::uint32_t nextDue = 0;      ///< next tick with something to do (sweep, attempt, phase)
+  std::uint32_t nextAttempt = 0;  ///< next spread / rain / water check
+  std::uint32_t exposureDue = 0;  ///< tick at which to measure `exposure` again
+  std::uint16_t duration = 0;     ///< sweep length, ticks
+  std::uint16_t swept = 0;        ///< permutation positions visited, 0..sweepLength
+  std::uint16_t sweepLength = 512;  ///< positions the sweep edits one by one (fewer for a uniform result)
+  std::uint16_t fuel = 0;         ///< flammable voxels left (foreign edits included)
+  std::uint16_t permA = 1, permB = 0, permC = 1;  ///< keyed permutation of 0..511
+  std::uint32_t mask = 0;         ///< index of the cell's fuel bitmap in FireState::masks
+  std::uint16_t exposure = 0;     ///< exposureAt() of the cell, refreshed every second
+  std::uint8_t peak = 0;          ///< intensity while fully burning
+  std::uint8_t period = 8;        ///< ticks between attempts
+  std::uint8_t flags = 0;         ///< doused, fuel removed, dying, uniform result (fire.cpp)
+  MaterialId result = kAir;       ///< with a uniform result: what the whole brick becomes
+};
+
+/// Which of a burning brick's 512 voxels (voxelIndexInBrick) still hold fuel.
+using FuelMask = std::array<std::uint64_t, kBrickVoxels / 64>;
+
+/// A spread ignition found during the walk, merged after it (server scratch).
+struct FirePending {
+  std::uint64_t key = 0;   ///< packCoordId of the cell corner
+  VoxelCoord voxel;        ///< the fuel voxel that caught (event position)
+  std::uint32_t order = 0; ///< discovery order (ties: first wins)
+};
+
+/// Per-material fire properties derived from the material table at init.
+struct FireTables {
+  std::array<std::uint16_t, 256> flammability{};  ///< per mille; 0 = does not burn
+  std::array<std::uint16_t, 256> burnTicks{};     ///< ticks per voxel (clamped to 65535)
+  std::array<MaterialId, 256> burnt{};            ///< burnt form
+  std::array<std::uint8_t, 256> groundCover{};    ///< 1: ash on solid non-flammable ground, else air (grass)
+  std::array<std::uint8_t, 256> roof{};           ///< over a cell: 0 open (air), 1 foliage (lets rain and wind through in part), 2 roof
+  MaterialId ash = kAir;
+};
+
+/// The fire system's state. `cells` is replicated (sorted by packCoordId of cell);
+/// everything else is server-side working data or configuration (empty or unused on
+/// mirrors), ignored by hash and diff.
+struct FireState {
+  std::vector<FireCell> cells;        ///< burning cells, sorted by packCoordId(cell)
+  std::vector<FireWork> work;         ///< server: parallel to cells
+  std::vector<FuelMask> masks;        ///< server: fuel bitmaps, FireWork::mask indexes them
+  std::vector<std::uint32_t> freeMasks;  ///< server: unused entries of masks
+  internal::FireKeySet burning;       ///< server: keys of `cells`, for O(1) neighbour checks
+  std::vector<FirePending> pending;   ///< server scratch: this tick's spread ignitions
+  std::vector<FireCell> scratchCells; ///< scratch: new cells before merging; batched applyFireChanges
+  std::vector<FireWork> scratchWork;  ///< server scratch: work of new cells before merging
+  std::vector<std::uint32_t> scratchOrder;  ///< scratch: record order for batched applyFireChanges
+  FireTables tables;                  ///< from the material table
+};
+
+/// Builds the initial fire state (nothing burns at generation) and its material
+/// tables. Allocates (reserves the working arrays).
+void initFire(FireState& state, const SimSetup& setup);
+
+/// One tick of fire. See the model above. No allocation once the arrays have grown
+/// to the fire's size.
+void stepFire(FireState& state, SimContext& ctx);
+
+/// Sets fire to the brick holding `cell` for a validated ignite command by `by`.
+/// Returns false (and changes nothing) when the voxel itself cannot burn, its brick
+/// already burns, or kMaxFireCells cells burn. O(cells) (an insertion).
+bool igniteFire(FireState& state, SimContext& ctx, VoxelCoord cell, Actor by);
+
+/// True if the brick holding voxel `cell` is burning. O(log cells).
+bool isBurning(const FireState& state, VoxelCoord cell);
+
+/// The corner voxel of the fire cell holding `voxel` (its brick's minimum corner).
+constexpr VoxelCoord fireCellOf(VoxelCoord voxel) {
+  return {voxel.x & ~(kBrickSize - 1), voxel.y & ~(kBrickSize - 1), voxel.z & ~(kBrickSize - 1)};
+}
+
+/// Mirror side: applies one step's fire changes in order (later records for the same
+/// cell win). O(changes log changes + cells) for large batches.
+void applyFireChanges(FireState& state, std::span<const FireChange> changes);
+
+/// Restore side of the state codec (sim/save/state_codec.h): rebuilds the working data
+/// (work, fuel masks, key set) of every cell in state.cells from `world` as of `tick`
+/// (after that tick's step), as igniteFire built it and the walk advanced it: the
+/// keyed permutation, attempt and exposure schedule are replayed, the positions
+/// swept by the last visit are done and the fuel is what the others hold. When
+/// state.work is parallel to cells, its entries with peak != 0 give each cell's
+/// saved ignition (start, peak, kFireUniform flag, result and last exposure; the
+/// codec's decoder puts them there); otherwise they are estimated from the fuel left and the saved
+/// endTick and intensity. A cell without fuel left goes out at its next visit.
+/// Allocates.
+void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t seed, std::uint32_t tick);
+
+/// Folds the replicated fire state into hasher.
+void hashFire(const FireState& state, StateHasher& hasher);
+
+/// First difference between two fire states, or nullopt.
+std::optional<std::string> diffFire(const FireState& expected, const FireState& actual);
+
+}  // namespace loam::sim

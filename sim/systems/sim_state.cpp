@@ -1,0 +1,118 @@
+#include "sim/systems/sim_state.h"
+
+#include <algorithm>
+
+#include "sim/world/material.h"
+#include "sim/systems/motion.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_context.h"
+#if __has_include("sim/gen/generator.h")
+#include "sim/gen/generator.h"
+#define LOAM_SIM_HAS_GENERATOR 1
+#endif
+
+namespace loam::sim {
+
+namespace {
+
+std::int32_t unitsFromSceneMetres(double m) {
+  // Scene values are parsed doubles; one multiply and a round-half-away conversion
+  // (basic IEEE operations only, so identical everywhere).
+  double u = m * kUnitsPerMetre;
+  return static_cast<std::int32_t>(u < 0 ? u - 0.5 : u + 0.5);
+}
+
+std::uint16_t angleFromDegrees(double deg) {
+  double a = deg * (65536.0 / 360.0);
+  auto i = static_cast<std::int64_t>(a < 0 ? a - 0.5 : a + 0.5);
+  return static_cast<std::uint16_t>(static_cast<std::uint64_t>(i) & 0xFFFFu);
+}
+
+// Feet height of a player box standing on the highest colliding voxel under its
+// footprint at (x, z); the world's floor when the column is empty.
+std::int32_t groundFeetY(const BrickStore& world, const MaterialLut& lut, std::int32_t x, std::int32_t z) {
+  const WorldBounds& b = world.bounds();
+  const std::int32_t top = b.maxBrick.y * kBrickSize - 1, bottom = b.minBrick.y * kBrickSize;
+  const std::int32_t x0 = (x - kPlayerHalfWidth) >> kUnitShift, x1 = (x + kPlayerHalfWidth - 1) >> kUnitShift;
+  const std::int32_t z0 = (z - kPlayerHalfWidth) >> kUnitShift, z1 = (z + kPlayerHalfWidth - 1) >> kUnitShift;
+  for (std::int32_t y = top; y >= bottom; --y) {
+    for (std::int32_t vz = z0; vz <= z1; ++vz) {
+      for (std::int32_t vx = x0; vx <= x1; ++vx) {
+        if (lut.collides[world.get(vx, y, vz)]) return (y + 1) * kUnitsPerVoxel;
+      }
+    }
+  }
+  return bottom * kUnitsPerVoxel;
+}
+
+}  // namespace
+
+const Player* SimState::findPlayer(PlayerId id) const noexcept {
+  auto it = std::lower_bound(players.begin(), players.end(), id, [](const Player& p, PlayerId v) { return p.id < v; });
+  return it != players.end() && it->id == id ? &*it : nullptr;
+}
+
+Player* SimState::findPlayer(PlayerId id) noexcept {
+  auto it = std::lower_bound(players.begin(), players.end(), id, [](const Player& p, PlayerId v) { return p.id < v; });
+  return it != players.end() && it->id == id ? &*it : nullptr;
+}
+
+SimState createSimStateFromWorld(const Scene& scene, std::uint64_t seed, BrickStore world) {
+  SimState s{.seed = seed,
+             .sceneHash = sceneJoinHash(scene),
+             .tick = 0,
+             .materials = scene.materials,
+             .lut = makeMaterialLut(*scene.materials),
+             .world = std::move(world),
+             .spawns = {},
+             .rules = {},
+             .players = {},
+             .weather = {},
+             .water = {},
+             .fire = {},
+             .animals = {},
+             .scratch = {}};
+  // Spawns, in scene order.
+  for (const SpawnPoint& sp : scene.spawns) {
+    Spawn out;
+    out.position.x = unitsFromSceneMetres(sp.position.x);
+    out.position.z = unitsFromSceneMetres(sp.position.z);
+    out.position.y = sp.onGround ? groundFeetY(s.world, s.lut, out.position.x, out.position.z)
+                                 : unitsFromSceneMetres(sp.position.y);
+    out.yaw = angleFromDegrees(sp.yaw);
+    s.spawns.push_back(out);
+  }
+  if (s.spawns.empty()) {
+    const WorldBounds& b = s.world.bounds();
+    Spawn out;
+    out.position.x = (b.minBrick.x + b.maxBrick.x) / 2 * kBrickSize * kUnitsPerVoxel;
+    out.position.z = (b.minBrick.z + b.maxBrick.z) / 2 * kBrickSize * kUnitsPerVoxel;
+    out.position.y = groundFeetY(s.world, s.lut, out.position.x, out.position.z);
+    s.spawns.push_back(out);
+  }
+  s.players.reserve(s.rules.maxPlayers);
+  s.scratch.order.reserve(1024);
+  s.scratch.counts.assign(256, 0);
+  s.scratch.players.reserve(s.rules.maxPlayers);
+
+  const SimSetup setup{scene, s.world, *s.materials, seed};
+  initWeather(s.weather, setup);
+  initWater(s.water, setup);
+  initFire(s.fire, setup);
+  initAnimals(s.animals, setup);
+  return s;
+}
+
+Result<SimState> createSimState(const Scene& scene, std::uint64_t seed) {
+#ifdef LOAM_SIM_HAS_GENERATOR
+  Result<BrickStore> world = generateWorld(scene, seed);
+  if (!world) return world.error();
+  return createSimStateFromWorld(scene, seed, std::move(world).value());
+#else
+  (void)scene;
+  (void)seed;
+  return makeError("createSimState: the generator is not built yet");
+#endif
+}
+
+}  // namespace loam::sim

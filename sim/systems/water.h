@@ -1,0 +1,185 @@
+// Water system interface. The step calls these functions in the order documented in
+// sim/step/step.h; the mirror (sim/step/mirror.h) calls applyWaterChanges; the trace hash calls
+// hashWater; the mirror test calls diffWater. The implementation (sim/systems/water.cpp) may
+// change freely behind this interface, including WaterState's fields.
+//
+// The water system: integer amounts per voxel cell (kWaterPerVoxel units = one full
+// voxel), stored per brick (sim/systems/internal/water_grid.h). Each tick, in this order:
+//  1. Edits: the edit log written so far this step (commands, weather) is scanned;
+//     a cell that became solid while holding water is emptied and its water pushed
+//     up its column into the first cells with room (lost past 64 cells); a cell
+//     that opened or closed wakes its wet neighbours.
+//  2. Sources: a scene source's flow (litres per second rounded to whole units per
+//     tick) follows a cached route within the tick: it falls, moves to the lowest
+//     neighbouring surface, crosses flats breadth-first to the nearest way down,
+//     and leaves where the route reaches a sink; only where the route ends without
+//     a way down (a hole, a basin below its rim) is it deposited into the cells,
+//     which fill until the route (recomputed after a floor it read changes, in
+//     slices of 2048 cell checks per tick) finds the way over the rim. A waterfall
+//     starts from the middle of its lip, just past the cliff's slope on the side
+//     where the ground drops; a spring from its cell.
+//  3. Gravity (from a snapshot): a cell with room below moves down as much as fits;
+//     over empty cells it falls straight to where it lands in the same tick.
+//  4. Spreading (from the snapshot after gravity): a cell resting on something
+//     solid or full levels with its lower side neighbours (water-filling to a common
+//     level); a receiver offered more than its room, or more than would lift it
+//     above any of its sources, takes a proportional share. Every flow moves water
+//     from higher to lower without overshoot, so totals are exact and water settles
+//     (levelled to within a couple of units per cell) instead of oscillating. A
+//     film thinner than kWaterPerVoxel / 8 does not creep onto dry flat ground, only
+//     over edges.
+//  5. Sinks: water leaves past the world's sides or bottom, at a pond's outlet (the
+//     layer just above its generated surface, inside its radius: the pond overflows
+//     instead of flooding the world) and on a stream's surface (below). A film under
+//     kWaterPerVoxel / 8 on soil, grass, sand or gravel soaks away one unit per tick.
+// Both flow phases compute every flow from the same snapshot and then apply them, so
+// the result does not depend on processing order; cells are processed, and records
+// written, in canonical order (brick packCoordId, then voxel index). No floats
+// after init, no randomness in the flow (splash events use keyed draws).
+//
+// Generated water: ponds are free water (a hole dug under a pond drains it). A
+// stream's generated water is held at its level (streams flow, but the cells do not
+// carry that flow: its generated staircase of levels would otherwise drain away at
+// the first disturbance): held cells stay full, feed holes dug beside or under them,
+// and the open cells on the stream's surface are sinks (water reaching the stream
+// is carried away). All generated water starts asleep.
+//
+// Active set: only cells whose amount changed, their wet neighbours and cells woken
+// by edits or pours are processed next tick; everything else sleeps. When a tick
+// changes no amount and wakes nothing new while sources deposit (a steady flow), the
+// next tick would repeat it exactly, so the system freezes until a pour, an edit
+// waking a wet cell, or an edit in a brick of the frozen flow or of a route.
+//
+// Voxels: the store holds the water material where a cell holds at least half a
+// voxel (set when the amount reaches kWaterPerVoxel / 2, cleared when it falls
+// below kWaterPerVoxel / 8: hysteresis keeps thin flows from flickering in the edit
+// log), written through ctx.setVoxel, so clients, motion (swimming) and audio see
+// water in the world. Water only enters voxels that are air or liquid.
+//
+// Splash: falling water that lands in water after at least 8 voxels (40 cm), and a
+// source's first fall of at least 8 voxels, may splash (a keyed 1-in-16 draw per
+// landing and tick, at most 2 events per tick); every successful pour splashes where
+// it lands.
+//
+// Known gaps: edits made after water in a step (fire burning a wall away) are seen
+// only when something else wakes the cells next to them. The active set and routes
+// are server working data: a server restarted from a save must rebuild them (wake
+// every cell that is not at rest) to continue identically.
+//
+// Contract for every system (water, fire, weather, animals):
+// - init*(state, setup): builds the initial state from the scene and the generated
+//   world. Run identically on the server and on every mirror; no randomness except
+//   keyed draws with tick 0.
+// - step*(state, ctx): one 1/60 s tick. Reads the world only through ctx.world(),
+//   changes voxels only through ctx.setVoxel/fillBrick (which writes the edit log),
+//   reports every replicated state change into ctx.output().<system>, events through
+//   ctx.emit, randomness only through ctx.random. No clocks, no threads that change
+//   results, no heap allocation in steady state (reserve in init, reuse scratch).
+// - apply*Changes(state, changes): the mirror side: makes the replicated part of
+//   state equal to the authoritative one from the change records alone.
+// - hash*(state, hasher): folds the replicated part of state (canonical order).
+// - diff*(expected, actual): the first difference in the replicated part as
+//   "field: expected X, actual Y", or nullopt when equal. Allocates only on mismatch.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/systems/internal/water_grid.h"
+#include "sim/world/voxel.h"
+
+namespace loam::sim {
+
+class BrickStore;
+class SimContext;
+class StateHasher;
+struct SimSetup;
+
+inline constexpr std::uint32_t kWaterPerVoxel = 256;     ///< water units in one full voxel
+inline constexpr std::uint32_t kMaxPourAmount = 64 * kWaterPerVoxel;  ///< largest single pour
+
+/// One record of the water state stream: `cell` now holds `amount` (0 = dry).
+struct WaterChange {
+  VoxelCoord cell;
+  std::uint16_t amount = 0;  ///< water units, 0..kWaterPerVoxel
+  friend bool operator==(const WaterChange&, const WaterChange&) = default;
+};
+
+/// Counters for tests, benchmarks and metrics.
+struct WaterStats {
+  std::size_t wetCells = 0;       ///< cells holding water
+  std::size_t bricks = 0;         ///< bricks with a water record
+  std::size_t processedCells = 0; ///< cells the last tick processed (0 when frozen or settled)
+  std::size_t activeCells = 0;    ///< cells queued for the next tick (kept while frozen)
+  std::size_t changedCells = 0;   ///< cells whose amount the last tick changed
+  bool frozen = false;            ///< steady flow: ticks are skipped until something wakes it
+};
+
+/// The water system's state. `cells` (the amounts) is replicated; everything else
+/// is server-side working data, ignored by hash and diff. Copyable.
+struct WaterState {
+  internal::WaterGrid cells;                            ///< replicated amounts, by brick
+  std::vector<internal::WaterSourceRoute> sources;      ///< scene sources (working data from here on)
+  std::vector<internal::PondOutlet> outlets;            ///< pond overflow layers
+  std::vector<std::uint32_t> queue;                     ///< slots with cells in the active set
+  std::array<std::uint8_t, 256> open{};                 ///< per material: water may be there (air, liquid)
+  std::array<std::uint8_t, 256> porous{};               ///< per material: thin films soak into it
+  MaterialId water = kAir;                              ///< the material written for water voxels
+  bool frozen = false;                                  ///< see the active set above
+  std::vector<std::uint64_t> watch;                     ///< while frozen: packCoordId of bricks near the flow, sorted
+  std::vector<std::uint64_t> floorChanged;              ///< bricks where a cell became or stopped being a floor
+  internal::WaterRouteSearch search;                    ///< route search in progress
+  WaterStats last;                                      ///< counters of the last tick
+  internal::WaterScratch scratch;                       ///< reused per tick
+};
+
+/// Builds the initial water state: every liquid voxel of the generated world is a
+/// full cell (asleep), plus the scene's sources (awake) and pond outlets. Reads the
+/// whole world once (about 0.2 s for glade). Allocates.
+void initWater(WaterState& state, const SimSetup& setup);
+
+/// One tick of water. See the contract above.
+void stepWater(WaterState& state, SimContext& ctx);
+
+/// Adds `amount` units at `cell` for a validated pour command (the step has checked
+/// reach, bounds and amount). The water drops to where it lands and fills cells
+/// upward from there (a pour of n voxels into a narrow hole stands n voxels high and
+/// then spreads); what finds no room within 512 cells is not poured. Records,
+/// voxel edits and a splash event are written at once. Returns false when nothing
+/// could be poured there (solid target, or nothing below it inside the world); then
+/// nothing changed.
+bool pourWater(WaterState& state, SimContext& ctx, VoxelCoord cell, std::uint32_t amount);
+
+/// The water amount at cell (0 if dry or outside). O(1): one hash probe. For other
+/// systems (fire, motion via voxels). Valid on the server and on mirrors.
+std::uint16_t waterAt(const WaterState& state, VoxelCoord cell);
+
+/// Mirror side: applies one step's water changes in order. Allocates only when water
+/// reaches a brick the mirror has no record for.
+void applyWaterChanges(WaterState& state, std::span<const WaterChange> changes);
+
+/// Restore side of the state codec (sim/save/state_codec.h): makes the amounts exactly
+/// `cells` (every other cell dry; cells sorted canonically, amounts 1..kWaterPerVoxel,
+/// inside the world), refreshes every brick record's masks from `world` (which may
+/// differ from the generated world after applySave), wakes every wet cell and thaws
+/// the system. Writes no voxels and no records. Allocates for new bricks.
+void restoreWaterCells(WaterState& state, const BrickStore& world, std::span<const WaterChange> cells);
+
+/// Folds the replicated water state into hasher: every brick holding water, in
+/// packCoordId order, as its coordinate and 512 amounts. No allocation.
+void hashWater(const WaterState& state, StateHasher& hasher);
+
+/// First difference between two water states ("water (x,y,z): expected A, actual
+/// B", the first cell in canonical order), or nullopt.
+std::optional<std::string> diffWater(const WaterState& expected, const WaterState& actual);
+
+/// Counters of the last tick and the current state (for tests, benches, metrics).
+/// O(queued bricks), no allocation.
+WaterStats waterStats(const WaterState& state) noexcept;
+
+}  // namespace loam::sim

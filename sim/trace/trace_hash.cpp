@@ -1,0 +1,180 @@
+#include "sim/trace/trace_hash.h"
+
+#include <array>
+
+#include "sim/world/world_hash.h"
+
+namespace loam::sim {
+
+namespace {
+
+void addCoord(StateHasher& h, VoxelCoord v) {
+  h.add(v.x);
+  h.add(v.y);
+  h.add(v.z);
+}
+void addActor(StateHasher& h, Actor a) {
+  h.add(a.kind);
+  h.add(a.id);
+}
+
+void addPlayer(StateHasher& h, const Player& p) {
+  const PlayerState& m = p.motion;
+  h.add(p.id.value);
+  h.add(p.name.view());
+  h.add(m.position.x);
+  h.add(m.position.y);
+  h.add(m.position.z);
+  h.add(m.velocity.x);
+  h.add(m.velocity.y);
+  h.add(m.velocity.z);
+  h.add(m.yaw);
+  h.add(m.pitch);
+  h.add(m.onGround);
+  h.add(m.crouching);
+  h.add(m.swimming);
+  h.add(m.running);
+  h.add(m.lastInput);
+  h.add(m.stride);
+  h.add(m.motionEvents);
+  h.add(m.surface);
+  h.add(m.impactSpeed);
+  h.add(p.budget.editTokens);
+  h.add(p.budget.editTick);
+  h.add(p.budget.chatTokens);
+  h.add(p.budget.chatTick);
+  h.add(p.budget.inputTick);
+  h.add(p.budget.inputsInTick);
+}
+
+}  // namespace
+
+void hashEvent(const Event& e, StateHasher& h) noexcept {
+  h.add(static_cast<std::uint32_t>(e.index()));
+  if (auto* x = std::get_if<IgnitedEvent>(&e)) {
+    addCoord(h, x->position);
+    h.add(x->material);
+    addActor(h, x->by);
+  } else if (auto* x = std::get_if<ExtinguishedEvent>(&e)) {
+    addCoord(h, x->position);
+    h.add(x->cause);
+  } else if (auto* x = std::get_if<LandedEvent>(&e)) {
+    addActor(h, x->who);
+    addCoord(h, x->position);
+    h.add(x->material);
+    h.add(x->impactSpeed);
+  } else if (auto* x = std::get_if<FootstepEvent>(&e)) {
+    addActor(h, x->who);
+    addCoord(h, x->position);
+    h.add(x->surface);
+    h.add(x->speed);
+  } else if (auto* x = std::get_if<DigEvent>(&e)) {
+    addActor(h, x->who);
+    addCoord(h, x->position);
+    h.add(x->radius);
+    h.add(x->material);
+    h.add(x->voxels);
+  } else if (auto* x = std::get_if<FractureEvent>(&e)) {
+    addCoord(h, x->position);
+    h.add(x->material);
+    h.add(x->voxels);
+  } else if (auto* x = std::get_if<SplashEvent>(&e)) {
+    addActor(h, x->who);
+    addCoord(h, x->position);
+    h.add(x->speed);
+  } else if (auto* x = std::get_if<AnimalCallEvent>(&e)) {
+    h.add(x->animal);
+    h.add(x->species);
+    h.add(x->call);
+    addCoord(h, x->position);
+  } else if (auto* x = std::get_if<ChatEvent>(&e)) {
+    h.add(x->from.value);
+    h.add(x->text.view());
+  } else if (auto* x = std::get_if<CommandRejectedEvent>(&e)) {
+    h.add(x->player.value);
+    h.add(x->sequence);
+    h.add(x->commandIndex);
+    h.add(x->reason);
+  } else if (auto* x = std::get_if<PlayerJoinedEvent>(&e)) {
+    h.add(x->player.value);
+    h.add(x->name.view());
+  } else if (auto* x = std::get_if<PlayerLeftEvent>(&e)) {
+    h.add(x->player.value);
+  }
+}
+
+void hashSystems(const SimState& s, StateHasher& h) noexcept {
+  h.add(s.tick);
+  h.add(static_cast<std::uint64_t>(s.players.size()));
+  for (const Player& p : s.players) addPlayer(h, p);
+  hashWeather(s.weather, h);
+  hashWater(s.water, h);
+  hashFire(s.fire, h);
+  hashAnimals(s.animals, h);
+}
+
+TraceHasher::TraceHasher(const SimState& initial) noexcept : h_(0x4C4F414D54524143ULL) {
+  h_.add(initial.seed);
+  h_.add(initial.sceneHash);
+  h_.add(worldHash(initial.world));
+  hashSystems(initial, h_);
+}
+
+void TraceHasher::addStep(const SimState& state, const StepOutput& out) noexcept {
+  h_.add(out.tick);
+  h_.add(static_cast<std::uint64_t>(out.edits.size()));
+  for (const EditRecord& e : out.edits) {
+    h_.add(e.kind);
+    h_.add(e.x);
+    h_.add(e.y);
+    h_.add(e.z);
+    h_.add(e.before);
+    h_.add(e.after);
+  }
+  h_.add(static_cast<std::uint64_t>(out.events.size()));
+  for (const Event& e : out.events) hashEvent(e, h_);
+  h_.add(static_cast<std::uint64_t>(out.players.size()));
+  for (const PlayerChange& c : out.players) {
+    h_.add(c.kind);
+    addPlayer(h_, c.player);
+  }
+  h_.add(static_cast<std::uint64_t>(out.water.size()));
+  for (const WaterChange& c : out.water) {
+    addCoord(h_, c.cell);
+    h_.add(c.amount);
+  }
+  h_.add(static_cast<std::uint64_t>(out.fire.size()));
+  for (const FireChange& c : out.fire) {
+    addCoord(h_, c.cell);
+    h_.add(c.intensity);
+    h_.add(c.endTick);
+  }
+  h_.add(static_cast<std::uint64_t>(out.animals.size()));
+  for (const AnimalChange& c : out.animals) {
+    h_.add(c.removed);
+    h_.add(c.animal.id.value);
+    h_.add(c.animal.position.x);
+    h_.add(c.animal.position.y);
+    h_.add(c.animal.position.z);
+    h_.add(c.animal.velocity.x);
+    h_.add(c.animal.velocity.y);
+    h_.add(c.animal.velocity.z);
+    h_.add(c.animal.yaw);
+    h_.add(c.animal.mode);
+    h_.add(c.animal.species);
+  }
+  h_.add(out.weatherChanged);
+  if (out.weatherChanged) hashWeather(out.weather, h_);
+  // Players in full every step (cheap); the systems in full periodically.
+  h_.add(static_cast<std::uint64_t>(state.players.size()));
+  for (const Player& p : state.players) addPlayer(h_, p);
+  if (state.tick % kFullStateInterval == 0) hashSystems(state, h_);
+}
+
+std::uint64_t TraceHasher::finish(const SimState& state) noexcept {
+  hashSystems(state, h_);
+  h_.add(worldHash(state.world));
+  return h_.digest();
+}
+
+}  // namespace loam::sim

@@ -1,0 +1,400 @@
+// BrickStore: the sparse voxel world. 5 cm voxels in 8^3 bricks in 16^3-brick chunks
+// over a fixed WorldBounds.
+//
+// Storage: a dense table of chunks over the bounds. A chunk that is one material
+// stores only that material; otherwise it holds one 16-bit slot per brick. A brick
+// that is one material is its material alone; a mixed brick is palette-compressed
+// with 1, 2, 4 or 8 bits per voxel in a pool owned by its chunk. Palettes grow as
+// materials appear and shrink (repacked to fewer bits) as they disappear; a brick
+// with one material left collapses to a uniform slot. Chunks collapse to a single
+// material in compactChunk() / markGenerated().
+//
+// Canonical order: chunks by (z, y, x) with x fastest, then the bricks of a chunk by
+// brickIndexInChunk (x fastest), then voxels by voxelIndexInBrick. Every iteration,
+// the world hash and saves use it.
+//
+// Threads: reads may run concurrently with each other. Writes (set, writeBrick,
+// fillBrick, fillChunk, compactChunk, clearing dirty bits) to bricks in different
+// chunks may run concurrently from different threads, without locks, as long as no
+// thread reads those chunks meanwhile. Everything else is single-threaded.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "sim/core/assert.h"
+#include "sim/world/brick_view.h"
+#include "sim/world/coarse_grid.h"
+#include "sim/world/internal/brick_chunk.h"
+#include "sim/world/voxel.h"
+
+namespace loam::sim {
+
+/// Independent consumers of per-brick change flags. Each has its own bit per brick,
+/// set by every change of the brick's content and cleared only by that consumer.
+enum class DirtyChannel : std::uint8_t {
+  Stream,  ///< edit stream to peers
+  Mesh,    ///< client meshing
+  Save,    ///< "changed since the last save" (the save itself uses isModified)
+  Audio,   ///< audio/AI caches over the coarse copy
+  Count
+};
+inline constexpr int kDirtyChannelCount = static_cast<int>(DirtyChannel::Count);
+
+/// Which bricks an iteration or box query reports.
+enum class BrickFilter : std::uint8_t {
+  All,     ///< every brick in range, air included
+  NonAir,  ///< every brick that is not uniform air
+  Mixed,   ///< palette bricks only (more than one material)
+};
+
+/// A box of voxels, [min, max) on each axis (max exclusive).
+struct VoxelBox {
+  VoxelCoord min;  ///< first voxel inside
+  VoxelCoord max;  ///< one past the last voxel inside, per axis
+};
+
+/// One brick reported by a box query.
+struct BrickHit {
+  BrickCoord coord;  ///< brick position
+  BrickView view;    ///< its content (valid until the next write to its chunk)
+};
+
+/// Heap use by kind, for budgets and benchmarks (bytes are capacities held).
+struct StoreMemoryStats {
+  std::size_t totalBytes = 0;         ///< same as BrickStore::memoryBytes()
+  std::size_t chunkTableBytes = 0;    ///< the dense chunk table
+  std::size_t chunkSlotBytes = 0;     ///< slot arrays + entries of non-uniform chunks
+  std::size_t poolBytes = 0;          ///< palette records (capacity)
+  std::size_t dirtyBytes = 0;         ///< dirty bit sets
+  std::size_t baselineBytes = 0;      ///< generated content kept for modified bricks
+  std::size_t uniformChunks = 0;      ///< chunks stored as one material
+  std::size_t expandedChunks = 0;     ///< chunks holding per-brick slots
+  std::size_t uniformBricks = 0;      ///< uniform bricks inside expanded chunks
+  std::size_t mixedBricks[4] = {};    ///< palette bricks at 1, 2, 4, 8 bits per voxel
+};
+
+/// The sparse voxel world over fixed bounds. Movable and copyable (deep copy).
+class BrickStore {
+ public:
+  /// An all-air store over bounds. bounds must be whole chunks aligned to the chunk
+  /// grid (validBounds); anything else is a programmer error (LOAM_ASSERT; scene
+  /// loaders check it first). Allocates the chunk table (32 bytes per chunk).
+  explicit BrickStore(WorldBounds bounds, const CoarseLut& coarseLut = defaultCoarseLut());
+  /// Deep copy (content, dirty bits, generated content kept). Allocates as much as
+  /// other holds.
+  BrickStore(const BrickStore& other);
+  /// Deep copy assignment.
+  BrickStore& operator=(const BrickStore& other);
+  /// Moves without allocating; the moved-from store may only be destroyed or
+  /// assigned to.
+  BrickStore(BrickStore&&) noexcept = default;
+  /// Move assignment (same rule).
+  BrickStore& operator=(BrickStore&&) noexcept = default;
+  /// Frees everything.
+  ~BrickStore();
+
+  /// True when bounds are non-empty, aligned to chunk boundaries (multiples of 16
+  /// bricks) and at most 2^20 chunks.
+  static bool validBounds(const WorldBounds& bounds) noexcept;
+
+  /// The bounds given at construction, in bricks.
+  const WorldBounds& bounds() const noexcept { return bounds_; }
+
+  // ---- voxel access -------------------------------------------------------------
+
+  /// The material at voxel (x, y, z); air outside the bounds. O(1), no allocation,
+  /// inlined. Thread: any, while no thread writes that chunk.
+  MaterialId get(int x, int y, int z) const noexcept;
+  /// The material at voxel v; air outside the bounds.
+  MaterialId get(VoxelCoord v) const noexcept { return get(v.x, v.y, v.z); }
+
+  /// Sets voxel v to m. Returns false (and changes nothing) outside the bounds; true
+  /// otherwise. When the content changes, marks the brick dirty in every channel and
+  /// modified. May allocate (expanding a chunk or growing a palette). Thread: see top.
+  bool set(VoxelCoord v, MaterialId m) noexcept;
+  /// set() with separate coordinates.
+  bool set(int x, int y, int z, MaterialId m) noexcept { return set(VoxelCoord{x, y, z}, m); }
+
+  // ---- brick access -------------------------------------------------------------
+
+  /// Replaces brick b with 512 materials in canonical order (voxelIndexInBrick).
+  /// Returns false outside the bounds. Marks dirty/modified only when the content
+  /// changes. Chooses the smallest encoding (uniform, 1, 2, 4 or 8 bits; palette in
+  /// ascending material order). May allocate. Thread: see top (per chunk).
+  bool writeBrick(BrickCoord b, const MaterialId* voxels512) noexcept;
+  /// Sets every voxel of brick b to m. Returns false outside the bounds.
+  bool fillBrick(BrickCoord b, MaterialId m) noexcept;
+  /// Sets every voxel of chunk c to m and frees its per-brick storage; marks changed
+  /// bricks. Returns false when c is outside the bounds.
+  bool fillChunk(ChunkCoord c, MaterialId m) noexcept;
+  /// Copies brick b into out512 (canonical order); air outside the bounds.
+  void readBrick(BrickCoord b, MaterialId* out512) const noexcept;
+  /// A view of brick b (uniform air outside the bounds). O(1).
+  BrickView brick(BrickCoord b) const noexcept;
+
+  /// Calls fn(BrickCoord, BrickView) for every brick passing filter, in canonical
+  /// order. Uniform chunks are visited brick by brick (unless filtered out whole).
+  template <class F>
+  void forEachBrick(F&& fn, BrickFilter filter = BrickFilter::NonAir) const;
+
+  /// Calls fn(BrickCoord, BrickView) for the bricks overlapping box (clipped to the
+  /// bounds) that pass filter, z then y then x (x fastest). Never touches voxels.
+  template <class F>
+  void forEachBrickInBox(const VoxelBox& box, F&& fn, BrickFilter filter = BrickFilter::NonAir) const;
+  /// Appends the bricks overlapping box that pass filter to out (order as above);
+  /// returns how many were appended. Allocates only if out must grow.
+  std::size_t queryBox(const VoxelBox& box, std::vector<BrickHit>& out,
+                       BrickFilter filter = BrickFilter::NonAir) const;
+
+  // ---- chunks -------------------------------------------------------------------
+
+  /// Number of chunks in the bounds.
+  int chunkCount() const noexcept { return static_cast<int>(chunks_.size()); }
+  /// The chunk at canonical index i (0..chunkCount()-1).
+  ChunkCoord chunkCoord(int i) const noexcept;
+  /// Canonical index of chunk c, or -1 outside the bounds.
+  int chunkIndex(ChunkCoord c) const noexcept;
+  /// The material when every voxel of chunk index i is one material (however it is
+  /// stored), else nullopt. O(4096) for an expanded chunk, O(1) otherwise.
+  std::optional<MaterialId> chunkUniform(int i) const noexcept;
+  /// True when chunk index i is stored as one material (no per-brick storage).
+  bool chunkIsCollapsed(int i) const noexcept { return chunks_[static_cast<std::size_t>(i)].data == nullptr; }
+  /// A view of brick localIndex (brickIndexInChunk) of chunk index i.
+  BrickView brickInChunk(int i, int localIndex) const noexcept;
+
+  /// Collapses chunk c to one material when all its bricks are that material, else
+  /// repacks its pool tightly (dropping holes). Returns true if it collapsed. Content
+  /// and dirty bits are unchanged. Thread: see top (per chunk; the generator calls
+  /// it after finishing a chunk to keep peak memory low).
+  bool compactChunk(ChunkCoord c) noexcept;
+  /// compactChunk() on every chunk. Single-threaded.
+  void compactAll() noexcept;
+
+  // ---- change tracking ----------------------------------------------------------
+
+  /// True when brick b changed since channel ch was last cleared for it.
+  bool isDirty(BrickCoord b, DirtyChannel ch) const noexcept;
+  /// Calls fn(BrickCoord) for each brick dirty in ch, canonical order.
+  template <class F>
+  void forEachDirty(DirtyChannel ch, F&& fn) const;
+  /// Clears ch for brick b.
+  void clearDirty(BrickCoord b, DirtyChannel ch) noexcept;
+  /// Clears ch for every brick.
+  void clearDirty(DirtyChannel ch) noexcept;
+  /// The bricks dirty in ch (canonical order), clearing them. Allocates the result.
+  std::vector<BrickCoord> takeDirty(DirtyChannel ch);
+
+  /// True when brick b changed since markGenerated() (saves write these bricks).
+  bool isModified(BrickCoord b) const noexcept;
+  /// Calls fn(BrickCoord) for each modified brick, canonical order.
+  template <class F>
+  void forEachModified(F&& fn) const;
+  /// Number of modified bricks. O(chunks).
+  std::size_t modifiedCount() const noexcept;
+  /// Ends generation: clears every dirty and modified bit (freeing their storage),
+  /// compacts every chunk and from then on keeps, for each brick at its first change,
+  /// the content it had (generatedBrick). Call once after generating, before edits.
+  void markGenerated() noexcept;
+  /// Writes to out512 the content brick b had at the last markGenerated(), if b has
+  /// been modified since (and returns true); false when b is unmodified (read it
+  /// directly), outside the bounds, or markGenerated() was never called. Saves use
+  /// it to store only the voxels that differ. O(log modified bricks in the chunk).
+  bool generatedBrick(BrickCoord b, MaterialId* out512) const noexcept;
+
+  // ---- coarse copy --------------------------------------------------------------
+
+  /// The coarse lookup the incremental copy uses.
+  const CoarseLut& coarseLut() const noexcept { return coarseLut_; }
+  /// Replaces the lookup and rebuilds the coarse sums of every mixed brick. O(world).
+  void setCoarseLut(const CoarseLut& lut) noexcept;
+  /// Recomputes the coarse sums of every mixed brick from its voxels (the full
+  /// rebuild; the incremental result must equal it).
+  void rebuildCoarse() noexcept;
+  /// The incremental coarse sample of brick b (air's outside the bounds). O(1).
+  CoarseSample coarse(BrickCoord b) const noexcept;
+
+  // ---- memory -------------------------------------------------------------------
+
+  /// Heap bytes held by the store (capacities of its tables, slots, pools and dirty
+  /// sets; allocator overhead excluded). O(chunks).
+  std::size_t memoryBytes() const noexcept;
+  /// memoryBytes() broken down by kind, plus brick counts. O(chunks * 4096).
+  StoreMemoryStats memoryStats() const noexcept;
+
+ private:
+  using DirtyBits = internal::DirtyBitsT<kDirtyChannelCount>;
+  /// Generated content of a chunk's modified bricks, as canonical packed forms.
+  struct Baseline {
+    std::vector<std::uint16_t> locals;   ///< sorted brick indices
+    std::vector<std::uint32_t> offsets;  ///< form offset in bytes, per local
+    std::vector<std::uint8_t> bytes;
+  };
+  struct Chunk {
+    std::unique_ptr<internal::ChunkData> data;
+    std::unique_ptr<DirtyBits> dirty;
+    std::unique_ptr<Baseline> baseline;
+    MaterialId uniform = kAir;
+  };
+
+  const Chunk* chunkOfBrick(BrickCoord b, int& local) const noexcept;
+  Chunk* chunkOfBrick(BrickCoord b, int& local) noexcept;
+  static BrickView viewOf(const Chunk& c, int local) noexcept;
+  void markChanged(Chunk& c, int local) noexcept;
+  void noteFirstChange(Chunk& c, int local);
+  static std::size_t baselineBytes(const Baseline& bl) noexcept;
+  internal::ChunkData& expand(Chunk& c);
+  void writeUniformBrick(Chunk& c, int local, MaterialId m) noexcept;
+  void freeBrickRecord(internal::ChunkData& d, int local) noexcept;
+  std::uint32_t allocRecord(internal::ChunkData& d, unsigned bitsLog2);
+  void freeRecord(internal::ChunkData& d, std::uint32_t offset, unsigned bitsLog2) noexcept;
+  void setMixedVoxel(internal::ChunkData& d, int local, unsigned vi, MaterialId m) noexcept;
+  void repack(internal::ChunkData& d, int local, unsigned newBitsLog2) noexcept;
+  void recomputeSums(internal::ChunkData& d, internal::BrickEntry& e) const noexcept;
+  void buildMixed(internal::ChunkData& d, int local, const MaterialId* voxels512, const std::uint16_t* histogram,
+                  unsigned distinct) noexcept;
+  bool collapseIfUniform(Chunk& c) noexcept;
+  void compactChunkAt(Chunk& c) noexcept;
+  template <class F>
+  void forEachSetBit(int set, F&& fn) const;
+
+  WorldBounds bounds_;
+  ChunkCoord minChunk_;
+  int nx_ = 0, ny_ = 0, nz_ = 0;  // chunks per axis
+  std::uint32_t sizeVx_ = 0, sizeVy_ = 0, sizeVz_ = 0;  // voxels per axis
+  VoxelCoord minVoxel_;
+  std::vector<Chunk> chunks_;
+  CoarseLut coarseLut_;
+  bool keepBaseline_ = false;  // set by markGenerated()
+};
+
+// ---- inline fast paths ------------------------------------------------------------
+
+inline MaterialId BrickStore::get(int x, int y, int z) const noexcept {
+  // Unsigned offsets from the minimum corner: one compare per axis covers both ends.
+  std::uint32_t ux = static_cast<std::uint32_t>(x) - static_cast<std::uint32_t>(minVoxel_.x);
+  std::uint32_t uy = static_cast<std::uint32_t>(y) - static_cast<std::uint32_t>(minVoxel_.y);
+  std::uint32_t uz = static_cast<std::uint32_t>(z) - static_cast<std::uint32_t>(minVoxel_.z);
+  if ((ux >= sizeVx_) | (uy >= sizeVy_) | (uz >= sizeVz_)) return kAir;
+  constexpr unsigned kChunkVoxelShift = kBrickShift + kChunkShift;
+  std::size_t ci = (ux >> kChunkVoxelShift) +
+                   static_cast<std::size_t>(nx_) * ((uy >> kChunkVoxelShift) +
+                                                    static_cast<std::size_t>(ny_) * (uz >> kChunkVoxelShift));
+  const Chunk& c = chunks_[ci];
+  const internal::ChunkData* d = c.data.get();
+  if (!d) return c.uniform;
+  unsigned local = ((ux >> kBrickShift) & 15u) | (((uy >> kBrickShift) & 15u) << 4) | (((uz >> kBrickShift) & 15u) << 8);
+  unsigned s = d->slots[local];
+  if (s < internal::kMixedSlotBase) return static_cast<MaterialId>(s);
+  const internal::BrickEntry& e = d->entries[s - internal::kMixedSlotBase];
+  const std::uint8_t* rec = d->bytes() + e.offset;
+  unsigned vi = (ux & 7u) | ((uy & 7u) << 3) | ((uz & 7u) << 6);
+  unsigned k = e.bitsLog2;
+  return rec[internal::paletteOffset(k) + internal::readIndex(rec, k, vi)];
+}
+
+inline BrickView BrickStore::viewOf(const Chunk& c, int local) noexcept {
+  const internal::ChunkData* d = c.data.get();
+  if (!d) return BrickView(c.uniform);
+  unsigned s = d->slots[local];
+  if (s < internal::kMixedSlotBase) return BrickView(static_cast<MaterialId>(s));
+  const internal::BrickEntry& e = d->entries[s - internal::kMixedSlotBase];
+  return BrickView(d->bytes() + e.offset, e.bitsLog2, e.used, e.fill);
+}
+
+inline BrickView BrickStore::brickInChunk(int i, int localIndex) const noexcept {
+  return viewOf(chunks_[static_cast<std::size_t>(i)], localIndex);
+}
+
+/// True when a brick with view v is reported under filter f.
+inline bool passesFilter(const BrickView& v, BrickFilter f) noexcept {
+  switch (f) {
+    case BrickFilter::All:
+      return true;
+    case BrickFilter::NonAir:
+      return !v.isAir();
+    case BrickFilter::Mixed:
+      return !v.isUniform();
+  }
+  return true;
+}
+
+template <class F>
+void BrickStore::forEachBrick(F&& fn, BrickFilter filter) const {
+  for (int i = 0; i < chunkCount(); ++i) {
+    const Chunk& c = chunks_[static_cast<std::size_t>(i)];
+    if (!c.data) {
+      if (filter == BrickFilter::Mixed) continue;
+      if (filter == BrickFilter::NonAir && c.uniform == kAir) continue;
+    } else if (filter == BrickFilter::Mixed && c.data->mixedCount == 0) {
+      continue;
+    }
+    ChunkCoord cc = chunkCoord(i);
+    for (int local = 0; local < internal::kChunkBrickCount; ++local) {
+      BrickView v = viewOf(c, local);
+      if (!passesFilter(v, filter)) continue;
+      BrickCoord b{cc.x * kChunkBricks + (local & 15), cc.y * kChunkBricks + ((local >> 4) & 15),
+                   cc.z * kChunkBricks + (local >> 8)};
+      fn(b, v);
+    }
+  }
+}
+
+template <class F>
+void BrickStore::forEachBrickInBox(const VoxelBox& box, F&& fn, BrickFilter filter) const {
+  if (box.max.x <= box.min.x || box.max.y <= box.min.y || box.max.z <= box.min.z) return;
+  // Brick range covered by [min, max), clipped to the bounds.
+  auto lo = [](int v) { return v >> kBrickShift; };
+  auto hi = [](int v) { return (v - 1) >> kBrickShift; };  // inclusive
+  int x0 = lo(box.min.x) > bounds_.minBrick.x ? lo(box.min.x) : bounds_.minBrick.x;
+  int y0 = lo(box.min.y) > bounds_.minBrick.y ? lo(box.min.y) : bounds_.minBrick.y;
+  int z0 = lo(box.min.z) > bounds_.minBrick.z ? lo(box.min.z) : bounds_.minBrick.z;
+  int x1 = hi(box.max.x) < bounds_.maxBrick.x - 1 ? hi(box.max.x) : bounds_.maxBrick.x - 1;
+  int y1 = hi(box.max.y) < bounds_.maxBrick.y - 1 ? hi(box.max.y) : bounds_.maxBrick.y - 1;
+  int z1 = hi(box.max.z) < bounds_.maxBrick.z - 1 ? hi(box.max.z) : bounds_.maxBrick.z - 1;
+  for (int z = z0; z <= z1; ++z) {
+    for (int y = y0; y <= y1; ++y) {
+      for (int x = x0; x <= x1; ++x) {
+        BrickCoord b{x, y, z};
+        int local = 0;
+        const Chunk* c = chunkOfBrick(b, local);
+        BrickView v = viewOf(*c, local);
+        if (passesFilter(v, filter)) fn(b, v);
+      }
+    }
+  }
+}
+
+template <class F>
+void BrickStore::forEachSetBit(int set, F&& fn) const {
+  for (int i = 0; i < chunkCount(); ++i) {
+    const Chunk& c = chunks_[static_cast<std::size_t>(i)];
+    if (!c.dirty || !(c.dirty->any & (1u << set))) continue;
+    ChunkCoord cc = chunkCoord(i);
+    for (int w = 0; w < internal::kDirtyWords; ++w) {
+      std::uint64_t bits = c.dirty->bits[set][w];
+      while (bits) {
+        int local = w * 64 + std::countr_zero(bits);
+        bits &= bits - 1;
+        fn(BrickCoord{cc.x * kChunkBricks + (local & 15), cc.y * kChunkBricks + ((local >> 4) & 15),
+                      cc.z * kChunkBricks + (local >> 8)});
+      }
+    }
+  }
+}
+
+template <class F>
+void BrickStore::forEachDirty(DirtyChannel ch, F&& fn) const {
+  forEachSetBit(static_cast<int>(ch), fn);
+}
+
+template <class F>
+void BrickStore::forEachModified(F&& fn) const {
+  forEachSetBit(kDirtyChannelCount, fn);
+}
+
+}  // namespace loam::sim

@@ -1,0 +1,226 @@
+#include "sim/world/world_hash.h"
+
+#include <algorithm>
+#include <cstring>
+#include <xxhash.h>
+
+#include "sim/world/brick_store.h"
+#include "sim/world/internal/world_hash_combine.h"
+
+namespace loam::sim {
+
+namespace {
+
+void putU32(std::uint8_t* p, std::uint32_t v) noexcept {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+void putU64(std::uint8_t* p, std::uint64_t v) noexcept {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+/// Streams bytes into XXH3 through a buffer, so small records cost a memcpy.
+class HashStream {
+ public:
+  HashStream() {
+    XXH3_64bits_reset(&state_);
+    buf_.resize(kBufBytes);
+  }
+  void put(const void* p, std::size_t n) {
+    if (used_ + n > kBufBytes) flush();
+    std::memcpy(buf_.data() + used_, p, n);
+    used_ += n;
+  }
+  /// Space for n bytes at the end of the buffer (n <= 1024).
+  std::uint8_t* reserve(std::size_t n) {
+    if (used_ + n > kBufBytes) flush();
+    std::uint8_t* p = buf_.data() + used_;
+    used_ += n;
+    return p;
+  }
+  /// Gives back the last n bytes of the most recent reserve().
+  void unreserve(std::size_t n) { used_ -= n; }
+  std::uint64_t digest() {
+    flush();
+    return XXH3_64bits_digest(&state_);
+  }
+  void reset() {
+    XXH3_64bits_reset(&state_);
+    used_ = 0;
+  }
+
+ private:
+  static constexpr std::size_t kBufBytes = 64 * 1024;
+  void flush() {
+    if (used_) XXH3_64bits_update(&state_, buf_.data(), used_);
+    used_ = 0;
+  }
+  XXH3_state_t state_;
+  std::vector<std::uint8_t> buf_;
+  std::size_t used_ = 0;
+};
+
+std::uint64_t chunkHashWith(const BrickStore& store, int i, HashStream& hs) {
+  if (std::optional<MaterialId> m = store.chunkUniform(i)) {
+    std::uint8_t rec[2] = {'U', *m};
+    return XXH3_64bits(rec, sizeof rec);
+  }
+  hs.reset();
+  for (int local = 0; local < kChunkBricks * kChunkBricks * kChunkBricks; ++local) {
+    BrickView v = store.brickInChunk(i, local);
+    if (v.isUniform()) {
+      std::uint8_t* p = hs.reserve(2);
+      p[0] = 0;
+      p[1] = v.uniformMaterial();
+      continue;
+    }
+    std::uint8_t* p = hs.reserve(BrickView::kMaxPackedBytes);
+    hs.unreserve(BrickView::kMaxPackedBytes - v.packCanonical(p));
+  }
+  return hs.digest();
+}
+
+// Per-thread stream for hashChunks (64 KB, allocated on a thread's first use).
+HashStream& threadStream() {
+  thread_local HashStream hs;
+  return hs;
+}
+
+// XXH3-64 of little-endian uint64 values after a prefix, fed in blocks (the same
+// digest as one call over the concatenation).
+class U64Hasher {
+ public:
+  explicit U64Hasher(std::size_t totalBytes) : oneShot_(totalBytes <= sizeof buf_) {
+    if (!oneShot_) XXH3_64bits_reset(&state_);
+  }
+  void put(const void* p, std::size_t n) {
+    if (used_ + n > sizeof buf_) flush();
+    std::memcpy(buf_ + used_, p, n);
+    used_ += n;
+  }
+  void addU64(std::uint64_t v) {
+    if (used_ + 8 > sizeof buf_) flush();
+    putU64(buf_ + used_, v);
+    used_ += 8;
+  }
+  std::uint64_t digest() {
+    if (oneShot_) return XXH3_64bits(buf_, used_);
+    flush();
+    return XXH3_64bits_digest(&state_);
+  }
+
+ private:
+  void flush() {
+    LOAM_ASSERT(!oneShot_);
+    XXH3_64bits_update(&state_, buf_, used_);
+    used_ = 0;
+  }
+  bool oneShot_;
+  std::size_t used_ = 0;
+  std::uint8_t buf_[2048];
+  XXH3_state_t state_;
+};
+
+}  // namespace
+
+namespace internal {
+
+std::uint64_t combineWorldHash(const WorldBounds& b, std::span<const std::uint64_t> chunkHashes) {
+  std::uint8_t head[8 + 24];
+  std::memcpy(head, "LOAMWH1\0", 8);
+  std::int32_t v[6] = {b.minBrick.x, b.minBrick.y, b.minBrick.z, b.maxBrick.x, b.maxBrick.y, b.maxBrick.z};
+  for (int k = 0; k < 6; ++k) putU32(head + 8 + 4 * k, static_cast<std::uint32_t>(v[k]));
+  U64Hasher h(sizeof head + 8 * chunkHashes.size());
+  h.put(head, sizeof head);
+  for (std::uint64_t c : chunkHashes) h.addU64(c);
+  return h.digest();
+}
+
+void cellRange(const BrickStore& store, CellCoord& min, CellCoord& max) noexcept {
+  const WorldBounds& b = store.bounds();
+  min = cellOf(b.minBrick);
+  max = cellOf(BrickCoord{b.maxBrick.x - 1, 0, b.maxBrick.z - 1});
+}
+
+std::uint64_t combineCellHash(const BrickStore& store, CellCoord cell, std::span<const std::uint64_t> chunkHashes) {
+  const WorldBounds& b = store.bounds();
+  const ChunkCoord lo = chunkOf(b.minBrick);
+  const ChunkCoord hi = chunkOf(BrickCoord{b.maxBrick.x - 1, b.maxBrick.y - 1, b.maxBrick.z - 1});
+  // The chunks of a cell: x and z in {2 * cell, 2 * cell + 1} (32 bricks = 2 chunks), clipped.
+  const int x0 = std::max(2 * cell.x, lo.x), x1 = std::min(2 * cell.x + 1, hi.x);
+  const int z0 = std::max(2 * cell.z, lo.z), z1 = std::min(2 * cell.z + 1, hi.z);
+  const std::size_t chunks =
+      x1 < x0 || z1 < z0 ? 0 : static_cast<std::size_t>((x1 - x0 + 1) * (z1 - z0 + 1) * (hi.y - lo.y + 1));
+  U64Hasher h(8 + 8 * chunks);
+  std::uint8_t head[8];
+  putU32(head, static_cast<std::uint32_t>(cell.x));
+  putU32(head + 4, static_cast<std::uint32_t>(cell.z));
+  h.put(head, sizeof head);
+  if (chunks == 0) return h.digest();
+  for (int z = z0; z <= z1; ++z) {  // canonical order: z, y, x
+    for (int y = lo.y; y <= hi.y; ++y) {
+      for (int x = x0; x <= x1; ++x) {
+        h.addU64(chunkHashes[static_cast<std::size_t>(store.chunkIndex(ChunkCoord{x, y, z}))]);
+      }
+    }
+  }
+  return h.digest();
+}
+
+void hashChunks(const BrickStore& store, std::span<const int> indices, std::span<std::uint64_t> out) {
+  HashStream& hs = threadStream();
+  for (int i : indices) out[static_cast<std::size_t>(i)] = chunkHashWith(store, i, hs);
+}
+
+}  // namespace internal
+
+std::uint64_t chunkHash(const BrickStore& store, int chunkIndex) {
+  return chunkHashWith(store, chunkIndex, threadStream());
+}
+
+WorldHashes hashWorld(const BrickStore& store) {
+  HashStream& hs = threadStream();
+  std::vector<std::uint64_t> chunkHashes(static_cast<std::size_t>(store.chunkCount()));
+  for (int i = 0; i < store.chunkCount(); ++i) chunkHashes[static_cast<std::size_t>(i)] = chunkHashWith(store, i, hs);
+
+  WorldHashes out;
+  out.world = internal::combineWorldHash(store.bounds(), chunkHashes);
+  // Cells sorted by (x, z); every cell of the covered range holds at least one chunk.
+  CellCoord lo, hi;
+  internal::cellRange(store, lo, hi);
+  out.cells.reserve(static_cast<std::size_t>((hi.x - lo.x + 1) * (hi.z - lo.z + 1)));
+  for (int x = lo.x; x <= hi.x; ++x) {
+    for (int z = lo.z; z <= hi.z; ++z) {
+      const CellCoord c{x, z};
+      out.cells.push_back({c, internal::combineCellHash(store, c, chunkHashes)});
+    }
+  }
+  return out;
+}
+
+std::uint64_t worldHash(const BrickStore& store) { return hashWorld(store).world; }
+
+std::vector<CellHash> cellHashes(const BrickStore& store) { return std::move(hashWorld(store).cells); }
+
+std::vector<CellCoord> differingCells(const std::vector<CellHash>& a, const std::vector<CellHash>& b) {
+  std::vector<CellCoord> out;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    if (j == b.size() || (i < a.size() && a[i].cell < b[j].cell)) {
+      out.push_back(a[i++].cell);
+    } else if (i == a.size() || b[j].cell < a[i].cell) {
+      out.push_back(b[j++].cell);
+    } else {
+      if (a[i].hash != b[j].hash) out.push_back(a[i].cell);
+      ++i;
+      ++j;
+    }
+  }
+  return out;
+}
+
+std::vector<CellCoord> differingCells(const BrickStore& a, const BrickStore& b) {
+  return differingCells(cellHashes(a), cellHashes(b));
+}
+
+}  // namespace loam::sim
