@@ -1,4 +1,4 @@
-// Acoustics budget (issue 8): one acoustic update (512 rays traced through the
+// Acoustics budget: one acoustic update (512 rays traced through the
 // glade's BrickStore, the room estimate and the openings) on one thread, at four
 // listeners: the spawn (open glade), under a tree's canopy, deep in the dug tunnel,
 // and round a bend in a side tunnel dug off it (where the corner search runs), with the BrickOccupancy bits (built once, timed apart). Budget: <= 2 ms per

@@ -1,4 +1,4 @@
-// Animal system cost on glade (issue 4 budget: well under 0.2 ms per step for the
+// Animal system cost on glade (budget: well under 0.2 ms per step for the
 // scene's animals). Times stepAnimals alone (the other systems are not run), per
 // tick, in two phases:
 //   idle:   no players near: animals wander, perch, fly between perches, call;

@@ -1,4 +1,4 @@
-// Audio budget (issue 7): a busy glade scene through the client's audio path
+// Audio budget: a busy glade scene through the client's audio path
 // (server step -> streams -> mirror -> AudioScene -> AudioEngine) at 48 kHz:
 // rain, three fires, wind in the canopy, the waterfall and stream, birds, and 20
 // impacts a second (synthetic Landed events injected into AudioScene::update).
@@ -8,7 +8,7 @@
 // control times are reported as wall time and as the thread's CPU time (on a loaded
 // machine preemption dominates the wall-time tail; the CPU time is the work itself).
 //
-// Acoustics (issue 8) are on: rays, propagation of every emitter, the reverb, early
+// Acoustics are on: rays, propagation of every emitter, the reverb, early
 // reflections and the HRTF. A block "over budget" took longer to render than it
 // lasts (5.33 ms): the soak's figure is how many there were (target 0).
 //

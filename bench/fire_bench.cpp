@@ -1,4 +1,4 @@
-// Forest-fires budget (issue 4): with all five fires burning, the whole sim step at
+// Forest-fires budget: with all five fires burning, the whole sim step at
 // most 4 ms mean and 8 ms p99 on one core. Lights the scene's five marked ignition
 // points through igniteFire (at tick 0, or at their scene delays with --delays),
 // runs the steps and prints one JSON object: step time mean / p50 / p99 / max (ms)

@@ -1,4 +1,4 @@
-// mesh_bench: CPU meshing budgets of issue 6 on the glade, printed as one JSON object.
+// mesh_bench: CPU meshing budgets on the glade, printed as one JSON object.
 // Never run as a test; results and commands go in docs/PERF.md.
 //
 //   mesh_bench [--threads N] [--repeat N] [--radius M] [--samples N]

@@ -1,7 +1,7 @@
 // Player motion on uneven terrain: time per motionStep of one player walking (and
 // running) across the generated glade, turning slowly so it crosses slopes, grass
 // tufts, roots and ledges, with a CollisionCache as the step and client prediction
-// use (and once without). Budget (issue 4): at most 2 us median per walking step.
+// use (and once without). Budget: at most 2 us median per walking step.
 // Run: build/release/bench/motion_bench --benchmark_format=json
 //        --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 // (the median aggregate is the figure; docs/PERF.md records it).

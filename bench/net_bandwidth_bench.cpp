@@ -1,4 +1,4 @@
-// Bandwidth of an idle player (issue 5 figure): one client stands still at the glade
+// Bandwidth of an idle player: one client stands still at the glade
 // spawn, the waterfall 14 m away, animals around; the server runs at 60 Hz. After the
 // join and a warm-up, bytes received by the client are counted per message type.
 // Target: at most 30 KB/s down (the engine we replace: 250 KB/s, 120 KB/s with

@@ -1,4 +1,4 @@
-// Players per core (issue 5 figure): the server runs flat in this process pinned to
+// Players per core: the server runs flat in this process pinned to
 // CPU 0; loam-bots --mode swarm runs as a child pinned to CPU 1 with N walking bots.
 // For each N: wait until all N play, then measure the whole server tick (receive,
 // step, send) for --seconds. A count "holds" when p99 <= 16.7 ms and the 60 Hz loop

@@ -1,4 +1,4 @@
-// Fire with a crowd (issue 5 figure): forest-fires with its five ignition points lit
+// Fire with a crowd: forest-fires with its five ignition points lit
 // (the server's own commands, 10 s apart as in scenes/scripts/forest-fires.txt) and
 // 25 players sending input at the full 60 Hz walking around the clearing (loam-bots
 // swarm as a child on CPU 1; the server in this process on CPU 0). Measures the

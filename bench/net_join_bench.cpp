@@ -1,4 +1,4 @@
-// Join time and snapshot size (issue 5 figures): the server hosts glade with N edits
+// Join time and snapshot size: the server hosts glade with N edits
 // made (server digs and places at keyed positions around the spawn), then a client
 // connects; the time from connect to Playing (world generation included) and the
 // JoinSnapshot's size are measured, over a few joins. Target: at most 3 s to playable.

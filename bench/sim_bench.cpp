@@ -1,6 +1,6 @@
 // Simulation step cost on the glade: idle (no players; the systems alone, e.g. the
 // waterfall once water flows) and with the eight-player mirror script. Budget
-// (issue 4): glade idle step at most 1 ms mean on one core.
+// (docs/PERF.md): glade idle step at most 1 ms mean on one core.
 // Run: build/release/bench/sim_bench --benchmark_format=json
 #include <benchmark/benchmark.h>
 

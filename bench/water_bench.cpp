@@ -1,6 +1,6 @@
 // Water cost on the glade, idle (no players): the waterfall and the spring flow, the
 // stream carries the water to the pond, which overflows at its outlet. Budget
-// (issue 4): the whole glade idle step at most 1 ms mean on one core, water well
+// (docs/PERF.md): the whole glade idle step at most 1 ms mean on one core, water well
 // under that. Two runs from the same world: the full step (step()), and the water
 // system alone (stepWater in a bare SimContext: the idle glade's other systems do
 // not touch water, so it follows the same water trajectory). Windows: steps

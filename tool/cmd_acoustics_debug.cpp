@@ -1,7 +1,7 @@
 // `loam-tool acoustics-debug`: what the acoustic probe sees around a listener, drawn
 // from above as a PNG (north up, east right, centred on the listener) plus the room
 // estimate as one JSON line on stdout. For tuning the probe, the openings and the
-// early reflections by eye on real scenes (issue 8).
+// early reflections by eye on real scenes.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
