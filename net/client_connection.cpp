@@ -654,31 +654,9 @@ void ClientConnection::sendInput(sim::PlayerInput input) {
 void ClientConnection::sendAction(const sim::CommandBody& body) {
   Impl& m = *impl_;
   if (m.phase != ClientPhase::Playing || !m.peer) return;
-  flatbuffers::FlatBufferBuilder& b = m.fbb;
-  b.Clear();
-  wire::ActionBody type = wire::ActionBody::NONE;
-  flatbuffers::Offset<void> off;
-  if (auto* d = std::get_if<sim::DigCommand>(&body)) {
-    type = wire::ActionBody::Dig;
-    off = wire::CreateDig(b, d->target.x, d->target.y, d->target.z, static_cast<std::uint8_t>(d->radius)).Union();
-  } else if (auto* p = std::get_if<sim::PlaceCommand>(&body)) {
-    type = wire::ActionBody::Place;
-    off = wire::CreatePlace(b, p->target.x, p->target.y, p->target.z, static_cast<std::uint8_t>(p->face),
-                            static_cast<std::uint8_t>(p->size), p->material)
-              .Union();
-  } else if (auto* w = std::get_if<sim::PourCommand>(&body)) {
-    type = wire::ActionBody::Pour;
-    off = wire::CreatePour(b, w->position.x, w->position.y, w->position.z, w->amount).Union();
-  } else if (auto* i = std::get_if<sim::IgniteCommand>(&body)) {
-    type = wire::ActionBody::Ignite;
-    off = wire::CreateIgnite(b, i->position.x, i->position.y, i->position.z).Union();
-  } else if (auto* c = std::get_if<sim::ChatCommand>(&body)) {
-    type = wire::ActionBody::Chat;
-    off = wire::CreateChat(b, b.CreateString(c->text.bytes.data(), c->text.length)).Union();
-  } else {
-    return;
-  }
-  auto action = wire::CreateAction(b, m.lastInputSent, type, off);
+  m.fbb.Clear();
+  const auto action = encodeAction(m.fbb, m.lastInputSent, body);
+  if (action.IsNull()) return;  // not an action (inputs go through sendInput)
   m.send(wire::ClientBody::Action, action.Union(), true);
 }
 

@@ -230,16 +230,6 @@ struct Candidate {
 
 std::uint64_t hashBytes(const void* p, std::size_t n) noexcept { return XXH3_64bits(p, n); }
 
-bool validText(const flatbuffers::String* s, std::size_t maxBytes) noexcept {
-  if (s == nullptr || s->size() == 0 || s->size() > maxBytes) return false;
-  for (std::uint8_t c : std::string_view(s->c_str(), s->size())) {
-    if (c < 0x20 || c == 0x7f) return false;  // control bytes: terminal and log injection
-  }
-  return true;
-}
-
-bool validToolSize(std::uint8_t v) noexcept { return v == 1 || v == 2 || v == 4 || v == 8; }
-
 double unitsFromMetresD(double m) noexcept { return m * sim::kUnitsPerMetre; }
 
 std::int64_t squaredUnits(double metres) noexcept {
@@ -686,43 +676,10 @@ struct ServerHost::Impl {
   bool onAction(Session& s, const wire::Action& msg) {
     if (s.phase != Phase::Joining && s.phase != Phase::Playing) return false;
     if (s.actions.size() >= kMaxQueuedActions) return false;
-    if (msg.body() == nullptr) return false;
     PendingAction a;
+    if (!decodeAction(msg, a.body)) return false;
     a.afterInput = msg.after_input();
     a.arrivalTick = state.tick;
-    switch (msg.body_type()) {
-      case wire::ActionBody::NONE: return false;
-      case wire::ActionBody::Dig: {
-        const wire::Dig& d = *msg.body_as_Dig();
-        if (!validToolSize(d.radius())) return false;
-        a.body = sim::DigCommand{{d.x(), d.y(), d.z()}, static_cast<sim::ToolSize>(d.radius())};
-        break;
-      }
-      case wire::ActionBody::Place: {
-        const wire::Place& p = *msg.body_as_Place();
-        if (p.face() > static_cast<std::uint8_t>(sim::Face::PosZ) || !validToolSize(p.size())) return false;
-        a.body = sim::PlaceCommand{{p.x(), p.y(), p.z()}, static_cast<sim::Face>(p.face()),
-                                   static_cast<sim::ToolSize>(p.size()), p.material()};
-        break;
-      }
-      case wire::ActionBody::Pour: {
-        const wire::Pour& p = *msg.body_as_Pour();
-        if (p.amount() == 0 || p.amount() > sim::kMaxPourAmount) return false;
-        a.body = sim::PourCommand{{p.x(), p.y(), p.z()}, p.amount()};
-        break;
-      }
-      case wire::ActionBody::Ignite: {
-        const wire::Ignite& i = *msg.body_as_Ignite();
-        a.body = sim::IgniteCommand{{i.x(), i.y(), i.z()}};
-        break;
-      }
-      case wire::ActionBody::Chat: {
-        const wire::Chat& c = *msg.body_as_Chat();
-        if (!validText(c.text(), sim::kMaxChatBytes)) return false;
-        a.body = sim::ChatCommand{sim::ChatText::from(std::string_view(c.text()->c_str(), c.text()->size()))};
-        break;
-      }
-    }
     s.actions.push_back(std::move(a));
     return true;
   }

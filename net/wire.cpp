@@ -29,10 +29,9 @@
 #include <zstd.h>
 
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 #include <variant>
-
-#include "sim/step/commands.h"
 
 namespace loam::net {
 
@@ -339,6 +338,83 @@ bool fromWire(const wire::EventRec& r, sim::Event& out) noexcept {
     default:
       return false;  // ChatEvent (never an EventRec) or a kind this build does not know
   }
+}
+
+bool validText(const flatbuffers::String* s, std::size_t maxBytes) noexcept {
+  if (s == nullptr || s->size() == 0 || s->size() > maxBytes) return false;
+  for (std::uint8_t c : std::string_view(s->c_str(), s->size())) {
+    if (c < 0x20 || c == 0x7f) return false;  // control bytes: terminal and log injection
+  }
+  return true;
+}
+
+namespace {
+bool validToolSize(std::uint8_t v) noexcept { return v == 1 || v == 2 || v == 4 || v == 8; }
+}  // namespace
+
+flatbuffers::Offset<wire::Action> encodeAction(flatbuffers::FlatBufferBuilder& b, std::uint32_t afterInput,
+                                               const sim::CommandBody& body) {
+  wire::ActionBody type = wire::ActionBody::NONE;
+  flatbuffers::Offset<void> off;
+  if (auto* d = std::get_if<sim::DigCommand>(&body)) {
+    type = wire::ActionBody::Dig;
+    off = wire::CreateDig(b, d->target.x, d->target.y, d->target.z, static_cast<std::uint8_t>(d->radius)).Union();
+  } else if (auto* p = std::get_if<sim::PlaceCommand>(&body)) {
+    type = wire::ActionBody::Place;
+    off = wire::CreatePlace(b, p->target.x, p->target.y, p->target.z, static_cast<std::uint8_t>(p->face),
+                            static_cast<std::uint8_t>(p->size), p->material)
+              .Union();
+  } else if (auto* w = std::get_if<sim::PourCommand>(&body)) {
+    type = wire::ActionBody::Pour;
+    off = wire::CreatePour(b, w->position.x, w->position.y, w->position.z, w->amount).Union();
+  } else if (auto* i = std::get_if<sim::IgniteCommand>(&body)) {
+    type = wire::ActionBody::Ignite;
+    off = wire::CreateIgnite(b, i->position.x, i->position.y, i->position.z).Union();
+  } else if (auto* c = std::get_if<sim::ChatCommand>(&body)) {
+    type = wire::ActionBody::Chat;
+    off = wire::CreateChat(b, b.CreateString(c->text.bytes.data(), c->text.length)).Union();
+  } else {
+    return {};
+  }
+  return wire::CreateAction(b, afterInput, type, off);
+}
+
+bool decodeAction(const wire::Action& msg, sim::CommandBody& out) noexcept {
+  if (msg.body() == nullptr) return false;
+  switch (msg.body_type()) {
+    case wire::ActionBody::NONE: return false;
+    case wire::ActionBody::Dig: {
+      const wire::Dig& d = *msg.body_as_Dig();
+      if (!validToolSize(d.radius())) return false;
+      out = sim::DigCommand{{d.x(), d.y(), d.z()}, static_cast<sim::ToolSize>(d.radius())};
+      return true;
+    }
+    case wire::ActionBody::Place: {
+      const wire::Place& p = *msg.body_as_Place();
+      if (p.face() > static_cast<std::uint8_t>(sim::Face::PosZ) || !validToolSize(p.size())) return false;
+      out = sim::PlaceCommand{{p.x(), p.y(), p.z()}, static_cast<sim::Face>(p.face()),
+                              static_cast<sim::ToolSize>(p.size()), p.material()};
+      return true;
+    }
+    case wire::ActionBody::Pour: {
+      const wire::Pour& p = *msg.body_as_Pour();
+      if (p.amount() == 0 || p.amount() > sim::kMaxPourAmount) return false;
+      out = sim::PourCommand{{p.x(), p.y(), p.z()}, p.amount()};
+      return true;
+    }
+    case wire::ActionBody::Ignite: {
+      const wire::Ignite& i = *msg.body_as_Ignite();
+      out = sim::IgniteCommand{{i.x(), i.y(), i.z()}};
+      return true;
+    }
+    case wire::ActionBody::Chat: {
+      const wire::Chat& c = *msg.body_as_Chat();
+      if (!validText(c.text(), sim::kMaxChatBytes)) return false;
+      out = sim::ChatCommand{sim::ChatText::from(std::string_view(c.text()->c_str(), c.text()->size()))};
+      return true;
+    }
+  }
+  return false;  // a body type this build does not know (the verifier refuses those)
 }
 
 const char* messageName(wire::ServerBody type) noexcept {

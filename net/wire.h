@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loam_generated.h"  // flatc output of net/schema/loam.fbs (build tree)
+#include "sim/step/commands.h"
 #include "sim/systems/animals.h"
 #include "sim/systems/events.h"
 #include "sim/systems/fire.h"
@@ -53,6 +54,20 @@ sim::FireChange fromWire(const wire::FireRec& rec, sim::CellCoord cell) noexcept
 /// false for them. fromWire returns false for an unknown kind or out-of-range field.
 bool toWire(const sim::Event& event, wire::EventRec& out) noexcept;
 bool fromWire(const wire::EventRec& rec, sim::Event& out) noexcept;
+
+/// True when s is 1..maxBytes bytes with no control bytes (0x00..0x1f, 0x7f): names
+/// and chat end up in terminals and logs. False for a missing string.
+bool validText(const flatbuffers::String* s, std::size_t maxBytes) noexcept;
+
+/// Actions (edits and chat) are the commands a client sends besides inputs. Builds
+/// the Action table for body, to be applied after input afterInput, into fbb (not
+/// finished). Returns a null offset (nothing built) for a command that is not an
+/// action (join, leave, input, set time, set weather).
+flatbuffers::Offset<wire::Action> encodeAction(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t afterInput,
+                                               const sim::CommandBody& body);
+/// The command of a verified Action. False (out untouched) when the body is missing
+/// or a field is out of range: tool size, face, pour amount, chat text.
+bool decodeAction(const wire::Action& action, sim::CommandBody& out) noexcept;
 
 /// Names of message types for per-type byte counters ("StepBatch", "Snapshot"...).
 const char* messageName(wire::ServerBody type) noexcept;

@@ -268,6 +268,83 @@ TEST_CASE("fromWire refuses unknown kinds and out-of-range enum fields") {
       CHECK_FALSE(fromWire(eventRec(static_cast<std::uint8_t>(kind), static_cast<std::uint8_t>(ak), 0, 0), out));
 }
 
+namespace {
+
+/// encodeAction then decodeAction through a finished, verified ClientMessage.
+bool actionRoundTrip(const sim::CommandBody& in, sim::CommandBody& out, std::uint32_t afterInput = 41) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const auto action = encodeAction(fbb, afterInput, in);
+  REQUIRE_FALSE(action.IsNull());
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Action, action.Union()));
+  const Bytes bytes = finish(fbb);
+  const wire::ClientMessage* msg = verifyClientMessage(bytes, kMaxClientPacketBytes);
+  REQUIRE(msg != nullptr);
+  REQUIRE(msg->body_type() == wire::ClientBody::Action);
+  CHECK(msg->body_as_Action()->after_input() == afterInput);
+  return decodeAction(*msg->body_as_Action(), out);
+}
+
+}  // namespace
+
+TEST_CASE("every action round-trips through encodeAction and decodeAction; other commands are not actions") {
+  sim::CommandBody out;
+  REQUIRE(actionRoundTrip(sim::DigCommand{{-5, 6, -7}, sim::ToolSize::Cm40}, out));
+  const auto& dig = std::get<sim::DigCommand>(out);
+  CHECK(dig.target == sim::VoxelCoord{-5, 6, -7});
+  CHECK(dig.radius == sim::ToolSize::Cm40);
+
+  REQUIRE(actionRoundTrip(sim::PlaceCommand{{1, -2, 3}, sim::Face::NegZ, sim::ToolSize::Cm5, 7}, out));
+  const auto& place = std::get<sim::PlaceCommand>(out);
+  CHECK(place.target == sim::VoxelCoord{1, -2, 3});
+  CHECK(place.face == sim::Face::NegZ);
+  CHECK(place.size == sim::ToolSize::Cm5);
+  CHECK(place.material == 7);
+
+  REQUIRE(actionRoundTrip(sim::PourCommand{{8, 9, 10}, sim::kMaxPourAmount}, out));
+  CHECK(std::get<sim::PourCommand>(out).position == sim::VoxelCoord{8, 9, 10});
+  CHECK(std::get<sim::PourCommand>(out).amount == sim::kMaxPourAmount);
+
+  REQUIRE(actionRoundTrip(sim::IgniteCommand{{-11, 12, -13}}, out));
+  CHECK(std::get<sim::IgniteCommand>(out).position == sim::VoxelCoord{-11, 12, -13});
+
+  REQUIRE(actionRoundTrip(sim::ChatCommand{sim::ChatText::from("hello there")}, out));
+  CHECK(std::get<sim::ChatCommand>(out).text.view() == "hello there");
+
+  flatbuffers::FlatBufferBuilder fbb;
+  CHECK(encodeAction(fbb, 1, sim::JoinCommand{}).IsNull());
+  CHECK(encodeAction(fbb, 1, sim::LeaveCommand{}).IsNull());
+  CHECK(encodeAction(fbb, 1, sim::InputCommand{}).IsNull());
+  CHECK(encodeAction(fbb, 1, sim::SetTimeCommand{}).IsNull());
+  CHECK(encodeAction(fbb, 1, sim::SetWeatherCommand{}).IsNull());
+  CHECK(fbb.GetSize() == 0);  // nothing was built
+}
+
+TEST_CASE("decodeAction refuses out-of-range tool sizes, faces, pour amounts and chat text") {
+  sim::CommandBody out;
+  const auto refused = [&](wire::ActionBody type, flatbuffers::Offset<void> (*build)(flatbuffers::FlatBufferBuilder&)) {
+    const Bytes bytes = actionMessage(type, build);
+    const wire::ClientMessage* msg = verifyClientMessage(bytes, kMaxClientPacketBytes);
+    REQUIRE(msg != nullptr);
+    out = sim::LeaveCommand{};
+    const bool decoded = decodeAction(*msg->body_as_Action(), out);
+    CHECK(std::holds_alternative<sim::LeaveCommand>(out));  // untouched
+    return !decoded;
+  };
+  CHECK(refused(wire::ActionBody::Dig, [](auto& fbb) { return wire::CreateDig(fbb, 0, 0, 0, 3).Union(); }));
+  CHECK(refused(wire::ActionBody::Dig, [](auto& fbb) { return wire::CreateDig(fbb, 0, 0, 0, 0).Union(); }));
+  CHECK(refused(wire::ActionBody::Place, [](auto& fbb) { return wire::CreatePlace(fbb, 0, 0, 0, 6, 2, 1).Union(); }));
+  CHECK(refused(wire::ActionBody::Place, [](auto& fbb) { return wire::CreatePlace(fbb, 0, 0, 0, 0, 16, 1).Union(); }));
+  CHECK(refused(wire::ActionBody::Pour, [](auto& fbb) { return wire::CreatePour(fbb, 0, 0, 0, 0).Union(); }));
+  CHECK(refused(wire::ActionBody::Pour, [](auto& fbb) {
+    return wire::CreatePour(fbb, 0, 0, 0, sim::kMaxPourAmount + 1).Union();
+  }));
+  CHECK(refused(wire::ActionBody::Chat, [](auto& fbb) { return wire::CreateChatDirect(fbb, "").Union(); }));
+  CHECK(refused(wire::ActionBody::Chat, [](auto& fbb) { return wire::CreateChatDirect(fbb, "bell\a").Union(); }));
+  CHECK(refused(wire::ActionBody::Chat, [](auto& fbb) {
+    return wire::CreateChatDirect(fbb, std::string(sim::kMaxChatBytes + 1, 'x').c_str()).Union();
+  }));
+}
+
 TEST_CASE("messageName names every union member and nothing else") {
   std::set<std::string> server, client;
   for (int t = 0; t <= static_cast<int>(wire::ServerBody::MAX); ++t)
