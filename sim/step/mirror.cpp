@@ -9,25 +9,6 @@ namespace loam::sim {
 
 namespace {
 
-void applyPlayerChange(std::vector<Player>& players, const PlayerChange& ch) {
-  auto it = std::lower_bound(players.begin(), players.end(), ch.player.id,
-                             [](const Player& p, PlayerId id) { return p.id < id; });
-  const bool present = it != players.end() && it->id == ch.player.id;
-  switch (ch.kind) {
-    case PlayerChange::Kind::Left:
-      if (present) players.erase(it);
-      return;
-    case PlayerChange::Kind::Joined:
-    case PlayerChange::Kind::Updated:
-      if (present) {
-        *it = ch.player;
-      } else {
-        players.insert(it, ch.player);
-      }
-      return;
-  }
-}
-
 // Every replicated field of a player as (name, value), one table for all comparisons.
 struct PlayerField {
   const char* name;
@@ -80,15 +61,50 @@ void applyEdits(BrickStore& world, std::span<const EditRecord> edits) noexcept {
   }
 }
 
-void applyStepOutput(SimState& mirror, const StepOutput& out) {
-  applyEdits(mirror.world, out.edits);
-  for (const PlayerChange& ch : out.players) applyPlayerChange(mirror.players, ch);
-  applyWaterChanges(mirror.water, out.water);
-  applyFireChanges(mirror.fire, out.fire);
-  applyAnimalChanges(mirror.animals, out.animals);
-  if (out.weatherChanged) applyWeatherChange(mirror.weather, out.weather);
-  mirror.tick = out.tick;
+void applyPlayerChanges(std::vector<Player>& players, std::span<const PlayerChange> changes) {
+  for (const PlayerChange& ch : changes) {
+    auto it = std::lower_bound(players.begin(), players.end(), ch.player.id,
+                               [](const Player& p, PlayerId id) { return p.id < id; });
+    const bool present = it != players.end() && it->id == ch.player.id;
+    switch (ch.kind) {
+      case PlayerChange::Kind::Left:
+        if (present) players.erase(it);
+        break;
+      case PlayerChange::Kind::Joined:
+      case PlayerChange::Kind::Updated:
+        if (present) {
+          *it = ch.player;
+        } else {
+          players.insert(it, ch.player);
+        }
+        break;
+    }
+  }
 }
+
+StepRecords recordsOf(const StepOutput& out) noexcept {
+  StepRecords r;
+  r.tick = out.tick;
+  r.edits = out.edits;
+  r.players = out.players;
+  r.water = out.water;
+  r.fire = out.fire;
+  r.animals = out.animals;
+  r.weather = out.weatherChanged ? &out.weather : nullptr;
+  return r;
+}
+
+void applyStep(SimState& mirror, const StepRecords& step) {
+  applyEdits(mirror.world, step.edits);
+  applyPlayerChanges(mirror.players, step.players);
+  applyWaterChanges(mirror.water, step.water);
+  applyFireChanges(mirror.fire, step.fire);
+  applyAnimalChanges(mirror.animals, step.animals);
+  if (step.weather) applyWeatherChange(mirror.weather, *step.weather);
+  mirror.tick = step.tick;
+}
+
+void applyStepOutput(SimState& mirror, const StepOutput& out) { applyStep(mirror, recordsOf(out)); }
 
 std::optional<std::string> diffBrick(const BrickStore& expected, const BrickStore& actual, BrickCoord b) {
   const BrickView e = expected.brick(b);

@@ -1,26 +1,55 @@
 // The mirror: a world that follows only the three streams. A client (and every full
-// bot) builds its world with createSimState from the same scene and seed and then
-// applies each StepOutput the server sends; the mirror test checks that this gives
-// the authoritative state after every step (tests/sim/mirror_test.cpp).
+// bot, which is a client) builds its world with createSimState from the same scene
+// and seed and then follows the server with the functions below, and only with
+// them: net/client_connection.cpp decodes each message into their records and hands
+// them over. The mirror test (tests/sim/mirror_test.cpp) drives the same functions
+// with each StepOutput and checks that this gives the authoritative state after
+// every step.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "sim/systems/sim_state.h"
 #include "sim/systems/streams.h"
 
 namespace loam::sim {
 
-/// Applies one step's streams to a mirror: the edit log to the world (in order),
-/// state records to players, water, fire, animals and weather, and out.tick. Events
-/// change nothing. Records for voxels outside the world are ignored. No allocation
-/// beyond growth of the mirror's lists. Thread: the caller's.
+/// One step's records as a follower receives them: views, valid for the call. A
+/// client gets water and fire per interest cell instead (CellState messages) and
+/// leaves those spans, and animals, empty.
+struct StepRecords {
+  std::uint64_t tick = 0;                 ///< SimState::tick after the step
+  std::span<const EditRecord> edits;      ///< the edit log, in application order
+  std::span<const PlayerChange> players;  ///< joins, updates and leaves, in order
+  std::span<const WaterChange> water;
+  std::span<const FireChange> fire;
+  std::span<const AnimalChange> animals;
+  const WeatherState* weather = nullptr;  ///< replicated weather after the step; null = unchanged
+};
+
+/// The records of a whole StepOutput (views into `out`).
+StepRecords recordsOf(const StepOutput& out) noexcept;
+
+/// Applies one step to a mirror: the edits to the world (in order), the player,
+/// water, fire, animal and weather records, then the tick. Events change nothing.
+/// No allocation beyond growth of the mirror's lists. Thread: the caller's.
+void applyStep(SimState& mirror, const StepRecords& step);
+
+/// applyStep with every record of `out` (what a follower of whole steps runs).
 void applyStepOutput(SimState& mirror, const StepOutput& out);
 
-/// Applies an edit log to a world in order (the world part of applyStepOutput).
+/// Applies an edit log to a world in order (the world part of applyStep).
 void applyEdits(BrickStore& world, std::span<const EditRecord> edits) noexcept;
+
+/// Applies player records in order (the player part of applyStep): Joined and
+/// Updated set the whole record (inserting it when absent), Left removes it (absent:
+/// nothing). `players` stays sorted by id. A client also sets the poses its
+/// snapshots carry through this, as Updated records.
+void applyPlayerChanges(std::vector<Player>& players, std::span<const PlayerChange> changes);
 
 /// The first difference between an authoritative state and a mirror, described as
 /// "brick (x,y,z) voxel (x,y,z): expected M, actual N" or "player 3 position.x:
