@@ -1,11 +1,11 @@
 // Encodings (kStateCodecVersion 1), all little-endian, each blob starting with the
 // version byte:
-//   players: u32 n, then per player (sorted by id, strictly): u32 id, u8 name length
-//     (<= kMaxNameBytes), name bytes, position 3 x i32, velocity 3 x i32, u16 yaw,
-//     i16 pitch, u8 flags (bit 0 onGround, 1 crouching, 2 swimming, 3 running),
-//     u32 lastInput, i32 stride, u8 motionEvents, u8 surface, i32 impactSpeed (>= 0),
-//     i32 editTokens, u64 editTick, i32 chatTokens, u64 chatTick, u64 inputTick,
-//     u32 inputsInTick
+//   players: encodePlayers (sim/systems/player.h): u32 n, then per player (sorted by
+//     id, strictly): u32 id, u8 name length (<= kMaxNameBytes), name bytes, then
+//     kPlayerStateFields and kRateBudgetFields (position 3 x i32, velocity 3 x i32,
+//     u16 yaw, i16 pitch, u8 MotionFlag bits, u32 lastInput, i32 stride, u8
+//     motionEvents, u8 surface, i32 impactSpeed (>= 0), i32 editTokens, u64 editTick,
+//     i32 chatTokens, u64 chatTick, u64 inputTick, u32 inputsInTick)
 //   water: u32 n bricks (strictly increasing packCoordId, inside the world), per
 //     brick: 3 x i32 coordinate, 64-byte mask of wet cells (bit i = voxel index i,
 //     not all zero), then u16 amount (1..kWaterPerVoxel) per set bit in index order
@@ -113,7 +113,6 @@ std::uint64_t keyOfVoxel(VoxelCoord v) { return packCoordId(v.x, v.y, v.z); }
 // are packed (the world's bounds are far inside that range).
 bool voxelInWorld(const BrickStore& world, VoxelCoord v) { return world.bounds().containsVoxel(v); }
 
-constexpr std::size_t kPlayerMinBytes = 4 + 1 + 12 + 12 + 2 + 2 + 1 + 4 + 4 + 1 + 1 + 4 + 4 + 8 + 4 + 8 + 8 + 4;
 constexpr std::size_t kWaterMinBytes = 12 + 64 + 2;
 constexpr std::size_t kFireBytes = 12 + 1 + 4 + 4 + 1 + 1 + 1 + 2;
 constexpr std::uint8_t kFireUniformBit = 1;
@@ -124,83 +123,6 @@ constexpr std::size_t kBrainBytes = 1 + 4 + 12 + 4 + 8 + 8 + 8 + 4 + 2 + 2 + 1 +
 constexpr std::size_t kAnimalBytes = 4 + 1 + 12 + 12 + 2 + 1 + kBrainBytes;
 
 }  // namespace
-
-// ---- players -----------------------------------------------------------------------
-
-void encodePlayers(const std::vector<Player>& players, std::vector<std::uint8_t>& out) {
-  putU8(out, kStateCodecVersion);
-  putU32(out, static_cast<std::uint32_t>(players.size()));
-  for (const Player& p : players) {
-    const PlayerState& m = p.motion;
-    const RateBudget& b = p.budget;
-    putU32(out, p.id.value);
-    putU8(out, p.name.length);
-    for (std::size_t i = 0; i < p.name.length; ++i) putU8(out, static_cast<std::uint8_t>(p.name.bytes[i]));
-    putVec(out, m.position);
-    putVec(out, m.velocity);
-    putU16(out, m.yaw);
-    putU16(out, static_cast<std::uint16_t>(m.pitch));
-    putU8(out, static_cast<std::uint8_t>((m.onGround ? 1 : 0) | (m.crouching ? 2 : 0) | (m.swimming ? 4 : 0) |
-                                         (m.running ? 8 : 0)));
-    putU32(out, m.lastInput);
-    putI32(out, m.stride);
-    putU8(out, m.motionEvents);
-    putU8(out, m.surface);
-    putI32(out, m.impactSpeed);
-    putI32(out, b.editTokens);
-    putU64(out, b.editTick);
-    putI32(out, b.chatTokens);
-    putU64(out, b.chatTick);
-    putU64(out, b.inputTick);
-    putU32(out, b.inputsInTick);
-  }
-}
-
-Result<void> decodePlayers(std::span<const std::uint8_t> bytes, std::vector<Player>& players) {
-  Reader r(bytes, "players");
-  const std::uint32_t n = r.header(kPlayerMinBytes);
-  std::vector<Player> out;
-  out.reserve(n);
-  for (std::uint32_t k = 0; k < n && r.ok(); ++k) {
-    Player p;
-    p.id.value = r.u32();
-    if (r.ok() && p.id.value == 0) r.fail(internal::format("player %u: id 0", k));
-    if (r.ok() && !out.empty() && !(out.back().id < p.id)) r.fail(internal::format("player %u: ids not increasing", k));
-    const std::uint8_t len = r.u8();
-    if (r.ok() && len > kMaxNameBytes) r.fail(internal::format("player %u: name of %u bytes", k, unsigned{len}));
-    if (!r.ok()) break;
-    p.name.length = len;
-    for (std::size_t i = 0; i < len; ++i) p.name.bytes[i] = static_cast<char>(r.u8());
-    PlayerState& m = p.motion;
-    m.position = r.vec();
-    m.velocity = r.vec();
-    m.yaw = r.u16();
-    m.pitch = static_cast<std::int16_t>(r.u16());
-    const std::uint8_t flags = r.u8();
-    if (r.ok() && flags > 15) r.fail(internal::format("player %u: flags %u", k, unsigned{flags}));
-    m.onGround = flags & 1;
-    m.crouching = flags & 2;
-    m.swimming = flags & 4;
-    m.running = flags & 8;
-    m.lastInput = r.u32();
-    m.stride = r.i32();
-    m.motionEvents = r.u8();
-    m.surface = r.u8();
-    m.impactSpeed = r.i32();
-    if (r.ok() && m.impactSpeed < 0) r.fail(internal::format("player %u: negative impact speed", k));
-    RateBudget& b = p.budget;
-    b.editTokens = r.i32();
-    b.editTick = r.u64();
-    b.chatTokens = r.i32();
-    b.chatTick = r.u64();
-    b.inputTick = r.u64();
-    b.inputsInTick = r.u32();
-    out.push_back(p);
-  }
-  if (Result<void> e = r.finish(); !e) return e;
-  players = std::move(out);
-  return {};
-}
 
 // ---- water -------------------------------------------------------------------------
 

@@ -18,11 +18,7 @@
 
 namespace loam::sim {
 
-/// Version of the encodings below (first byte of each blob).
-inline constexpr std::uint8_t kStateCodecVersion = 1;
-
-/// Encoders: append one blob's bytes to out.
-void encodePlayers(const std::vector<Player>& players, std::vector<std::uint8_t>& out);
+/// Encoders: append one blob's bytes to out. Players: encodePlayers (sim/systems/player.h).
 void encodeWater(const WaterState& water, std::vector<std::uint8_t>& out);   ///< every wet cell
 void encodeFire(const FireState& fire, std::vector<std::uint8_t>& out);      ///< every burning cell
 void encodeAnimals(const AnimalState& animals, std::vector<std::uint8_t>& out);
@@ -43,7 +39,6 @@ void encodeWeather(const WeatherState& weather, std::vector<std::uint8_t>& out);
 /// whose attempt schedule was shifted by the per-tick ignition bound, or whose brick
 /// someone else edited while it burned, gets the undisturbed schedule / fuel; an
 /// animal nextId beyond the largest living id (animals removed) is not saved.
-Result<void> decodePlayers(std::span<const std::uint8_t> bytes, std::vector<Player>& players);
 Result<void> decodeWater(std::span<const std::uint8_t> bytes, WaterState& water, const BrickStore& world);
 Result<void> decodeFire(std::span<const std::uint8_t> bytes, FireState& fire, const BrickStore& world);
 Result<void> decodeAnimals(std::span<const std::uint8_t> bytes, AnimalState& animals, std::uint64_t tick);

@@ -4,8 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "sim/core/fixed_point.h"
+#include "sim/core/record_fields.h"
+#include "sim/core/result.h"
 #include "sim/core/short_text.h"
 #include "sim/world/voxel.h"
 
@@ -52,8 +59,17 @@ enum MotionEventBit : std::uint8_t {
   kMotionSplash = 1u << 2,    ///< entered water at `impactSpeed`
 };
 
+/// Bits of the packed motion flags byte: PlayerState's four bools in the state codec
+/// and on the wire (PlayerStateRec.flags, PlayerPoseRec.flags). Bits 4..7 are unassigned.
+enum MotionFlag : std::uint8_t {
+  kMotionOnGround = 1u << 0,
+  kMotionCrouching = 1u << 1,
+  kMotionSwimming = 1u << 2,
+  kMotionRunning = 1u << 3,
+};
+
 /// A player's motion state: everything motionStep reads and writes. Plain data;
-/// replicated field by field in the state stream.
+/// replicated field by field (kPlayerStateFields) in the state stream.
 struct PlayerState {
   Vec3i position;               ///< units; x,z centre of the box, y its bottom (feet)
   Vec3i velocity;               ///< units per tick
@@ -71,6 +87,33 @@ struct PlayerState {
   friend bool operator==(const PlayerState&, const PlayerState&) = default;
 };
 
+/// PlayerState's fields, in the order the state codec writes and the hashes fold them
+/// (sim/core/record_fields.h). The wire's PlayerStateRec (net/wire.cpp) holds the same.
+inline constexpr std::tuple kPlayerStateFields{
+    field("position", &PlayerState::position),
+    field("velocity", &PlayerState::velocity),
+    field("yaw", &PlayerState::yaw),
+    field("pitch", &PlayerState::pitch),
+    flagField("onGround", &PlayerState::onGround, kMotionOnGround),
+    flagField("crouching", &PlayerState::crouching, kMotionCrouching),
+    flagField("swimming", &PlayerState::swimming, kMotionSwimming),
+    flagField("running", &PlayerState::running, kMotionRunning),
+    field("lastInput", &PlayerState::lastInput),
+    field("stride", &PlayerState::stride),
+    field("motionEvents", &PlayerState::motionEvents),
+    field("surface", &PlayerState::surface),
+    field("impactSpeed", &PlayerState::impactSpeed),
+};
+static_assert(std::tuple_size_v<decltype(kPlayerStateFields)> == recordFieldCount<PlayerState>(),
+              "a PlayerState field is missing from kPlayerStateFields");
+
+/// The four motion bools as MotionFlag bits.
+constexpr std::uint8_t packMotionFlags(const PlayerState& s) noexcept { return packFlags(s, kPlayerStateFields); }
+/// Sets the four motion bools from MotionFlag bits (unassigned bits are ignored).
+constexpr void unpackMotionFlags(PlayerState& s, std::uint8_t flags) noexcept {
+  unpackFlags(s, kPlayerStateFields, flags);
+}
+
 /// Per-player command budget: token buckets refilled lazily from the tick they were
 /// last used (so an idle player's record does not change every tick). Part of the
 /// state, so rate limiting is deterministic. Rules in SimRules (sim/systems/sim_state.h).
@@ -84,6 +127,18 @@ struct RateBudget {
   friend bool operator==(const RateBudget&, const RateBudget&) = default;
 };
 
+/// RateBudget's fields, in codec and hash order.
+inline constexpr std::tuple kRateBudgetFields{
+    field("editTokens", &RateBudget::editTokens),
+    field("editTick", &RateBudget::editTick),
+    field("chatTokens", &RateBudget::chatTokens),
+    field("chatTick", &RateBudget::chatTick),
+    field("inputTick", &RateBudget::inputTick),
+    field("inputsInTick", &RateBudget::inputsInTick),
+};
+static_assert(std::tuple_size_v<decltype(kRateBudgetFields)> == recordFieldCount<RateBudget>(),
+              "a RateBudget field is missing from kRateBudgetFields");
+
 /// One connected player as the simulation holds it (SimState::players, sorted by id).
 struct Player {
   PlayerId id;             ///< stable id
@@ -92,5 +147,21 @@ struct Player {
   RateBudget budget;       ///< rate limits
   friend bool operator==(const Player&, const Player&) = default;
 };
+static_assert(recordFieldCount<Player>() == 4, "a new Player field: add it to the player codec, hash and diff");
+
+/// Folds one player (id, name, motion, budget) into hasher. No allocation.
+void hashPlayer(const Player& player, StateHasher& hasher) noexcept;
+
+/// The "players" blob of the state codec (sim/save/state_codec.h): u32 count, then per
+/// player (sorted by id, strictly): u32 id, u8 name length (<= kMaxNameBytes), the
+/// name's bytes, kPlayerStateFields, kRateBudgetFields. Allocates as out grows.
+void encodePlayers(const std::vector<Player>& players, std::vector<std::uint8_t>& out);
+/// Replaces players with the blob's content (budgets as saved). Checks every length,
+/// id order, name length, flag bits and impactSpeed >= 0; on error players is untouched.
+Result<void> decodePlayers(std::span<const std::uint8_t> bytes, std::vector<Player>& players);
+
+/// First difference between two sorted player lists ("player 3 position.x: expected
+/// 1, actual 2"), or nullopt. Allocates the message only.
+std::optional<std::string> diffPlayers(const std::vector<Player>& expected, const std::vector<Player>& actual);
 
 }  // namespace loam::sim

@@ -18,35 +18,6 @@ void addActor(StateHasher& h, Actor a) {
   h.add(a.id);
 }
 
-void addPlayer(StateHasher& h, const Player& p) {
-  const PlayerState& m = p.motion;
-  h.add(p.id.value);
-  h.add(p.name.view());
-  h.add(m.position.x);
-  h.add(m.position.y);
-  h.add(m.position.z);
-  h.add(m.velocity.x);
-  h.add(m.velocity.y);
-  h.add(m.velocity.z);
-  h.add(m.yaw);
-  h.add(m.pitch);
-  h.add(m.onGround);
-  h.add(m.crouching);
-  h.add(m.swimming);
-  h.add(m.running);
-  h.add(m.lastInput);
-  h.add(m.stride);
-  h.add(m.motionEvents);
-  h.add(m.surface);
-  h.add(m.impactSpeed);
-  h.add(p.budget.editTokens);
-  h.add(p.budget.editTick);
-  h.add(p.budget.chatTokens);
-  h.add(p.budget.chatTick);
-  h.add(p.budget.inputTick);
-  h.add(p.budget.inputsInTick);
-}
-
 }  // namespace
 
 void hashEvent(const Event& e, StateHasher& h) noexcept {
@@ -106,7 +77,7 @@ void hashEvent(const Event& e, StateHasher& h) noexcept {
 void hashSystems(const SimState& s, StateHasher& h) noexcept {
   h.add(s.tick);
   h.add(static_cast<std::uint64_t>(s.players.size()));
-  for (const Player& p : s.players) addPlayer(h, p);
+  for (const Player& p : s.players) hashPlayer(p, h);
   hashWeather(s.weather, h);
   hashWater(s.water, h);
   hashFire(s.fire, h);
@@ -136,7 +107,7 @@ void TraceHasher::addStep(const SimState& state, const StepOutput& out) noexcept
   h_.add(static_cast<std::uint64_t>(out.players.size()));
   for (const PlayerChange& c : out.players) {
     h_.add(c.kind);
-    addPlayer(h_, c.player);
+    hashPlayer(c.player, h_);
   }
   h_.add(static_cast<std::uint64_t>(out.water.size()));
   for (const WaterChange& c : out.water) {
@@ -167,7 +138,7 @@ void TraceHasher::addStep(const SimState& state, const StepOutput& out) noexcept
   if (out.weatherChanged) hashWeather(out.weather, h_);
   // Players in full every step (cheap); the systems in full periodically.
   h_.add(static_cast<std::uint64_t>(state.players.size()));
-  for (const Player& p : state.players) addPlayer(h_, p);
+  for (const Player& p : state.players) hashPlayer(p, h_);
   if (state.tick % kFullStateInterval == 0) hashSystems(state, h_);
 }
 
