@@ -15,7 +15,7 @@ namespace loam::client {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr double kTickMs = 1000.0 / 60.0;
+constexpr double kTickMs = 1000.0 / net::kTickHz;
 constexpr double kUnitsPerMetre = sim::kUnitsPerMetre;
 constexpr double kDegrees = std::numbers::pi / 180.0;
 
@@ -111,7 +111,7 @@ void ClientApp::service(int timeoutMs) {
       chat_.add((who.empty() ? "a player" : who) + " left", nowS, {255, 220, 90, 255});
     } else if (const auto* r = std::get_if<sim::CommandRejectedEvent>(&e)) {
       // Only our own edits and chat (inputs are never reported back usefully).
-      if (r->player == conn_->playerId() && r->commandIndex != 2)
+      if (r->player == conn_->playerId() && r->commandIndex != static_cast<std::uint8_t>(net::CommandKind::Input))
         chat_.add(std::string("rejected: ") + rejectText(r->reason), nowS, {255, 120, 100, 255});
     }
     events_.push_back(std::move(e));
@@ -200,16 +200,25 @@ bool ClientApp::waitForPlaying(double timeoutSeconds) {
 void ClientApp::runFor(double seconds) {
   const Clock::time_point end =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  double nextTick = nowMs();
+  startInputTicks();
   while (Clock::now() < end) {
     service(0);
-    if (nowMs() >= nextTick) {
-      inputTick();
-      nextTick += kTickMs;
-      if (nextTick < nowMs() - 100) nextTick = nowMs();  // fell behind: no burst
-    }
+    runDueInputTicks();
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+}
+
+void ClientApp::startInputTicks() {
+  inputPacer_ = net::TickPacer(net::TickPacer::periodOf(net::kTickHz), kMaxInputBurst, Clock::now());
+}
+
+void ClientApp::runDueInputTicks() {
+  const Clock::time_point now = Clock::now();
+  while (inputPacer_.shouldTick(now)) {
+    inputTick();
+    inputPacer_.ticked();
+  }
+  inputPacer_.endBurst(now);
 }
 
 void ClientApp::inputTick() {

@@ -23,6 +23,8 @@
 #include "client/options.h"
 #include "client/voxel_ray.h"
 #include "net/client_connection.h"
+#include "net/protocol.h"
+#include "net/tick_pacer.h"
 #include "render/renderer.h"
 #include "sim/systems/events.h"
 #include "sim/core/result.h"
@@ -58,6 +60,15 @@ class ClientApp {
   void runFor(double seconds);
   /// One 60 Hz input tick: sends the controls as a PlayerInput (Playing only).
   void inputTick();
+  /// Restarts the input tick clock at now: call when a loop that runs input ticks
+  /// begins, so time spent elsewhere is not replayed.
+  void startInputTicks();
+  /// Runs the input ticks due now, 60 per second (net::TickPacer); after a stall the
+  /// backlog beyond kMaxInputBurst ticks is dropped, not replayed. Call every loop
+  /// iteration (runFor and the window loop do).
+  void runDueInputTicks();
+  /// At most this many input ticks back to back (250 ms) after a stall.
+  static constexpr int kMaxInputBurst = 15;
   /// Sends the command of a tool action at the targeted voxel; false when nothing
   /// is targeted or not Playing.
   bool act(ToolAction action);
@@ -150,6 +161,8 @@ class ClientApp {
   std::array<double, 3> prevFeet_{}, currFeet_{};
   double eyeHeight_ = 1.62;
   double lastTickMs_ = 0;
+  net::TickPacer inputPacer_{net::TickPacer::periodOf(net::kTickHz), kMaxInputBurst,
+                             std::chrono::steady_clock::now()};
 
   // Frame buffers (FrameInput spans point here).
   std::vector<render::EntityDraw> entities_;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "net/protocol.h"
 #include "net/tick_pacer.h"
 #include "sim/gen/scene.h"
 
@@ -75,9 +76,8 @@ void LocalServer::setTimeOfDay(double dayFraction) {
 }
 
 void LocalServer::run() {
-  constexpr auto kTickPeriod = std::chrono::nanoseconds(16'666'667);  // 60 Hz
   constexpr int kMaxBurst = 4;
-  net::TickPacer pacer(kTickPeriod, kMaxBurst, Clock::now());
+  net::TickPacer pacer(net::TickPacer::periodOf(net::kTickHz), kMaxBurst, Clock::now());
   std::vector<sim::CommandBody> bodies;
   std::vector<sim::Command> commands;
   while (!stop_.load(std::memory_order_relaxed)) {

@@ -18,8 +18,6 @@ namespace loam::client {
 
 namespace {
 
-constexpr double kTickMs = 1000.0 / 60.0;
-
 struct Window {
   SDL_Window* window = nullptr;
   std::map<SDL_JoystickID, SDL_GameController*> pads;
@@ -81,8 +79,8 @@ int runWindowed(const ClientOptions& options) {
   controls.window = win.window;
   SDL_StopTextInput();  // SDL starts with text input on; only the chat line wants it
   setMenuOpen(app, false);  // captures the mouse
-  double nextTick = app.nowMs();
-  double loopMs = nextTick;
+  app.startInputTicks();
+  double loopMs = app.nowMs();
   net::ClientPhase lastPhase = app.connection().phase();
   const double endMs = options.durationSeconds > 0 ? app.nowMs() + options.durationSeconds * 1000 : 0;
 
@@ -117,12 +115,7 @@ int runWindowed(const ClientOptions& options) {
                    app.connection().error().c_str());
       lastPhase = ph;
     }
-    // Fixed 60 Hz input ticks, whatever the frame rate.
-    while (now >= nextTick) {
-      app.inputTick();
-      nextTick += kTickMs;
-      if (nextTick < now - 250) nextTick = now;  // a long stall: do not replay it
-    }
+    app.runDueInputTicks();  // fixed 60 Hz, whatever the frame rate
     app.updateAudio();
 
     if (controls.minimised) {

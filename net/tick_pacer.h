@@ -1,5 +1,6 @@
 // TickPacer: fixed-rate ticks on the steady clock with bounded catch-up, shared by
-// loam-server's loop and the network benches.
+// loam-server's loop, the client's in-process server and input ticks, and the
+// network benches.
 #pragma once
 
 #include <chrono>
@@ -15,6 +16,11 @@ class TickPacer {
   /// Ticks of `period` starting at `start`; at most maxBurst ticks back to back.
   TickPacer(Clock::duration period, int maxBurst, Clock::time_point start) noexcept
       : period_(period), maxBurst_(maxBurst), next_(start) {}
+
+  /// The period of `hz` ticks per second, to the nearest nanosecond (60: 16'666'667 ns).
+  static constexpr Clock::duration periodOf(int hz) noexcept {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds((1'000'000'000 + hz / 2) / hz));
+  }
 
   /// When the next tick is due.
   Clock::time_point nextDue() const noexcept { return next_; }
