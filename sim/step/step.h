@@ -4,7 +4,9 @@
 // trace hash and must say why in the commit):
 //
 //  0. tick <- tick + 1. Every keyed random draw in this step uses the new tick.
-//     Per-player budgets refill (players in id order).
+//     Nothing is refilled here: a player's edit and chat tokens are token buckets
+//     computed from the tick of their last spend when a command needs them, and the
+//     per-tick input count restarts at the player's first input of a tick.
 //  1. Commands, sorted by (player id, sequence number, position in the input span):
 //     the order they arrive in, and the order of the span, never matter except as
 //     the last tie-break between identical (player, sequence) pairs. Each command is
