@@ -1,6 +1,6 @@
 // Player controls without SDL: the selected tool (material palette, size), the
 // look angles, the movement keys turned into a PlayerInput, tool actions turned
-// into commands, and a repeat timer for held buttons. client_app.cpp maps SDL
+// into commands, and a repeat timer for held buttons. client/window_input.cpp maps SDL
 // keyboard, mouse and gamepad events onto these, so tests can drive them.
 #pragma once
 
