@@ -1,52 +1,10 @@
 #include "sim/step/mirror.h"
 
 #include <algorithm>
-#include <array>
 
 #include "sim/core/internal/format.h"
 
 namespace loam::sim {
-
-namespace {
-
-// Every replicated field of a player as (name, value), one table for all comparisons.
-struct PlayerField {
-  const char* name;
-  std::int64_t value;
-};
-constexpr std::size_t kPlayerFieldCount = 25;
-
-std::array<PlayerField, kPlayerFieldCount> playerFields(const Player& p) {
-  const PlayerState& m = p.motion;
-  const RateBudget& b = p.budget;
-  return {{{"position.x", m.position.x},
-           {"position.y", m.position.y},
-           {"position.z", m.position.z},
-           {"velocity.x", m.velocity.x},
-           {"velocity.y", m.velocity.y},
-           {"velocity.z", m.velocity.z},
-           {"yaw", m.yaw},
-           {"pitch", m.pitch},
-           {"onGround", m.onGround},
-           {"crouching", m.crouching},
-           {"swimming", m.swimming},
-           {"running", m.running},
-           {"lastInput", m.lastInput},
-           {"stride", m.stride},
-           {"motionEvents", m.motionEvents},
-           {"surface", m.surface},
-           {"impactSpeed", m.impactSpeed},
-           {"budget.editTokens", b.editTokens},
-           {"budget.editTick", static_cast<std::int64_t>(b.editTick)},
-           {"budget.chatTokens", b.chatTokens},
-           {"budget.chatTick", static_cast<std::int64_t>(b.chatTick)},
-           {"budget.inputTick", static_cast<std::int64_t>(b.inputTick)},
-           {"budget.inputsInTick", b.inputsInTick},
-           {"name.length", p.name.length},
-           {"id", p.id.value}}};
-}
-
-}  // namespace
 
 void applyEdits(BrickStore& world, std::span<const EditRecord> edits) noexcept {
   for (const EditRecord& e : edits) {
@@ -128,25 +86,7 @@ std::optional<std::string> firstDifference(const SimState& expected, const SimSt
     return internal::format("tick: expected %llu, actual %llu", static_cast<unsigned long long>(expected.tick),
                             static_cast<unsigned long long>(actual.tick));
   }
-  if (expected.players.size() != actual.players.size()) {
-    return internal::format("players.size: expected %zu, actual %zu", expected.players.size(), actual.players.size());
-  }
-  for (std::size_t i = 0; i < expected.players.size(); ++i) {
-    const Player& pe = expected.players[i];
-    const Player& pa = actual.players[i];
-    if (pe == pa) continue;
-    const auto fe = playerFields(pe);
-    const auto fa = playerFields(pa);
-    for (std::size_t k = 0; k < kPlayerFieldCount; ++k) {
-      if (fe[k].value != fa[k].value) {
-        return internal::format("player %u %s: expected %lld, actual %lld", pe.id.value, fe[k].name,
-                                static_cast<long long>(fe[k].value), static_cast<long long>(fa[k].value));
-      }
-    }
-    return internal::format("player %u name: expected '%.*s', actual '%.*s'", pe.id.value,
-                            static_cast<int>(pe.name.length), pe.name.bytes.data(), static_cast<int>(pa.name.length),
-                            pa.name.bytes.data());
-  }
+  if (auto d = diffPlayers(expected.players, actual.players)) return d;
   if (auto d = diffWeather(expected.weather, actual.weather)) return d;
   if (auto d = diffWater(expected.water, actual.water)) return d;
   if (auto d = diffFire(expected.fire, actual.fire)) return d;
