@@ -120,6 +120,9 @@ sim::Result<void> writeWav(const std::string& path, std::span<const float> sampl
   info.format = SF_FORMAT_WAV | SF_FORMAT_FLOAT;
   SNDFILE* f = sf_open(path.c_str(), SFM_WRITE, &info);
   if (!f) return sim::makeError(path + ": " + sf_strerror(nullptr));
+  // No PEAK chunk: it carries the time of writing, so the same samples would give
+  // different bytes on every write.
+  sf_command(f, SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
   const auto frames = static_cast<sf_count_t>(samples.size() / static_cast<std::size_t>(channels));
   sf_count_t written = sf_writef_float(f, samples.data(), frames);
   std::string err = written == frames ? std::string() : std::string(sf_strerror(f));

@@ -48,7 +48,8 @@ sim::Result<Render> renderOfflineFromFiles(const std::string& scenePath, std::ui
 /// 64-bit hash of the samples' bit patterns (xxHash3), for goldens.
 std::uint64_t hashSamples(std::span<const float> samples);
 
-/// Writes interleaved samples as a 32-bit float WAV with libsndfile.
+/// Writes interleaved samples as a 32-bit float WAV with libsndfile. The same samples
+/// always give the same bytes (no PEAK chunk, which would carry the time of writing).
 sim::Result<void> writeWav(const std::string& path, std::span<const float> samples, int channels = 2);
 /// Reads a WAV (any format libsndfile reads) as float, interleaved; channels out.
 sim::Result<std::vector<float>> readWav(const std::string& path, int& channels, int& sampleRate);

@@ -1,6 +1,6 @@
 // `loam-tool render-audio`: what a client standing at a point hears, rendered offline
 // through the client's own path (world copy + streams -> AudioScene -> AudioEngine)
-// and written as a float WAV. The same inputs always give the same samples.
+// and written as a float WAV. The same inputs always give the same file, byte for byte.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cinttypes>

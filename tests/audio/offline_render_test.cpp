@@ -1,6 +1,7 @@
-// Offline renderer (audio/offline_render.h): WAV round trip, render determinism and a
-// golden hash, and the scene's physics measured on rendered audio through the real
-// path (server step -> streams -> mirror -> AudioScene -> AudioEngine):
+// Offline renderer (audio/offline_render.h): WAV round trip, render determinism (the
+// same samples and the same file bytes) and a golden hash, and the scene's physics
+// measured on rendered audio through the real path (server step -> streams -> mirror
+// -> AudioScene -> AudioEngine):
 //  - fire loudness rises with the number of burning cells;
 //  - stronger wind is louder;
 //  - rain on water and rain on stone differ in spectral centroid.
@@ -9,11 +10,16 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "audio/spectrum.h"
@@ -67,6 +73,26 @@ TEST_CASE("writeWav and readWav round-trip float samples exactly") {
   std::filesystem::remove(path);
   int c = 0, r = 0;
   CHECK_FALSE(audio::readWav(path, c, r).has_value());
+}
+
+TEST_CASE("two renders of the same inputs write the same bytes") {
+  // The second file is written in a later second than the first, so a timestamp in
+  // the file (libsndfile's PEAK chunk has one) would show.
+  auto write = [](const std::string& name) {
+    audio::Render r = render(loam::test::kNearWood, 0.1, {});
+    const std::string path = (std::filesystem::temp_directory_path() / name).string();
+    REQUIRE(audio::writeWav(path, r.samples, 2).has_value());
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove(path);
+    return bytes;
+  };
+  const std::string first = write("loam_offline_render_test_a.wav");
+  const std::time_t written = std::time(nullptr);
+  while (std::time(nullptr) == written) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::string second = write("loam_offline_render_test_b.wav");
+  CHECK(first.size() > 44);
+  CHECK(first == second);
 }
 
 TEST_CASE("hashSamples follows every bit of the samples") {
