@@ -45,6 +45,13 @@ constexpr std::int32_t unitsPerTickFromMps(double mps) noexcept {
   return unitsFromMetres(mps / kTicksPerSecond);
 }
 
+/// Units per tick^2 from metres per second^2, for constants (constexpr only; rounds
+/// to nearest for the positive accelerations it is used with).
+constexpr std::int32_t accelFromMps2(double a) noexcept {
+  double u = a * kUnitsPerMetre / (kTicksPerSecond * kTicksPerSecond);
+  return static_cast<std::int32_t>(u + 0.5);
+}
+
 /// Squared distance between two positions in units^2 (int64, exact).
 constexpr std::int64_t distanceSquared(Vec3i a, Vec3i b) noexcept {
   std::int64_t dx = std::int64_t{a.x} - b.x, dy = std::int64_t{a.y} - b.y, dz = std::int64_t{a.z} - b.z;

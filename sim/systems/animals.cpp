@@ -25,12 +25,6 @@ using internal::AnimalDenInfo;
 
 // ---- constants (units, units per tick, units per tick^2, ticks) ----------------------
 
-constexpr std::int32_t accelFromMps2(double a) {
-  double u = a * kUnitsPerMetre / (kTicksPerSecond * kTicksPerSecond);
-  return static_cast<std::int32_t>(u + 0.5);
-}
-
-constexpr std::int32_t kGravity = accelFromMps2(9.81);  // as player motion
 constexpr std::int32_t kMaxFallSpeed = unitsPerTickFromMps(50.0);
 constexpr std::int32_t kWalkerGroundAccel = accelFromMps2(20.0);
 constexpr std::int32_t kWalkerAirAccel = accelFromMps2(3.0);

@@ -9,12 +9,6 @@ namespace {
 
 // ---- constants (units, units per tick, units per tick^2) ---------------------------
 
-constexpr std::int32_t accelFromMps2(double a) {
-  double u = a * kUnitsPerMetre / (kTicksPerSecond * kTicksPerSecond);
-  return static_cast<std::int32_t>(u + 0.5);
-}
-
-constexpr std::int32_t kGravity = accelFromMps2(9.81);
 constexpr std::int32_t kMaxFallSpeed = unitsPerTickFromMps(50.0);
 constexpr std::int32_t kJumpSpeed = unitsPerTickFromMps(4.9);  // about 1.22 m high
 constexpr std::int32_t kGroundAccel = accelFromMps2(40.0);
