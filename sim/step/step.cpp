@@ -146,6 +146,10 @@ void doInput(SimState& s, SimContext& ctx, const Command& c, const InputCommand&
   }
 }
 
+// Voxels in the largest dig's bounding cube: room for any dig sphere.
+constexpr std::size_t kMaxDigVoxels = (2 * 8 + 1) * (2 * 8 + 1) * (2 * 8 + 1);
+static_assert(static_cast<int>(ToolSize::Cm40) == 8, "kMaxDigVoxels covers the largest tool");
+
 void doDig(SimState& s, SimContext& ctx, const Command& c, const DigCommand& d) {
   if (!validToolSize(d.radius)) return reject(ctx, c, RejectReason::BadArgument);
   Player* p = nullptr;
@@ -153,8 +157,10 @@ void doDig(SimState& s, SimContext& ctx, const Command& c, const DigCommand& d) 
   const std::int32_t r = static_cast<std::int32_t>(d.radius);
   std::vector<std::uint32_t>& counts = s.scratch.counts;
   std::fill(counts.begin(), counts.end(), 0u);
-  std::uint32_t total = 0;
-  // Count first: a dig that would remove nothing is rejected without changing anything.
+  // One walk of the sphere collects what would be dug; a dig that would remove
+  // nothing is rejected before anything changes.
+  std::vector<VoxelCoord>& dug = s.scratch.voxels;
+  dug.clear();
   for (std::int32_t dz = -r; dz <= r; ++dz) {
     for (std::int32_t dy = -r; dy <= r; ++dy) {
       for (std::int32_t dx = -r; dx <= r; ++dx) {
@@ -164,22 +170,14 @@ void doDig(SimState& s, SimContext& ctx, const Command& c, const DigCommand& d) 
         const MaterialId m = s.world.get(v);
         if (!s.lut.diggable[m]) continue;
         ++counts[m];
-        ++total;
+        dug.push_back(v);
       }
     }
   }
+  const auto total = static_cast<std::uint32_t>(dug.size());
   if (total == 0) return reject(ctx, c, RejectReason::NothingToDig);
   spendEdit(s, p);
-  for (std::int32_t dz = -r; dz <= r; ++dz) {
-    for (std::int32_t dy = -r; dy <= r; ++dy) {
-      for (std::int32_t dx = -r; dx <= r; ++dx) {
-        if (dx * dx + dy * dy + dz * dz > r * r) continue;
-        const VoxelCoord v{d.target.x + dx, d.target.y + dy, d.target.z + dz};
-        if (!s.world.bounds().containsVoxel(v)) continue;
-        if (s.lut.diggable[s.world.get(v)]) ctx.setVoxel(v, kAir);
-      }
-    }
-  }
+  for (const VoxelCoord& v : dug) ctx.setVoxel(v, kAir);
   MaterialId most = kAir;
   for (std::size_t m = 1; m < counts.size(); ++m) {
     if (counts[m] > counts[most]) most = static_cast<MaterialId>(m);
@@ -347,6 +345,7 @@ void step(SimState& state, std::span<const Command> commands, StepOutput& out) n
   StepScratch& scratch = state.scratch;
   scratch.players.assign(state.players.begin(), state.players.end());
   if (scratch.counts.size() != 256) scratch.counts.assign(256, 0);
+  scratch.voxels.reserve(kMaxDigVoxels);
 
   // 1. Commands in (player, sequence, span position) order.
   scratch.order.clear();

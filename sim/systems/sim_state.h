@@ -47,7 +47,7 @@ struct SimRules {
 /// never compared). Sized up front so steady-state steps do not allocate.
 struct StepScratch {
   std::vector<std::uint32_t> order;       ///< command order for this step
-  std::vector<MaterialId> voxels;         ///< dig / place working set
+  std::vector<VoxelCoord> voxels;         ///< the voxels a dig removes
   std::vector<std::uint32_t> counts;      ///< per-material counters (256)
   std::vector<Player> players;            ///< players at the start of the step (change detection)
   CollisionCache collision;               ///< motion's brick masks for `world` (speed only)
