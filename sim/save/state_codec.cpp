@@ -15,13 +15,7 @@
 //     u32 start (<= endTick), u8 peak, u8 flags (bit 0: the brick burns to one
 //     material; bit 7: no ignition data, as written by a mirror), u8 that material,
 //     u16 exposure last measured
-//   animals: u32 n (sorted by id, strictly, ids > 0), per animal: u32 id, u8 species,
-//     position 3 x i32, velocity 3 x i32, u16 yaw, u8 mode (valid for the species),
-//     then the server's brain (so a restored server continues exactly): u8 present
-//     (0: none, as written by a mirror; the fields are then zero), u32 den, goal
-//     3 x i32, i32 perch (-1 or a perch index), u64 untilTick, u64 followAfter,
-//     u64 flightStart, i32 bestDistance, u16 stuckTicks, u16 climbTicks, i8 fleeSide
-//     (-1..1), u8 onGround
+//   animals: encodeAnimals (sim/systems/animals.h)
 //   weather: every kWeatherFields entry in table order, in (bits + 7) / 8 bytes
 #include "sim/save/state_codec.h"
 
@@ -119,8 +113,6 @@ constexpr std::uint8_t kFireUniformBit = 1;
 constexpr std::uint8_t kFireNoWorkBit = 0x80;
 // FireWork::flags bit of a uniform result (sim/systems/fire.cpp kFireUniform).
 constexpr std::uint8_t kWorkUniform = 8;
-constexpr std::size_t kBrainBytes = 1 + 4 + 12 + 4 + 8 + 8 + 8 + 4 + 2 + 2 + 1 + 1;
-constexpr std::size_t kAnimalBytes = 4 + 1 + 12 + 12 + 2 + 1 + kBrainBytes;
 
 }  // namespace
 
@@ -204,14 +196,6 @@ std::vector<WaterChange> waterInCell(const WaterState& water, CellCoord cell) {
     }
   }
   return out;
-}
-
-void clearWaterInCell(WaterState& water, CellCoord cell) {
-  internal::WaterGrid& g = water.cells;
-  for (std::uint32_t slot = 0; slot < g.brickCount(); ++slot) {
-    if (g.brick(slot).wet == 0 || cellOf(g.brick(slot).coord) != cell) continue;
-    for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) g.setAmount(slot, i, 0);
-  }
 }
 
 // ---- fire --------------------------------------------------------------------------
@@ -311,135 +295,6 @@ std::vector<FireChange> fireInCell(const FireState& fire, CellCoord cell) {
     if (cellOf(brickOf(c.cell)) == cell) out.push_back(FireChange{c.cell, c.intensity, c.endTick});
   }
   return out;
-}
-
-void clearFireInCell(FireState& fire, CellCoord cell) {
-  std::erase_if(fire.cells, [&](const FireCell& c) { return cellOf(brickOf(c.cell)) == cell; });
-}
-
-// ---- animals -----------------------------------------------------------------------
-
-void encodeAnimals(const AnimalState& animals, std::vector<std::uint8_t>& out) {
-  putU8(out, kStateCodecVersion);
-  putU32(out, static_cast<std::uint32_t>(animals.animals.size()));
-  for (const Animal& a : animals.animals) {
-    putU32(out, a.id.value);
-    putU8(out, static_cast<std::uint8_t>(a.species));
-    putVec(out, a.position);
-    putVec(out, a.velocity);
-    putU16(out, a.yaw);
-    putU8(out, a.mode);
-  }
-  // Brains after the animals (same order), so a reader of the replicated part can stop early.
-  const bool brains = animals.brains.size() == animals.animals.size();
-  for (std::size_t i = 0; i < animals.animals.size(); ++i) {
-    const internal::AnimalBrain b = brains ? animals.brains[i] : internal::AnimalBrain{};
-    putU8(out, brains ? 1 : 0);
-    putU32(out, b.den);
-    putVec(out, b.goal);
-    putI32(out, b.perch);
-    putU64(out, b.untilTick);
-    putU64(out, b.followAfter);
-    putU64(out, b.flightStart);
-    putI32(out, b.bestDistance);
-    putU16(out, b.stuckTicks);
-    putU16(out, b.climbTicks);
-    putU8(out, static_cast<std::uint8_t>(b.fleeSide));
-    putU8(out, b.onGround ? 1 : 0);
-  }
-}
-
-Result<void> decodeAnimals(std::span<const std::uint8_t> bytes, AnimalState& animals, std::uint64_t tick) {
-  Reader r(bytes, "animals");
-  const std::uint32_t n = r.header(kAnimalBytes);
-  std::vector<Animal> list;
-  list.reserve(n);
-  for (std::uint32_t k = 0; k < n && r.ok(); ++k) {
-    Animal a;
-    a.id.value = r.u32();
-    const std::uint8_t species = r.u8();
-    a.position = r.vec();
-    a.velocity = r.vec();
-    a.yaw = r.u16();
-    a.mode = r.u8();
-    if (!r.ok()) break;
-    if (a.id.value == 0) {
-      r.fail(internal::format("animal %u: id 0", k));
-    } else if (!list.empty() && !(list.back().id < a.id)) {
-      r.fail(internal::format("animal %u: ids not increasing", k));
-    } else if (species > static_cast<std::uint8_t>(AnimalSpecies::Dog)) {
-      r.fail(internal::format("animal %u: species %u", k, unsigned{species}));
-    } else if (a.mode > (species == 0 ? 2u : 3u)) {
-      r.fail(internal::format("animal %u: mode %u", k, unsigned{a.mode}));
-    }
-    a.species = static_cast<AnimalSpecies>(species);
-    list.push_back(a);
-  }
-  std::vector<internal::AnimalBrain> saved(list.size());
-  std::vector<std::uint8_t> present(list.size(), 0);
-  for (std::size_t k = 0; k < list.size() && r.ok(); ++k) {
-    internal::AnimalBrain& b = saved[k];
-    present[k] = r.u8();
-    b.den = r.u32();
-    b.goal = r.vec();
-    b.perch = r.i32();
-    b.untilTick = r.u64();
-    b.followAfter = r.u64();
-    b.flightStart = r.u64();
-    b.bestDistance = r.i32();
-    b.stuckTicks = r.u16();
-    b.climbTicks = r.u16();
-    b.fleeSide = static_cast<std::int8_t>(r.u8());
-    const std::uint8_t onGround = r.u8();
-    b.onGround = onGround != 0;
-    if (!r.ok()) break;
-    if (present[k] > 1 || onGround > 1 || b.fleeSide < -1 || b.fleeSide > 1) {
-      r.fail(internal::format("animal %zu: bad brain flags", k));
-    } else if (present[k] && (b.den >= animals.dens.size() || animals.dens[b.den].species != static_cast<std::uint8_t>(list[k].species))) {
-      r.fail(internal::format("animal %zu: den %u is not a den of its species here", k, b.den));
-    } else if (present[k] && (b.perch < -1 || (b.perch >= 0 && static_cast<std::size_t>(b.perch) >= animals.perches.size()))) {
-      r.fail(internal::format("animal %zu: perch %d out of range", k, b.perch));
-    }
-  }
-  if (Result<void> e = r.finish(); !e) return e;
-
-  // Brains: as saved; else the one of the same id when this state has it (its den), else a fresh one
-  // at the first den of the species. Decisions restart at `tick`.
-  std::vector<internal::AnimalBrain> brains;
-  brains.reserve(list.size());
-  const bool parallel = animals.brains.size() == animals.animals.size();
-  std::uint32_t maxId = 0;
-  for (std::size_t k = 0; k < list.size(); ++k) {
-    const Animal& a = list[k];
-    maxId = std::max(maxId, a.id.value);
-    if (present[k]) {
-      brains.push_back(saved[k]);
-      continue;
-    }
-    internal::AnimalBrain b;
-    auto it = std::lower_bound(animals.animals.begin(), animals.animals.end(), a.id,
-                               [](const Animal& x, AnimalId id) { return x.id < id; });
-    if (parallel && it != animals.animals.end() && it->id == a.id && it->species == a.species) {
-      b.den = animals.brains[static_cast<std::size_t>(it - animals.animals.begin())].den;
-    } else {
-      for (std::size_t d = 0; d < animals.dens.size(); ++d) {
-        if (animals.dens[d].species == static_cast<std::uint8_t>(a.species)) {
-          b.den = static_cast<std::uint32_t>(d);
-          break;
-        }
-      }
-    }
-    b.goal = a.position;
-    b.untilTick = tick;
-    b.followAfter = tick;
-    b.flightStart = tick;
-    b.onGround = a.species != AnimalSpecies::Bird;
-    brains.push_back(b);
-  }
-  animals.animals = std::move(list);
-  animals.brains = std::move(brains);
-  if (maxId >= animals.nextId) animals.nextId = maxId + 1;
-  return {};
 }
 
 // ---- weather -----------------------------------------------------------------------

@@ -18,10 +18,10 @@
 
 namespace loam::sim {
 
-/// Encoders: append one blob's bytes to out. Players: encodePlayers (sim/systems/player.h).
+/// Encoders: append one blob's bytes to out. Players and animals: encodePlayers
+/// (sim/systems/player.h), encodeAnimals (sim/systems/animals.h).
 void encodeWater(const WaterState& water, std::vector<std::uint8_t>& out);   ///< every wet cell
 void encodeFire(const FireState& fire, std::vector<std::uint8_t>& out);      ///< every burning cell
-void encodeAnimals(const AnimalState& animals, std::vector<std::uint8_t>& out);
 void encodeWeather(const WeatherState& weather, std::vector<std::uint8_t>& out);  ///< replicated fields
 
 /// Decoders: replace the replicated part of the target with the blob's content.
@@ -41,7 +41,6 @@ void encodeWeather(const WeatherState& weather, std::vector<std::uint8_t>& out);
 /// animal nextId beyond the largest living id (animals removed) is not saved.
 Result<void> decodeWater(std::span<const std::uint8_t> bytes, WaterState& water, const BrickStore& world);
 Result<void> decodeFire(std::span<const std::uint8_t> bytes, FireState& fire, const BrickStore& world);
-Result<void> decodeAnimals(std::span<const std::uint8_t> bytes, AnimalState& animals, std::uint64_t tick);
 Result<void> decodeWeather(std::span<const std::uint8_t> bytes, WeatherState& weather);
 
 /// The five blobs of state, in the order above (for captureSave).
@@ -69,10 +68,5 @@ Result<void> restoreState(const SaveData& save, SimState& state);
 /// client was away). Sorted by coordinate. Allocates.
 std::vector<WaterChange> waterInCell(const WaterState& water, CellCoord cell);
 std::vector<FireChange> fireInCell(const FireState& fire, CellCoord cell);
-
-/// Removes every water amount / fire cell inside an interest cell (a mirror does this
-/// before applying a full CellState). Mirror use only: working data is left alone.
-void clearWaterInCell(WaterState& water, CellCoord cell);
-void clearFireInCell(FireState& fire, CellCoord cell);
 
 }  // namespace loam::sim

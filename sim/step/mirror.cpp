@@ -64,6 +64,28 @@ void applyStep(SimState& mirror, const StepRecords& step) {
 
 void applyStepOutput(SimState& mirror, const StepOutput& out) { applyStep(mirror, recordsOf(out)); }
 
+void applyCellState(SimState& mirror, CellCoord cell, bool full, std::span<const WaterChange> water,
+                    std::span<const FireChange> fire) {
+  if (full) {
+    clearWaterInCell(mirror.water, cell);
+    clearFireInCell(mirror.fire, cell);
+  }
+  applyWaterChanges(mirror.water, water);
+  applyFireChanges(mirror.fire, fire);
+}
+
+void clearWaterInCell(WaterState& water, CellCoord cell) {
+  internal::WaterGrid& g = water.cells;
+  for (std::uint32_t slot = 0; slot < g.brickCount(); ++slot) {
+    if (g.brick(slot).wet == 0 || cellOf(g.brick(slot).coord) != cell) continue;
+    for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) g.setAmount(slot, i, 0);
+  }
+}
+
+void clearFireInCell(FireState& fire, CellCoord cell) {
+  std::erase_if(fire.cells, [&](const FireCell& c) { return cellOf(brickOf(c.cell)) == cell; });
+}
+
 std::optional<std::string> diffBrick(const BrickStore& expected, const BrickStore& actual, BrickCoord b) {
   const BrickView e = expected.brick(b);
   const BrickView a = actual.brick(b);

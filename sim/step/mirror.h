@@ -19,8 +19,8 @@
 namespace loam::sim {
 
 /// One step's records as a follower receives them: views, valid for the call. A
-/// client gets water and fire per interest cell instead (CellState messages) and
-/// leaves those spans, and animals, empty.
+/// client gets water and fire per interest cell instead (applyCellState) and leaves
+/// those spans, and animals, empty.
 struct StepRecords {
   std::uint64_t tick = 0;                 ///< SimState::tick after the step
   std::span<const EditRecord> edits;      ///< the edit log, in application order
@@ -50,6 +50,18 @@ void applyEdits(BrickStore& world, std::span<const EditRecord> edits) noexcept;
 /// nothing). `players` stays sorted by id. A client also sets the poses its
 /// snapshots carry through this, as Updated records.
 void applyPlayerChanges(std::vector<Player>& players, std::span<const PlayerChange> changes);
+
+/// Applies the water and fire records of one interest cell. When `full`, they are
+/// the cell's whole state: the cell's water and fire are cleared first (a client
+/// catching up on a cell it did not follow). Records must lie inside the cell and
+/// the world (a client checks what came from the wire).
+void applyCellState(SimState& mirror, CellCoord cell, bool full, std::span<const WaterChange> water,
+                    std::span<const FireChange> fire);
+
+/// Removes every water amount / fire cell inside an interest cell (the clearing of
+/// a full applyCellState). Mirror use only: working data is left alone.
+void clearWaterInCell(WaterState& water, CellCoord cell);
+void clearFireInCell(FireState& fire, CellCoord cell);
 
 /// The first difference between an authoritative state and a mirror, described as
 /// "brick (x,y,z) voxel (x,y,z): expected M, actual N" or "player 3 position.x:
