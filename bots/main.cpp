@@ -416,7 +416,7 @@ int main(int argc, char** argv) {
       cfg.name = b.name;
       cfg.sceneDir = opt.scenes;
       cfg.worldFactory = sharedFactory(shared);
-      cfg.kind = 1;
+      cfg.kind = net::ClientKind::FullBot;
       auto conn = net::ClientConnection::connect(cfg);
       if (!conn) {
         std::fprintf(stderr, "%s: failed: %s\n", b.name.c_str(), conn.error().message.c_str());

@@ -145,7 +145,8 @@ void Swarm::service(double nowMs, bool tick) {
         net::configurePeer(ev.peer);
         fbb_->Clear();
         auto name = fbb_->CreateString(bot.name);
-        auto hello = wire::CreateHello(*fbb_, net::kProtocolVersion, name, 2, false);
+        auto hello = wire::CreateHello(*fbb_, net::kProtocolVersion, name,
+                                        static_cast<std::uint8_t>(net::ClientKind::SwarmBot), false);
         fbb_->Finish(wire::CreateClientMessage(*fbb_, wire::ClientBody::Hello, hello.Union()));
         send(bot, static_cast<std::uint8_t>(wire::ClientBody::Hello), true);
         break;

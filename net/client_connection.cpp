@@ -219,7 +219,7 @@ struct ClientConnection::Impl {
   void sendHello() {
     fbb.Clear();
     auto name = fbb.CreateString(config.name);
-    auto hello = wire::CreateHello(fbb, kProtocolVersion, name, config.kind, true);
+    auto hello = wire::CreateHello(fbb, kProtocolVersion, name, static_cast<std::uint8_t>(config.kind), true);
     send(wire::ClientBody::Hello, hello.Union(), true);
   }
 

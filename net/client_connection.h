@@ -24,6 +24,7 @@
 #include "net/interpolation.h"
 #include "net/link_sim.h"
 #include "net/prediction.h"
+#include "net/protocol.h"
 #include "net/server_host.h"  // TrafficCounters
 #include "sim/step/commands.h"
 #include "sim/core/result.h"
@@ -44,7 +45,7 @@ struct ClientConfig {
   std::string sceneDir = "scenes";  ///< where <scene name>.toml is looked up
   LinkProfile link;                 ///< active() = connect through a LinkSimulator
   WorldFactory worldFactory;        ///< empty = sim::createSimState
-  std::uint8_t kind = 0;            ///< Hello.kind: 0 player, 1 full bot
+  ClientKind kind = ClientKind::Player;  ///< Hello.kind
 };
 
 enum class ClientPhase { Connecting, AwaitingWelcome, Generating, AwaitingSnapshot, Playing, Failed, Disconnected };

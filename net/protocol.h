@@ -37,6 +37,30 @@ inline constexpr std::uint32_t kMaxBadMessages = 20;          ///< malformed mes
 inline constexpr std::uint32_t kMaxMessagesPerSecond = 400;  ///< per peer; beyond is flooding (dropped, counted)
 inline constexpr std::uint32_t kWorldReadyTimeoutTicks = 120 * kTickHz;  ///< generation must finish within 2 min
 
+/// Hello.kind: what kind of program connects (the server refuses unknown values).
+enum class ClientKind : std::uint8_t {
+  Player = 0,    ///< loam-client
+  FullBot = 1,   ///< a loam-bots full bot (a ClientConnection with a world)
+  SwarmBot = 2,  ///< a loam-bots swarm bot (no world, Hello.wants_world = false)
+};
+inline constexpr std::uint8_t kClientKindCount = 3;
+
+/// The command kind a CommandRejected event names (EventRec.small): the index of the
+/// rejected command in sim::CommandBody (net/wire.cpp checks the two agree).
+enum class CommandKind : std::uint8_t {
+  Join = 0,
+  Leave = 1,
+  Input = 2,
+  Dig = 3,
+  Place = 4,
+  Pour = 5,
+  Ignite = 6,
+  SetTime = 7,
+  SetWeather = 8,
+  Chat = 9,
+};
+inline constexpr std::uint8_t kCommandKindCount = 10;
+
 /// Reject.code values (also the ENet disconnect data).
 enum class RejectCode : std::uint16_t {
   None = 0,

@@ -134,7 +134,6 @@ struct Session {
   ENetPeer* peer = nullptr;
   sim::PlayerId id;
   sim::PlayerName name;
-  std::uint8_t kind = 0;
   bool wantsWorld = true;
   bool joinIssued = false;      ///< a JoinCommand went into a step (the sim may hold the player)
   bool cellHashesSent = false;
@@ -173,7 +172,6 @@ struct Session {
     peer = nullptr;
     id = {};
     name = {};
-    kind = 0;
     wantsWorld = true;
     joinIssued = cellHashesSent = false;
     phaseTick = joinTick = 0;
@@ -584,7 +582,7 @@ struct ServerHost::Impl {
       reject(s, RejectCode::BadHello, "name must be 1..31 printable bytes");
       return true;
     }
-    if (hello.kind() > 2) {
+    if (hello.kind() >= kClientKindCount) {
       reject(s, RejectCode::BadHello, "unknown client kind " + std::to_string(hello.kind()));
       return true;
     }
@@ -601,7 +599,6 @@ struct ServerHost::Impl {
     }
     s.id = sim::PlayerId{nextPlayerId++};
     s.name = sim::PlayerName::from(std::string_view(hello.name()->c_str(), hello.name()->size()));
-    s.kind = hello.kind();
     s.wantsWorld = hello.wants_world();
     fbb.Clear();
     auto w = wire::CreateWelcomeDirect(fbb, kProtocolVersion, s.id.value, config.name.c_str(), world.sceneName.c_str(),

@@ -19,7 +19,7 @@
 //  10    PlayerJoined     -         1 (Player), player   -             -               -
 //  11    PlayerLeft       -         1 (Player), player   -             -               -
 //
-// (*) a sim::CommandBody alternative index, below the number of alternatives (10 today).
+// (*) a CommandKind (net/protocol.h): the sim::CommandBody alternative index.
 //
 // u32 values travel bit-cast in the int32 `value`. PlayerJoined carries no name: the
 // name travels in StepBatch.joined, and fromWire yields the event with an empty name
@@ -32,6 +32,8 @@
 #include <string_view>
 #include <type_traits>
 #include <variant>
+
+#include "net/protocol.h"
 
 namespace loam::net {
 
@@ -81,13 +83,14 @@ std::uint8_t motionFlags(const sim::PlayerState& s) noexcept {
                                    (s.swimming ? kFlagSwimming : 0) | (s.running ? kFlagRunning : 0));
 }
 
-// Event alternative indices, named for the switch in fromWire.
-template <class T>
+// Alternative indices of a variant (Event kinds, named for the switch in fromWire;
+// CommandBody kinds, checked against CommandKind).
+template <class T, class Variant = sim::Event>
 constexpr std::uint8_t kindOf() {
-  constexpr std::size_t n = std::variant_size_v<sim::Event>;
+  constexpr std::size_t n = std::variant_size_v<Variant>;
   return static_cast<std::uint8_t>([]<std::size_t... I>(std::index_sequence<I...>) {
     std::size_t found = n;
-    ((std::is_same_v<std::variant_alternative_t<I, sim::Event>, T> ? (found = I, 0) : 0), ...);
+    ((std::is_same_v<std::variant_alternative_t<I, Variant>, T> ? (found = I, 0) : 0), ...);
     return found;
   }(std::make_index_sequence<n>{}));
 }
@@ -99,7 +102,19 @@ constexpr std::uint8_t kMaxRejectReason = static_cast<std::uint8_t>(sim::RejectR
 constexpr std::uint8_t kMaxActorKind = static_cast<std::uint8_t>(sim::Actor::Kind::Animal);
 constexpr std::uint8_t kMaxSpecies = static_cast<std::uint8_t>(sim::AnimalSpecies::Dog);
 constexpr std::uint8_t kMaxCallKind = static_cast<std::uint8_t>(sim::AnimalCallKind::Greet);
-constexpr std::size_t kCommandKinds = std::variant_size_v<sim::CommandBody>;
+
+template <class T>
+constexpr bool commandKindIs(CommandKind kind) {
+  return kindOf<T, sim::CommandBody>() == static_cast<std::uint8_t>(kind);
+}
+static_assert(std::variant_size_v<sim::CommandBody> == kCommandKindCount, "new command: extend CommandKind");
+static_assert(commandKindIs<sim::JoinCommand>(CommandKind::Join) && commandKindIs<sim::LeaveCommand>(CommandKind::Leave) &&
+              commandKindIs<sim::InputCommand>(CommandKind::Input) && commandKindIs<sim::DigCommand>(CommandKind::Dig) &&
+              commandKindIs<sim::PlaceCommand>(CommandKind::Place) && commandKindIs<sim::PourCommand>(CommandKind::Pour) &&
+              commandKindIs<sim::IgniteCommand>(CommandKind::Ignite) &&
+              commandKindIs<sim::SetTimeCommand>(CommandKind::SetTime) &&
+              commandKindIs<sim::SetWeatherCommand>(CommandKind::SetWeather) &&
+              commandKindIs<sim::ChatCommand>(CommandKind::Chat));
 
 wire::EventRec rec(std::uint8_t kind, sim::VoxelCoord p, sim::Actor a, std::int32_t value, std::uint8_t material,
                    std::uint8_t small) noexcept {
@@ -326,7 +341,7 @@ bool fromWire(const wire::EventRec& r, sim::Event& out) noexcept {
       out = sim::AnimalCallEvent{r.actor(), r.material(), r.small(), pos};
       return true;
     case kindOf<sim::CommandRejectedEvent>():
-      if (r.material() > kMaxRejectReason || std::size_t{r.small()} >= kCommandKinds) return false;
+      if (r.material() > kMaxRejectReason || r.small() >= kCommandKindCount) return false;
       out = sim::CommandRejectedEvent{pid, toU32(r.value()), r.small(), static_cast<sim::RejectReason>(r.material())};
       return true;
     case kindOf<sim::PlayerJoinedEvent>():

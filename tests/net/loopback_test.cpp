@@ -116,7 +116,7 @@ void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint
     cfg.name = "bot" + std::to_string(i + 1);
     cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
     cfg.worldFactory = factory;
-    cfg.kind = 1;
+    cfg.kind = net::ClientKind::FullBot;
     auto conn = net::ClientConnection::connect(cfg);
     REQUIRE_MESSAGE(conn.has_value(), (conn ? "" : conn.error().message));
     bots[i].conn = std::move(*conn);

@@ -151,7 +151,9 @@ class RawClient {
 void hello(flatbuffers::FlatBufferBuilder& fbb, const char* name, bool wantsWorld,
            std::uint32_t protocol = net::kProtocolVersion) {
   fbb.Clear();
-  auto h = wire::CreateHelloDirect(fbb, protocol, name, wantsWorld ? 1 : 2, wantsWorld);
+  auto h = wire::CreateHelloDirect(
+      fbb, protocol, name,
+      static_cast<std::uint8_t>(wantsWorld ? net::ClientKind::FullBot : net::ClientKind::SwarmBot), wantsWorld);
   fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Hello, h.Union()));
 }
 

@@ -366,7 +366,7 @@ namespace {
 std::vector<Bytes> validClientMessages() {
   std::vector<Bytes> v;
   v.push_back(clientMessage(wire::ClientBody::Hello, [](flatbuffers::FlatBufferBuilder& fbb) {
-    return wire::CreateHelloDirect(fbb, kProtocolVersion, "alice", 0, true).Union();
+    return wire::CreateHelloDirect(fbb, kProtocolVersion, "alice", static_cast<std::uint8_t>(ClientKind::Player), true).Union();
   }));
   v.push_back(clientMessage(wire::ClientBody::WorldReady, [](flatbuffers::FlatBufferBuilder& fbb) {
     return wire::CreateWorldReady(fbb, 0x0123456789abcdefull).Union();
