@@ -139,22 +139,25 @@ constexpr std::uint8_t flagMask(const Table& table) {
   return bits;
 }
 
+/// Folds one field of the record into h.
+template <class R, class T>
+void hashField(StateHasher& h, const R& record, const RecordField<R, T>& f) noexcept {
+  const T& v = record.*f.member;
+  if constexpr (detail::XyzField<T>) {
+    h.add(v.x);
+    h.add(v.y);
+    h.add(v.z);
+  } else if constexpr (detail::IdField<T>) {
+    h.add(v.value);
+  } else {
+    h.add(v);
+  }
+}
+
 /// Folds every field of the record into h, in table order.
 template <class R, class Table>
 void hashFields(StateHasher& h, const R& record, const Table& table) noexcept {
-  forEachField(table, [&](const auto& f) {
-    using T = typename std::decay_t<decltype(f)>::Type;
-    const T& v = record.*f.member;
-    if constexpr (detail::XyzField<T>) {
-      h.add(v.x);
-      h.add(v.y);
-      h.add(v.z);
-    } else if constexpr (detail::IdField<T>) {
-      h.add(v.value);
-    } else {
-      h.add(v);
-    }
-  });
+  forEachField(table, [&](const auto& f) { hashField(h, record, f); });
 }
 
 /// Appends the record's fields in table order (see the file comment).

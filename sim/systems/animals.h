@@ -34,9 +34,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/core/fixed_point.h"
+#include "sim/core/record_fields.h"
+#include "sim/core/result.h"
 #include "sim/systems/internal/animal_brain.h"
 
 namespace loam::sim {
@@ -87,7 +90,7 @@ inline constexpr std::int32_t kDogHeight = unitsFromMetres(0.5);
 /// Most perches kept per bird den.
 inline constexpr std::uint32_t kMaxPerchesPerDen = 96;
 
-/// One animal. Replicated field by field.
+/// One animal. Replicated field by field (kAnimalFields).
 struct Animal {
   AnimalId id;
   AnimalSpecies species = AnimalSpecies::Bird;
@@ -97,6 +100,19 @@ struct Animal {
   std::uint8_t mode = 0;  ///< BirdMode or WalkerMode by species
   friend bool operator==(const Animal&, const Animal&) = default;
 };
+
+/// Animal's fields, in the order the state codec writes and hashAnimals folds them
+/// (sim/core/record_fields.h). The wire's AnimalRec (net/wire.cpp) holds the same.
+inline constexpr std::tuple kAnimalFields{
+    field("id", &Animal::id),
+    field("species", &Animal::species),
+    field("position", &Animal::position),
+    field("velocity", &Animal::velocity),
+    field("yaw", &Animal::yaw),
+    field("mode", &Animal::mode),
+};
+static_assert(std::tuple_size_v<decltype(kAnimalFields)> == recordFieldCount<Animal>(),
+              "an Animal field is missing from kAnimalFields");
 
 /// One record of the animal state stream: `animal` now has these values, or is gone.
 struct AnimalChange {
@@ -131,6 +147,20 @@ void applyAnimalChanges(AnimalState& state, std::span<const AnimalChange> change
 
 /// Folds the replicated animal state into hasher.
 void hashAnimals(const AnimalState& state, StateHasher& hasher);
+
+/// The "animals" blob of the state codec (sim/save/state_codec.h): u32 count, then the
+/// animals (sorted by id, strictly, ids > 0; kAnimalFields, mode valid for the
+/// species), then per animal its brain, so a restored server continues exactly: u8
+/// present (0: none, as written by a mirror; the fields are then zero), u32 den, goal
+/// 3 x i32, i32 perch (-1 or a perch index), u64 untilTick, u64 followAfter, u64
+/// flightStart, i32 bestDistance, u16 stuckTicks, u16 climbTicks, i8 fleeSide (-1..1),
+/// u8 onGround. Allocates as out grows.
+void encodeAnimals(const AnimalState& animals, std::vector<std::uint8_t>& out);
+/// Replaces the animals with the blob's: brains as saved, else the one of the same id
+/// this state has (its den), else a fresh one at the first den of the species, with
+/// decisions restarting at `tick`; nextId past the largest id. Checks every length,
+/// order and range; on error the state is untouched.
+Result<void> decodeAnimals(std::span<const std::uint8_t> bytes, AnimalState& animals, std::uint64_t tick);
 
 /// First difference between two animal states, or nullopt.
 std::optional<std::string> diffAnimals(const AnimalState& expected, const AnimalState& actual);

@@ -1,6 +1,7 @@
 #include "sim/trace/trace_hash.h"
 
 #include <array>
+#include <type_traits>
 
 #include "sim/world/world_hash.h"
 
@@ -123,15 +124,10 @@ void TraceHasher::addStep(const SimState& state, const StepOutput& out) noexcept
   h_.add(static_cast<std::uint64_t>(out.animals.size()));
   for (const AnimalChange& c : out.animals) {
     h_.add(c.removed);
-    h_.add(c.animal.id.value);
-    h_.add(c.animal.position.x);
-    h_.add(c.animal.position.y);
-    h_.add(c.animal.position.z);
-    h_.add(c.animal.velocity.x);
-    h_.add(c.animal.velocity.y);
-    h_.add(c.animal.velocity.z);
-    h_.add(c.animal.yaw);
-    h_.add(c.animal.mode);
+    // The stream has always folded species last (the goldens pin this order).
+    forEachField(kAnimalFields, [&](const auto& f) {
+      if constexpr (!std::is_same_v<typename std::decay_t<decltype(f)>::Type, AnimalSpecies>) hashField(h_, c.animal, f);
+    });
     h_.add(c.animal.species);
   }
   h_.add(out.weatherChanged);
