@@ -1,6 +1,7 @@
 #include "audio/room_probe.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -8,6 +9,7 @@
 #include "audio/dsp.h"
 #include "audio/internal/probe_trace.h"
 #include "audio/worker_pool.h"
+#include "sim/world/grid_walk.h"
 
 namespace loam::audio {
 
@@ -27,58 +29,19 @@ struct Axis3 {
   float d[3];
 };
 
-/// The state of a ray walking one grid (bricks or voxels) with the Amanatides-Woo DDA.
-struct Dda {
-  int cell[3];
-  int step[3];
-  float tNext[3];   // t (voxel units along the ray) at which the next boundary on each axis is crossed
-  float tDelta[3];  // t between boundaries on each axis
-  int lastAxis = -1;
-
-  /// Starts at t0 in a grid of cell size `size` voxels; point p = o + d t0.
-  void init(const Axis3& r, float t0, int size, const int* clampLo, const int* clampHi) {
-    float inv = 1.0f / static_cast<float>(size);
-    for (int a = 0; a < 3; ++a) {
-      float p = (r.o[a] + r.d[a] * t0) * inv;
-      int c = static_cast<int>(std::floor(p));
-      if (clampLo) c = std::clamp(c, clampLo[a], clampHi[a]);
-      cell[a] = c;
-      if (r.d[a] > 0) {
-        step[a] = 1;
-        tDelta[a] = static_cast<float>(size) / r.d[a];
-        tNext[a] = (static_cast<float>((c + 1) * size) - r.o[a]) / r.d[a];
-      } else if (r.d[a] < 0) {
-        step[a] = -1;
-        tDelta[a] = -static_cast<float>(size) / r.d[a];
-        tNext[a] = (static_cast<float>(c * size) - r.o[a]) / r.d[a];
-      } else {
-        step[a] = 0;
-        tDelta[a] = kInf;
-        tNext[a] = kInf;
-      }
-    }
-  }
-  /// Steps to the next cell; returns the t at which it is entered.
-  float advance() {
-    int a = tNext[0] < tNext[1] ? (tNext[0] < tNext[2] ? 0 : 2) : (tNext[1] < tNext[2] ? 1 : 2);
-    float t = tNext[a];
-    cell[a] += step[a];
-    tNext[a] += tDelta[a];
-    lastAxis = a;
-    return t;
-  }
-  float exitT() const { return std::min(tNext[0], std::min(tNext[1], tNext[2])); }
-};
+/// A ray's walk through bricks or voxels (boundaries stepped, as the probe was
+/// written: its rays are pinned by the render golden).
+using RayGrid = sim::GridWalk<float, sim::GridTies::HighAxis, sim::GridBoundaries::Stepped>;
 
 /// Entering material m over [t0, t1) (voxel units): true when the ray ends here.
-inline bool visit(const AcousticTable& table, sim::MaterialId m, float t0, float t1, int axis, const int* step,
-                  RayHit& h) {
+inline bool visit(const AcousticTable& table, sim::MaterialId m, float t0, float t1, int axis,
+                  const std::array<int, 3>& step, RayHit& h) {
   if (m == sim::kAir) return false;
   if (table.stops[m]) {
     h.material = m;
     h.distance = t0 / kVoxelsPerMetre;
     h.normalAxis = static_cast<std::int8_t>(axis);
-    h.normalSign = static_cast<std::int8_t>(axis >= 0 ? -step[axis] : 0);
+    h.normalSign = static_cast<std::int8_t>(axis >= 0 ? -step[static_cast<std::size_t>(axis)] : 0);
     return true;
   }
   if (table.foliage[m]) {
@@ -109,8 +72,7 @@ RayHit traceOne(const sim::BrickStore& store, const AcousticTable& table, const 
   }
   if (tEnter >= tExit) return h;
 
-  Dda bd;
-  bd.init(r, tEnter, sim::kBrickSize, lo, hi);
+  RayGrid bd(r.o, r.d, tEnter, sim::kBrickSize, lo, hi);
   float t0 = tEnter;
   int entryAxis = tEnter > 0 ? -2 : -1;  // -2: entered the bounds from outside (axis unknown here)
   // Chunks stored as one material (collapsed) are checked once: all-air ones are
@@ -120,7 +82,7 @@ RayHit traceOne(const sim::BrickStore& store, const AcousticTable& table, const 
   bool chunkAir = true;
   while (t0 < tExit) {
     float t1 = std::min(bd.exitT(), tExit);
-    const sim::BrickCoord bc{bd.cell[0], bd.cell[1], bd.cell[2]};
+    const sim::BrickCoord bc{bd.cell()[0], bd.cell()[1], bd.cell()[2]};
     const sim::ChunkCoord cc = sim::chunkOf(bc);
     if (!(cc == lastChunk)) {
       lastChunk = cc;
@@ -134,12 +96,12 @@ RayHit traceOne(const sim::BrickStore& store, const AcousticTable& table, const 
       // nothing to read in this chunk
     } else if (v.isUniform()) {
       int axis = entryAxis >= 0 ? entryAxis : -1;
-      if (visit(table, v.uniformMaterial(), t0, t1, axis, bd.step, h)) {
+      if (visit(table, v.uniformMaterial(), t0, t1, axis, bd.steps(), h)) {
         if (h.normalAxis < 0 && t0 > 0) {  // entered from outside the bounds: the largest-|d| axis
           int a = std::fabs(r.d[0]) > std::fabs(r.d[1]) ? (std::fabs(r.d[0]) > std::fabs(r.d[2]) ? 0 : 2)
                                                           : (std::fabs(r.d[1]) > std::fabs(r.d[2]) ? 1 : 2);
           h.normalAxis = static_cast<std::int8_t>(a);
-          h.normalSign = static_cast<std::int8_t>(-bd.step[a]);
+          h.normalSign = static_cast<std::int8_t>(-bd.steps()[static_cast<std::size_t>(a)]);
         }
         return h;
       }
@@ -151,26 +113,28 @@ RayHit traceOne(const sim::BrickStore& store, const AcousticTable& table, const 
       }
     } else {
       // Mixed brick: walk its voxels from t0 to t1.
-      int vlo[3] = {bd.cell[0] * sim::kBrickSize, bd.cell[1] * sim::kBrickSize, bd.cell[2] * sim::kBrickSize};
-      int vhi[3] = {vlo[0] + 7, vlo[1] + 7, vlo[2] + 7};
-      Dda vd;
-      vd.init(r, t0, 1, vlo, vhi);
-      vd.lastAxis = entryAxis >= 0 ? entryAxis : -1;
+      const int vlo[3] = {bd.cell()[0] * sim::kBrickSize, bd.cell()[1] * sim::kBrickSize,
+                          bd.cell()[2] * sim::kBrickSize};
+      const int vhi[3] = {vlo[0] + 7, vlo[1] + 7, vlo[2] + 7};
+      RayGrid vd(r.o, r.d, t0, 1, vlo, vhi);
+      int voxelAxis = entryAxis >= 0 ? entryAxis : -1;  // the axis the current voxel was entered across
       float vt0 = t0;
       for (;;) {
         float vt1 = std::min(vd.exitT(), t1);
-        int lx = vd.cell[0] - vlo[0], ly = vd.cell[1] - vlo[1], lz = vd.cell[2] - vlo[2];
-        if (visit(table, v.get(lx, ly, lz), vt0, vt1, vd.lastAxis, vd.step, h)) return h;
+        const std::array<int, 3>& c = vd.cell();
+        if (visit(table, v.get(c[0] - vlo[0], c[1] - vlo[1], c[2] - vlo[2]), vt0, vt1, voxelAxis, vd.steps(), h))
+          return h;
         if (vd.exitT() >= t1) break;
-        vt0 = vd.advance();
-        if (vd.cell[0] < vlo[0] || vd.cell[0] > vhi[0] || vd.cell[1] < vlo[1] || vd.cell[1] > vhi[1] ||
-            vd.cell[2] < vlo[2] || vd.cell[2] > vhi[2])
-          break;
+        const sim::GridCrossing<float> crossing = vd.advance();
+        vt0 = crossing.t;
+        voxelAxis = crossing.axis;
+        if (!vd.inside()) break;
       }
     }
     if (bd.exitT() >= tExit) break;
-    t0 = bd.advance();
-    entryAxis = bd.lastAxis;
+    const sim::GridCrossing<float> crossing = bd.advance();
+    t0 = crossing.t;
+    entryAxis = crossing.axis;
   }
   return h;
 }

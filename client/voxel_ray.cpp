@@ -1,7 +1,8 @@
 #include "client/voxel_ray.h"
 
 #include <cmath>
-#include <limits>
+
+#include "sim/world/grid_walk.h"
 
 namespace loam::client {
 
@@ -24,6 +25,10 @@ std::array<double, 3> viewDirection(double yaw, double pitch) noexcept {
 
 namespace {
 
+// Doubles, ties to the lower axis, boundaries stepped: the arithmetic this ray was
+// written with, which its tests pin.
+using VoxelWalk = sim::GridWalk<double, sim::GridTies::LowAxis, sim::GridBoundaries::SteppedFromBelow>;
+
 // The face a ray crossing along `axis` in direction `step` enters through.
 sim::Face entryFace(int axis, int step) noexcept {
   // Moving +x enters the voxel through its -x face, and so on.
@@ -43,59 +48,39 @@ std::optional<RayHit> castVoxelRay(const sim::BrickStore& world, const sim::Mate
   if (!(len > 0) || !(maxMetres > 0)) return std::nullopt;
   const double k = static_cast<double>(sim::kVoxelsPerMetre);
   double p[3], d[3];
-  int v[3], step[3];
-  double tMax[3], tDelta[3];
-  constexpr double kInf = std::numeric_limits<double>::infinity();
   for (int a = 0; a < 3; ++a) {
     p[a] = origin[static_cast<std::size_t>(a)] * k;  // voxel units
     d[a] = direction[static_cast<std::size_t>(a)] / len;
-    v[a] = static_cast<int>(std::floor(p[a]));
-    if (d[a] > 0) {
-      step[a] = 1;
-      tMax[a] = (v[a] + 1 - p[a]) / d[a];
-      tDelta[a] = 1 / d[a];
-    } else if (d[a] < 0) {
-      step[a] = -1;
-      tMax[a] = (p[a] - v[a]) / -d[a];
-      tDelta[a] = -1 / d[a];
-    } else {
-      step[a] = 0;
-      tMax[a] = kInf;
-      tDelta[a] = kInf;
-    }
   }
-  auto solid = [&](const int* c) { return lut.diggable[world.get(c[0], c[1], c[2])] != 0; };
-  auto coord = [](const int* c) { return sim::VoxelCoord{c[0], c[1], c[2]}; };
+  VoxelWalk walk(p, d, 0.0, 1);
+  auto solid = [&](const std::array<int, 3>& c) { return lut.diggable[world.get(c[0], c[1], c[2])] != 0; };
+  auto coord = [](const std::array<int, 3>& c) { return sim::VoxelCoord{c[0], c[1], c[2]}; };
 
   const double maxT = maxMetres * k;
-  if (solid(v)) {
+  if (solid(walk.cell())) {
     // Inside a voxel already: face it from the side the ray leaves against.
     int axis = 0;
     for (int a = 1; a < 3; ++a)
       if (std::abs(d[a]) > std::abs(d[axis])) axis = a;
+    const int step = walk.steps()[static_cast<std::size_t>(axis)];
     RayHit hit;
-    hit.voxel = coord(v);
-    hit.face = entryFace(axis, step[axis] != 0 ? step[axis] : 1);
+    hit.voxel = coord(walk.cell());
+    hit.face = entryFace(axis, step != 0 ? step : 1);
     const sim::VoxelCoord n = faceNormal(hit.face);
-    hit.before = {v[0] + n.x, v[1] + n.y, v[2] + n.z};
+    hit.before = {hit.voxel.x + n.x, hit.voxel.y + n.y, hit.voxel.z + n.z};
     hit.distance = 0;
     return hit;
   }
   for (;;) {
-    int axis = 0;
-    if (tMax[1] < tMax[axis]) axis = 1;
-    if (tMax[2] < tMax[axis]) axis = 2;
-    const double t = tMax[axis];
-    if (t > maxT) return std::nullopt;
-    const sim::VoxelCoord previous = coord(v);
-    v[axis] += step[axis];
-    tMax[axis] += tDelta[axis];
-    if (solid(v)) {
+    const sim::VoxelCoord previous = coord(walk.cell());
+    const sim::GridCrossing<double> crossing = walk.advance();
+    if (crossing.t > maxT) return std::nullopt;
+    if (solid(walk.cell())) {
       RayHit hit;
-      hit.voxel = coord(v);
-      hit.face = entryFace(axis, step[axis]);
+      hit.voxel = coord(walk.cell());
+      hit.face = entryFace(crossing.axis, crossing.step);
       hit.before = previous;
-      hit.distance = t / k;
+      hit.distance = crossing.t / k;
       return hit;
     }
   }

@@ -1,5 +1,5 @@
-// The targeted voxel: a DDA walk (Amanatides & Woo) from the eye through the voxel
-// grid, returning the first voxel a tool can act on and the face the ray entered
+// The targeted voxel: a grid walk (sim/world/grid_walk.h) from the eye through the
+// voxel grid, returning the first voxel a tool can act on and the face the ray entered
 // it through. Client-side only (doubles are fine: it picks a target, the server
 // validates every command).
 #pragma once

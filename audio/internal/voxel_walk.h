@@ -1,7 +1,8 @@
 // Segment walker over a const BrickStore: which materials the straight segment a -> b
-// crosses, and for how long. Three nested Amanatides-Woo DDAs (chunks, bricks, voxels):
-// chunks stored as one material (air above ground, rock below) are crossed whole,
-// uniform bricks are crossed whole, and only mixed bricks are walked voxel by voxel.
+// crosses, and for how long. Three nested grid walks (sim/world/grid_walk.h: chunks,
+// bricks, voxels): chunks stored as one material (air above ground, rock below) are
+// crossed whole, uniform bricks are crossed whole, and only mixed bricks are walked
+// voxel by voxel.
 // The visitor gets consecutive runs of one material, (MaterialId, metres), in order
 // from a to b; the run lengths add up to |b - a| (air outside the world's bounds is
 // reported as air). Header-only, no allocation, no state: any thread may walk while
@@ -9,56 +10,20 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <limits>
 #include <type_traits>
 
 #include "audio/engine.h"  // Vec3f
 #include "sim/world/brick_store.h"
+#include "sim/world/grid_walk.h"
 
 namespace loam::audio::internal {
 
-/// One axis-aligned grid level of the walk (cell edge `size` voxels). Boundaries are
-/// recomputed from the cell each step, never accumulated, so the chunk, brick and
-/// voxel levels agree exactly on the t of a shared boundary.
-struct WalkDda {
-  int cell[3];
-  int lo[3], hi[3];  // inclusive cell range this level may visit
-  int step[3];
-  float tNext[3];
-  float size;
-
-  /// Starts at parameter t0 (voxel units along the unit direction d from o).
-  void init(const float* o, const float* d, const float* invD, float t0, int cellSize, const int* clampLo,
-            const int* clampHi) noexcept {
-    size = static_cast<float>(cellSize);
-    for (int a = 0; a < 3; ++a) {
-      lo[a] = clampLo[a];
-      hi[a] = clampHi[a];
-      const float p = (o[a] + d[a] * t0) / size;
-      cell[a] = std::clamp(static_cast<int>(std::floor(p)), lo[a], hi[a]);
-      step[a] = d[a] > 0 ? 1 : (d[a] < 0 ? -1 : 0);
-      next(a, o, invD);
-    }
-  }
-  void next(int a, const float* o, const float* invD) noexcept {
-    if (step[a] == 0) {
-      tNext[a] = std::numeric_limits<float>::infinity();
-      return;
-    }
-    const int boundary = step[a] > 0 ? cell[a] + 1 : cell[a];
-    tNext[a] = (static_cast<float>(boundary) * size - o[a]) * invD[a];
-  }
-  float exitT() const noexcept { return std::min(tNext[0], std::min(tNext[1], tNext[2])); }
-  /// Steps to the next cell; false when it leaves [lo, hi].
-  bool advance(const float* o, const float* invD) noexcept {
-    const int a = tNext[0] < tNext[1] ? (tNext[0] < tNext[2] ? 0 : 2) : (tNext[1] < tNext[2] ? 1 : 2);
-    cell[a] += step[a];
-    if (cell[a] < lo[a] || cell[a] > hi[a]) return false;
-    next(a, o, invD);
-    return true;
-  }
-};
+/// One grid level of the walk (chunks, bricks or voxels). Boundaries are computed
+/// from the cell each step, never accumulated, so the chunk, brick and voxel levels
+/// agree exactly on the t of a shared boundary.
+using WalkGrid = sim::GridWalk<float, sim::GridTies::HighAxis, sim::GridBoundaries::FromCell>;
 
 /// Merges pieces into runs of one material before handing them to the visitor.
 template <class Visit>
@@ -139,47 +104,52 @@ void walkSegment(const sim::BrickStore& store, Vec3f a, Vec3f b, Visit&& visit) 
   const int cLo[3] = {bLo[0] >> sim::kChunkShift, bLo[1] >> sim::kChunkShift, bLo[2] >> sim::kChunkShift};
   const int cHi[3] = {(bHi[0] >> sim::kChunkShift) - 1, (bHi[1] >> sim::kChunkShift) - 1,
                       (bHi[2] >> sim::kChunkShift) - 1};
-  WalkDda cd;
-  cd.init(o, d, invD, tEnter, kChunkVoxels, cLo, cHi);
+  WalkGrid cd(o, d, tEnter, kChunkVoxels, cLo, cHi);
   float t0 = tEnter;
   for (;;) {
     const float t1 = std::min(cd.exitT(), tExit);
-    const int ci = store.chunkIndex(sim::ChunkCoord{cd.cell[0], cd.cell[1], cd.cell[2]});
+    const int ci = store.chunkIndex(sim::ChunkCoord{cd.cell()[0], cd.cell()[1], cd.cell()[2]});
     if (ci < 0 || store.chunkIsCollapsed(ci)) {
       // One material for the whole chunk (O(1) for a collapsed chunk).
       if (!runs.add(ci < 0 ? sim::kAir : store.chunkUniform(ci).value_or(sim::kAir), t1 - t0)) return;
     } else {
-      const int kLo[3] = {cd.cell[0] * sim::kChunkBricks, cd.cell[1] * sim::kChunkBricks,
-                          cd.cell[2] * sim::kChunkBricks};
+      const int kLo[3] = {cd.cell()[0] * sim::kChunkBricks, cd.cell()[1] * sim::kChunkBricks,
+                          cd.cell()[2] * sim::kChunkBricks};
       const int kHi[3] = {kLo[0] + sim::kChunkBricks - 1, kLo[1] + sim::kChunkBricks - 1,
                           kLo[2] + sim::kChunkBricks - 1};
-      WalkDda bd;
-      bd.init(o, d, invD, t0, sim::kBrickSize, kLo, kHi);
+      WalkGrid bd(o, d, t0, sim::kBrickSize, kLo, kHi);
       float bt0 = t0;
       for (;;) {
         const float bt1 = std::min(bd.exitT(), t1);
         const sim::BrickView v =
-            store.brickInChunk(ci, sim::brickIndexInChunk(sim::BrickCoord{bd.cell[0], bd.cell[1], bd.cell[2]}));
+            store.brickInChunk(ci, sim::brickIndexInChunk(sim::BrickCoord{bd.cell()[0], bd.cell()[1], bd.cell()[2]}));
         if (v.isUniform()) {
           if (!runs.add(v.uniformMaterial(), bt1 - bt0)) return;
         } else {
-          const int vLo[3] = {bd.cell[0] * sim::kBrickSize, bd.cell[1] * sim::kBrickSize, bd.cell[2] * sim::kBrickSize};
+          const int vLo[3] = {bd.cell()[0] * sim::kBrickSize, bd.cell()[1] * sim::kBrickSize,
+                              bd.cell()[2] * sim::kBrickSize};
           const int vHi[3] = {vLo[0] + sim::kBrickSize - 1, vLo[1] + sim::kBrickSize - 1, vLo[2] + sim::kBrickSize - 1};
-          WalkDda vd;
-          vd.init(o, d, invD, bt0, 1, vLo, vHi);
+          WalkGrid vd(o, d, bt0, 1, vLo, vHi);
           float vt0 = bt0;
           for (;;) {
             const float vt1 = std::min(vd.exitT(), bt1);
-            if (!runs.add(v.get(vd.cell[0] - vLo[0], vd.cell[1] - vLo[1], vd.cell[2] - vLo[2]), vt1 - vt0)) return;
-            if (vt1 >= bt1 || !vd.advance(o, invD)) break;
+            const std::array<int, 3>& c = vd.cell();
+            if (!runs.add(v.get(c[0] - vLo[0], c[1] - vLo[1], c[2] - vLo[2]), vt1 - vt0)) return;
+            if (vt1 >= bt1) break;
+            vd.advance();
+            if (!vd.inside()) break;
             vt0 = vt1;
           }
         }
-        if (bt1 >= t1 || !bd.advance(o, invD)) break;
+        if (bt1 >= t1) break;
+        bd.advance();
+        if (!bd.inside()) break;
         bt0 = bt1;
       }
     }
-    if (t1 >= tExit || !cd.advance(o, invD)) break;
+    if (t1 >= tExit) break;
+    cd.advance();
+    if (!cd.inside()) break;
     t0 = t1;
   }
   if (!runs.add(sim::kAir, len - tExit)) return;
