@@ -161,7 +161,9 @@ struct ClientConnection::Impl {
 
   ClientStats stats;
   flatbuffers::FlatBufferBuilder fbb{1024};
-  std::vector<sim::EditRecord> edits;
+  std::vector<sim::EditRecord> edits;          // one StepBatch's, decoded
+  std::vector<sim::PlayerChange> playerChanges;  // one StepBatch's joins and leaves
+  sim::WeatherState weather;                     // one StepBatch's weather record
   std::vector<sim::WaterChange> water;
   std::vector<sim::FireChange> fire;
   std::vector<wire::InputRec> inputRecs;
@@ -338,39 +340,45 @@ struct ClientConnection::Impl {
     if (b.tick() != lastTick + 1)
       return fail("StepBatch tick " + std::to_string(b.tick()) + " after " + std::to_string(lastTick) +
                   " (steps must arrive in order)");
+    // Decode the batch into the mirror's step records, then follow it with
+    // sim::applyStep: the code the mirror test proves against the server's state.
+    sim::StepRecords step;
+    step.tick = b.tick();
     edits.clear();
     if (b.edits() && b.edits()->size() > 0) {
       auto r = decodeEdits(std::span<const std::uint8_t>(b.edits()->data(), b.edits()->size()), edits);
       if (!r) return fail("StepBatch " + std::to_string(b.tick()) + ": edits: " + r.error().message);
     }
-    sim::applyEdits(mirror->world, edits);
+    step.edits = edits;
     if (b.weather() && b.weather()->size() > 0) {
-      auto r = sim::decodeWeather(std::span<const std::uint8_t>(b.weather()->data(), b.weather()->size()), mirror->weather);
+      weather = mirror->weather;  // decodeWeather sets the replicated fields only
+      auto r = sim::decodeWeather(std::span<const std::uint8_t>(b.weather()->data(), b.weather()->size()), weather);
       if (!r) return fail("StepBatch " + std::to_string(b.tick()) + ": weather: " + r.error().message);
+      step.weather = &weather;
     }
     // Membership: joins carry names; the pose arrives with the next Snapshot.
+    playerChanges.clear();
     if (b.joined()) {
       for (const wire::PlayerName* pn : *b.joined()) {
         const std::string name = pn->name() ? pn->name()->str() : std::string();
         names[pn->id()] = name;
-        const sim::PlayerId id{pn->id()};
-        auto it = std::lower_bound(mirror->players.begin(), mirror->players.end(), id,
-                                   [](const sim::Player& p, sim::PlayerId v) { return p.id < v; });
-        if (it == mirror->players.end() || it->id != id) {
-          sim::Player p;
-          p.id = id;
-          p.name = sim::PlayerName::from(name);
-          mirror->players.insert(it, p);
-        }
+        sim::PlayerChange& ch = playerChanges.emplace_back();
+        ch.kind = sim::PlayerChange::Kind::Joined;
+        ch.player.id = sim::PlayerId{pn->id()};
+        ch.player.name = sim::PlayerName::from(name);
       }
     }
     if (b.left()) {
       for (std::uint32_t id : *b.left()) {
         if (id == playerId.value) continue;  // never drop our own record on a server's word mid-session
-        std::erase_if(mirror->players, [id](const sim::Player& p) { return p.id.value == id; });
+        sim::PlayerChange& ch = playerChanges.emplace_back();
+        ch.kind = sim::PlayerChange::Kind::Left;
+        ch.player.id = sim::PlayerId{id};
         others.remove(id);
       }
     }
+    step.players = playerChanges;
+    sim::applyStep(*mirror, step);
     if (b.events()) {
       for (const wire::EventRec* rec : *b.events()) {
         sim::Event e;
@@ -390,7 +398,6 @@ struct ClientConnection::Impl {
         pushEvent(c);
       }
     }
-    mirror->tick = b.tick();
     lastTick = b.tick();
     ++stats.stepsApplied;
     checkHashes(b);
@@ -460,12 +467,7 @@ struct ClientConnection::Impl {
         if (inside(f.cell)) fire.push_back(f);
       }
     }
-    if (c.full()) {
-      sim::clearWaterInCell(mirror->water, cell);
-      sim::clearFireInCell(mirror->fire, cell);
-    }
-    sim::applyWaterChanges(mirror->water, water);
-    sim::applyFireChanges(mirror->fire, fire);
+    sim::applyCellState(*mirror, cell, c.full(), water, fire);
   }
 
   void onSnapshot(const wire::Snapshot& s, double nowMs) {
@@ -506,7 +508,7 @@ struct ClientConnection::Impl {
     }
     for (const wire::PlayerPoseRec& r : snap.players) {
       others.push(r.id(), PoseSample{s.tick(), {r.px(), r.py(), r.pz()}, r.yaw(), r.pitch()}, nowMs);
-      if (sim::Player* p = mirror->findPlayer(sim::PlayerId{r.id()})) p->motion = poseState(r, p->motion);
+      if (const sim::Player* p = mirror->findPlayer(sim::PlayerId{r.id()})) setMotion(*p, poseState(r, p->motion));
     }
     for (std::uint32_t id : animals.ids()) {
       if (!std::binary_search(snap.animals.begin(), snap.animals.end(), id,
@@ -535,7 +537,15 @@ struct ClientConnection::Impl {
 
   void syncOwn() {
     if (!mirror) return;
-    if (sim::Player* p = mirror->findPlayer(playerId)) p->motion = predictor.state();
+    if (const sim::Player* p = mirror->findPlayer(playerId)) setMotion(*p, predictor.state());
+  }
+
+  // A player's motion from a snapshot or the prediction, as the mirror's Updated
+  // record (scripts and the HUD read the mirror's players).
+  void setMotion(const sim::Player& player, const sim::PlayerState& motion) {
+    sim::PlayerChange ch{sim::PlayerChange::Kind::Updated, player};
+    ch.player.motion = motion;
+    sim::applyPlayerChanges(mirror->players, std::span<const sim::PlayerChange>(&ch, 1));
   }
 
   void onReject(const wire::Reject& r) {

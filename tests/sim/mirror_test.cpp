@@ -1,9 +1,12 @@
 // The mirror test (DESIGN.md "the spine"): a second world built from the same scene
 // and seed follows only the three streams and must equal the authoritative world
 // after every step, brick by brick (the bricks either world marked dirty) and
-// player, weather, water, fire and animal state field by field.
+// player, weather, water, fire and animal state field by field. A third follows as a
+// client does (net/client_connection.cpp): the step's records through applyStep, but
+// water and fire per interest cell through applyCellState.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <vector>
@@ -27,6 +30,33 @@ std::vector<BrickCoord> takeDirtyBricks(SimState& a, SimState& b) {
   return bricks;
 }
 
+// What a client receives of one step: everything but water and fire in the step's
+// records, those per interest cell (CellState messages), each cell's in step order.
+void followAsClient(SimState& client, const StepOutput& out) {
+  StepRecords records = recordsOf(out);
+  records.water = {};
+  records.fire = {};
+  applyStep(client, records);
+  std::vector<CellCoord> cells;
+  for (const WaterChange& w : out.water) cells.push_back(cellOf(brickOf(w.cell)));
+  for (const FireChange& f : out.fire) cells.push_back(cellOf(brickOf(f.cell)));
+  std::sort(cells.begin(), cells.end());
+  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+  std::vector<WaterChange> water;
+  std::vector<FireChange> fire;
+  for (const CellCoord& cell : cells) {
+    water.clear();
+    fire.clear();
+    for (const WaterChange& w : out.water) {
+      if (cellOf(brickOf(w.cell)) == cell) water.push_back(w);
+    }
+    for (const FireChange& f : out.fire) {
+      if (cellOf(brickOf(f.cell)) == cell) fire.push_back(f);
+    }
+    applyCellState(client, cell, false, water, fire);
+  }
+}
+
 struct Tally {
   std::array<std::uint64_t, std::variant_size_v<Event>> events{};
   std::uint64_t edits = 0, water = 0, fire = 0, players = 0, checkedBricks = 0;
@@ -44,8 +74,11 @@ TEST_CASE("glade: 3,000 scripted steps, the mirror follows the streams exactly")
   REQUIRE(authoritative.has_value());
   auto mirrored = createSimState(*scene, scene->defaultSeed);
   REQUIRE(mirrored.has_value());
+  auto followed = createSimState(*scene, scene->defaultSeed);
+  REQUIRE(followed.has_value());
   SimState& server = *authoritative;
   SimState& mirror = *mirrored;
+  SimState& client = *followed;
   REQUIRE(worldHash(server.world) == worldHash(mirror.world));
 
   ScriptRunner runner(std::move(script).value());
@@ -58,10 +91,14 @@ TEST_CASE("glade: 3,000 scripted steps, the mirror follows the streams exactly")
     runner.commandsFor(server, commands);
     step(server, commands, out);
     applyStepOutput(mirror, out);
+    followAsClient(client, out);
     const std::vector<BrickCoord> bricks = takeDirtyBricks(server, mirror);
     tally.checkedBricks += bricks.size();
     if (auto diff = firstDifference(server, mirror, bricks)) {
       FAIL("step " << out.tick << ": " << *diff);
+    }
+    if (auto diff = firstDifference(server, client, bricks)) {
+      FAIL("step " << out.tick << ", followed as a client: " << *diff);
     }
     tally.edits += out.edits.size();
     tally.water += out.water.size();
@@ -70,6 +107,7 @@ TEST_CASE("glade: 3,000 scripted steps, the mirror follows the streams exactly")
     for (const Event& e : out.events) ++tally.events[e.index()];
   }
   CHECK(worldHash(server.world) == worldHash(mirror.world));
+  CHECK(worldHash(server.world) == worldHash(client.world));
 
   // The script exercises everything that exists: make sure it really did.
   MESSAGE("edits " << tally.edits << ", bricks compared " << tally.checkedBricks << ", water records " << tally.water
