@@ -18,32 +18,25 @@
 
 namespace loam::sim {
 
-/// Encoders: append one blob's bytes to out. Players and animals: encodePlayers
-/// (sim/systems/player.h), encodeAnimals (sim/systems/animals.h).
-void encodeWater(const WaterState& water, std::vector<std::uint8_t>& out);   ///< every wet cell
-void encodeFire(const FireState& fire, std::vector<std::uint8_t>& out);      ///< every burning cell
-void encodeWeather(const WeatherState& weather, std::vector<std::uint8_t>& out);  ///< replicated fields
+// The decoders (decodePlayers, decodeWater, decodeFire / restoreFire, decodeAnimals,
+// decodeWeather, next to their encoders) replace the replicated part of the target
+// with the blob's content. On a mirror that is all there is. On a server
+// (restoreState) the working data is rebuilt: water wakes every cell it restores
+// (and refreshes its masks from the world), fire rebuilds its work from the world
+// plus the ignition data its blob carries (start, peak, uniform result, exposure: a
+// few bytes per burning cell), animals get the brains their blob carries (else
+// fresh ones at a den of their species) and nextId past the largest id, players
+// keep their budgets as saved.
+//
+// Lockstep: a server restored by restoreState steps identically to the one that
+// was saved (tested for 300 steps of forest-fires with pours). Limits: water's
+// active set is rebuilt by waking every wet cell, which matches as long as waking
+// a settled cell changes nothing, and source routes are recomputed; a fire cell
+// whose attempt schedule was shifted by the per-tick ignition bound, or whose brick
+// someone else edited while it burned, gets the undisturbed schedule / fuel; an
+// animal nextId beyond the largest living id (animals removed) is not saved.
 
-/// Decoders: replace the replicated part of the target with the blob's content.
-/// On a mirror that is all there is. On a server (restoring a save) the working data
-/// is rebuilt: water wakes every cell it restores (and refreshes its masks from the
-/// world), fire rebuilds its work from the world plus the ignition data its blob
-/// carries (start, peak, uniform result, exposure: a few bytes per burning cell),
-/// animals get the brains their blob carries (else fresh ones at a den of their
-/// species) and nextId past the largest id, players keep their budgets as saved.
-///
-/// Lockstep: a server restored by restoreState steps identically to the one that
-/// was saved (tested for 300 steps of forest-fires with pours). Limits: water's
-/// active set is rebuilt by waking every wet cell, which matches as long as waking
-/// a settled cell changes nothing, and source routes are recomputed; a fire cell
-/// whose attempt schedule was shifted by the per-tick ignition bound, or whose brick
-/// someone else edited while it burned, gets the undisturbed schedule / fuel; an
-/// animal nextId beyond the largest living id (animals removed) is not saved.
-Result<void> decodeWater(std::span<const std::uint8_t> bytes, WaterState& water, const BrickStore& world);
-Result<void> decodeFire(std::span<const std::uint8_t> bytes, FireState& fire, const BrickStore& world);
-Result<void> decodeWeather(std::span<const std::uint8_t> bytes, WeatherState& weather);
-
-/// The five blobs of state, in the order above (for captureSave).
+/// The five blobs of state, in the order of the blob names above (for captureSave).
 std::vector<SaveBlob> stateBlobs(const SimState& state);
 
 /// What stateBlobs reads, copied without the world or any working data the blobs do
@@ -63,10 +56,5 @@ std::vector<SaveBlob> stateBlobs(const StateCopy& copy);
 /// Applies a decoded save to a freshly generated state: bricks (applySave), every
 /// state blob present, and the tick from the header. Errors name the blob.
 Result<void> restoreState(const SaveData& save, SimState& state);
-
-/// The water and fire records inside one interest cell (for catch-up after the
-/// client was away). Sorted by coordinate. Allocates.
-std::vector<WaterChange> waterInCell(const WaterState& water, CellCoord cell);
-std::vector<FireChange> fireInCell(const FireState& fire, CellCoord cell);
 
 }  // namespace loam::sim

@@ -34,11 +34,6 @@ constexpr std::uint32_t kDirectionDraws = 3;    // neighbour draws per attempt (
 constexpr std::uint32_t kExposureRefresh = 120; // ticks a cell keeps its measured exposure
 constexpr std::uint32_t kLeafPass = 250;        // of 256: rain and wind through one leaf voxel
 
-constexpr std::uint8_t kFireDoused = 1;   // liquid arrived in the brick this step
-constexpr std::uint8_t kFireRemoved = 2;  // foreign edits removed all fuel
-constexpr std::uint8_t kFireDying = 4;    // past 3/4 of the duration (intensity record sent)
-constexpr std::uint8_t kFireUniform = 8;  // the burnt brick is all `result`: thin, then one BrickFill
-
 // Random draw indices (per purpose, per cell, per tick; a cell attempts at most once a tick).
 constexpr std::uint32_t kDrawRain = 1;
 constexpr std::uint32_t kDrawWaterSample = 2;
@@ -660,35 +655,6 @@ void applyFireChanges(FireState& state, std::span<const FireChange> changes) {
   }
   while (i < cells.size()) out.push_back(cells[i++]);
   state.cells.swap(out);
-}
-
-void hashFire(const FireState& state, StateHasher& h) {
-  h.add(static_cast<std::uint64_t>(state.cells.size()));
-  for (const FireCell& c : state.cells) {
-    h.add(c.cell.x);
-    h.add(c.cell.y);
-    h.add(c.cell.z);
-    h.add(c.intensity);
-    h.add(c.endTick);
-  }
-}
-
-std::optional<std::string> diffFire(const FireState& e, const FireState& a) {
-  const std::size_t n = std::min(e.cells.size(), a.cells.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    const FireCell& x = e.cells[i];
-    const FireCell& y = a.cells[i];
-    if (!(x == y)) {
-      return internal::format(
-          "fire.cells[%zu]: expected (%d,%d,%d) intensity %u end %u, actual (%d,%d,%d) intensity %u end %u", i,
-          x.cell.x, x.cell.y, x.cell.z, unsigned{x.intensity}, x.endTick, y.cell.x, y.cell.y, y.cell.z,
-          unsigned{y.intensity}, y.endTick);
-    }
-  }
-  if (e.cells.size() != a.cells.size()) {
-    return internal::format("fire.cells.size: expected %zu, actual %zu", e.cells.size(), a.cells.size());
-  }
-  return std::nullopt;
 }
 
 void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t seed, std::uint32_t tick) {

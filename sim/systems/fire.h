@@ -44,8 +44,11 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "sim/core/record_fields.h"
+#include "sim/core/result.h"
 #include "sim/systems/events.h"
 #include "sim/systems/internal/fire_set.h"
 #include "sim/world/voxel.h"
@@ -68,6 +71,17 @@ struct FireCell {
   friend bool operator==(const FireCell&, const FireCell&) = default;
 };
 
+/// FireCell's fields, in the order the state codec writes and the hashes fold them
+/// (sim/core/record_fields.h). The wire's FireRec (net/wire.cpp) holds the same,
+/// relative to its interest cell.
+inline constexpr std::tuple kFireCellFields{
+    field("cell", &FireCell::cell),
+    field("intensity", &FireCell::intensity),
+    field("endTick", &FireCell::endTick),
+};
+static_assert(std::tuple_size_v<decltype(kFireCellFields)> == recordFieldCount<FireCell>(),
+              "a FireCell field is missing from kFireCellFields");
+
 /// One record of the fire state stream: `cell` now burns at `intensity` until
 /// `endTick` (intensity 0 = out; the cause is in the matching Extinguished event).
 struct FireChange {
@@ -75,6 +89,14 @@ struct FireChange {
   std::uint8_t intensity = 0;
   std::uint32_t endTick = 0;
   friend bool operator==(const FireChange&, const FireChange&) = default;
+};
+
+/// Bits of FireWork::flags.
+enum FireWorkFlag : std::uint8_t {
+  kFireDoused = 1u << 0,   ///< liquid arrived in the brick this step
+  kFireRemoved = 1u << 1,  ///< foreign edits removed all fuel
+  kFireDying = 1u << 2,    ///< past 3/4 of the duration (intensity record sent)
+  kFireUniform = 1u << 3,  ///< the burnt brick is all `result`: thin, then one BrickFill
 };
 
 /// Server-side working data of one burning cell (parallel to FireState::cells).
@@ -92,7 +114,7 @@ struct FireWork {
   std::uint16_t exposure = 0;     ///< exposureAt() of the cell, refreshed every second
   std::uint8_t peak = 0;          ///< intensity while fully burning
   std::uint8_t period = 8;        ///< ticks between attempts
-  std::uint8_t flags = 0;         ///< doused, fuel removed, dying, uniform result (fire.cpp)
+  std::uint8_t flags = 0;         ///< FireWorkFlag bits
   MaterialId result = kAir;       ///< with a uniform result: what the whole brick becomes
 };
 
@@ -171,6 +193,27 @@ void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t se
 
 /// Folds the replicated fire state into hasher.
 void hashFire(const FireState& state, StateHasher& hasher);
+
+/// The "fire" blob of the state codec (sim/save/state_codec.h): u32 count, then per
+/// burning cell (strictly increasing packCoordId of the corner): kFireCellFields
+/// (corner a multiple of 8 inside the world, intensity > 0), then the server's
+/// ignition data, so a restored server continues the sweep exactly: u32 start
+/// (<= endTick), u8 peak, u8 flags (bit 0: the brick burns to one material; bit 7: no
+/// ignition data, as written by a mirror), u8 that material, u16 exposure last
+/// measured. Allocates as out grows.
+void encodeFire(const FireState& fire, std::vector<std::uint8_t>& out);
+/// Replaces the burning cells with the blob's (checking every length, order and
+/// range; on error the state is untouched) and rebuilds working data consistent
+/// with them (seed 0), so the state is safe to step: for mirrors and tests.
+Result<void> decodeFire(std::span<const std::uint8_t> bytes, FireState& fire, const BrickStore& world);
+/// decodeFire for a server restoring a save: the working data is rebuilt with the
+/// world's seed as of `tick` (rebuildFireWork), so the fire continues in lockstep.
+Result<void> restoreFire(std::span<const std::uint8_t> bytes, FireState& fire, const BrickStore& world,
+                         std::uint64_t seed, std::uint32_t tick);
+
+/// The burning cells inside one interest cell (catch-up after a client was away),
+/// sorted by corner. Allocates.
+std::vector<FireChange> fireInCell(const FireState& fire, CellCoord cell);
 
 /// First difference between two fire states, or nullopt.
 std::optional<std::string> diffFire(const FireState& expected, const FireState& actual);

@@ -90,6 +90,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/result.h"
 #include "sim/systems/internal/water_grid.h"
 #include "sim/world/voxel.h"
 
@@ -169,6 +170,20 @@ void applyWaterChanges(WaterState& state, std::span<const WaterChange> changes);
 /// differ from the generated world after applySave), wakes every wet cell and thaws
 /// the system. Writes no voxels and no records. Allocates for new bricks.
 void restoreWaterCells(WaterState& state, const BrickStore& world, std::span<const WaterChange> cells);
+
+/// The "water" blob of the state codec (sim/save/state_codec.h): u32 count of bricks
+/// holding water (strictly increasing packCoordId, inside the world), per brick: 3 x
+/// i32 coordinate, a 64-byte mask of wet voxels (bit i = voxel index i, not all zero),
+/// then u16 amount (1..kWaterPerVoxel) per set bit in index order. Every wet cell;
+/// reads only `cells`. Allocates as out grows.
+void encodeWater(const WaterState& water, std::vector<std::uint8_t>& out);
+/// Replaces the amounts with the blob's (checking every length, order and range; on
+/// error the state is untouched) through restoreWaterCells, which wakes every wet
+/// cell. A default-constructed state is first sized to the world.
+Result<void> decodeWater(std::span<const std::uint8_t> bytes, WaterState& water, const BrickStore& world);
+/// The water records inside one interest cell (catch-up after a client was away),
+/// sorted by coordinate. Allocates.
+std::vector<WaterChange> waterInCell(const WaterState& water, CellCoord cell);
 
 /// Folds the replicated water state into hasher: every brick holding water, in
 /// packCoordId order, as its coordinate and 512 amounts. No allocation.

@@ -24,9 +24,11 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "sim/core/result.h"
 #include "sim/world/voxel.h"
 
 namespace loam::sim {
@@ -156,6 +158,15 @@ bool sameWeather(const WeatherState& a, const WeatherState& b) noexcept;
 
 /// Folds the replicated weather into hasher.
 void hashWeather(const WeatherState& state, StateHasher& hasher);
+
+/// The "weather" blob of the state codec (sim/save/state_codec.h): the version byte,
+/// then every kWeatherFields entry in table order in (bits + 7) / 8 bytes. Allocates
+/// as out grows.
+void encodeWeather(const WeatherState& weather, std::vector<std::uint8_t>& out);
+/// Replaces the replicated fields with the blob's, checking each field's width, rain
+/// and wetness <= 1000, dayLength > 0 and timeOrigin < dayLength; on error weather is
+/// untouched. The configuration (schedule, nextBoundary) is left as it was.
+Result<void> decodeWeather(std::span<const std::uint8_t> bytes, WeatherState& weather);
 
 /// First difference between two weather states' replicated fields, or nullopt.
 std::optional<std::string> diffWeather(const WeatherState& expected, const WeatherState& actual);
