@@ -6,7 +6,8 @@
 //
 // The amounts are the replicated part; every other field of WaterBrick is the water
 // system's server-side working data (what the world lets water into, pond outlets,
-// the active set), ignored by hash and diff. Only sim/systems/water.cpp uses this header.
+// the active set), ignored by hash and diff. Only the water system (sim/systems/water*.cpp)
+// uses this header.
 #pragma once
 
 #include <algorithm>
