@@ -183,10 +183,6 @@ void approach3(Vec3i& v, Vec3i t, std::int32_t accel) noexcept {
   v.z += static_cast<std::int32_t>(dz * accel / d);
 }
 
-Vec3i feetOfBox(const UnitBox& b, std::int32_t halfWidth) noexcept {
-  return {b.lo.x + halfWidth, b.lo.y, b.lo.z + halfWidth};
-}
-
 // ---- voxel queries shared by init and step --------------------------------------------
 
 struct Body {

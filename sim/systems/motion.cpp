@@ -1,7 +1,8 @@
 #include "sim/systems/motion.h"
 
 #include <array>
-#include <new>
+
+#include "sim/world/voxel_collision.h"
 
 namespace loam::sim {
 
@@ -22,7 +23,6 @@ constexpr std::int32_t kLandedMinSpeed = unitsPerTickFromMps(1.5);  // smaller d
 constexpr std::int32_t kSplashMinSpeed = unitsPerTickFromMps(0.5);
 constexpr std::int32_t kWalkStride = unitsFromMetres(0.75);
 constexpr std::int32_t kRunStride = unitsFromMetres(1.05);
-constexpr std::int32_t kV = kUnitsPerVoxel;
 
 // ---- integer sine table --------------------------------------------------------------
 
@@ -54,222 +54,26 @@ constexpr std::array<std::int16_t, kQuarterSteps + 1> makeSinTable() {
 constexpr auto kSinTable = makeSinTable();
 static_assert(kSinTable[0] == 0 && kSinTable[kQuarterSteps] == 16384, "sine table endpoints");
 
-// ---- boxes ---------------------------------------------------------------------------
-
-struct Box {
-  std::int32_t lo[3];
-  std::int32_t hi[3];  // exclusive
-};
-
-Box boxAt(Vec3i feet, std::int32_t height) {
-  return {{feet.x - kPlayerHalfWidth, feet.y, feet.z - kPlayerHalfWidth},
-          {feet.x + kPlayerHalfWidth, feet.y + height, feet.z + kPlayerHalfWidth}};
-}
+// ---- probes ----------------------------------------------------------------------------
 
 constexpr std::int32_t floorVoxel(std::int32_t u) { return u >> kUnitShift; }
-constexpr std::int32_t ceilVoxel(std::int32_t u) { return (u + kV - 1) >> kUnitShift; }
 
-// The bricks around one motion step, each fetched from the store at most once per
-// call (sweeps, step-up retries and probes revisit the same bricks). Bricks outside
-// the window are fetched directly. Lives on the stack; no allocation.
-class BrickCache {
- public:
-  static constexpr int kNx = 4, kNy = 10, kNz = 4;
+UnitBox playerBox(Vec3i feet, std::int32_t height) { return boxAtFeet(feet, kPlayerHalfWidth, height); }
 
-  BrickCache(const BrickStore& world, const MaterialLut& lut, CollisionCache* masks, BrickCoord origin) noexcept
-      : world_(world), lut_(lut), masks_(masks), origin_(origin) {
-    for (auto& h : have_) h = 0;
-  }
-  const BrickStore& world() const noexcept { return world_; }
-
-  BrickView get(std::int32_t bx, std::int32_t by, std::int32_t bz) noexcept {
-    const int i = slot(bx, by, bz);
-    if (i < 0) return world_.brick(BrickCoord{bx, by, bz});
-    return view(i, bx, by, bz);
-  }
-
-  /// The cached collision mask of a palette brick, or null when the brick must be
-  /// read voxel by voxel (no cache, outside the window, or modified since generation).
-  const CollisionMask* mask(std::int32_t bx, std::int32_t by, std::int32_t bz) noexcept {
-    if (!masks_) return nullptr;
-    const int i = slot(bx, by, bz);
-    if (i < 0) return nullptr;
-    if (have_[i] < 2) {
-      const BrickView v = view(i, bx, by, bz);
-      const BrickCoord b{bx, by, bz};
-      masksOf_[i] = world_.isModified(b) ? nullptr : &masks_->mask(world_, lut_, b, v);
-      have_[i] = 2;
-    }
-    return masksOf_[i];
-  }
-
- private:
-  int slot(std::int32_t bx, std::int32_t by, std::int32_t bz) const noexcept {
-    const unsigned ix = static_cast<unsigned>(bx - origin_.x), iy = static_cast<unsigned>(by - origin_.y),
-                   iz = static_cast<unsigned>(bz - origin_.z);
-    if (ix >= kNx || iy >= kNy || iz >= kNz) return -1;
-    return static_cast<int>(ix + kNx * (iy + kNy * iz));
-  }
-  BrickView view(int i, std::int32_t bx, std::int32_t by, std::int32_t bz) noexcept {
-    if (!have_[i]) {
-      new (&views_[i]) BrickView(world_.brick(BrickCoord{bx, by, bz}));
-      have_[i] = 1;
-    }
-    return *std::launder(reinterpret_cast<const BrickView*>(&views_[i]));
-  }
-
-  struct alignas(BrickView) Slot {
-    unsigned char bytes[sizeof(BrickView)];
-  };
-  const BrickStore& world_;
-  const MaterialLut& lut_;
-  CollisionCache* masks_;
-  BrickCoord origin_;
-  std::uint8_t have_[kNx * kNy * kNz];  // 0 nothing, 1 view, 2 view and mask
-  Slot views_[kNx * kNy * kNz];
-  const CollisionMask* masksOf_[kNx * kNy * kNz];
-};
-
-// True when any voxel in [x0,x1) x [y0,y1) x [z0,z1) collides. Outside the world's
-// sides and below its floor counts as solid; above its top is open sky. Reads each
-// brick once: uniform bricks are one table load, mixed bricks only the sub-box.
-bool regionCollides(BrickCache& cache, const MaterialLut& lut, std::int32_t x0, std::int32_t y0, std::int32_t z0,
-                    std::int32_t x1, std::int32_t y1, std::int32_t z1) noexcept {
-  if (x0 >= x1 || y0 >= y1 || z0 >= z1) return false;
-  const WorldBounds& b = cache.world().bounds();
-  if (x0 < b.minBrick.x * kBrickSize || z0 < b.minBrick.z * kBrickSize || y0 < b.minBrick.y * kBrickSize ||
-      x1 > b.maxBrick.x * kBrickSize || z1 > b.maxBrick.z * kBrickSize) {
-    return true;
-  }
-  std::int32_t topY = b.maxBrick.y * kBrickSize;
-  if (y1 > topY) y1 = topY;
-  if (y0 >= y1) return false;
-  const std::int32_t bx0 = x0 >> kBrickShift, bx1 = (x1 - 1) >> kBrickShift;
-  const std::int32_t by0 = y0 >> kBrickShift, by1 = (y1 - 1) >> kBrickShift;
-  const std::int32_t bz0 = z0 >> kBrickShift, bz1 = (z1 - 1) >> kBrickShift;
-  // Bottom-up: the ground is where hits are likely, so most blocked queries stop early.
-  for (std::int32_t by = by0; by <= by1; ++by) {
-    for (std::int32_t bz = bz0; bz <= bz1; ++bz) {
-      for (std::int32_t bx = bx0; bx <= bx1; ++bx) {
-        const BrickView v = cache.get(bx, by, bz);
-        if (v.isUniform()) {
-          if (lut.collides[v.uniformMaterial()]) return true;
-          continue;
-        }
-        const std::int32_t ox = bx * kBrickSize, oy = by * kBrickSize, oz = bz * kBrickSize;
-        const int lo[3] = {(x0 > ox ? x0 : ox) - ox, (y0 > oy ? y0 : oy) - oy, (z0 > oz ? z0 : oz) - oz};
-        const int hi[3] = {(x1 < ox + kBrickSize ? x1 : ox + kBrickSize) - ox,
-                           (y1 < oy + kBrickSize ? y1 : oy + kBrickSize) - oy,
-                           (z1 < oz + kBrickSize ? z1 : oz + kBrickSize) - oz};
-        if (const CollisionMask* m = cache.mask(bx, by, bz)) {
-          // Rows x in [lo.x, hi.x) for every y in [lo.y, hi.y), then the z slices.
-          const std::uint64_t xbits = ((1u << (hi[0] - lo[0])) - 1u) << lo[0];
-          std::uint64_t rows = 0;
-          for (int y = lo[1]; y < hi[1]; ++y) rows |= xbits << (8 * y);
-          std::uint64_t any = 0;
-          for (int z = lo[2]; z < hi[2]; ++z) any |= m->slice[z] & rows;
-          if (any) return true;
-          continue;
-        }
-        // Sweeps test one-voxel-thick layers: put the longest axis innermost so the
-        // inner loop runs (and predicts) well, whichever axis the layer is across.
-        static constexpr int kStride[3] = {1, kBrickSize, kBrickSize * kBrickSize};
-        int inner = 0;
-        for (int a = 1; a < 3; ++a) {
-          if (hi[a] - lo[a] > hi[inner] - lo[inner]) inner = a;
-        }
-        const int o1 = inner == 0 ? 1 : 0, o2 = inner == 2 ? 1 : 2;
-        const int innerStride = kStride[inner];
-        const int innerCount = hi[inner] - lo[inner];
-        for (int u = lo[o2]; u < hi[o2]; ++u) {
-          for (int w = lo[o1]; w < hi[o1]; ++w) {
-            int i = u * kStride[o2] + w * kStride[o1] + lo[inner] * innerStride;
-            for (int n = 0; n < innerCount; ++n, i += innerStride) {
-              if (lut.collides[v.at(i)]) return true;
-            }
-          }
-        }
-      }
-    }
-  }
-  return false;
-}
-
-// Moves box along axis by delta, stopping at the first colliding voxel layer.
-// Returns the distance actually moved; sets blocked when stopped short.
-std::int32_t sweepAxis(BrickCache& cache, const MaterialLut& lut, Box& box, int axis, std::int32_t delta,
-                       bool& blocked) noexcept {
-  blocked = false;
-  if (delta == 0) return 0;
-  const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-  const std::int32_t c1lo = floorVoxel(box.lo[a1]), c1hi = ceilVoxel(box.hi[a1]);
-  const std::int32_t c2lo = floorVoxel(box.lo[a2]), c2hi = ceilVoxel(box.hi[a2]);
-  auto layerCollides = [&](std::int32_t c) {
-    std::int32_t lo[3], hi[3];
-    lo[axis] = c;
-    hi[axis] = c + 1;
-    lo[a1] = c1lo;
-    hi[a1] = c1hi;
-    lo[a2] = c2lo;
-    hi[a2] = c2hi;
-    return regionCollides(cache, lut, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
-  };
-  // The layers the leading face enters, nearest first: [first, last] moving up the
-  // axis, [last, first] moving down. Test them as one slab first (the common, free
-  // case reads each brick once), then layer by layer to find the first blocker.
-  std::int32_t moved = delta;
-  const std::int32_t lead = delta > 0 ? box.hi[axis] : box.lo[axis];
-  const std::int32_t target = lead + delta;
-  const std::int32_t first = delta > 0 ? ceilVoxel(lead) : floorVoxel(lead) - 1;
-  const std::int32_t last = delta > 0 ? floorVoxel(target - 1) : floorVoxel(target);
-  const std::int32_t layers = delta > 0 ? last - first + 1 : first - last + 1;
-  if (layers <= 0) {
-    // Still inside the current voxel layer: nothing new to test.
-  } else {
-    auto slabCollides = [&](std::int32_t a, std::int32_t b) {  // layers [a, b]
-      std::int32_t lo[3], hi[3];
-      lo[axis] = a;
-      hi[axis] = b + 1;
-      lo[a1] = c1lo;
-      hi[a1] = c1hi;
-      lo[a2] = c2lo;
-      hi[a2] = c2hi;
-      return regionCollides(cache, lut, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
-    };
-    const bool anyHit = layers == 1 ? layerCollides(first)
-                                    : (delta > 0 ? slabCollides(first, last) : slabCollides(last, first));
-    if (anyHit) {
-      const int step = delta > 0 ? 1 : -1;
-      for (std::int32_t c = first, n = 0; n < layers; c += step, ++n) {
-        if (layers == 1 || layerCollides(c)) {
-          moved = delta > 0 ? c * kV - lead : (c + 1) * kV - lead;
-          blocked = true;
-          break;
-        }
-      }
-    }
-  }
-  box.lo[axis] += moved;
-  box.hi[axis] += moved;
-  return moved;
-}
-
-Vec3i feetOf(const Box& b) { return {b.lo[0] + kPlayerHalfWidth, b.lo[1], b.lo[2] + kPlayerHalfWidth}; }
-
-MaterialId voxelAt(BrickCache& cache, std::int32_t x, std::int32_t y, std::int32_t z) noexcept {
-  const BrickView v = cache.get(x >> kBrickShift, y >> kBrickShift, z >> kBrickShift);
+MaterialId voxelAt(CollisionReader& reader, std::int32_t x, std::int32_t y, std::int32_t z) noexcept {
+  const BrickView v = reader.brick(x >> kBrickShift, y >> kBrickShift, z >> kBrickShift);
   return v.isUniform() ? v.uniformMaterial() : v.get(x & 7, y & 7, z & 7);
 }
 
 // The colliding material under the feet: the voxel below the centre, else below
 // the box's corners (standing on an edge).
-MaterialId surfaceUnder(BrickCache& cache, const MaterialLut& lut, const Box& b) noexcept {
-  const std::int32_t y = floorVoxel(b.lo[1]) - 1;
-  const std::int32_t xs[3] = {floorVoxel((b.lo[0] + b.hi[0]) / 2), floorVoxel(b.lo[0]), floorVoxel(b.hi[0] - 1)};
-  const std::int32_t zs[3] = {floorVoxel((b.lo[2] + b.hi[2]) / 2), floorVoxel(b.lo[2]), floorVoxel(b.hi[2] - 1)};
+MaterialId surfaceUnder(CollisionReader& reader, const MaterialLut& lut, const UnitBox& b) noexcept {
+  const std::int32_t y = floorVoxel(b.lo.y) - 1;
+  const std::int32_t xs[3] = {floorVoxel((b.lo.x + b.hi.x) / 2), floorVoxel(b.lo.x), floorVoxel(b.hi.x - 1)};
+  const std::int32_t zs[3] = {floorVoxel((b.lo.z + b.hi.z) / 2), floorVoxel(b.lo.z), floorVoxel(b.hi.z - 1)};
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 3; ++j) {
-      MaterialId m = voxelAt(cache, xs[i], y, zs[j]);
+      MaterialId m = voxelAt(reader, xs[i], y, zs[j]);
       if (lut.collides[m]) return m;
     }
   }
@@ -334,10 +138,7 @@ Vec3i eyePosition(const PlayerState& s) noexcept {
 }
 
 bool boxCollides(const BrickStore& world, const MaterialLut& lut, Vec3i feet, std::int32_t height) noexcept {
-  Box b = boxAt(feet, height);
-  BrickCache cache(world, lut, nullptr, brickOf(voxelOf(feet)));
-  return regionCollides(cache, lut, floorVoxel(b.lo[0]), floorVoxel(b.lo[1]), floorVoxel(b.lo[2]), ceilVoxel(b.hi[0]),
-                        ceilVoxel(b.hi[1]), ceilVoxel(b.hi[2]));
+  return boxCollides(world, lut, playerBox(feet, height));
 }
 
 PlayerState motionStep(const PlayerState& in, const PlayerInput& input, const BrickStore& world,
@@ -354,17 +155,16 @@ PlayerState motionStep(const PlayerState& in, const PlayerInput& input, const Br
 
   // The brick window: the box's bricks plus one brick of margin sideways and two
   // below (step-down probes, falls); a fast fall reaches past it and reads directly.
-  BrickCache cache(world, lut, masks, BrickCoord{((s.position.x - kPlayerHalfWidth) >> (kUnitShift + kBrickShift)) - 1,
-                                     (s.position.y >> (kUnitShift + kBrickShift)) - 2,
-                                     ((s.position.z - kPlayerHalfWidth) >> (kUnitShift + kBrickShift)) - 1});
+  CollisionReader reader(world, lut, masks,
+                         BrickCoord{((s.position.x - kPlayerHalfWidth) >> (kUnitShift + kBrickShift)) - 1,
+                                    (s.position.y >> (kUnitShift + kBrickShift)) - 2,
+                                    ((s.position.z - kPlayerHalfWidth) >> (kUnitShift + kBrickShift)) - 1});
 
   // Crouch: standing up needs room for the full box.
   if (wantCrouch) {
     s.crouching = true;
   } else if (s.crouching) {
-    const Box full = boxAt(s.position, kPlayerHeight);
-    if (!regionCollides(cache, lut, floorVoxel(full.lo[0]), floorVoxel(full.lo[1]), floorVoxel(full.lo[2]),
-                        ceilVoxel(full.hi[0]), ceilVoxel(full.hi[1]), ceilVoxel(full.hi[2]))) {
+    if (!regionCollides(reader, voxelsOfBox(playerBox(s.position, kPlayerHeight)))) {
       s.crouching = false;
     }
   }
@@ -372,7 +172,7 @@ PlayerState motionStep(const PlayerState& in, const PlayerInput& input, const Br
 
   // Swimming: is the waist in a liquid?
   const bool wasSwimming = in.swimming;
-  s.swimming = lut.liquid[voxelAt(cache, floorVoxel(s.position.x), floorVoxel(s.position.y + kWaistHeight),
+  s.swimming = lut.liquid[voxelAt(reader, floorVoxel(s.position.x), floorVoxel(s.position.y + kWaistHeight),
                                   floorVoxel(s.position.z))] != 0;
 
   // Horizontal intent: input rotated by yaw, normalised so diagonals are not faster.
@@ -419,18 +219,18 @@ PlayerState motionStep(const PlayerState& in, const PlayerInput& input, const Br
   }
 
   // Horizontal move, with a stepped attempt over ledges up to kStepUpHeight.
-  Box box = boxAt(s.position, height);
-  const Box start = box;
+  UnitBox box = playerBox(s.position, height);
+  const UnitBox start = box;
   bool bx = false, bz = false;
-  std::int32_t mx = sweepAxis(cache, lut, box, 0, s.velocity.x, bx);
-  std::int32_t mz = sweepAxis(cache, lut, box, 2, s.velocity.z, bz);
+  std::int32_t mx = sweepBox(reader, box, 0, s.velocity.x, bx);
+  std::int32_t mz = sweepBox(reader, box, 2, s.velocity.z, bz);
   if ((bx || bz) && (in.onGround || s.swimming)) {
-    Box stepped = start;
+    UnitBox stepped = start;
     bool bu = false, sx = false, sz = false, bd = false;
-    std::int32_t up = sweepAxis(cache, lut, stepped, 1, kStepUpHeight, bu);
-    std::int32_t smx = sweepAxis(cache, lut, stepped, 0, s.velocity.x, sx);
-    std::int32_t smz = sweepAxis(cache, lut, stepped, 2, s.velocity.z, sz);
-    sweepAxis(cache, lut, stepped, 1, -up, bd);
+    std::int32_t up = sweepBox(reader, stepped, 1, kStepUpHeight, bu);
+    std::int32_t smx = sweepBox(reader, stepped, 0, s.velocity.x, sx);
+    std::int32_t smz = sweepBox(reader, stepped, 2, s.velocity.z, sz);
+    sweepBox(reader, stepped, 1, -up, bd);
     std::int64_t plain = std::int64_t{mx} * mx + std::int64_t{mz} * mz;
     std::int64_t step = std::int64_t{smx} * smx + std::int64_t{smz} * smz;
     if (step > plain) {
@@ -447,16 +247,16 @@ PlayerState motionStep(const PlayerState& in, const PlayerInput& input, const Br
   // Vertical move.
   bool by = false;
   const std::int32_t vyBefore = s.velocity.y;
-  sweepAxis(cache, lut, box, 1, s.velocity.y, by);
+  sweepBox(reader, box, 1, s.velocity.y, by);
   bool grounded = false;
   if (by) {
     if (s.velocity.y < 0) grounded = true;
     s.velocity.y = 0;
   } else if (in.onGround && !jumped && !s.swimming && s.velocity.y <= 0) {
     // Walking down a slope: follow the ground down ledges up to the step height.
-    Box probe = box;
+    UnitBox probe = box;
     bool bd = false;
-    sweepAxis(cache, lut, probe, 1, -kStepUpHeight, bd);
+    sweepBox(reader, probe, 1, -kStepUpHeight, bd);
     if (bd) {
       box = probe;
       grounded = true;
@@ -464,10 +264,10 @@ PlayerState motionStep(const PlayerState& in, const PlayerInput& input, const Br
     }
   }
   s.onGround = grounded;
-  s.position = feetOf(box);
+  s.position = feetOfBox(box, kPlayerHalfWidth);
 
   // Events.
-  if (grounded) s.surface = surfaceUnder(cache, lut, box);
+  if (grounded) s.surface = surfaceUnder(reader, lut, box);
   if (grounded && !in.onGround && -vyBefore >= kLandedMinSpeed) {
     s.motionEvents |= kMotionLanded;
     s.impactSpeed = -vyBefore;

@@ -6,9 +6,8 @@
 // stepping up ledges of up to 25 cm, walk / run / crouch speeds, and swimming in
 // liquid (buoyancy, slower, jump swims up, crouch dives). All integer arithmetic in
 // fixed-point units (sim/core/fixed_point.h): bit-exact on every compiler and CPU.
-// Collision reads whole bricks through BrickStore::brick(): a uniform brick is one
-// test, a mixed brick's voxels are read in the one sub-box the sweep needs; never
-// BrickStore::get() per voxel.
+// Collision is sim/world/voxel_collision.h's, through a CollisionReader holding the
+// bricks around the player for the step (and the collision masks of `cache`).
 #pragma once
 
 #include <cstdint>
