@@ -363,10 +363,6 @@ bool validText(const flatbuffers::String* s, std::size_t maxBytes) noexcept {
   return true;
 }
 
-namespace {
-bool validToolSize(std::uint8_t v) noexcept { return v == 1 || v == 2 || v == 4 || v == 8; }
-}  // namespace
-
 flatbuffers::Offset<wire::Action> encodeAction(flatbuffers::FlatBufferBuilder& b, std::uint32_t afterInput,
                                                const sim::CommandBody& body) {
   wire::ActionBody type = wire::ActionBody::NONE;
@@ -400,13 +396,13 @@ bool decodeAction(const wire::Action& msg, sim::CommandBody& out) noexcept {
     case wire::ActionBody::NONE: return false;
     case wire::ActionBody::Dig: {
       const wire::Dig& d = *msg.body_as_Dig();
-      if (!validToolSize(d.radius())) return false;
+      if (!sim::validToolSize(d.radius())) return false;
       out = sim::DigCommand{{d.x(), d.y(), d.z()}, static_cast<sim::ToolSize>(d.radius())};
       return true;
     }
     case wire::ActionBody::Place: {
       const wire::Place& p = *msg.body_as_Place();
-      if (p.face() > static_cast<std::uint8_t>(sim::Face::PosZ) || !validToolSize(p.size())) return false;
+      if (!sim::validFace(p.face()) || !sim::validToolSize(p.size())) return false;
       out = sim::PlaceCommand{{p.x(), p.y(), p.z()}, static_cast<sim::Face>(p.face()),
                               static_cast<sim::ToolSize>(p.size()), p.material()};
       return true;

@@ -45,6 +45,15 @@ enum class ToolSize : std::uint8_t {
   Cm40 = 8,  ///< 8 voxels
 };
 
+/// The argument checks for tool sizes and faces, shared by the step (a bad value is
+/// rejected with BadArgument) and the server's wire decoder (a bad byte makes the
+/// message malformed). A valid tool size is one of ToolSize's values.
+constexpr bool validToolSize(std::uint8_t size) noexcept {
+  return size == static_cast<std::uint8_t>(ToolSize::Cm5) || size == static_cast<std::uint8_t>(ToolSize::Cm10) ||
+         size == static_cast<std::uint8_t>(ToolSize::Cm20) || size == static_cast<std::uint8_t>(ToolSize::Cm40);
+}
+constexpr bool validToolSize(ToolSize size) noexcept { return validToolSize(static_cast<std::uint8_t>(size)); }
+
 /// Remove every diggable (solid, non-liquid) voxel whose centre lies within the
 /// tool's radius of the target voxel's centre.
 struct DigCommand {
@@ -54,6 +63,10 @@ struct DigCommand {
 
 /// Cube faces, as the outward normal of the face that was hit.
 enum class Face : std::uint8_t { NegX = 0, PosX = 1, NegY = 2, PosY = 3, NegZ = 4, PosZ = 5 };
+
+/// A valid face is one of Face's values (see validToolSize for who checks).
+constexpr bool validFace(std::uint8_t face) noexcept { return face <= static_cast<std::uint8_t>(Face::PosZ); }
+constexpr bool validFace(Face face) noexcept { return validFace(static_cast<std::uint8_t>(face)); }
 
 /// Place a cube of `material` against `face` of the `target` voxel: the cube lies
 /// on the face's outer side, `size` voxels deep along the normal and centred on the

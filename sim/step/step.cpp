@@ -45,17 +45,6 @@ bool inReach(const SimState& s, const Player& p, VoxelCoord target) {
   return distanceSquared(eyePosition(p.motion), voxelCentre(target)) <= r * r;
 }
 
-bool validToolSize(ToolSize t) {
-  switch (t) {
-    case ToolSize::Cm5:
-    case ToolSize::Cm10:
-    case ToolSize::Cm20:
-    case ToolSize::Cm40:
-      return true;
-  }
-  return false;
-}
-
 // Common checks for dig / place / pour / ignite: the target is in the world and, for
 // a player, within reach of its eye and paid for with an edit token. The server
 // (player 0: console, scenario events, fire tests) has no reach and no budget.
@@ -226,7 +215,7 @@ bool rangeHitsPlayer(const SimState& s, const VoxelRange& r) {
 }
 
 void doPlace(SimState& s, SimContext& ctx, const Command& c, const PlaceCommand& pc) {
-  if (!validToolSize(pc.size) || static_cast<int>(pc.face) > 5) return reject(ctx, c, RejectReason::BadArgument);
+  if (!validToolSize(pc.size) || !validFace(pc.face)) return reject(ctx, c, RejectReason::BadArgument);
   if (pc.material >= s.lut.count || !s.lut.placeable[pc.material]) return reject(ctx, c, RejectReason::BadMaterial);
   Player* p = nullptr;
   if (!editAllowed(s, ctx, c, pc.target, p)) return;
