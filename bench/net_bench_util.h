@@ -104,7 +104,7 @@ inline std::unique_ptr<net::ClientConnection> connectClient(const net::ServerHos
 class Pacer {
  public:
   using Clock = net::TickPacer::Clock;
-  Pacer() : pacer_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / 60)), 4, Clock::now()) {}
+  Pacer() : pacer_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / sim::kTicksPerSecond)), 4, Clock::now()) {}
   void wait(net::ServerHost* host) {
     for (;;) {
       const Clock::time_point now = Clock::now();

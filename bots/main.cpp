@@ -244,7 +244,7 @@ bool writeHtmlReport(const Options& opt, const std::vector<BotReport>& reports, 
   h::Plot step, players;
   step.title = "Server step time per interval";
   step.yLabel = "ms";
-  step.ref = h::RefLine{"16.7 ms budget", 1000.0 / 60.0, "#d62728"};
+  step.ref = h::RefLine{"16.7 ms budget", 1000.0 / sim::kTicksPerSecond, "#d62728"};
   players.title = "Players on the server";
   players.yLabel = "players";
   const std::vector<bots::ServerSample> server = scraper ? scraper->samples() : std::vector<bots::ServerSample>{};
@@ -436,7 +436,7 @@ int main(int argc, char** argv) {
   }
 
   // The 60 Hz loop: every bot is serviced every tick; sleep until the next one.
-  const auto tickLen = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / 60.0));
+  const auto tickLen = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / sim::kTicksPerSecond));
   const auto end = opt.duration > 0
                        ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.duration))
                        : Clock::time_point::max();

@@ -15,7 +15,7 @@ namespace loam::client {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr double kTickMs = 1000.0 / net::kTickHz;
+constexpr double kTickMs = 1000.0 / sim::kTicksPerSecond;
 constexpr double kUnitsPerMetre = sim::kUnitsPerMetre;
 constexpr double kDegrees = std::numbers::pi / 180.0;
 
@@ -209,7 +209,7 @@ void ClientApp::runFor(double seconds) {
 }
 
 void ClientApp::startInputTicks() {
-  inputPacer_ = net::TickPacer(net::TickPacer::periodOf(net::kTickHz), kMaxInputBurst, Clock::now());
+  inputPacer_ = net::TickPacer(net::TickPacer::periodOf(sim::kTicksPerSecond), kMaxInputBurst, Clock::now());
 }
 
 void ClientApp::runDueInputTicks() {

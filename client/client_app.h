@@ -161,7 +161,7 @@ class ClientApp {
   std::array<double, 3> prevFeet_{}, currFeet_{};
   double eyeHeight_ = 1.62;
   double lastTickMs_ = 0;
-  net::TickPacer inputPacer_{net::TickPacer::periodOf(net::kTickHz), kMaxInputBurst,
+  net::TickPacer inputPacer_{net::TickPacer::periodOf(sim::kTicksPerSecond), kMaxInputBurst,
                              std::chrono::steady_clock::now()};
 
   // Frame buffers (FrameInput spans point here).

@@ -77,7 +77,7 @@ void LocalServer::setTimeOfDay(double dayFraction) {
 
 void LocalServer::run() {
   constexpr int kMaxBurst = 4;
-  net::TickPacer pacer(net::TickPacer::periodOf(net::kTickHz), kMaxBurst, Clock::now());
+  net::TickPacer pacer(net::TickPacer::periodOf(sim::kTicksPerSecond), kMaxBurst, Clock::now());
   std::vector<sim::CommandBody> bodies;
   std::vector<sim::Command> commands;
   while (!stop_.load(std::memory_order_relaxed)) {

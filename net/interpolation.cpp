@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/core/fixed_point.h"
+
 namespace loam::net {
 
 namespace {
 
-constexpr double kMsPerTick = 1000.0 / 60.0;
+constexpr double kMsPerTick = 1000.0 / sim::kTicksPerSecond;
 constexpr double kMinDelayMs = 100;
 constexpr double kMaxDelayMs = 400;
 constexpr std::size_t kMaxSamples = 32;

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "sim/core/fixed_point.h"
+
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
@@ -16,8 +18,9 @@ inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: j
 inline constexpr std::uint8_t kChannelUnreliable = 1;  ///< sequenced, unreliable: inputs, snapshots
 inline constexpr std::size_t kChannelCount = 2;
 
-/// Server tick rate (the simulation's).
-inline constexpr int kTickHz = 60;
+/// Old name of sim::kTicksPerSecond, the one definition of the tick rate: new code
+/// uses that; this alias goes when its last user (net/client_connection.cpp) does.
+inline constexpr int kTickHz = sim::kTicksPerSecond;
 
 /// Largest server message a client accepts (and the server sends): join snapshots of
 /// heavily edited worlds are the big ones.
@@ -35,7 +38,7 @@ inline constexpr std::size_t kMaxQueuedInputs = 120;         ///< per player; ol
 inline constexpr std::size_t kMaxQueuedActions = 32;         ///< per player; more is malformed (flood)
 inline constexpr std::uint32_t kMaxBadMessages = 20;          ///< malformed messages before a disconnect
 inline constexpr std::uint32_t kMaxMessagesPerSecond = 400;  ///< per peer; beyond is flooding (dropped, counted)
-inline constexpr std::uint32_t kWorldReadyTimeoutTicks = 120 * kTickHz;  ///< generation must finish within 2 min
+inline constexpr std::uint32_t kWorldReadyTimeoutTicks = 120 * sim::kTicksPerSecond;  ///< generation must finish within 2 min
 
 /// Hello.kind: what kind of program connects (the server refuses unknown values).
 enum class ClientKind : std::uint8_t {

@@ -39,9 +39,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxPlayersInView = 256;           ///< nearest others a peer tracks (bounds ring memory)
 constexpr std::size_t kMaxAnimalsInView = 256;
-constexpr std::uint64_t kHelloTimeoutTicks = 10 * kTickHz;    ///< connected but silent: slot squatting
-constexpr std::uint64_t kRejectLingerTicks = 3 * kTickHz;     ///< then the peer is reset without goodbye
-constexpr std::uint64_t kActionWaitTicks = 2 * kTickHz;       ///< an action waits this long for its input
+constexpr std::uint64_t kHelloTimeoutTicks = 10 * sim::kTicksPerSecond;    ///< connected but silent: slot squatting
+constexpr std::uint64_t kRejectLingerTicks = 3 * sim::kTicksPerSecond;     ///< then the peer is reset without goodbye
+constexpr std::uint64_t kActionWaitTicks = 2 * sim::kTicksPerSecond;       ///< an action waits this long for its input
 constexpr std::uint32_t kFloodSecondsToReject = 3;
 constexpr std::uint64_t kBacklogCheckEvery = 16;              ///< ticks between backlog checks per peer
 constexpr std::size_t kMaxSnapshotRecordBytes = 16 * 1024;   ///< entity records in one snapshot, at most
@@ -808,7 +808,7 @@ struct ServerHost::Impl {
       if (c.kind == sim::PlayerChange::Kind::Left) ++leaves;
     }
     for (Session& s : sessions) {
-      s.tokens = std::min(s.tokens + config.bandwidthCapBytesPerSecond / double(kTickHz),
+      s.tokens = std::min(s.tokens + config.bandwidthCapBytesPerSecond / double(sim::kTicksPerSecond),
                           config.bandwidthCapBytesPerSecond / 2.0);
       if (s.phase != Phase::Joining && s.phase != Phase::Playing) continue;
       const sim::Player* p = s.joinIssued ? state.findPlayer(s.id) : nullptr;

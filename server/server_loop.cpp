@@ -286,7 +286,7 @@ int runServer(const ServerOptions& options) {
     if (writer.submit(std::move(*data), std::move(state), captureMs)) lastSavedTick = s.tick;
   };
 
-  constexpr auto kTickPeriod = std::chrono::nanoseconds(16'666'667);  // 60 Hz
+  constexpr auto kTickPeriod = TickPacer::periodOf(sim::kTicksPerSecond);
   constexpr int kMaxBurst = 4;
   const Clock::time_point start = Clock::now();
   const Clock::time_point never = Clock::time_point::max();
