@@ -316,7 +316,7 @@ struct ServerHost::Impl {
   double joinSecondsSum = 0;
   std::uint64_t joinSecondsCount = 0;
   std::uint64_t malformed = 0, flooded = 0, rejected = 0, joins = 0, leaves = 0, inputsDropped = 0,
-                budgetDeferred = 0;
+                budgetDeferred = 0, illegalTransitions = 0;
   std::uint64_t bytesIn = 0, bytesOut = 0;
   std::array<TrafficCounters, kServerBodyCount> sentBy{};
   std::array<TrafficCounters, kClientBodyCount> receivedBy{};
@@ -339,8 +339,17 @@ struct ServerHost::Impl {
 
   std::size_t indexOf(const Session& s) const noexcept { return static_cast<std::size_t>(&s - sessions.data()); }
 
+  /// The one way a session changes phase. An illegal change is a server bug, not bad
+  /// input: it is logged and counted in every build (and stops debug builds); the
+  /// phase changes anyway, as the caller's next steps assume.
   void transition(Session& s, Phase to) {
-    LOAM_ASSERT(legalTransition(s.phase, to));
+    const bool legal = legalTransition(s.phase, to);
+    if (!legal) {
+      ++illegalTransitions;
+      std::fprintf(stderr, "loam-server: peer %zu (player %u): illegal transition %s -> %s\n", indexOf(s), s.id.value,
+                   phaseName(s.phase), phaseName(to));
+    }
+    LOAM_ASSERT(legal);
     s.phase = to;
     s.phaseTick = state.tick;
     if (to == Phase::Connected) s.connectedAt = Clock::now();
@@ -1408,6 +1417,7 @@ ServerStats ServerHost::stats() const {
   st.leaves = im.leaves;
   st.inputsDropped = im.inputsDropped;
   st.budgetDeferred = im.budgetDeferred;
+  st.illegalTransitions = im.illegalTransitions;
   for (std::size_t i = 1; i < kServerBodyCount; ++i) {
     if (im.sentBy[i].messages) st.sent[messageName(static_cast<wire::ServerBody>(i))] = im.sentBy[i];
   }

@@ -91,6 +91,7 @@ struct ServerStats {
   std::uint64_t joinSecondsCount = 0;
   std::uint64_t inputsDropped = 0;         ///< queue overflow
   std::uint64_t budgetDeferred = 0;        ///< records held back by per-client budgets
+  std::uint64_t illegalTransitions = 0;    ///< session phase changes the state machine forbids (server bugs)
   std::map<std::string, TrafficCounters> sent;      ///< by ServerBody name
   std::map<std::string, TrafficCounters> received;  ///< by ClientBody name
 };

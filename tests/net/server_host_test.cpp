@@ -578,6 +578,7 @@ TEST_CASE("hostile peers are dropped; the server keeps ticking and the honest pl
   CHECK(st.malformed >= 3 * net::kMaxBadMessages);
   CHECK(st.flooded > 0);
   CHECK(st.rejected >= 5);
+  CHECK(st.illegalTransitions == 0);  // every ending above went through legal phase changes
   // Sessions back to the honest one plus the oversize sender (never rejected: ENet
   // drops its packets), which now leaves politely.
   CHECK(st.peers == 2);
