@@ -51,8 +51,8 @@ class AudioScene {
   /// One control update (call 30-60 times a second, then engine.commit()).
   /// world: the client's copy after the steps whose events are in `events`.
   void update(const sim::SimState& world, std::span<const sim::Event> events, const Listener& listener);
-  /// Bricks of world that changed since the last call (take them from its
-  /// DirtyChannel::Audio). Optional; the first call lets the acoustics keep a brick
+  /// Bricks of world that changed since the last call (take them with a change
+  /// subscriber of its BrickStore, subscribeChanges). Optional; the first call lets the acoustics keep a brick
   /// occupancy cache (faster rays), and from then on every change must come through here.
   void worldChanged(const sim::SimState& world, std::span<const sim::BrickCoord> bricks);
   AudioSceneStats stats() const;

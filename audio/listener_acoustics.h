@@ -56,7 +56,7 @@ class ListenerAcoustics {
   /// states from the sky ring). Split over the workers; identical for any split.
   void propagate(const sim::BrickStore& world, std::span<EmitterState* const> states);
 
-  /// Bricks of the world that changed since the last call (DirtyChannel::Audio). The
+  /// Bricks of the world that changed since the last call (BrickStore::takeChanged). The
   /// first call turns on a BrickOccupancy cache for the rays (built at the next room
   /// update; ~13% faster rays, identical results), which from then on relies on every
   /// change being reported here before the next updateRoom(). Thread: the control thread.

@@ -37,6 +37,7 @@ Render renderWithProgress(sim::SimState state, const OfflineRenderConfig& config
   Render out;
   const Listener listener = config.listener ? *config.listener : spawnListener(state);
   sim::SimState mirror = state;  // a client's copy, built from the same start
+  const sim::ChangeSubscriber worldChanges = mirror.world.subscribeChanges();  // for the acoustics
   AudioEngine engine(config.engine);
   AudioScene scene(engine, config.scene);
 
@@ -63,7 +64,7 @@ Render renderWithProgress(sim::SimState state, const OfflineRenderConfig& config
         events.insert(events.end(), step.events.begin(), step.events.end());
         ++out.steps;
       }
-      scene.worldChanged(mirror, mirror.world.takeDirty(sim::DirtyChannel::Audio));
+      scene.worldChanged(mirror, mirror.world.takeChanged(worldChanges));
       scene.update(mirror, events, listener);
       events.clear();
       engine.commit();

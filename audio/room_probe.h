@@ -140,7 +140,7 @@ inline constexpr std::array<float, 3> kAirAbsorptionPerMetre{0.0003f, 0.001f, 0.
 /// air. Rays then cross the air of expanded chunks without touching the store's slot
 /// tables (8 KB per chunk; the bits are 512 B), so a listener's neighbourhood stays in
 /// cache. Owned next to the store: build once, refresh() every brick the world changes
-/// (e.g. the bricks of DirtyChannel::Audio) before the next trace.
+/// (e.g. those of a BrickStore change subscriber) before the next trace.
 class BrickOccupancy {
  public:
   /// Builds the bits of every expanded chunk. O(bricks of expanded chunks); allocates

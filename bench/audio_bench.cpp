@@ -130,6 +130,7 @@ int main(int argc, char** argv) {
   }
   sim::SimState state = std::move(*built);
   sim::SimState mirror = state;
+  const sim::ChangeSubscriber worldChanges = mirror.world.subscribeChanges();  // for the acoustics
 
   // Ears between the waterfall's pool and the forest edge, eye height above ground.
   auto solid = [&](sim::MaterialId m) { return state.lut.collides[m] != 0; };
@@ -215,7 +216,7 @@ int main(int argc, char** argv) {
     }
     auto c0 = Clock::now();
     double cc0 = threadCpuUs();
-    audioScene.worldChanged(mirror, mirror.world.takeDirty(sim::DirtyChannel::Audio));
+    audioScene.worldChanged(mirror, mirror.world.takeChanged(worldChanges));
     audioScene.update(mirror, events, listener);
     engine.commit();
     controlCpuUs.push_back(threadCpuUs() - cc0);

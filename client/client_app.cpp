@@ -122,8 +122,8 @@ void ClientApp::service(int timeoutMs) {
 
   if (conn_->phase() == net::ClientPhase::Playing && !worldSet_) onPlaying();
   if (worldSet_) {
-    std::vector<sim::BrickCoord> dirty = conn_->takeMeshDirty();
-    if (renderer_ && !dirty.empty()) renderer_->markDirty(dirty);
+    std::vector<sim::BrickCoord> changed = conn_->takeWorldChanges(meshChanges_);
+    if (renderer_ && !changed.empty()) renderer_->markDirty(changed);
   }
 }
 
@@ -146,7 +146,8 @@ void ClientApp::onPlaying() {
   }
   if (!renderer_) return;  // createRenderer() sets the world later
   renderer_->setWorld(m.world, *m.materials, currFeet_);
-  (void)conn_->takeMeshDirty();  // setWorld meshes everything
+  if (meshChanges_ == sim::ChangeSubscriber{}) meshChanges_ = conn_->subscribeWorldChanges();
+  (void)conn_->takeWorldChanges(meshChanges_);  // setWorld meshes everything
   worldSet_ = true;
 }
 
@@ -170,7 +171,8 @@ void ClientApp::updateAudio() {
   listener.position = {static_cast<float>(c.position[0]), static_cast<float>(c.position[1]),
                        static_cast<float>(c.position[2])};
   listener.yaw = static_cast<float>(c.yaw);
-  audio_->worldChanged(conn_->mirror(), conn_->takeAudioDirty());
+  if (audioChanges_ == sim::ChangeSubscriber{}) audioChanges_ = conn_->subscribeWorldChanges();
+  audio_->worldChanged(conn_->mirror(), conn_->takeWorldChanges(audioChanges_));
   audio_->update(conn_->mirror(), events, listener, nowMs());
 }
 

@@ -144,6 +144,8 @@ class ClientApp {
   std::unique_ptr<ClientAudio> audio_;
   bool audioTried_ = false;
   bool worldSet_ = false;
+  sim::ChangeSubscriber meshChanges_;   ///< the mirror's changes for the renderer (from onPlaying)
+  sim::ChangeSubscriber audioChanges_;  ///< the mirror's changes for the sound (from its first update)
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   int width_ = 1280, height_ = 720;
 

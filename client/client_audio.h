@@ -33,7 +33,7 @@ class ClientAudio {
   /// the listener and commits it to the audio thread. Thread: main.
   void update(const sim::SimState& mirror, std::span<const sim::Event> events, const audio::Listener& listener,
               double nowMs);
-  /// Bricks of the mirror changed since the last call (ClientConnection::takeAudioDirty);
+  /// Bricks of the mirror changed since the last call (ClientConnection::takeWorldChanges);
   /// call before every update(). Thread: main.
   void worldChanged(const sim::SimState& mirror, std::span<const sim::BrickCoord> bricks);
   audio::AudioOutputStats outputStats() const;

@@ -62,10 +62,7 @@ sim::PlayerState poseState(const wire::PlayerPoseRec& r, sim::PlayerState base) 
   base.velocity = {};  // not sent for others (net/schema/loam.fbs PlayerPoseRec)
   base.yaw = r.yaw();
   base.pitch = r.pitch();
-  base.onGround = (r.flags() & 1u) != 0;
-  base.crouching = (r.flags() & 2u) != 0;
-  base.swimming = (r.flags() & 4u) != 0;
-  base.running = (r.flags() & 8u) != 0;
+  sim::unpackMotionFlags(base, r.flags());
   return base;
 }
 
@@ -703,13 +700,12 @@ const sim::SimState& ClientConnection::mirror() const noexcept {
       {}, {}, {}, {}, {}, {}, {}, {}};
   return empty;
 }
-std::vector<sim::BrickCoord> ClientConnection::takeMeshDirty() {
-  if (!impl_->mirror) return {};
-  return impl_->mirror->world.takeDirty(sim::DirtyChannel::Mesh);
+sim::ChangeSubscriber ClientConnection::subscribeWorldChanges() {
+  LOAM_ASSERT(impl_->mirror.has_value());
+  return impl_->mirror->world.subscribeChanges();
 }
-std::vector<sim::BrickCoord> ClientConnection::takeAudioDirty() {
-  if (!impl_->mirror) return {};
-  return impl_->mirror->world.takeDirty(sim::DirtyChannel::Audio);
+std::vector<sim::BrickCoord> ClientConnection::takeWorldChanges(sim::ChangeSubscriber sub) {
+  return impl_->mirror->world.takeChanged(sub);
 }
 const Predictor& ClientConnection::predictor() const noexcept { return impl_->predictor; }
 const InterpolationBuffer& ClientConnection::others() const noexcept { return impl_->others; }

@@ -115,11 +115,15 @@ class ClientConnection {
 
   /// Events of the steps applied since the last call (for audio, HUD, chat), in order.
   std::vector<sim::Event> takeEvents();
-  /// Bricks of the mirror changed since the last call (DirtyChannel::Mesh), clearing
-  /// them, for the renderer's mesh cache. Empty before AwaitingSnapshot. Allocates.
-  std::vector<sim::BrickCoord> takeMeshDirty();
-  /// The same for audio (DirtyChannel::Audio: the acoustics' ray cache).
-  std::vector<sim::BrickCoord> takeAudioDirty();
+  /// Registers a consumer of the mirror's brick changes (the renderer's meshes, the
+  /// sound's ray cache): sim::BrickStore::subscribeChanges on the mirror, whose
+  /// first takeWorldChanges reports every brick changed since generation (the
+  /// JoinSnapshot's included). Call once per consumer, from AwaitingSnapshot on (the
+  /// mirror exists; LOAM_ASSERT).
+  sim::ChangeSubscriber subscribeWorldChanges();
+  /// The bricks of the mirror changed for `sub` since its last call, clearing them.
+  /// Allocates.
+  std::vector<sim::BrickCoord> takeWorldChanges(sim::ChangeSubscriber sub);
 
  private:
   struct Impl;

@@ -137,7 +137,7 @@ class Renderer {
   /// it alive); queues a full mesh around centre.
   void setWorld(const sim::BrickStore& world, const sim::MaterialTable& materials,
                 const std::array<double, 3>& centreMetres);
-  /// Bricks changed since the last frame (ClientConnection::takeMeshDirty).
+  /// Bricks changed since the last frame (ClientConnection::takeWorldChanges).
   void markDirty(std::span<const sim::BrickCoord> bricks);
   /// Meshing within the budget, then records, submits and presents one frame.
   /// Returns false when nothing was drawn (minimised window, no world yet is fine:

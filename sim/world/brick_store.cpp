@@ -20,8 +20,11 @@ using internal::recordBytes;
 
 namespace {
 
-constexpr int kModifiedSet = kDirtyChannelCount;
-constexpr std::uint8_t kAllSets = static_cast<std::uint8_t>((1u << (kDirtyChannelCount + 1)) - 1u);
+// Bit sets per chunk: one per change subscriber slot, then "modified". Every slot is
+// marked whether handed out yet or not, so a late subscriber still sees every change
+// since markGenerated().
+constexpr int kModifiedSet = kMaxChangeSubscribers;
+constexpr std::uint8_t kAllSets = static_cast<std::uint8_t>((1u << (kMaxChangeSubscribers + 1)) - 1u);
 
 void writeCount(std::uint8_t* rec, unsigned k, unsigned c, std::uint16_t v) noexcept {
   std::memcpy(rec + countsOffset(k) + 2 * c, &v, 2);
@@ -83,7 +86,8 @@ BrickStore::BrickStore(const BrickStore& other)
       sizeVz_(other.sizeVz_),
       minVoxel_(other.minVoxel_),
       coarseLut_(other.coarseLut_),
-      keepBaseline_(other.keepBaseline_) {
+      keepBaseline_(other.keepBaseline_),
+      subscribers_(other.subscribers_) {
   chunks_.resize(other.chunks_.size());
   for (std::size_t i = 0; i < chunks_.size(); ++i) {
     const Chunk& o = other.chunks_[i];
@@ -209,7 +213,7 @@ bool BrickStore::generatedBrick(BrickCoord b, MaterialId* out512) const noexcept
 void BrickStore::markChanged(Chunk& c, int local) noexcept {
   if (!c.dirty) c.dirty = std::make_unique<DirtyBits>();
   std::uint64_t bit = std::uint64_t{1} << (local & 63);
-  for (int s = 0; s <= kDirtyChannelCount; ++s) c.dirty->bits[s][local >> 6] |= bit;
+  for (int s = 0; s <= kModifiedSet; ++s) c.dirty->bits[s][local >> 6] |= bit;
   c.dirty->any = kAllSets;
 }
 
@@ -527,12 +531,19 @@ void BrickStore::compactAll() noexcept {
 
 // ---- change tracking --------------------------------------------------------------
 
-bool BrickStore::isDirty(BrickCoord b, DirtyChannel ch) const noexcept {
+ChangeSubscriber BrickStore::subscribeChanges() noexcept {
+  LOAM_ASSERT(subscribers_ < kMaxChangeSubscribers);
+  ++subscribers_;
+  return ChangeSubscriber{subscribers_};
+}
+
+bool BrickStore::isChanged(BrickCoord b, ChangeSubscriber sub) const noexcept {
+  LOAM_ASSERT(sub.value >= 1 && sub.value <= subscribers_);
   if (!bounds_.containsBrick(b)) return false;
   int local = 0;
   const Chunk* c = chunkOfBrick(b, local);
   if (!c->dirty) return false;
-  return (c->dirty->bits[static_cast<int>(ch)][local >> 6] >> (local & 63)) & 1u;
+  return (c->dirty->bits[sub.value - 1][local >> 6] >> (local & 63)) & 1u;
 }
 
 bool BrickStore::isModified(BrickCoord b) const noexcept {
@@ -543,16 +554,18 @@ bool BrickStore::isModified(BrickCoord b) const noexcept {
   return (c->dirty->bits[kModifiedSet][local >> 6] >> (local & 63)) & 1u;
 }
 
-void BrickStore::clearDirty(BrickCoord b, DirtyChannel ch) noexcept {
+void BrickStore::clearChanged(BrickCoord b, ChangeSubscriber sub) noexcept {
+  LOAM_ASSERT(sub.value >= 1 && sub.value <= subscribers_);
   if (!bounds_.containsBrick(b)) return;
   int local = 0;
   Chunk* c = chunkOfBrick(b, local);
   if (!c->dirty) return;
-  c->dirty->bits[static_cast<int>(ch)][local >> 6] &= ~(std::uint64_t{1} << (local & 63));
+  c->dirty->bits[sub.value - 1][local >> 6] &= ~(std::uint64_t{1} << (local & 63));
 }
 
-void BrickStore::clearDirty(DirtyChannel ch) noexcept {
-  int set = static_cast<int>(ch);
+void BrickStore::clearChanged(ChangeSubscriber sub) noexcept {
+  LOAM_ASSERT(sub.value >= 1 && sub.value <= subscribers_);
+  const int set = sub.value - 1;
   for (Chunk& c : chunks_) {
     if (!c.dirty) continue;
     std::fill(std::begin(c.dirty->bits[set]), std::end(c.dirty->bits[set]), 0);
@@ -561,10 +574,10 @@ void BrickStore::clearDirty(DirtyChannel ch) noexcept {
   }
 }
 
-std::vector<BrickCoord> BrickStore::takeDirty(DirtyChannel ch) {
+std::vector<BrickCoord> BrickStore::takeChanged(ChangeSubscriber sub) {
   std::vector<BrickCoord> out;
-  forEachDirty(ch, [&](BrickCoord b) { out.push_back(b); });
-  clearDirty(ch);
+  forEachChanged(sub, [&](BrickCoord b) { out.push_back(b); });
+  clearChanged(sub);
   return out;
 }
 

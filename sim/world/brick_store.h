@@ -14,7 +14,7 @@
 // the world hash and saves use it.
 //
 // Threads: reads may run concurrently with each other. Writes (set, writeBrick,
-// fillBrick, fillChunk, compactChunk, clearing dirty bits) to bricks in different
+// fillBrick, fillChunk, compactChunk, clearing change bits) to bricks in different
 // chunks may run concurrently from different threads, without locks, as long as no
 // thread reads those chunks meanwhile. Everything else is single-threaded.
 #pragma once
@@ -34,16 +34,18 @@
 
 namespace loam::sim {
 
-/// Independent consumers of per-brick change flags. Each has its own bit per brick,
-/// set by every change of the brick's content and cleared only by that consumer.
-enum class DirtyChannel : std::uint8_t {
-  Stream,  ///< edit stream to peers
-  Mesh,    ///< client meshing
-  Save,    ///< "changed since the last save" (the save itself uses isModified)
-  Audio,   ///< audio/AI caches over the coarse copy
-  Count
+/// How many consumers of brick changes one store serves (subscribeChanges). Each
+/// costs one bit per brick of every changed chunk; four covers a client (its mesher
+/// and its sound) with room for tests and tools.
+inline constexpr int kMaxChangeSubscribers = 4;
+
+/// A consumer of brick changes, from BrickStore::subscribeChanges: its own bit per
+/// brick, set by every change of the brick's content and cleared only through this
+/// handle. Value 1..kMaxChangeSubscribers; 0 (the default) is no subscriber.
+struct ChangeSubscriber {
+  std::uint8_t value = 0;
+  friend bool operator==(const ChangeSubscriber&, const ChangeSubscriber&) = default;
 };
-inline constexpr int kDirtyChannelCount = static_cast<int>(DirtyChannel::Count);
 
 /// Which bricks an iteration or box query reports.
 enum class BrickFilter : std::uint8_t {
@@ -85,8 +87,8 @@ class BrickStore {
   /// grid (validBounds); anything else is a programmer error (LOAM_ASSERT; scene
   /// loaders check it first). Allocates the chunk table (32 bytes per chunk).
   explicit BrickStore(WorldBounds bounds, const CoarseLut& coarseLut = defaultCoarseLut());
-  /// Deep copy (content, dirty bits, generated content kept). Allocates as much as
-  /// other holds.
+  /// Deep copy (content, change bits and subscriptions, generated content kept).
+  /// Allocates as much as other holds.
   BrickStore(const BrickStore& other);
   /// Deep copy assignment.
   BrickStore& operator=(const BrickStore& other);
@@ -114,8 +116,8 @@ class BrickStore {
   MaterialId get(VoxelCoord v) const noexcept { return get(v.x, v.y, v.z); }
 
   /// Sets voxel v to m. Returns false (and changes nothing) outside the bounds; true
-  /// otherwise. When the content changes, marks the brick dirty in every channel and
-  /// modified. May allocate (expanding a chunk or growing a palette). Thread: see top.
+  /// otherwise. When the content changes, marks the brick changed for every
+  /// subscriber and modified. May allocate (expanding a chunk or growing a palette). Thread: see top.
   bool set(VoxelCoord v, MaterialId m) noexcept;
   /// set() with separate coordinates.
   bool set(int x, int y, int z, MaterialId m) noexcept { return set(VoxelCoord{x, y, z}, m); }
@@ -123,7 +125,7 @@ class BrickStore {
   // ---- brick access -------------------------------------------------------------
 
   /// Replaces brick b with 512 materials in canonical order (voxelIndexInBrick).
-  /// Returns false outside the bounds. Marks dirty/modified only when the content
+  /// Returns false outside the bounds. Marks changed/modified only when the content
   /// changes. Chooses the smallest encoding (uniform, 1, 2, 4 or 8 bits; palette in
   /// ascending material order). May allocate. Thread: see top (per chunk).
   bool writeBrick(BrickCoord b, const MaterialId* voxels512) noexcept;
@@ -169,7 +171,7 @@ class BrickStore {
 
   /// Collapses chunk c to one material when all its bricks are that material, else
   /// repacks its pool tightly (dropping holes). Returns true if it collapsed. Content
-  /// and dirty bits are unchanged. Thread: see top (per chunk; the generator calls
+  /// and change bits are unchanged. Thread: see top (per chunk; the generator calls
   /// it after finishing a chunk to keep peak memory low).
   bool compactChunk(ChunkCoord c) noexcept;
   /// compactChunk() on every chunk. Single-threaded.
@@ -177,17 +179,24 @@ class BrickStore {
 
   // ---- change tracking ----------------------------------------------------------
 
-  /// True when brick b changed since channel ch was last cleared for it.
-  bool isDirty(BrickCoord b, DirtyChannel ch) const noexcept;
-  /// Calls fn(BrickCoord) for each brick dirty in ch, canonical order.
+  /// Registers a consumer of brick changes (a mesher, a sound cache, a test). Its
+  /// first takeChanged reports every brick changed since markGenerated() (since
+  /// construction without it), so a consumer may subscribe late. At most
+  /// kMaxChangeSubscribers per store (beyond is a programmer error: LOAM_ASSERT). A
+  /// copy of the store keeps the subscriptions and what each has not taken yet.
+  /// Single-threaded.
+  ChangeSubscriber subscribeChanges() noexcept;
+  /// True when brick b changed since `sub` last cleared it.
+  bool isChanged(BrickCoord b, ChangeSubscriber sub) const noexcept;
+  /// Calls fn(BrickCoord) for each brick changed for `sub`, canonical order.
   template <class F>
-  void forEachDirty(DirtyChannel ch, F&& fn) const;
-  /// Clears ch for brick b.
-  void clearDirty(BrickCoord b, DirtyChannel ch) noexcept;
-  /// Clears ch for every brick.
-  void clearDirty(DirtyChannel ch) noexcept;
-  /// The bricks dirty in ch (canonical order), clearing them. Allocates the result.
-  std::vector<BrickCoord> takeDirty(DirtyChannel ch);
+  void forEachChanged(ChangeSubscriber sub, F&& fn) const;
+  /// Clears brick b for `sub`.
+  void clearChanged(BrickCoord b, ChangeSubscriber sub) noexcept;
+  /// Clears every brick for `sub`.
+  void clearChanged(ChangeSubscriber sub) noexcept;
+  /// The bricks changed for `sub` (canonical order), clearing them. Allocates the result.
+  std::vector<BrickCoord> takeChanged(ChangeSubscriber sub);
 
   /// True when brick b changed since markGenerated() (saves write these bricks).
   bool isModified(BrickCoord b) const noexcept;
@@ -196,7 +205,7 @@ class BrickStore {
   void forEachModified(F&& fn) const;
   /// Number of modified bricks. O(chunks).
   std::size_t modifiedCount() const noexcept;
-  /// Ends generation: clears every dirty and modified bit (freeing their storage),
+  /// Ends generation: clears every changed and modified bit (freeing their storage),
   /// compacts every chunk and from then on keeps, for each brick at its first change,
   /// the content it had (generatedBrick). Call once after generating, before edits.
   void markGenerated() noexcept;
@@ -220,14 +229,14 @@ class BrickStore {
 
   // ---- memory -------------------------------------------------------------------
 
-  /// Heap bytes held by the store (capacities of its tables, slots, pools and dirty
+  /// Heap bytes held by the store (capacities of its tables, slots, pools and change
   /// sets; allocator overhead excluded). O(chunks).
   std::size_t memoryBytes() const noexcept;
   /// memoryBytes() broken down by kind, plus brick counts. O(chunks * 4096).
   StoreMemoryStats memoryStats() const noexcept;
 
  private:
-  using DirtyBits = internal::DirtyBitsT<kDirtyChannelCount>;
+  using DirtyBits = internal::DirtyBitsT<kMaxChangeSubscribers>;
   /// Generated content of a chunk's modified bricks, as canonical packed forms.
   struct Baseline {
     std::vector<std::uint16_t> locals;   ///< sorted brick indices
@@ -270,6 +279,7 @@ class BrickStore {
   std::vector<Chunk> chunks_;
   CoarseLut coarseLut_;
   bool keepBaseline_ = false;  // set by markGenerated()
+  std::uint8_t subscribers_ = 0;  // handed out by subscribeChanges()
 };
 
 // ---- inline fast paths ------------------------------------------------------------
@@ -388,13 +398,14 @@ void BrickStore::forEachSetBit(int set, F&& fn) const {
 }
 
 template <class F>
-void BrickStore::forEachDirty(DirtyChannel ch, F&& fn) const {
-  forEachSetBit(static_cast<int>(ch), fn);
+void BrickStore::forEachChanged(ChangeSubscriber sub, F&& fn) const {
+  LOAM_ASSERT(sub.value >= 1 && sub.value <= subscribers_);
+  forEachSetBit(sub.value - 1, fn);
 }
 
 template <class F>
 void BrickStore::forEachModified(F&& fn) const {
-  forEachSetBit(kDirtyChannelCount, fn);
+  forEachSetBit(kMaxChangeSubscribers, fn);
 }
 
 }  // namespace loam::sim

@@ -273,6 +273,7 @@ TEST_CASE("the rays' occupancy cache follows the world through worldChanged()") 
   // up. Reported, the room loses its opening; unreported, the stale cache still lets
   // the rays out (so the test would catch a missing report).
   sim::SimState world = acousticWorld(false, false);
+  const sim::ChangeSubscriber worldChanges = world.world.subscribeChanges();
   const audio::Vec3f deep{16.0f, 1.6f, 0.0f};
   audio::ListenerAcoustics told(*world.materials, {}), untold(*world.materials, {});
   told.worldChanged(world.world, {});
@@ -286,7 +287,7 @@ TEST_CASE("the rays' occupancy cache follows the world through worldChanged()") 
   const sim::MaterialId stone = loam::test::mat("stone");
   for (int by = 0; by < 7; ++by)
     for (int bz = -4; bz < 4; ++bz) world.world.fillBrick({-1, by, bz}, stone);  // just outside the mouth
-  const std::vector<sim::BrickCoord> changed = world.world.takeDirty(sim::DirtyChannel::Audio);
+  const std::vector<sim::BrickCoord> changed = world.world.takeChanged(worldChanges);
   CHECK(changed.size() >= 56);
   told.worldChanged(world.world, changed);
   for (; u < 24; ++u) {

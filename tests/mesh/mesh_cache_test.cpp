@@ -127,6 +127,7 @@ const std::array<double, 3> kCentre{2.0, 15.0, 2.0};
 
 TEST_CASE("finish() gives the same meshes as meshing each brick directly") {
   sim::BrickStore world = makeWorld();
+  const sim::ChangeSubscriber meshChanges = world.subscribeChanges();
   const Meshes want = reference(world);
   REQUIRE(want.size() >= 6);
   bool anyWater = false;
@@ -157,7 +158,7 @@ TEST_CASE("finish() gives the same meshes as meshing each brick directly") {
     int x = 64 + 3, z = 64 + 2, y = 127;
     while (y > 0 && world.get(x, y, z) == sim::kAir) --y;
     for (int dy = 0; dy < 3; ++dy) world.set(x, y - dy, z, sim::kAir);
-    auto dirty = world.takeDirty(sim::DirtyChannel::Mesh);
+    auto dirty = world.takeChanged(meshChanges);
     REQUIRE(!dirty.empty());
     cache.markDirty(dirty);
     CHECK_FALSE(cache.idle());
@@ -175,7 +176,7 @@ TEST_CASE("finish() gives the same meshes as meshing each brick directly") {
     REQUIRE(world.get(127, y, z) != sim::kAir);
     REQUIRE(world.get(128, y, z) != sim::kAir);
     world.set(127, y, z, sim::kAir);
-    cache.markDirty(world.takeDirty(sim::DirtyChannel::Mesh));
+    cache.markDirty(world.takeChanged(meshChanges));
     cache.finish(world, kCentre);
     auto u = cache.takeChunkUpdates();
     CHECK(chunksOf(u) == std::set<sim::ChunkCoord>{{0, 0, 0}, {1, 0, 0}});
@@ -185,7 +186,7 @@ TEST_CASE("finish() gives the same meshes as meshing each brick directly") {
 
   SUBCASE("digging a whole chunk's content away removes its mesh") {
     world.fillChunk({1, 0, -1}, sim::kAir);
-    cache.markDirty(world.takeDirty(sim::DirtyChannel::Mesh));
+    cache.markDirty(world.takeChanged(meshChanges));
     cache.finish(world, kCentre);
     auto u = cache.takeChunkUpdates();
     bool removed = false;
@@ -227,6 +228,7 @@ TEST_CASE("one and two workers give identical meshes") {
 
 TEST_CASE("a brick edited while in flight ends with the edited mesh") {
   sim::BrickStore world = makeWorld();
+  const sim::ChangeSubscriber meshChanges = world.subscribeChanges();
   MeshCache cache(table(), MeshCacheConfig{2, 1000.0});
   Meshes view;
   cache.update(world, kCentre, 0.5);  // first update queues everything; some bricks go out
@@ -238,7 +240,7 @@ TEST_CASE("a brick edited while in flight ends with the edited mesh") {
     world.set(x, y, z, mat("brick"));
     world.set(x, y + 1, z, mat("brick"));
   }
-  cache.markDirty(world.takeDirty(sim::DirtyChannel::Mesh));
+  cache.markDirty(world.takeChanged(meshChanges));
   for (int i = 0; i < 3; ++i) {
     cache.update(world, kCentre, 0.5);
     apply(view, cache.takeChunkUpdates());
@@ -250,6 +252,7 @@ TEST_CASE("a brick edited while in flight ends with the edited mesh") {
 
 TEST_CASE("radius: only nearby bricks are meshed; moving drops and adds chunks") {
   sim::BrickStore world = makeWorld();
+  const sim::ChangeSubscriber meshChanges = world.subscribeChanges();
   const double radius = 3.0;  // 7.5 bricks
   MeshCache cache(table(), MeshCacheConfig{1, radius});
   Meshes view;
@@ -276,7 +279,7 @@ TEST_CASE("radius: only nearby bricks are meshed; moving drops and adds chunks")
 
   // Edits far away are ignored.
   world.set(-120, 30, -120, sim::kAir);
-  cache.markDirty(world.takeDirty(sim::DirtyChannel::Mesh));
+  cache.markDirty(world.takeChanged(meshChanges));
   CHECK(cache.idle());
 }
 

@@ -317,55 +317,59 @@ TEST_CASE("box query returns whole bricks overlapping the box") {
   CHECK(hits[0].coord == BrickCoord{-1, 0, -1});
 }
 
-TEST_CASE("dirty tracking: independent channels, modified since generation") {
+TEST_CASE("change tracking: independent subscribers, modified since generation") {
   BrickStore s(smallBounds());
+  const ChangeSubscriber stream = s.subscribeChanges();
+  const ChangeSubscriber mesh = s.subscribeChanges();
+  const ChangeSubscriber audio = s.subscribeChanges();
+  const ChangeSubscriber all[] = {stream, mesh, audio, s.subscribeChanges()};
   s.fillBrick({0, 0, 0}, 1);
   s.set({100, 3, 3}, 2);
   CHECK(s.isModified({0, 0, 0}));
   s.markGenerated();
   CHECK(s.modifiedCount() == 0);
-  CHECK_FALSE(s.isDirty({0, 0, 0}, DirtyChannel::Mesh));
+  CHECK_FALSE(s.isChanged({0, 0, 0}, mesh));
 
   CHECK(s.set({1, 1, 1}, 2));
   CHECK(s.set({-50, 60, 70}, 3));
   CHECK(s.set({100, 3, 3}, 2));  // same value: no change
-  for (int ch = 0; ch < kDirtyChannelCount; ++ch) {
-    CHECK(s.isDirty({0, 0, 0}, static_cast<DirtyChannel>(ch)));
-    CHECK(s.isDirty({-7, 7, 8}, static_cast<DirtyChannel>(ch)));
-    CHECK_FALSE(s.isDirty({12, 0, 0}, static_cast<DirtyChannel>(ch)));
+  for (const ChangeSubscriber sub : all) {
+    CHECK(s.isChanged({0, 0, 0}, sub));
+    CHECK(s.isChanged({-7, 7, 8}, sub));
+    CHECK_FALSE(s.isChanged({12, 0, 0}, sub));
   }
   CHECK(s.modifiedCount() == 2);
 
-  std::vector<BrickCoord> mesh = s.takeDirty(DirtyChannel::Mesh);
-  REQUIRE(mesh.size() == 2);
-  CHECK(mesh[0] == BrickCoord{-7, 7, 8});  // chunk (-1,0,0) precedes chunk (0,0,0)
-  CHECK(mesh[1] == BrickCoord{0, 0, 0});
-  CHECK(s.takeDirty(DirtyChannel::Mesh).empty());
-  CHECK(s.isDirty({0, 0, 0}, DirtyChannel::Stream));  // other consumers keep theirs
-  s.clearDirty({0, 0, 0}, DirtyChannel::Stream);
-  CHECK_FALSE(s.isDirty({0, 0, 0}, DirtyChannel::Stream));
-  CHECK(s.isDirty({-7, 7, 8}, DirtyChannel::Stream));
+  std::vector<BrickCoord> meshed = s.takeChanged(mesh);
+  REQUIRE(meshed.size() == 2);
+  CHECK(meshed[0] == BrickCoord{-7, 7, 8});  // chunk (-1,0,0) precedes chunk (0,0,0)
+  CHECK(meshed[1] == BrickCoord{0, 0, 0});
+  CHECK(s.takeChanged(mesh).empty());
+  CHECK(s.isChanged({0, 0, 0}, stream));  // other consumers keep theirs
+  s.clearChanged({0, 0, 0}, stream);
+  CHECK_FALSE(s.isChanged({0, 0, 0}, stream));
+  CHECK(s.isChanged({-7, 7, 8}, stream));
   CHECK(s.isModified({0, 0, 0}));
 
   // Identical writes do not mark.
   MaterialId buf[512];
   s.readBrick({0, 0, 0}, buf);
-  s.clearDirty(DirtyChannel::Audio);
+  s.clearChanged(audio);
   s.writeBrick({0, 0, 0}, buf);
   s.fillBrick({5, 5, 5}, kAir);
-  CHECK_FALSE(s.isDirty({0, 0, 0}, DirtyChannel::Audio));
-  CHECK_FALSE(s.isDirty({5, 5, 5}, DirtyChannel::Audio));
+  CHECK_FALSE(s.isChanged({0, 0, 0}, audio));
+  CHECK_FALSE(s.isChanged({5, 5, 5}, audio));
   // A write that changes content does.
   buf[7] = 9;
   s.writeBrick({0, 0, 0}, buf);
-  CHECK(s.isDirty({0, 0, 0}, DirtyChannel::Audio));
+  CHECK(s.isChanged({0, 0, 0}, audio));
 
   std::vector<BrickCoord> modified;
   s.forEachModified([&](BrickCoord b) { modified.push_back(b); });
   CHECK(modified.size() == 2);
   s.markGenerated();
   CHECK(s.modifiedCount() == 0);
-  CHECK_FALSE(s.isDirty({0, 0, 0}, DirtyChannel::Stream));
+  CHECK_FALSE(s.isChanged({0, 0, 0}, stream));
 }
 
 TEST_CASE("uniform chunks cost almost nothing; memory is accounted") {

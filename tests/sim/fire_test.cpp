@@ -69,9 +69,11 @@ struct Sim {
   std::vector<Event> events;
   std::vector<EditRecord> edits;
   std::uint32_t serverSequence = 0;
+  ChangeSubscriber serverChanges, mirrorChanges;
 
   explicit Sim(BrickStore world, std::uint64_t seed = 7)
-      : server(createSimStateFromWorld(scene(), seed, generated(world))), mirror(createSimStateFromWorld(scene(), seed, world)) {}
+      : server(createSimStateFromWorld(scene(), seed, generated(world))), mirror(createSimStateFromWorld(scene(), seed, world)),
+        serverChanges(server.world.subscribeChanges()), mirrorChanges(mirror.world.subscribeChanges()) {}
 
   static BrickStore& generated(BrickStore& w) {
     w.markGenerated();
@@ -97,8 +99,8 @@ struct Sim {
   bool step(std::span<const Command> commands = {}) {
     loam::sim::step(server, commands, out);
     applyStepOutput(mirror, out);
-    std::vector<BrickCoord> bricks = server.world.takeDirty(DirtyChannel::Stream);
-    std::vector<BrickCoord> more = mirror.world.takeDirty(DirtyChannel::Stream);
+    std::vector<BrickCoord> bricks = server.world.takeChanged(serverChanges);
+    std::vector<BrickCoord> more = mirror.world.takeChanged(mirrorChanges);
     bricks.insert(bricks.end(), more.begin(), more.end());
     if (auto d = firstDifference(server, mirror, bricks)) {
       FAIL("step " << out.tick << ": " << *d);

@@ -22,13 +22,21 @@ using namespace loam::sim;
 
 namespace {
 
-// Bricks dirty in the Stream channel of either world, cleared afterwards.
-std::vector<BrickCoord> takeDirtyBricks(SimState& a, SimState& b) {
-  std::vector<BrickCoord> bricks = a.world.takeDirty(DirtyChannel::Stream);
-  std::vector<BrickCoord> more = b.world.takeDirty(DirtyChannel::Stream);
-  bricks.insert(bricks.end(), more.begin(), more.end());
-  return bricks;
-}
+// The bricks either of two worlds changed since the last take (one change
+// subscriber in each).
+struct ChangedBricks {
+  SimState& a;
+  SimState& b;
+  ChangeSubscriber inA = a.world.subscribeChanges();
+  ChangeSubscriber inB = b.world.subscribeChanges();
+
+  std::vector<BrickCoord> take() {
+    std::vector<BrickCoord> bricks = a.world.takeChanged(inA);
+    std::vector<BrickCoord> more = b.world.takeChanged(inB);
+    bricks.insert(bricks.end(), more.begin(), more.end());
+    return bricks;
+  }
+};
 
 // What a client receives of one step: everything but water and fire in the step's
 // records, those per interest cell (CellState messages), each cell's in step order.
@@ -80,6 +88,7 @@ TEST_CASE("glade: 3,000 scripted steps, the mirror follows the streams exactly")
   SimState& mirror = *mirrored;
   SimState& client = *followed;
   REQUIRE(worldHash(server.world) == worldHash(mirror.world));
+  ChangedBricks changed{server, mirror};
 
   ScriptRunner runner(std::move(script).value());
   std::vector<Command> commands;
@@ -92,7 +101,7 @@ TEST_CASE("glade: 3,000 scripted steps, the mirror follows the streams exactly")
     step(server, commands, out);
     applyStepOutput(mirror, out);
     followAsClient(client, out);
-    const std::vector<BrickCoord> bricks = takeDirtyBricks(server, mirror);
+    const std::vector<BrickCoord> bricks = changed.take();
     tally.checkedBricks += bricks.size();
     if (auto diff = firstDifference(server, mirror, bricks)) {
       FAIL("step " << out.tick << ": " << *diff);
@@ -132,17 +141,18 @@ TEST_CASE("a change that bypasses the streams is caught at that step, naming bri
   SimState server = loam::test::flatState();
   SimState mirror = loam::test::flatState();
   std::vector<Command> cmds{{PlayerId{1}, 1, JoinCommand{PlayerName::from("Ada")}}};
+  ChangedBricks changed{server, mirror};
   StepOutput out;
   step(server, cmds, out);
   applyStepOutput(mirror, out);
-  auto bricks = takeDirtyBricks(server, mirror);
+  auto bricks = changed.take();
   REQUIRE_FALSE(firstDifference(server, mirror, bricks).has_value());
 
   // A voxel set directly on the authoritative store, not through SimContext.
   server.world.set(VoxelCoord{3, 1, -5}, loam::test::mat("stone"));
   step(server, {}, out);
   applyStepOutput(mirror, out);
-  bricks = takeDirtyBricks(server, mirror);
+  bricks = changed.take();
   auto diff = firstDifference(server, mirror, bricks);
   REQUIRE(diff.has_value());
   CHECK(diff->find("brick (0,0,-1) voxel (3,1,-5)") != std::string::npos);

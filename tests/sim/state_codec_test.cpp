@@ -134,19 +134,21 @@ TEST_CASE("codec: a restored server equals the original; a mirror joined from it
   // Both servers keep stepping with the same commands (the runner copied at the
   // save) in lockstep; a mirror joined from the restored server's save follows it.
   Run other{run.scene, std::move(*restored), run.runner, {}, {}};
+  const ChangeSubscriber otherChanges = other.server.world.subscribeChanges();
+  const ChangeSubscriber runChanges = run.server.world.subscribeChanges();
   for (int i = 0; i < 300; ++i) {
     run.stepOnce();
     other.stepOnce();
     applyStepOutput(*joined, other.out);
     REQUIRE(other.out.tick == run.out.tick);
     REQUIRE_MESSAGE(sameWeather(run.server.weather, other.server.weather), "tick " << other.out.tick);
-    std::vector<BrickCoord> bricks = other.server.world.takeDirty(DirtyChannel::Stream);
+    std::vector<BrickCoord> bricks = other.server.world.takeChanged(otherChanges);
     auto d = firstDifference(other.server, *joined, bricks);
     REQUIRE_MESSAGE(!d.has_value(), "tick " << other.out.tick << ": " << (d ? *d : ""));
     REQUIRE(other.server.fire.work.size() == other.server.fire.cells.size());
     // Lockstep with the original server: every replicated field and the bricks
     // either server changed this step.
-    std::vector<BrickCoord> both = run.server.world.takeDirty(DirtyChannel::Stream);
+    std::vector<BrickCoord> both = run.server.world.takeChanged(runChanges);
     both.insert(both.end(), bricks.begin(), bricks.end());
     auto l = firstDifference(run.server, other.server, both);
     REQUIRE_MESSAGE(!l.has_value(), "lockstep, tick " << other.out.tick << ": " << (l ? *l : ""));

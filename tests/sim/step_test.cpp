@@ -223,10 +223,12 @@ TEST_CASE("fire and water run through the streams and the mirror follows") {
     SimState fresh = loam::test::flatState();
     applyStepOutput(mirror, step(fresh, std::vector{join(1, "Ada")}));
   }
+  const ChangeSubscriber serverChanges = s.world.subscribeChanges();
+  const ChangeSubscriber mirrorChanges = mirror.world.subscribeChanges();
   auto check = [&](const StepOutput& out) {
     applyStepOutput(mirror, out);
-    auto bricks = s.world.takeDirty(DirtyChannel::Stream);
-    auto more = mirror.world.takeDirty(DirtyChannel::Stream);
+    auto bricks = s.world.takeChanged(serverChanges);
+    auto more = mirror.world.takeChanged(mirrorChanges);
     bricks.insert(bricks.end(), more.begin(), more.end());
     auto diff = firstDifference(s, mirror, bricks);
     REQUIRE_MESSAGE(!diff, "tick " << out.tick << ": " << *diff);
