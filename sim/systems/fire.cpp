@@ -225,10 +225,10 @@ void dropUniform(FireWork& w) {
   w.sweepLength = kBrickVoxels;
 }
 
-void record(SimContext& ctx, const FireCell& c) { ctx.output().fire.push_back(FireChange{c.cell, c.intensity, c.endTick}); }
+void record(SimContext& ctx, const FireCell& c) { ctx.output().fire.push_back(c); }
 
 void putOut(SimContext& ctx, const FireCell& c, ExtinguishCause cause) {
-  ctx.output().fire.push_back(FireChange{c.cell, 0, 0});
+  ctx.output().fire.push_back(FireCell{c.cell, 0, 0});
   ctx.emit(ExtinguishedEvent{VoxelCoord{c.cell.x + 4, c.cell.y + 4, c.cell.z + 4}, cause});
 }
 
@@ -517,17 +517,16 @@ void mergePending(FireState& s, SimContext& ctx, std::uint32_t tick) {
   }
 }
 
-void setCell(std::vector<FireCell>& cells, const FireChange& ch) {
+void setCell(std::vector<FireCell>& cells, const FireCell& ch) {
   auto it = std::lower_bound(cells.begin(), cells.end(), keyOf(ch.cell),
                              [](const FireCell& c, std::uint64_t k) { return keyOf(c.cell) < k; });
   const bool present = it != cells.end() && it->cell == ch.cell;
   if (ch.intensity == 0) {
     if (present) cells.erase(it);
   } else if (present) {
-    it->intensity = ch.intensity;
-    it->endTick = ch.endTick;
+    *it = ch;
   } else {
-    cells.insert(it, FireCell{ch.cell, ch.intensity, ch.endTick});
+    cells.insert(it, ch);
   }
 }
 
@@ -628,9 +627,9 @@ bool isBurning(const FireState& state, VoxelCoord cell) {
   return findIn(state.cells, 0, state.cells.size(), keyOf(fireCellOf(cell))) != state.cells.size();
 }
 
-void applyFireChanges(FireState& state, std::span<const FireChange> changes) {
+void applyFireChanges(FireState& state, std::span<const FireCell> changes) {
   if (changes.size() <= 8) {
-    for (const FireChange& c : changes) setCell(state.cells, c);
+    for (const FireCell& c : changes) setCell(state.cells, c);
     return;
   }
   // Batch: order the records by (cell, position), keep the last per cell, merge.
@@ -646,12 +645,12 @@ void applyFireChanges(FireState& state, std::span<const FireChange> changes) {
   const std::vector<FireCell>& cells = state.cells;
   std::size_t i = 0;
   for (std::size_t j = 0; j < order.size(); ++j) {
-    const FireChange& ch = changes[order[j]];
+    const FireCell& ch = changes[order[j]];
     const std::uint64_t k = keyOf(ch.cell);
     if (j + 1 < order.size() && keyOf(changes[order[j + 1]].cell) == k) continue;  // a later record wins
     while (i < cells.size() && keyOf(cells[i].cell) < k) out.push_back(cells[i++]);
     if (i < cells.size() && keyOf(cells[i].cell) == k) ++i;
-    if (ch.intensity != 0) out.push_back(FireCell{ch.cell, ch.intensity, ch.endTick});
+    if (ch.intensity != 0) out.push_back(ch);
   }
   while (i < cells.size()) out.push_back(cells[i++]);
   state.cells.swap(out);

@@ -63,10 +63,13 @@ struct SimSetup;
 inline constexpr std::size_t kMaxIgnitionsPerTick = 256;  ///< new burning cells per tick, at most
 inline constexpr std::size_t kMaxFireCells = 1u << 17;     ///< burning cells at most (no ignition beyond)
 
-/// One burning brick. Replicated.
+/// One burning brick: an entry of FireState::cells (intensity 1..255) and a record of
+/// the fire state stream, where the brick at `cell` now burns at `intensity` until
+/// `endTick`, or is out (intensity 0, endTick 0; the cause is in the matching
+/// Extinguished event). Replicated.
 struct FireCell {
   VoxelCoord cell;             ///< the brick's minimum voxel corner (each coordinate a multiple of 8)
-  std::uint8_t intensity = 0;  ///< 1..255 (0 never stored)
+  std::uint8_t intensity = 0;  ///< 1..255 in FireState::cells; 0 in a stream record = out
   std::uint32_t endTick = 0;   ///< tick at which it burns out unless something changes
   friend bool operator==(const FireCell&, const FireCell&) = default;
 };
@@ -82,14 +85,8 @@ inline constexpr std::tuple kFireCellFields{
 static_assert(std::tuple_size_v<decltype(kFireCellFields)> == recordFieldCount<FireCell>(),
               "a FireCell field is missing from kFireCellFields");
 
-/// One record of the fire state stream: `cell` now burns at `intensity` until
-/// `endTick` (intensity 0 = out; the cause is in the matching Extinguished event).
-struct FireChange {
-  VoxelCoord cell;  ///< brick corner, as FireCell::cell
-  std::uint8_t intensity = 0;
-  std::uint32_t endTick = 0;
-  friend bool operator==(const FireChange&, const FireChange&) = default;
-};
+/// The fire state stream's record is a FireCell (the name is kept for its users).
+using FireChange = FireCell;
 
 /// Bits of FireWork::flags.
 enum FireWorkFlag : std::uint8_t {
@@ -177,7 +174,7 @@ constexpr VoxelCoord fireCellOf(VoxelCoord voxel) {
 
 /// Mirror side: applies one step's fire changes in order (later records for the same
 /// cell win). O(changes log changes + cells) for large batches.
-void applyFireChanges(FireState& state, std::span<const FireChange> changes);
+void applyFireChanges(FireState& state, std::span<const FireCell> changes);
 
 /// Restore side of the state codec (sim/save/state_codec.h): rebuilds the working data
 /// (work, fuel masks, key set) of every cell in state.cells from `world` as of `tick`
@@ -213,7 +210,7 @@ Result<void> restoreFire(std::span<const std::uint8_t> bytes, FireState& fire, c
 
 /// The burning cells inside one interest cell (catch-up after a client was away),
 /// sorted by corner. Allocates.
-std::vector<FireChange> fireInCell(const FireState& fire, CellCoord cell);
+std::vector<FireCell> fireInCell(const FireState& fire, CellCoord cell);
 
 /// First difference between two fire states, or nullopt.
 std::optional<std::string> diffFire(const FireState& expected, const FireState& actual);

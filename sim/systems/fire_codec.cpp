@@ -108,10 +108,10 @@ Result<void> restoreFire(std::span<const std::uint8_t> bytes, FireState& fire, c
   return {};
 }
 
-std::vector<FireChange> fireInCell(const FireState& fire, CellCoord cell) {
-  std::vector<FireChange> out;
+std::vector<FireCell> fireInCell(const FireState& fire, CellCoord cell) {
+  std::vector<FireCell> out;
   for (const FireCell& c : fire.cells) {
-    if (cellOf(brickOf(c.cell)) == cell) out.push_back(FireChange{c.cell, c.intensity, c.endTick});
+    if (cellOf(brickOf(c.cell)) == cell) out.push_back(c);
   }
   return out;
 }

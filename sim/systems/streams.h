@@ -61,7 +61,7 @@ struct StepOutput {
   // Stream 3: state changes, each list in the order the change happened.
   std::vector<PlayerChange> players;
   std::vector<WaterChange> water;
-  std::vector<FireChange> fire;
+  std::vector<FireCell> fire;
   std::vector<AnimalChange> animals;
   bool weatherChanged = false;        ///< weather holds new replicated values
   WeatherState weather;               ///< the replicated weather fields after the step when
