@@ -17,7 +17,7 @@
 
 #include "bots/bot_script.h"
 #include "net/enet_support.h"
-#include "net/server_host.h"  // TrafficCounters
+#include "net/traffic_counters.h"
 #include "sim/core/result.h"
 
 typedef struct _ENetHost ENetHost;

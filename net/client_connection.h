@@ -7,8 +7,10 @@
 // (a difference is a desync, recorded with tick and cell). It predicts the own
 // player (net/prediction.h) and interpolates the others (net/interpolation.h).
 //
-// Phases: Connecting -> AwaitingWelcome -> Generating -> AwaitingSnapshot -> Playing;
-// Failed (error() says why) or Disconnected from any of them.
+// Phases (ClientPhase): Connecting -> AwaitingWelcome -> Generating ->
+// AwaitingSnapshot -> Playing, and Failed or Disconnected from any of them. Every
+// change goes through one transition() that checks legalTransition (counting and
+// logging an illegal one), records it in ClientStats::phaseLog and times the join.
 //
 // Thread: one (the caller's); generation runs on a worker thread it owns.
 #pragma once
@@ -25,7 +27,7 @@
 #include "net/link_sim.h"
 #include "net/prediction.h"
 #include "net/protocol.h"
-#include "net/server_host.h"  // TrafficCounters
+#include "net/traffic_counters.h"
 #include "sim/step/commands.h"
 #include "sim/core/result.h"
 #include "sim/gen/scene.h"
@@ -48,8 +50,30 @@ struct ClientConfig {
   ClientKind kind = ClientKind::Player;  ///< Hello.kind
 };
 
-enum class ClientPhase { Connecting, AwaitingWelcome, Generating, AwaitingSnapshot, Playing, Failed, Disconnected };
+/// A connection's lifecycle, in join order; Failed and Disconnected are final.
+enum class ClientPhase : std::uint8_t {
+  Connecting,        ///< ENet is connecting; nothing sent yet
+  AwaitingWelcome,   ///< connected, Hello sent; waiting for Welcome (or Reject)
+  Generating,        ///< building the world named in Welcome on the worker thread,
+                     ///< then checking its hash (on a mismatch: asking for the cell
+                     ///< hashes that name the differing cells, then Failed)
+  AwaitingSnapshot,  ///< WorldReady sent; waiting for the JoinSnapshot
+  Playing,           ///< following StepBatches, CellStates and Snapshots; sending inputs
+  Failed,            ///< ended by an error here or a Reject (error() says why)
+  Disconnected,      ///< ended by either side disconnecting (error() says which)
+};
+/// "connecting", "awaiting welcome", ... (logs, the client's status line).
 const char* phaseName(ClientPhase phase) noexcept;
+/// True when a connection may go from `from` to `to`: one step along the join
+/// (Connecting to Playing), or from any phase but Failed and Disconnected to either.
+bool legalTransition(ClientPhase from, ClientPhase to) noexcept;
+
+/// One phase change, as transition() records it.
+struct PhaseChange {
+  double atMs = 0;  ///< since connect() started
+  ClientPhase from = ClientPhase::Connecting;
+  ClientPhase to = ClientPhase::Connecting;
+};
 
 /// A desync: the mirror's hashes differed from the server's after applying a step.
 struct Desync {
@@ -65,6 +89,8 @@ struct ClientStats {
   double rttMs = 0;                                 ///< ENet's round-trip estimate
   double joinMs = 0;                                ///< connect to Playing
   double generateMs = 0;                            ///< of which building the world
+  std::vector<PhaseChange> phaseLog;                ///< the phase changes, in order (5 at most when legal)
+  std::uint64_t illegalTransitions = 0;             ///< phase changes legalTransition forbids (client bugs)
   std::uint64_t stepsApplied = 0;
   std::uint64_t hashChecks = 0;
   std::vector<Desync> desyncs;                      ///< first 16 kept

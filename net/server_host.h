@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "net/traffic_counters.h"
 #include "sim/step/commands.h"
 #include "sim/core/result.h"
 #include "sim/systems/sim_state.h"
@@ -65,12 +66,6 @@ struct ServerConfig {
   std::uint32_t bandwidthCapBytesPerSecond = 256 * 1024;  ///< per client, downstream budget
   std::uint32_t reliableBacklogCapBytes = 8u << 20;       ///< beyond this a peer is TooSlow
   InterestConfig interest;
-};
-
-/// Byte and message counters by message type.
-struct TrafficCounters {
-  std::uint64_t messages = 0;
-  std::uint64_t bytes = 0;  ///< payload bytes (ENet and UDP headers not included)
 };
 
 /// What the server has done, for the stats line, metrics and benches.
