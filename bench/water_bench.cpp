@@ -115,11 +115,11 @@ int main(int argc, char** argv) {
     step(full, {}, out);
     const double b = cpuMicros();
     const WaterStats ws = waterStats(full.water);
-    fullSamples.push_back({b - a, ws.processedCells,
-                           ws.changedCells, out.water.size(), out.edits.size()});
+    fullSamples.push_back({b - a, ws.processedVoxels,
+                           ws.changedVoxels, out.water.size(), out.edits.size()});
     if (trace && (i + 1) % 100 == 0) {
       std::fprintf(stderr, "step %d: %.0f us processed %zu changed %zu active %zu wet %zu frozen %d edits %zu\n", i + 1,
-                   fullSamples.back().us, ws.processedCells, ws.changedCells, ws.activeCells, ws.wetCells,
+                   fullSamples.back().us, ws.processedVoxels, ws.changedVoxels, ws.activeVoxels, ws.wetVoxels,
                    ws.frozen ? 1 : 0, out.edits.size());
     }
   }
@@ -132,15 +132,15 @@ int main(int argc, char** argv) {
     stepWater(waterOnly.water, ctx);
     const double b = cpuMicros();
     const WaterStats ws = waterStats(waterOnly.water);
-    waterSamples.push_back({b - a, ws.processedCells,
-                            ws.changedCells, out.water.size(), out.edits.size()});
+    waterSamples.push_back({b - a, ws.processedVoxels,
+                            ws.changedVoxels, out.water.size(), out.edits.size()});
   }
   const bool same = !diffWater(full.water, waterOnly.water).has_value();
   const WaterStats end = waterStats(full.water);
   const auto n = static_cast<std::size_t>(steps);
 
   std::printf("{\n  \"bench\": \"water_glade_idle\",\n  \"steps\": %d,\n  \"create_ms\": %.1f,\n", steps, createMs);
-  std::printf("  \"initial\": {\"wet_cells\": %zu, \"bricks\": %zu, \"brick_bytes\": %zu},\n", initial.wetCells,
+  std::printf("  \"initial\": {\"wet_cells\": %zu, \"bricks\": %zu, \"brick_bytes\": %zu},\n", initial.wetVoxels,
               initial.bricks, initial.bricks * sizeof(internal::WaterBrick));
   std::printf("  \"sources\": [");
   for (std::size_t i = 0; i < full.water.sources.size(); ++i) {
@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
   std::printf(
       "  \"end\": {\"wet_cells\": %zu, \"bricks\": %zu, \"active_cells\": %zu, \"processed_cells\": %zu, "
       "\"frozen\": %s, \"water_only_matches_full\": %s}\n}\n",
-      end.wetCells, end.bricks, end.activeCells, end.processedCells, end.frozen ? "true" : "false",
+      end.wetVoxels, end.bricks, end.activeVoxels, end.processedVoxels, end.frozen ? "true" : "false",
       same ? "true" : "false");
   return 0;
 }

@@ -455,7 +455,7 @@ struct ClientConnection::Impl {
     if (c.water()) {
       for (const wire::WaterRec* r : *c.water()) {
         const sim::WaterChange w = fromWire(*r, cell);
-        if (inside(w.cell) && w.amount <= sim::kWaterPerVoxel) water.push_back(w);
+        if (inside(w.voxel) && w.amount <= sim::kWaterPerVoxel) water.push_back(w);
       }
     }
     if (c.fire()) {

@@ -975,8 +975,8 @@ struct ServerHost::Impl {
     waterByCell.clear();
     fireByCell.clear();
     for (std::uint32_t i = 0; i < pendingWater.size(); ++i) {
-      const std::int64_t c = cellIndexOfVoxel(pendingWater[i].cell);
-      if (c >= 0) waterByCell.push_back({static_cast<std::uint32_t>(c), packVoxelKey(pendingWater[i].cell), i});
+      const std::int64_t c = cellIndexOfVoxel(pendingWater[i].voxel);
+      if (c >= 0) waterByCell.push_back({static_cast<std::uint32_t>(c), packVoxelKey(pendingWater[i].voxel), i});
     }
     for (std::uint32_t i = 0; i < pendingFire.size(); ++i) {
       const std::int64_t c = cellIndexOfVoxel(pendingFire[i].cell);

@@ -239,16 +239,16 @@ bool fitsInt16(std::int32_t v) noexcept { return v >= INT16_MIN && v <= INT16_MA
 }  // namespace
 
 bool toWire(const sim::WaterChange& c, sim::CellCoord cell, wire::WaterRec& out) noexcept {
-  const std::int32_t x = c.cell.x - cell.x * kCellVoxels, z = c.cell.z - cell.z * kCellVoxels;
-  if (x < 0 || x >= kCellVoxels || z < 0 || z >= kCellVoxels || !fitsInt16(c.cell.y)) return false;
-  out = wire::WaterRec(static_cast<std::int16_t>(c.cell.y), static_cast<std::uint8_t>(x), static_cast<std::uint8_t>(z),
+  const std::int32_t x = c.voxel.x - cell.x * kCellVoxels, z = c.voxel.z - cell.z * kCellVoxels;
+  if (x < 0 || x >= kCellVoxels || z < 0 || z >= kCellVoxels || !fitsInt16(c.voxel.y)) return false;
+  out = wire::WaterRec(static_cast<std::int16_t>(c.voxel.y), static_cast<std::uint8_t>(x), static_cast<std::uint8_t>(z),
                        c.amount);
   return true;
 }
 
 sim::WaterChange fromWire(const wire::WaterRec& rec, sim::CellCoord cell) noexcept {
   sim::WaterChange c;
-  c.cell = {cell.x * kCellVoxels + rec.x(), rec.y(), cell.z * kCellVoxels + rec.z()};
+  c.voxel = {cell.x * kCellVoxels + rec.x(), rec.y(), cell.z * kCellVoxels + rec.z()};
   c.amount = rec.amount();
   return c;
 }

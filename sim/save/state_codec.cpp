@@ -34,7 +34,7 @@ std::vector<SaveBlob> stateBlobs(const SimState& state) {
 StateCopy copyState(const SimState& state) {
   StateCopy c;
   c.players = state.players;
-  c.water.cells = state.water.cells;  // encodeWater reads only the amounts
+  c.water.grid = state.water.grid;  // encodeWater reads only the amounts
   c.fire = state.fire;
   c.animals = state.animals;
   c.weather = state.weather;

@@ -75,7 +75,7 @@ void applyCellState(SimState& mirror, CellCoord cell, bool full, std::span<const
 }
 
 void clearWaterInCell(WaterState& water, CellCoord cell) {
-  internal::WaterGrid& g = water.cells;
+  internal::WaterGrid& g = water.grid;
   for (std::uint32_t slot = 0; slot < g.brickCount(); ++slot) {
     if (g.brick(slot).wet == 0 || cellOf(g.brick(slot).coord) != cell) continue;
     for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) g.setAmount(slot, i, 0);

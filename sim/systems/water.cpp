@@ -136,7 +136,7 @@ void initWater(WaterState& s, const SimSetup& setup) {
   }
   s.open[kAir] = 1;
   if (auto w = mt.find("water")) s.water = *w;
-  s.cells.reset(world.bounds());
+  s.grid.reset(world.bounds());
 
   // Pond outlets: the layer above the generated water at each pond's centre.
   const WorldBounds& wb = world.bounds();
@@ -172,7 +172,7 @@ void initWater(WaterState& s, const SimSetup& setup) {
       }
     }
   }
-  s.cells.reserve(wet.size() + wet.size() / 4 + 256);
+  s.grid.reserve(wet.size() + wet.size() / 4 + 256);
   // Streams flow; the cells do not carry that flow (sources are routed), so a
   // stream's generated water is held at its level: full for good, feeding holes dug
   // beside or under it, and the open cells on its surface carry away whatever
@@ -188,27 +188,27 @@ void initWater(WaterState& s, const SimSetup& setup) {
   };
   std::vector<VoxelCoord> surface;
   for (const BrickCoord& bc : wet) {
-    const std::uint32_t slot = s.cells.add(bc);
-    initMasks(s.cells.brick(slot), world, s);
+    const std::uint32_t slot = s.grid.add(bc);
+    initMasks(s.grid.brick(slot), world, s);
     const BrickView v = world.brick(bc);
     v.decode(m);
     for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
       if (!liquid[m[i]]) continue;
-      s.cells.setAmount(slot, i, static_cast<std::uint16_t>(kFull));
+      s.grid.setAmount(slot, i, static_cast<std::uint16_t>(kFull));
       const VoxelCoord c = cellCoord(bc, i);
       if (!streams || inPond(c.x, c.z)) continue;
-      internal::setBit(s.cells.brick(slot).held, i);
+      internal::setBit(s.grid.brick(slot).held, i);
       const VoxelCoord above{c.x, c.y + 1, c.z};
       if (world.bounds().containsVoxel(above) && world.get(above) == kAir) surface.push_back(above);
     }
   }
   for (const VoxelCoord& c : surface) {
-    std::int32_t slot = s.cells.find(brickOf(c));
+    std::int32_t slot = s.grid.find(brickOf(c));
     if (slot < 0) {
-      slot = static_cast<std::int32_t>(s.cells.add(brickOf(c)));
-      initMasks(s.cells.brick(static_cast<std::uint32_t>(slot)), world, s);
+      slot = static_cast<std::int32_t>(s.grid.add(brickOf(c)));
+      initMasks(s.grid.brick(static_cast<std::uint32_t>(slot)), world, s);
     }
-    internal::setBit(s.cells.brick(static_cast<std::uint32_t>(slot)).sink, cellIndex(c));
+    internal::setBit(s.grid.brick(static_cast<std::uint32_t>(slot)).sink, cellIndex(c));
   }
 
   // Sources: routed from the first tick.
@@ -246,31 +246,31 @@ void stepWater(WaterState& state, SimContext& ctx) {
   t.run();
 }
 
-bool pourWater(WaterState& state, SimContext& ctx, VoxelCoord cell, std::uint32_t amount) {
+bool pourWater(WaterState& state, SimContext& ctx, VoxelCoord voxel, std::uint32_t amount) {
   if (amount == 0 || state.water == kAir) return false;
-  if (!ctx.world().bounds().containsVoxel(cell)) return false;
+  if (!ctx.world().bounds().containsVoxel(voxel)) return false;
   WaterTick t(state, ctx);
-  return t.pour(cell, amount);
+  return t.pour(voxel, amount);
 }
 
-std::uint16_t waterAt(const WaterState& state, VoxelCoord cell) { return state.cells.amountAt(cell); }
+std::uint16_t waterAt(const WaterState& state, VoxelCoord voxel) { return state.grid.amountAt(voxel); }
 
 void applyWaterChanges(WaterState& state, std::span<const WaterChange> changes) {
   for (const WaterChange& c : changes) {
-    const BrickCoord bc = brickOf(c.cell);
-    std::int32_t slot = state.cells.find(bc);
+    const BrickCoord bc = brickOf(c.voxel);
+    std::int32_t slot = state.grid.find(bc);
     if (slot < 0) {
       if (c.amount == 0) continue;
-      slot = static_cast<std::int32_t>(state.cells.add(bc));
+      slot = static_cast<std::int32_t>(state.grid.add(bc));
     }
-    state.cells.setAmount(static_cast<std::uint32_t>(slot), cellIndex(c.cell), c.amount);
+    state.grid.setAmount(static_cast<std::uint32_t>(slot), cellIndex(c.voxel), c.amount);
   }
 }
 
 void hashWater(const WaterState& state, StateHasher& h) {
-  h.add(static_cast<std::uint64_t>(state.cells.size()));
-  for (const std::uint32_t slot : state.cells.sorted()) {
-    const WaterBrick& b = state.cells.brick(slot);
+  h.add(static_cast<std::uint64_t>(state.grid.size()));
+  for (const std::uint32_t slot : state.grid.sorted()) {
+    const WaterBrick& b = state.grid.brick(slot);
     if (b.wet == 0) continue;
     h.add(b.coord.x);
     h.add(b.coord.y);
@@ -286,12 +286,12 @@ void hashWater(const WaterState& state, StateHasher& h) {
 std::optional<std::string> diffWater(const WaterState& e, const WaterState& a) {
   // Merge-walk both brick lists in canonical order; a missing brick is dry.
   static constexpr std::array<std::uint16_t, kBrickVoxels> kDry{};
-  const auto es = e.cells.sorted();
-  const auto as = a.cells.sorted();
+  const auto es = e.grid.sorted();
+  const auto as = a.grid.sorted();
   std::size_t i = 0, j = 0;
   while (i < es.size() || j < as.size()) {
-    const WaterBrick* eb = i < es.size() ? &e.cells.brick(es[i]) : nullptr;
-    const WaterBrick* ab = j < as.size() ? &a.cells.brick(as[j]) : nullptr;
+    const WaterBrick* eb = i < es.size() ? &e.grid.brick(es[i]) : nullptr;
+    const WaterBrick* ab = j < as.size() ? &a.grid.brick(as[j]) : nullptr;
     if (eb && ab && eb->key != ab->key) {
       if (eb->key < ab->key) {
         ab = nullptr;
@@ -313,26 +313,26 @@ std::optional<std::string> diffWater(const WaterState& e, const WaterState& a) {
       }
     }
   }
-  if (e.cells.size() != a.cells.size()) {
-    return internal::format("water wet cells: expected %zu, actual %zu", e.cells.size(), a.cells.size());
+  if (e.grid.size() != a.grid.size()) {
+    return internal::format("water wet voxels: expected %zu, actual %zu", e.grid.size(), a.grid.size());
   }
   return std::nullopt;
 }
 
 WaterStats waterStats(const WaterState& state) noexcept {
   WaterStats st = state.last;
-  st.wetCells = state.cells.size();
-  st.bricks = state.cells.brickCount();
+  st.wetVoxels = state.grid.size();
+  st.bricks = state.grid.brickCount();
   st.frozen = state.frozen;
-  st.activeCells = 0;
+  st.activeVoxels = 0;
   for (const std::uint32_t slot : state.queue) {
-    for (const std::uint64_t w : state.cells.brick(slot).next) st.activeCells += static_cast<std::size_t>(std::popcount(w));
+    for (const std::uint64_t w : state.grid.brick(slot).next) st.activeVoxels += static_cast<std::size_t>(std::popcount(w));
   }
   return st;
 }
 
-void restoreWaterCells(WaterState& state, const BrickStore& world, std::span<const WaterChange> cells) {
-  WaterGrid& g = state.cells;
+void restoreWaterVoxels(WaterState& state, const BrickStore& world, std::span<const WaterChange> voxels) {
+  WaterGrid& g = state.grid;
   // Dry every record and refresh its masks from the world as it is now.
   for (std::uint32_t slot = 0; slot < g.brickCount(); ++slot) {
     for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) g.setAmount(slot, i, 0);
@@ -340,15 +340,15 @@ void restoreWaterCells(WaterState& state, const BrickStore& world, std::span<con
     initMasks(b, world, state);
     for (int w = 0; w < internal::kCellMaskWords; ++w) b.held[static_cast<std::size_t>(w)] &= b.open[static_cast<std::size_t>(w)];
   }
-  for (const WaterChange& c : cells) {
-    const BrickCoord bc = brickOf(c.cell);
+  for (const WaterChange& c : voxels) {
+    const BrickCoord bc = brickOf(c.voxel);
     std::int32_t s = g.find(bc);
     if (s < 0) {
       s = static_cast<std::int32_t>(g.add(bc));
       initMasks(g.brick(static_cast<std::uint32_t>(s)), world, state);
     }
     const auto slot = static_cast<std::uint32_t>(s);
-    const unsigned idx = cellIndex(c.cell);
+    const unsigned idx = cellIndex(c.voxel);
     g.setAmount(slot, idx, c.amount);
     WaterBrick& b = g.brick(slot);
     internal::setBit(b.next, idx);

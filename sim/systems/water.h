@@ -3,29 +3,29 @@
 // hashWater; the mirror test calls diffWater. The implementation (sim/systems/water.cpp) may
 // change freely behind this interface, including WaterState's fields.
 //
-// The water system: integer amounts per voxel cell (kWaterPerVoxel units = one full
+// The water system: integer amounts per voxel (kWaterPerVoxel units = one full
 // voxel), stored per brick (sim/systems/internal/water_grid.h). Each tick, in this order:
 //  1. Edits: the edit log written so far this step (commands, weather) is scanned;
-//     a cell that became solid while holding water is emptied and its water pushed
-//     up its column into the first cells with room (lost past 64 cells); a cell
+//     a voxel that became solid while holding water is emptied and its water pushed
+//     up its column into the first voxels with room (lost past 64 voxels); a voxel
 //     that opened or closed wakes its wet neighbours.
 //  2. Sources: a scene source's flow (litres per second rounded to whole units per
 //     tick) follows a cached route within the tick: it falls, moves to the lowest
 //     neighbouring surface, crosses flats breadth-first to the nearest way down,
 //     and leaves where the route reaches a sink; only where the route ends without
-//     a way down (a hole, a basin below its rim) is it deposited into the cells,
+//     a way down (a hole, a basin below its rim) is it deposited into the voxels,
 //     which fill until the route (recomputed after a floor it read changes, in
-//     slices of 2048 cell checks per tick) finds the way over the rim. A waterfall
+//     slices of 2048 voxel checks per tick) finds the way over the rim. A waterfall
 //     starts from the middle of its lip, just past the cliff's slope on the side
-//     where the ground drops; a spring from its cell.
-//  3. Gravity (from a snapshot): a cell with room below moves down as much as fits;
-//     over empty cells it falls straight to where it lands in the same tick.
-//  4. Spreading (from the snapshot after gravity): a cell resting on something
+//     where the ground drops; a spring from its voxel.
+//  3. Gravity (from a snapshot): a voxel with room below moves down as much as fits;
+//     over empty voxels it falls straight to where it lands in the same tick.
+//  4. Spreading (from the snapshot after gravity): a voxel resting on something
 //     solid or full levels with its lower side neighbours (water-filling to a common
 //     level); a receiver offered more than its room, or more than would lift it
 //     above any of its sources, takes a proportional share. Every flow moves water
 //     from higher to lower without overshoot, so totals are exact and water settles
-//     (levelled to within a couple of units per cell) instead of oscillating. A
+//     (levelled to within a couple of units per voxel) instead of oscillating. A
 //     film thinner than kWaterPerVoxel / 8 does not creep onto dry flat ground, only
 //     over edges.
 //  5. Sinks: water leaves past the world's sides or bottom, at a pond's outlet (the
@@ -33,24 +33,24 @@
 //     instead of flooding the world) and on a stream's surface (below). A film under
 //     kWaterPerVoxel / 8 on soil, grass, sand or gravel soaks away one unit per tick.
 // Both flow phases compute every flow from the same snapshot and then apply them, so
-// the result does not depend on processing order; cells are processed, and records
+// the result does not depend on processing order; voxels are processed, and records
 // written, in canonical order (brick packCoordId, then voxel index). No floats
 // after init, no randomness in the flow (splash events use keyed draws).
 //
 // Generated water: ponds are free water (a hole dug under a pond drains it). A
-// stream's generated water is held at its level (streams flow, but the cells do not
+// stream's generated water is held at its level (streams flow, but the voxels do not
 // carry that flow: its generated staircase of levels would otherwise drain away at
-// the first disturbance): held cells stay full, feed holes dug beside or under them,
-// and the open cells on the stream's surface are sinks (water reaching the stream
+// the first disturbance): held voxels stay full, feed holes dug beside or under them,
+// and the open voxels on the stream's surface are sinks (water reaching the stream
 // is carried away). All generated water starts asleep.
 //
-// Active set: only cells whose amount changed, their wet neighbours and cells woken
+// Active set: only voxels whose amount changed, their wet neighbours and voxels woken
 // by edits or pours are processed next tick; everything else sleeps. When a tick
 // changes no amount and wakes nothing new while sources deposit (a steady flow), the
 // next tick would repeat it exactly, so the system freezes until a pour, an edit
-// waking a wet cell, or an edit in a brick of the frozen flow or of a route.
+// waking a wet voxel, or an edit in a brick of the frozen flow or of a route.
 //
-// Voxels: the store holds the water material where a cell holds at least half a
+// Voxels: the store holds the water material where a voxel holds at least half a
 // voxel (set when the amount reaches kWaterPerVoxel / 2, cleared when it falls
 // below kWaterPerVoxel / 8: hysteresis keeps thin flows from flickering in the edit
 // log), written through ctx.setVoxel, so clients, motion (swimming) and audio see
@@ -62,9 +62,9 @@
 // it lands.
 //
 // Known gaps: edits made after water in a step (fire burning a wall away) are seen
-// only when something else wakes the cells next to them. The active set and routes
+// only when something else wakes the voxels next to them. The active set and routes
 // are server working data: a server restarted from a save must rebuild them (wake
-// every cell that is not at rest) to continue identically.
+// every voxel that is not at rest) to continue identically.
 //
 // Contract for every system (water, fire, weather, animals):
 // - init*(state, setup): builds the initial state from the scene and the generated
@@ -104,82 +104,82 @@ struct SimSetup;
 inline constexpr std::uint32_t kWaterPerVoxel = 256;     ///< water units in one full voxel
 inline constexpr std::uint32_t kMaxPourAmount = 64 * kWaterPerVoxel;  ///< largest single pour
 
-/// One record of the water state stream: `cell` now holds `amount` (0 = dry).
+/// One record of the water state stream: `voxel` now holds `amount` (0 = dry).
 struct WaterChange {
-  VoxelCoord cell;
+  VoxelCoord voxel;
   std::uint16_t amount = 0;  ///< water units, 0..kWaterPerVoxel
   friend bool operator==(const WaterChange&, const WaterChange&) = default;
 };
 
 /// Counters for tests, benchmarks and metrics.
 struct WaterStats {
-  std::size_t wetCells = 0;       ///< cells holding water
-  std::size_t bricks = 0;         ///< bricks with a water record
-  std::size_t processedCells = 0; ///< cells the last tick processed (0 when frozen or settled)
-  std::size_t activeCells = 0;    ///< cells queued for the next tick (kept while frozen)
-  std::size_t changedCells = 0;   ///< cells whose amount the last tick changed
-  bool frozen = false;            ///< steady flow: ticks are skipped until something wakes it
+  std::size_t wetVoxels = 0;       ///< voxels holding water
+  std::size_t bricks = 0;          ///< bricks with a water record
+  std::size_t processedVoxels = 0; ///< voxels the last tick processed (0 when frozen or settled)
+  std::size_t activeVoxels = 0;    ///< voxels queued for the next tick (kept while frozen)
+  std::size_t changedVoxels = 0;   ///< voxels whose amount the last tick changed
+  bool frozen = false;             ///< steady flow: ticks are skipped until something wakes it
 };
 
-/// The water system's state. `cells` (the amounts) is replicated; everything else
+/// The water system's state. `grid` (the amounts) is replicated; everything else
 /// is server-side working data, ignored by hash and diff. Copyable.
 struct WaterState {
-  internal::WaterGrid cells;                            ///< replicated amounts, by brick
+  internal::WaterGrid grid;                             ///< replicated amounts, by brick
   std::vector<internal::WaterSourceRoute> sources;      ///< scene sources (working data from here on)
   std::vector<internal::PondOutlet> outlets;            ///< pond overflow layers
-  std::vector<std::uint32_t> queue;                     ///< slots with cells in the active set
+  std::vector<std::uint32_t> queue;                     ///< slots with voxels in the active set
   std::array<std::uint8_t, 256> open{};                 ///< per material: water may be there (air, liquid)
   std::array<std::uint8_t, 256> porous{};               ///< per material: thin films soak into it
   MaterialId water = kAir;                              ///< the material written for water voxels
   bool frozen = false;                                  ///< see the active set above
   std::vector<std::uint64_t> watch;                     ///< while frozen: packCoordId of bricks near the flow, sorted
-  std::vector<std::uint64_t> floorChanged;              ///< bricks where a cell became or stopped being a floor
+  std::vector<std::uint64_t> floorChanged;              ///< bricks where a voxel became or stopped being a floor
   internal::WaterRouteSearch search;                    ///< route search in progress
   WaterStats last;                                      ///< counters of the last tick
   internal::WaterScratch scratch;                       ///< reused per tick
 };
 
 /// Builds the initial water state: every liquid voxel of the generated world is a
-/// full cell (asleep), plus the scene's sources (awake) and pond outlets. Reads the
+/// full voxel (asleep), plus the scene's sources (awake) and pond outlets. Reads the
 /// whole world once (about 0.2 s for glade). Allocates.
 void initWater(WaterState& state, const SimSetup& setup);
 
 /// One tick of water. See the contract above.
 void stepWater(WaterState& state, SimContext& ctx);
 
-/// Adds `amount` units at `cell` for a validated pour command (the step has checked
-/// reach, bounds and amount). The water drops to where it lands and fills cells
+/// Adds `amount` units at `voxel` for a validated pour command (the step has checked
+/// reach, bounds and amount). The water drops to where it lands and fills voxels
 /// upward from there (a pour of n voxels into a narrow hole stands n voxels high and
-/// then spreads); what finds no room within 512 cells is not poured. Records,
+/// then spreads); what finds no room within 512 voxels is not poured. Records,
 /// voxel edits and a splash event are written at once. Returns false when nothing
 /// could be poured there (solid target, or nothing below it inside the world); then
 /// nothing changed.
-bool pourWater(WaterState& state, SimContext& ctx, VoxelCoord cell, std::uint32_t amount);
+bool pourWater(WaterState& state, SimContext& ctx, VoxelCoord voxel, std::uint32_t amount);
 
-/// The water amount at cell (0 if dry or outside). O(1): one hash probe. For other
+/// The water amount at voxel (0 if dry or outside). O(1): one hash probe. For other
 /// systems (fire, motion via voxels). Valid on the server and on mirrors.
-std::uint16_t waterAt(const WaterState& state, VoxelCoord cell);
+std::uint16_t waterAt(const WaterState& state, VoxelCoord voxel);
 
 /// Mirror side: applies one step's water changes in order. Allocates only when water
 /// reaches a brick the mirror has no record for.
 void applyWaterChanges(WaterState& state, std::span<const WaterChange> changes);
 
 /// Restore side of the state codec (sim/save/state_codec.h): makes the amounts exactly
-/// `cells` (every other cell dry; cells sorted canonically, amounts 1..kWaterPerVoxel,
+/// `voxels` (every other voxel dry; voxels sorted canonically, amounts 1..kWaterPerVoxel,
 /// inside the world), refreshes every brick record's masks from `world` (which may
-/// differ from the generated world after applySave), wakes every wet cell and thaws
+/// differ from the generated world after applySave), wakes every wet voxel and thaws
 /// the system. Writes no voxels and no records. Allocates for new bricks.
-void restoreWaterCells(WaterState& state, const BrickStore& world, std::span<const WaterChange> cells);
+void restoreWaterVoxels(WaterState& state, const BrickStore& world, std::span<const WaterChange> voxels);
 
 /// The "water" blob of the state codec (sim/save/state_codec.h): u32 count of bricks
 /// holding water (strictly increasing packCoordId, inside the world), per brick: 3 x
 /// i32 coordinate, a 64-byte mask of wet voxels (bit i = voxel index i, not all zero),
-/// then u16 amount (1..kWaterPerVoxel) per set bit in index order. Every wet cell;
-/// reads only `cells`. Allocates as out grows.
+/// then u16 amount (1..kWaterPerVoxel) per set bit in index order. Every wet voxel;
+/// reads only `grid`. Allocates as out grows.
 void encodeWater(const WaterState& water, std::vector<std::uint8_t>& out);
 /// Replaces the amounts with the blob's (checking every length, order and range; on
-/// error the state is untouched) through restoreWaterCells, which wakes every wet
-/// cell. A default-constructed state is first sized to the world.
+/// error the state is untouched) through restoreWaterVoxels, which wakes every wet
+/// voxel. A default-constructed state is first sized to the world.
 Result<void> decodeWater(std::span<const std::uint8_t> bytes, WaterState& water, const BrickStore& world);
 /// The water records inside one interest cell (catch-up after a client was away),
 /// sorted by coordinate. Allocates.
@@ -190,7 +190,7 @@ std::vector<WaterChange> waterInCell(const WaterState& water, CellCoord cell);
 void hashWater(const WaterState& state, StateHasher& hasher);
 
 /// First difference between two water states ("water (x,y,z): expected A, actual
-/// B", the first cell in canonical order), or nullopt.
+/// B", the first voxel in canonical order), or nullopt.
 std::optional<std::string> diffWater(const WaterState& expected, const WaterState& actual);
 
 /// Counters of the last tick and the current state (for tests, benches, metrics).

@@ -18,7 +18,7 @@ VoxelCoord voxelIn(BrickCoord b, unsigned i) {
 }  // namespace
 
 void encodeWater(const WaterState& water, std::vector<std::uint8_t>& out) {
-  const internal::WaterGrid& g = water.cells;
+  const internal::WaterGrid& g = water.grid;
   ByteWriter w(out);
   const std::size_t countAt = w.size() + 1;
   w.header(0);  // the count is known after the walk
@@ -43,7 +43,7 @@ void encodeWater(const WaterState& water, std::vector<std::uint8_t>& out) {
 Result<void> decodeWater(std::span<const std::uint8_t> bytes, WaterState& water, const BrickStore& world) {
   ByteReader r(bytes, "water");
   const std::uint32_t n = r.header(kWaterMinBytes);
-  std::vector<WaterChange> cells;
+  std::vector<WaterChange> voxels;
   std::uint64_t lastKey = 0;
   for (std::uint32_t k = 0; k < n && r.ok(); ++k) {
     const Vec3i c = r.vec();
@@ -61,25 +61,25 @@ Result<void> decodeWater(std::span<const std::uint8_t> bytes, WaterState& water,
       word = r.u64();
       any = any || word != 0;
     }
-    if (r.ok() && !any) r.fail(internal::format("brick %u: no wet cell", k));
+    if (r.ok() && !any) r.fail(internal::format("brick %u: no wet voxel", k));
     for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels) && r.ok(); ++i) {
       if (!((mask[i >> 6] >> (i & 63u)) & 1u)) continue;
       const std::uint16_t a = r.u16();
       if (r.ok() && (a == 0 || a > kWaterPerVoxel)) r.fail(internal::format("brick %u: amount %u", k, unsigned{a}));
-      cells.push_back(WaterChange{voxelIn(bc, i), a});
+      voxels.push_back(WaterChange{voxelIn(bc, i), a});
     }
   }
   if (Result<void> e = r.finish(); !e) return e;
-  if (water.cells.bounds().maxBrick == BrickCoord{} && water.cells.brickCount() == 0) {
-    water.cells.reset(world.bounds());  // a default-constructed state
+  if (water.grid.bounds().maxBrick == BrickCoord{} && water.grid.brickCount() == 0) {
+    water.grid.reset(world.bounds());  // a default-constructed state
   }
-  restoreWaterCells(water, world, cells);
+  restoreWaterVoxels(water, world, voxels);
   return {};
 }
 
 std::vector<WaterChange> waterInCell(const WaterState& water, CellCoord cell) {
   std::vector<WaterChange> out;
-  const internal::WaterGrid& g = water.cells;
+  const internal::WaterGrid& g = water.grid;
   for (const std::uint32_t slot : g.sorted()) {
     const internal::WaterBrick& b = g.brick(slot);
     if (b.wet == 0 || cellOf(b.coord) != cell) continue;

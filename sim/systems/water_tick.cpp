@@ -196,8 +196,8 @@ void WaterTick::run() {
     // edits above touched no route (they would have thawed it).
     s_.floorChanged.clear();
     splashes();
-    s_.last.processedCells = 0;
-    s_.last.changedCells = 0;
+    s_.last.processedVoxels = 0;
+    s_.last.changedVoxels = 0;
     return;
   }
   begin();
@@ -206,8 +206,8 @@ void WaterTick::run() {
   lateral();
   soak();
   finish();
-  s_.last.processedCells = sc.cells.size();
-  s_.last.changedCells = changed_;
+  s_.last.processedVoxels = sc.cells.size();
+  s_.last.changedVoxels = changed_;
   if (changed_ == 0 && newcomers_ == 0 && !sc.cells.empty() && !s_.sources.empty()) freeze();
 }
 

@@ -112,7 +112,7 @@ void TraceHasher::addStep(const SimState& state, const StepOutput& out) noexcept
   }
   h_.add(static_cast<std::uint64_t>(out.water.size()));
   for (const WaterChange& c : out.water) {
-    addCoord(h_, c.cell);
+    addCoord(h_, c.voxel);
     h_.add(c.amount);
   }
   h_.add(static_cast<std::uint64_t>(out.fire.size()));

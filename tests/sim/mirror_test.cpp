@@ -46,7 +46,7 @@ void followAsClient(SimState& client, const StepOutput& out) {
   records.fire = {};
   applyStep(client, records);
   std::vector<CellCoord> cells;
-  for (const WaterChange& w : out.water) cells.push_back(cellOf(brickOf(w.cell)));
+  for (const WaterChange& w : out.water) cells.push_back(cellOf(brickOf(w.voxel)));
   for (const FireChange& f : out.fire) cells.push_back(cellOf(brickOf(f.cell)));
   std::sort(cells.begin(), cells.end());
   cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
@@ -56,7 +56,7 @@ void followAsClient(SimState& client, const StepOutput& out) {
     water.clear();
     fire.clear();
     for (const WaterChange& w : out.water) {
-      if (cellOf(brickOf(w.cell)) == cell) water.push_back(w);
+      if (cellOf(brickOf(w.voxel)) == cell) water.push_back(w);
     }
     for (const FireChange& f : out.fire) {
       if (cellOf(brickOf(f.cell)) == cell) fire.push_back(f);

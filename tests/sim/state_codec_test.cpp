@@ -84,10 +84,10 @@ Result<void> decodeInto(const std::string& name, std::span<const std::uint8_t> b
 TEST_CASE("codec: the fixture is non-trivial") {
   const SimState& s = fixture().server;
   CHECK(s.players.size() == 5);
-  CHECK(s.water.cells.size() > 0);
+  CHECK(s.water.grid.size() > 0);
   CHECK(s.fire.cells.size() > 0);
   CHECK(s.animals.animals.size() > 0);
-  MESSAGE("wet cells " << s.water.cells.size() << ", fire cells " << s.fire.cells.size() << ", animals "
+  MESSAGE("wet cells " << s.water.grid.size() << ", fire cells " << s.fire.cells.size() << ", animals "
                        << s.animals.animals.size());
 }
 
@@ -214,8 +214,8 @@ TEST_CASE("codec: cell helpers") {
       const std::vector<WaterChange> wc = waterInCell(s.water, c);
       const std::vector<FireChange> fc = fireInCell(s.fire, c);
       for (const WaterChange& ch : wc) {
-        REQUIRE(cellOf(brickOf(ch.cell)) == c);
-        REQUIRE(ch.amount == waterAt(s.water, ch.cell));
+        REQUIRE(cellOf(brickOf(ch.voxel)) == c);
+        REQUIRE(ch.amount == waterAt(s.water, ch.voxel));
       }
       for (const FireChange& ch : fc) REQUIRE(cellOf(brickOf(ch.cell)) == c);
       water += wc.size();
@@ -226,7 +226,7 @@ TEST_CASE("codec: cell helpers") {
       }
     }
   }
-  CHECK(water == s.water.cells.size());
+  CHECK(water == s.water.grid.size());
   CHECK(fire == s.fire.cells.size());
   REQUIRE(most > 0);
 
@@ -235,7 +235,7 @@ TEST_CASE("codec: cell helpers") {
   clearFireInCell(f, busiest);
   CHECK(waterInCell(w, busiest).empty());
   CHECK(fireInCell(f, busiest).empty());
-  CHECK(w.cells.size() == s.water.cells.size() - w0);
+  CHECK(w.grid.size() == s.water.grid.size() - w0);
   CHECK(f.cells.size() == s.fire.cells.size() - f0);
   // Re-applying the cell's records restores the state.
   applyWaterChanges(w, waterInCell(s.water, busiest));

@@ -54,8 +54,8 @@ StepOutput tick(SimState& s, const std::function<void(SimContext&)>& edits = {})
 
 std::uint64_t totalWater(const WaterState& w) {
   std::uint64_t sum = 0;
-  for (const std::uint32_t slot : w.cells.sorted()) {
-    for (const std::uint16_t a : w.cells.brick(slot).amount) sum += a;
+  for (const std::uint32_t slot : w.grid.sorted()) {
+    for (const std::uint16_t a : w.grid.brick(slot).amount) sum += a;
   }
   return sum;
 }
@@ -64,8 +64,8 @@ std::uint64_t totalWater(const WaterState& w) {
 // is a water voxel; every water voxel holds some water.
 void checkVoxelsAgree(const SimState& s) {
   const MaterialId water = mat("water");
-  for (const std::uint32_t slot : s.water.cells.sorted()) {
-    const auto& b = s.water.cells.brick(slot);
+  for (const std::uint32_t slot : s.water.grid.sorted()) {
+    const auto& b = s.water.grid.brick(slot);
     for (int i = 0; i < kBrickVoxels; ++i) {
       const VoxelCoord v{b.coord.x * 8 + (i & 7), b.coord.y * 8 + ((i >> 3) & 7), b.coord.z * 8 + (i >> 6)};
       const MaterialId m = s.world.get(v);
@@ -81,7 +81,7 @@ int settle(SimState& s, int maxTicks) {
   for (int t = 0; t < maxTicks; ++t) {
     tick(s);
     const WaterStats st = waterStats(s.water);
-    if (st.activeCells == 0 && st.processedCells == 0) return t + 1;
+    if (st.activeVoxels == 0 && st.processedVoxels == 0) return t + 1;
   }
   return -1;
 }
@@ -131,17 +131,17 @@ TEST_CASE("water falls down a shaft and spreads on the floor") {
   REQUIRE(settle(s, 4000) > 0);
   CHECK(totalWater(s.water) == kPour);
   std::uint64_t floor = 0;
-  int wetFloorCells = 0;
+  int wetFloorVoxels = 0;
   for (int z = -40; z < 40; ++z) {
     for (int x = -40; x < 40; ++x) {
       const unsigned a = waterAt(s.water, VoxelCoord{x, 0, z});
       floor += a;
-      wetFloorCells += a > 0 ? 1 : 0;
+      wetFloorVoxels += a > 0 ? 1 : 0;
     }
   }
-  MESSAGE("on the floor: " << floor << " units in " << wetFloorCells << " cells");
+  MESSAGE("on the floor: " << floor << " units in " << wetFloorVoxels << " voxels");
   CHECK(floor > kPour / 2);  // most of it went down the shaft
-  CHECK(wetFloorCells > 20);  // and spread
+  CHECK(wetFloorVoxels > 20);  // and spread
   for (int y = 1; y < 20; ++y) CHECK(waterAt(s.water, VoxelCoord{0, y, 0}) == 0);  // nothing stays in the shaft
   checkVoxelsAgree(s);
 }
@@ -153,9 +153,9 @@ TEST_CASE("a dug hole under a pond drains into it") {
   SimState s = stateFrom(std::move(w));
   const std::uint64_t initial = totalWater(s.water);
   REQUIRE(initial == 8u * 8u * 4u * kWaterPerVoxel);
-  CHECK(waterStats(s.water).activeCells == 0);  // generated water sleeps
+  CHECK(waterStats(s.water).activeVoxels == 0);  // generated water sleeps
   tick(s);
-  CHECK(waterStats(s.water).processedCells == 0);
+  CHECK(waterStats(s.water).processedVoxels == 0);
   // Dig a three-voxel hole under the pond's floor (edits before water, as a dig does).
   tick(s, [&](SimContext& ctx) {
     for (int y = -3; y < 0; ++y) ctx.setVoxel(VoxelCoord{4, y, 4}, kAir);
@@ -221,7 +221,7 @@ TEST_CASE("a waterfall keeps flowing, fills a hole on its way and stays bounded"
   checkVoxelsAgree(s);
   // Nothing left to simulate: the flow passes along its route.
   const WaterStats st = waterStats(s.water);
-  CHECK(st.processedCells == 0);
+  CHECK(st.processedVoxels == 0);
 }
 
 TEST_CASE("placing a block in water displaces it deterministically") {
@@ -274,7 +274,7 @@ TEST_CASE("same run twice gives identical states, and the mirror follows the rec
   }
   CHECK(worldHash(one.world) == worldHash(mirror.world));
   CHECK(worldHash(one.world) == worldHash(two.world));
-  CHECK(one.water.cells.size() == mirror.water.cells.size());
+  CHECK(one.water.grid.size() == mirror.water.grid.size());
 }
 
 TEST_CASE("settled water costs nothing: the active set empties") {
@@ -286,14 +286,14 @@ TEST_CASE("settled water costs nothing: the active set empties") {
   for (int t = 0; t < 10; ++t) {
     const StepOutput out = tick(s);
     const WaterStats st = waterStats(s.water);
-    CHECK(st.processedCells == 0);
-    CHECK(st.activeCells == 0);
+    CHECK(st.processedVoxels == 0);
+    CHECK(st.activeVoxels == 0);
     CHECK(out.water.empty());
     CHECK(out.edits.empty());
   }
   // An edit next to the water wakes it; it settles again.
   tick(s, [&](SimContext& ctx) { ctx.setVoxel(VoxelCoord{6, 0, 2}, kAir); });
-  CHECK(waterStats(s.water).activeCells > 0);
+  CHECK(waterStats(s.water).activeVoxels > 0);
   REQUIRE(settle(s, 3000) > 0);
   CHECK(waterAt(s.water, VoxelCoord{6, 0, 2}) > 0);
   checkVoxelsAgree(s);

@@ -111,9 +111,9 @@ struct Probe {
 // One tick (or one pour) of the water system over a state and a step context.
 class WaterTick {
  public:
-  WaterTick(WaterState& s, SimContext& ctx) noexcept : s_(s), g_(s.cells), ctx_(&ctx), world_(ctx.world()) {}
+  WaterTick(WaterState& s, SimContext& ctx) noexcept : s_(s), g_(s.grid), ctx_(&ctx), world_(ctx.world()) {}
   /// Without a step (world creation): only routeAll() may be called.
-  WaterTick(WaterState& s, const BrickStore& world) noexcept : s_(s), g_(s.cells), ctx_(nullptr), world_(world) {}
+  WaterTick(WaterState& s, const BrickStore& world) noexcept : s_(s), g_(s.grid), ctx_(nullptr), world_(world) {}
 
   void run();
   bool pour(VoxelCoord cell, std::uint32_t amount);
