@@ -14,6 +14,7 @@
 #include "net/enet_support.h"
 #include "net/protocol.h"
 #include "net/wire.h"
+#include "sim/core/assert.h"
 #include "sim/gen/generator_version.h"
 #include "sim/step/mirror.h"
 #include "sim/save/save.h"
@@ -28,11 +29,14 @@ namespace {
 // A JoinSnapshot of a heavily edited world can be large; anything beyond this is
 // not a server we can follow (bounds the verifier's work and our memory).
 constexpr std::size_t kMaxDesyncsKept = 16;
+// Legal phase changes are at most 5 (phases only move forward); illegal ones beyond
+// this are counted but not recorded.
+constexpr std::size_t kMaxPhaseLog = 16;
 // Events pile up when the owner never calls takeEvents (a bot that ignores them);
 // beyond this they are dropped rather than growing without bound.
 constexpr std::size_t kMaxQueuedEvents = 1u << 16;
 // Resend pending inputs after this long without a new one (2 ticks).
-constexpr double kIdleResendMs = 2000.0 / kTickHz;
+constexpr double kIdleResendMs = 2000.0 / sim::kTicksPerSecond;
 
 using Clock = std::chrono::steady_clock;
 
@@ -112,6 +116,20 @@ const char* phaseName(ClientPhase phase) noexcept {
   return "?";
 }
 
+bool legalTransition(ClientPhase from, ClientPhase to) noexcept {
+  const bool live = from != ClientPhase::Failed && from != ClientPhase::Disconnected;
+  switch (to) {
+    case ClientPhase::Connecting: return false;  // the first phase only
+    case ClientPhase::AwaitingWelcome: return from == ClientPhase::Connecting;
+    case ClientPhase::Generating: return from == ClientPhase::AwaitingWelcome;
+    case ClientPhase::AwaitingSnapshot: return from == ClientPhase::Generating;
+    case ClientPhase::Playing: return from == ClientPhase::AwaitingSnapshot;
+    case ClientPhase::Failed:
+    case ClientPhase::Disconnected: return live;
+  }
+  return false;
+}
+
 struct ClientConnection::Impl {
   EnetGuard enet;  // first member: released after the host is destroyed
   ClientConfig config;
@@ -170,10 +188,26 @@ struct ClientConnection::Impl {
     if (host) enet_host_destroy(host);
   }
 
+  // Every phase change: checks that it is legal (an illegal one is a bug here: logged
+  // and counted, and fatal where asserts are on), records it and times the join.
+  void transition(ClientPhase to) {
+    const bool legal = legalTransition(phase, to);
+    if (!legal) {
+      ++stats.illegalTransitions;
+      std::fprintf(stderr, "loam client '%s': illegal transition %s -> %s\n", config.name.c_str(), phaseName(phase),
+                   phaseName(to));
+    }
+    LOAM_ASSERT(legal);
+    const double atMs = msSince(started);
+    if (stats.phaseLog.size() < kMaxPhaseLog) stats.phaseLog.push_back(PhaseChange{atMs, phase, to});
+    phase = to;
+    if (to == ClientPhase::Playing) stats.joinMs = atMs;
+  }
+
   void fail(std::string why) {
-    if (phase == ClientPhase::Failed) return;
+    if (!active()) return;  // the first reason stands
     error = std::move(why);
-    phase = ClientPhase::Failed;
+    transition(ClientPhase::Failed);
     if (peer) enet_peer_disconnect(peer, 0);
   }
 
@@ -225,7 +259,7 @@ struct ClientConnection::Impl {
   // ---- generation -------------------------------------------------------------------
 
   void startGeneration() {
-    phase = ClientPhase::Generating;
+    transition(ClientPhase::Generating);
     progress.store(0.0);
     const std::string path = config.sceneDir + "/" + sceneName + ".toml";
     WorldFactory factory = config.worldFactory;
@@ -271,7 +305,7 @@ struct ClientConnection::Impl {
     }
     fbb.Clear();
     send(wire::ClientBody::WorldReady, wire::CreateWorldReady(fbb, worldHashValue).Union(), true);
-    phase = ClientPhase::AwaitingSnapshot;
+    transition(ClientPhase::AwaitingSnapshot);
   }
 
   // ---- inbound ----------------------------------------------------------------------
@@ -328,8 +362,7 @@ struct ClientConnection::Impl {
     lastInputSent = own->motion.lastInput;
     tracker.reset(mirror->world);
     lastTick = j.tick();
-    phase = ClientPhase::Playing;
-    stats.joinMs = msSince(started);
+    transition(ClientPhase::Playing);
   }
 
   void onStepBatch(const wire::StepBatch& b) {
@@ -585,7 +618,7 @@ struct ClientConnection::Impl {
         case ENET_EVENT_TYPE_CONNECT:
           if (phase == ClientPhase::Connecting) {
             configurePeer(ev.peer);
-            phase = ClientPhase::AwaitingWelcome;
+            transition(ClientPhase::AwaitingWelcome);
             sendHello();
           }
           break;
@@ -601,7 +634,7 @@ struct ClientConnection::Impl {
             error = ev.data != 0 ? std::string("disconnected by the server: ") +
                                        rejectCodeName(static_cast<RejectCode>(ev.data))
                                  : "connection lost (timed out, or closed by the server)";
-            phase = ClientPhase::Disconnected;
+            transition(ClientPhase::Disconnected);
           }
           break;
         case ENET_EVENT_TYPE_NONE:
@@ -683,8 +716,8 @@ void ClientConnection::disconnect() {
     m.peer = nullptr;
   }
   if (m.active()) {
-    m.phase = ClientPhase::Disconnected;
     m.error = "disconnected by this client";
+    m.transition(ClientPhase::Disconnected);
   }
 }
 

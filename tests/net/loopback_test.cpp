@@ -209,6 +209,10 @@ void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint
                   << " ms, in " << s.bytesIn << " B, out " << s.bytesOut << " B, events " << b.events
                   << ", corrections " << s.prediction.corrections << ", received " << traffic(s.received));
     REQUIRE(b.conn->phase() == net::ClientPhase::Playing);
+    CHECK(s.illegalTransitions == 0);
+    REQUIRE(s.phaseLog.size() == 4);  // Connecting -> ... -> Playing, one step at a time
+    CHECK(s.phaseLog.back().to == net::ClientPhase::Playing);
+    CHECK(s.phaseLog.back().atMs == s.joinMs);
     CHECK(s.desyncCount == 0);
     CHECK(s.hashChecks == s.stepsApplied);
     // Joining takes a few seconds of the run; every step after it must be applied.
@@ -254,6 +258,24 @@ void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint
 }
 
 }  // namespace
+
+TEST_CASE("a client's phases move one step along the join at a time, or end") {
+  using P = net::ClientPhase;
+  CHECK(net::legalTransition(P::Connecting, P::AwaitingWelcome));
+  CHECK(net::legalTransition(P::AwaitingWelcome, P::Generating));
+  CHECK(net::legalTransition(P::Generating, P::AwaitingSnapshot));
+  CHECK(net::legalTransition(P::AwaitingSnapshot, P::Playing));
+  for (P from : {P::Connecting, P::AwaitingWelcome, P::Generating, P::AwaitingSnapshot, P::Playing}) {
+    CHECK(net::legalTransition(from, P::Failed));
+    CHECK(net::legalTransition(from, P::Disconnected));
+    CHECK_FALSE(net::legalTransition(from, P::Connecting));
+  }
+  CHECK_FALSE(net::legalTransition(P::Connecting, P::Playing));
+  CHECK_FALSE(net::legalTransition(P::Playing, P::Generating));
+  CHECK_FALSE(net::legalTransition(P::Failed, P::Disconnected));
+  CHECK_FALSE(net::legalTransition(P::Disconnected, P::Failed));
+  CHECK_FALSE(net::legalTransition(P::Failed, P::Playing));
+}
 
 TEST_CASE("loopback: 4 full bots over a 150 ms lossy link stay in sync and predict exactly") {
   net::LinkProfile p;
