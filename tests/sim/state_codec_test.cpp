@@ -243,3 +243,45 @@ TEST_CASE("codec: cell helpers") {
   CHECK_FALSE(diffWater(s.water, w).has_value());
   CHECK_FALSE(diffFire(s.fire, f).has_value());
 }
+
+TEST_CASE("codec: field tables give each record's widths, its flags byte and its difference names") {
+  CHECK(encodedSize(kPlayerStateFields) == 43);  // the flags byte holds the four motion bools
+  CHECK(encodedSize(kRateBudgetFields) == 36);
+  CHECK(encodedSize(kAnimalFields) == 32);
+  CHECK(encodedSize(kFireCellFields) == 17);
+
+  PlayerState s;
+  s.crouching = true;
+  s.running = true;
+  CHECK(packMotionFlags(s) == (kMotionCrouching | kMotionRunning));
+  PlayerState t;
+  unpackMotionFlags(t, 0xF0 | kMotionOnGround);  // unassigned bits are ignored
+  CHECK((t.onGround && !t.crouching && !t.swimming && !t.running));
+
+  // One player's bytes: version, count, id, empty name, then the motion fields in
+  // table order (the flags byte after position, velocity, yaw and pitch).
+  std::vector<Player> players(1);
+  players[0].id.value = 7;
+  players[0].motion.position = {1, 2, 3};
+  players[0].motion.swimming = true;
+  std::vector<std::uint8_t> bytes;
+  encodePlayers(players, bytes);
+  constexpr std::size_t kMotionAt = 1 + 4 + 4 + 1;
+  REQUIRE(bytes.size() == kMotionAt + 43 + 36);
+  CHECK(bytes[kMotionAt] == 1);
+  CHECK(bytes[kMotionAt + 28] == kMotionSwimming);
+  std::vector<Player> back;
+  REQUIRE(decodePlayers(bytes, back).has_value());
+  CHECK(back == players);
+  bytes[kMotionAt + 28] |= 0x10;
+  CHECK_FALSE(decodePlayers(bytes, back).has_value());
+
+  std::vector<Player> other = players;
+  other[0].motion.velocity.z = 5;
+  const auto d = diffPlayers(players, other);
+  REQUIRE(d.has_value());
+  CHECK(*d == "player 7 velocity.z: expected 0, actual 5");
+  other = players;
+  other[0].budget.chatTick = 9;
+  CHECK(diffPlayers(players, other).value_or("") == "player 7 budget.chatTick: expected 0, actual 9");
+}
