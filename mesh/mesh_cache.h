@@ -51,8 +51,8 @@ class MeshCache {
   /// Forgets every mesh and queues every brick of world within the radius of centre
   /// (metres, world coordinates). Chunks that had meshes are reported as removed.
   void reset(const sim::BrickStore& world, const std::array<double, 3>& centreMetres);
-  /// Queues changed bricks and all 26 neighbours of each (border faces and AO).
-  /// Cheap; no world access.
+  /// Queues changed bricks (what a BrickStore change subscriber takes) and all 26
+  /// neighbours of each (border faces and AO). Cheap; no world access.
   void markDirty(std::span<const sim::BrickCoord> bricks);
   /// Main thread, once per frame: copies queued bricks out of world (nearest first,
   /// until budgetMs is spent), hands them to the workers and collects finished ones.
