@@ -1,0 +1,159 @@
+// Session: what the server host keeps per ENet peer. Its phase (the session state
+// machine of docs/PROTOCOL.md), the hostile-input counters and the per-second rate
+// limit, the input queue and pending actions that become the step's commands, and
+// what the downstream parts remember per peer (byte budget, snapshot ring, cell
+// ticks). Internal to ServerHost (net/server_host.cpp and net/host/).
+#pragma once
+
+#include <enet/enet.h>
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "net/protocol.h"
+#include "sim/core/short_text.h"
+#include "sim/step/commands.h"
+#include "sim/systems/player.h"
+
+namespace loam::net::host {
+
+/// Session lifecycle (docs/PROTOCOL.md has the diagram). Phases change only through
+/// HostCore::transition.
+enum class Phase : std::uint8_t {
+  Free,       ///< slot unused (no ENet peer)
+  Connected,  ///< ENet connected; waiting for Hello
+  Welcomed,   ///< Welcome sent; waiting for WorldReady (full clients)
+  Joining,    ///< world checked (or swarm): JoinCommand goes into the next step
+  Playing,    ///< in the simulation; receives StepBatches, CellStates, Snapshots
+  Rejected,   ///< Reject sent; waiting for ENet to finish the disconnect
+};
+
+/// "free", "connected"... for logs.
+const char* phaseName(Phase p) noexcept;
+
+/// Whether the state machine allows from -> to.
+bool legalTransition(Phase from, Phase to) noexcept;
+
+/// Past Hello and not ended: Welcomed, Joining or Playing (counts against maxPlayers).
+constexpr bool admitted(Phase p) noexcept {
+  return p == Phase::Welcomed || p == Phase::Joining || p == Phase::Playing;
+}
+/// Joining or Playing: inputs and actions are accepted and fed to the step.
+constexpr bool inGame(Phase p) noexcept { return p == Phase::Joining || p == Phase::Playing; }
+
+/// One entity as a peer's snapshot knows it: the hash of the record it holds.
+/// Hashes, not values: "differs from the baseline" is all the server asks.
+struct ContentEntry {
+  std::uint32_t id = 0;
+  std::uint32_t sentTick = 0;  ///< tick (truncated) when this value was sent: priority ageing
+  std::uint64_t hash = 0;
+};
+
+/// What the peer holds after applying snapshot `seq` (baseline + delta).
+struct Manifest {
+  std::uint32_t seq = 0;  ///< 0 = slot unused
+  std::vector<ContentEntry> players, animals;  ///< sorted by id
+};
+
+/// Inputs waiting to be fed to the step: a fixed ring, oldest first.
+struct InputQueue {
+  std::array<sim::PlayerInput, kMaxQueuedInputs> items{};
+  std::size_t head = 0, count = 0;
+  bool empty() const noexcept { return count == 0; }
+  const sim::PlayerInput& front() const noexcept { return items[head]; }
+  void pop() noexcept {
+    head = (head + 1) % items.size();
+    --count;
+  }
+  /// Appends; returns false when the oldest had to be dropped to make room.
+  bool push(const sim::PlayerInput& in) noexcept {
+    bool dropped = false;
+    if (count == items.size()) {
+      pop();
+      dropped = true;
+    }
+    items[(head + count) % items.size()] = in;
+    ++count;
+    return !dropped;
+  }
+  void clear() noexcept { head = count = 0; }
+};
+
+/// A decoded Action waiting for the input it follows.
+struct PendingAction {
+  std::uint32_t afterInput = 0;
+  std::uint64_t arrivalTick = 0;
+  sim::CommandBody body;
+};
+
+struct Session {
+  Phase phase = Phase::Free;
+  ENetPeer* peer = nullptr;
+  sim::PlayerId id;
+  sim::PlayerName name;
+  bool wantsWorld = true;
+  bool joinIssued = false;      ///< a JoinCommand went into a step (the sim may hold the player)
+  bool cellHashesSent = false;
+  std::uint64_t phaseTick = 0;  ///< state tick when the phase was entered
+  std::uint64_t joinTick = 0;   ///< tick of the state the peer started from (JoinSnapshot / admission)
+  std::chrono::steady_clock::time_point connectedAt{};  ///< ENet connect (join time)
+
+  // Hostile-input accounting.
+  std::uint32_t badMessages = 0;
+  std::int64_t rateWindow = -1;  ///< wall-clock second of the current rate window
+  std::uint32_t rateCount = 0;
+  std::uint32_t floodStreak = 0;  ///< consecutive flooded seconds before this window
+  bool windowFlooded = false;
+
+  // Upstream.
+  InputQueue inputs;
+  std::uint32_t newestInput = 0;  ///< newest sequence received
+  std::uint32_t fedInput = 0;     ///< newest sequence handed to a step
+  std::vector<PendingAction> actions;
+
+  // Downstream.
+  double tokens = 0;                 ///< byte budget (may go negative: always-sent traffic)
+  bool hasPos = false;               ///< pos valid (player in the sim after this step)
+  sim::Vec3i pos;
+  std::uint32_t snapshotSeq = 0;     ///< last sequence sent
+  std::uint32_t ackedSeq = 0;        ///< newest acknowledged
+  std::uint32_t snapshotCount = 0;   ///< for the far-player cadence
+  std::uint64_t lastSoundTick = 0;   ///< movement sounds up to this tick were offered
+  std::array<Manifest, kSnapshotRing> ring;
+  std::vector<std::uint32_t> animalView, animalViewNext;  ///< sorted ids (hysteresis)
+  std::unordered_map<std::uint32_t, std::uint64_t> cellTicks;  ///< interest cell index -> tick the peer has
+
+  /// Back to a free slot; keeps vector capacity (slots are reused, memory is bounded
+  /// by the slot count).
+  void reset() noexcept;
+};
+
+/// The verdict on one more message from a peer in the current wall-clock second.
+enum class RateVerdict : std::uint8_t {
+  Within,    ///< handle it
+  Dropped,   ///< over kMaxMessagesPerSecond this second: drop it (flooded)
+  Flooding,  ///< dropped, and the peer has now flooded kFloodSecondsToReject seconds in a row: reject it
+};
+/// Seconds in a row over the rate before a peer is rejected.
+inline constexpr std::uint32_t kFloodSecondsToReject = 3;
+
+/// Counts one message against s's rate in wall-clock second `second`.
+RateVerdict countMessage(Session& s, std::int64_t second) noexcept;
+
+/// An action waits this long (ticks) for its input before it is applied anyway.
+inline constexpr std::uint64_t kActionWaitTicks = 2 * sim::kTicksPerSecond;
+
+/// Appends the sessions' commands for the step at `tick`, in the order the step
+/// needs (sim/step/step.h): for each session in the game, its JoinCommand if none
+/// was issued yet and up to perTick queued inputs (oldest first); then each
+/// session's due actions (its input was fed, or no input is queued and it arrived,
+/// or it waited kActionWaitTicks). Allocates command growth only.
+void appendSessionCommands(std::span<Session> sessions, std::uint64_t tick, std::uint32_t perTick,
+                           std::vector<sim::Command>& commands);
+
+}  // namespace loam::net::host

@@ -1,0 +1,221 @@
+#include "net/host/snapshots.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <variant>
+
+#include "net/protocol.h"
+#include "net/wire.h"
+
+namespace loam::net::host {
+namespace {
+
+constexpr std::size_t kMaxPlayersInView = 256;           ///< nearest others a peer tracks (bounds ring memory)
+constexpr std::size_t kMaxAnimalsInView = 256;
+constexpr std::size_t kMaxSnapshotRecordBytes = 16 * 1024;   ///< entity records in one snapshot, at most
+
+std::uint64_t hashBytes(const void* p, std::size_t n) noexcept { return XXH3_64bits(p, n); }
+
+}  // namespace
+
+bool Snapshots::isMovementSound(const sim::Event& e) noexcept {
+  const auto byPlayer = [](const sim::Actor& a) { return a.kind == sim::Actor::Kind::Player; };
+  if (const auto* f = std::get_if<sim::FootstepEvent>(&e)) return byPlayer(f->who);
+  if (const auto* l = std::get_if<sim::LandedEvent>(&e)) return byPlayer(l->who);
+  if (const auto* s = std::get_if<sim::SplashEvent>(&e)) return byPlayer(s->who);
+  return false;
+}
+
+void Snapshots::gather() {
+  // Keep one snapshot interval of sounds (every client gets a snapshot within it).
+  const std::uint64_t T = core_.state.tick;
+  const auto every = static_cast<std::uint64_t>(std::max(core_.config.interest.snapshotEvery, 1));
+  std::erase_if(sounds_, [&](const MovementSound& t) { return t.tick + every <= T; });
+  players_.resize(core_.state.players.size());
+  for (std::size_t i = 0; i < core_.state.players.size(); ++i) {
+    const sim::Player& p = core_.state.players[i];
+    PlayerEntry& e = players_[i];
+    e.id = p.id.value;
+    e.pos = p.motion.position;
+    e.rec = poseToWire(p.id, p.motion);
+    e.hash = hashBytes(&e.rec, sizeof e.rec);
+  }
+  const auto& list = core_.state.animals.animals;
+  animals_.resize(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    AnimalEntry& e = animals_[i];
+    e.id = list[i].id.value;
+    e.pos = list[i].position;
+    e.rec = toWire(list[i]);
+    e.hash = hashBytes(&e.rec, sizeof e.rec);
+  }
+}
+
+/// Marks view entries against a baseline list (both sorted by id) and collects
+/// the ids that left the view. Entries get `base` and `want`.
+template <class Entries>
+void Snapshots::diffAgainstBase(std::vector<ViewEntry>& view, const Entries& entries,
+                                const std::vector<ContentEntry>* base, std::vector<std::uint32_t>& gone, bool dueFar,
+                                std::int64_t near2, bool animal) {
+  std::size_t b = 0;
+  const std::size_t nb = base ? base->size() : 0;
+  const std::uint32_t tick32 = static_cast<std::uint32_t>(core_.state.tick);
+  for (std::uint32_t vi = 0; vi < view.size(); ++vi) {
+    ViewEntry& v = view[vi];
+    const auto& e = entries[v.index];
+    while (b < nb && (*base)[b].id < e.id) gone.push_back((*base)[b++].id);
+    const bool inBase = b < nb && (*base)[b].id == e.id;
+    v.base = inBase ? static_cast<std::int32_t>(b) : -1;
+    const bool changed = !inBase || (*base)[b].hash != e.hash;
+    const bool due = animal || dueFar || v.d2 <= near2;
+    v.want = changed && due;
+    v.send = false;
+    if (v.want) {
+      // Nearest first; entries not sent for a while and new ones move up.
+      const double age = inBase ? double(tick32 - (*base)[b].sentTick) / core_.config.interest.snapshotEvery : 8.0;
+      candidates_.push_back({std::sqrt(double(v.d2)) / (1.0 + std::max(age, 0.0)), vi, animal});
+    }
+    if (inBase) ++b;
+  }
+  while (b < nb) gone.push_back((*base)[b++].id);
+}
+
+template <class Entries>
+void Snapshots::buildContent(const std::vector<ViewEntry>& view, const Entries& entries,
+                  const std::vector<ContentEntry>* base, std::vector<ContentEntry>& content) {
+  content.clear();
+  const std::uint32_t tick32 = static_cast<std::uint32_t>(core_.state.tick);
+  for (const ViewEntry& v : view) {
+    if (v.send) {
+      content.push_back({entries[v.index].id, tick32, entries[v.index].hash});
+    } else if (v.base >= 0) {
+      content.push_back((*base)[static_cast<std::size_t>(v.base)]);
+    }
+  }
+}
+
+/// Keeps the nearest `cap` entries of a view, preserving id order: the cap-th
+/// smallest distance is found on a copy, then the view is filtered (O(n), no sort).
+void Snapshots::keepNearest(std::vector<ViewEntry>& view, std::size_t cap) {
+  if (view.size() <= cap) return;
+  distances_.clear();
+  for (const ViewEntry& v : view) distances_.push_back(v.d2);
+  std::nth_element(distances_.begin(), distances_.begin() + static_cast<std::ptrdiff_t>(cap - 1), distances_.end());
+  const std::int64_t limit = distances_[cap - 1];
+  std::size_t below = 0;
+  for (std::int64_t d : distances_) below += d < limit ? 1 : 0;
+  std::size_t ties = cap - below;  // entries at exactly `limit` that still fit, lowest ids first
+  std::size_t kept = 0;
+  for (const ViewEntry& v : view) {
+    if (v.d2 < limit || (v.d2 == limit && ties > 0 && ties--)) view[kept++] = v;
+  }
+  view.resize(kept);
+}
+
+void Snapshots::send(Session& s, const sim::Player& own) {
+  const InterestConfig& ic = core_.config.interest;
+  const std::uint32_t seq = ++s.snapshotSeq;
+  const Manifest* base = nullptr;
+  if (s.ackedSeq != 0 && seq - s.ackedSeq < kSnapshotRing) {
+    const Manifest& m = s.ring[s.ackedSeq % kSnapshotRing];
+    if (m.seq == s.ackedSeq) base = &m;
+  }
+  const bool farTurn = ic.farPlayerEvery <= 1 || s.snapshotCount % static_cast<std::uint32_t>(ic.farPlayerEvery) == 0;
+  ++s.snapshotCount;
+  const std::int64_t near2 = squaredUnits(ic.nearPlayerMetres);
+  const std::int64_t enter2 = squaredUnits(ic.animalEnterMetres);
+  const std::int64_t leave2 = squaredUnits(ic.animalLeaveMetres);
+
+  // Players: every other player, the nearest kMaxPlayersInView of them.
+  playerView_.clear();
+  for (std::uint32_t i = 0; i < players_.size(); ++i) {
+    if (players_[i].id == own.id.value) continue;
+    playerView_.push_back({i, -1, sim::distanceSquared(own.motion.position, players_[i].pos), false, false});
+  }
+  keepNearest(playerView_, kMaxPlayersInView);
+  // In a crowd only the nearest nearPlayersMax players_ get the full rate.
+  std::int64_t nearLimit2 = near2;
+  if (ic.nearPlayersMax > 0 && playerView_.size() > ic.nearPlayersMax) {
+    nearDistances_.clear();
+    for (const ViewEntry& v : playerView_) nearDistances_.push_back(v.d2);
+    std::nth_element(nearDistances_.begin(), nearDistances_.begin() + (ic.nearPlayersMax - 1), nearDistances_.end());
+    nearLimit2 = std::min(near2, nearDistances_[ic.nearPlayersMax - 1]);
+  }
+  // Animals: enter within animalEnterMetres, stay until beyond animalLeaveMetres.
+  animalView_.clear();
+  s.animalViewNext.clear();
+  std::size_t prev = 0;
+  for (std::uint32_t i = 0; i < animals_.size(); ++i) {
+    const std::uint32_t id = animals_[i].id;
+    while (prev < s.animalView.size() && s.animalView[prev] < id) ++prev;
+    const bool was = prev < s.animalView.size() && s.animalView[prev] == id;
+    const std::int64_t d2 = sim::distanceSquared(own.motion.position, animals_[i].pos);
+    if (d2 <= enter2 || (was && d2 <= leave2)) animalView_.push_back({i, -1, d2, false, false});
+  }
+  keepNearest(animalView_, kMaxAnimalsInView);
+  for (const ViewEntry& v : animalView_) s.animalViewNext.push_back(animals_[v.index].id);
+  std::swap(s.animalView, s.animalViewNext);
+
+  candidates_.clear();
+  playersGone_.clear();
+  animalsGone_.clear();
+  diffAgainstBase(playerView_, players_, base ? &base->players : nullptr, playersGone_, farTurn, nearLimit2, false);
+  diffAgainstBase(animalView_, animals_, base ? &base->animals : nullptr, animalsGone_, true, 0, true);
+
+  // Budget: the own player and the gone lists always go; records nearest first.
+  const double fixedBytes = 96.0 + 4.0 * double(playersGone_.size() + animalsGone_.size());
+  double room = std::min(s.tokens - fixedBytes, double(kMaxSnapshotRecordBytes));
+  double wanted = 0;
+  for (const Candidate& c : candidates_) wanted += c.animal ? sizeof(wire::AnimalRec) : sizeof(wire::PlayerPoseRec);
+  if (wanted > room) {  // only rank when something has to wait
+    std::sort(candidates_.begin(), candidates_.end(),
+              [](const Candidate& a, const Candidate& b) { return a.key < b.key; });
+  }
+  for (const Candidate& c : candidates_) {
+    const double cost = c.animal ? sizeof(wire::AnimalRec) : sizeof(wire::PlayerPoseRec);
+    if (room < cost) {
+      ++core_.stats.budgetDeferred;
+      continue;
+    }
+    room -= cost;
+    (c.animal ? animalView_ : playerView_)[c.view].send = true;
+  }
+
+  poseOut_.clear();
+  animalOut_.clear();
+  for (const ViewEntry& v : playerView_) {
+    if (v.send) poseOut_.push_back(players_[v.index].rec);
+  }
+  for (const ViewEntry& v : animalView_) {
+    if (v.send) animalOut_.push_back(animals_[v.index].rec);
+  }
+  Manifest& cur = s.ring[seq % kSnapshotRing];
+  cur.seq = seq;
+  buildContent(playerView_, players_, base ? &base->players : nullptr, cur.players);
+  buildContent(animalView_, animals_, base ? &base->animals : nullptr, cur.animals);
+
+  // Movement sounds since this client's previous snapshot, within hearing range.
+  soundsOut_.clear();
+  const std::int64_t hear2 = squaredUnits(ic.hearingMetres);
+  for (const MovementSound& t : sounds_) {
+    if (t.tick <= s.lastSoundTick) continue;
+    const sim::Vec3i at{t.rec.x() * sim::kUnitsPerVoxel, t.rec.y() * sim::kUnitsPerVoxel, t.rec.z() * sim::kUnitsPerVoxel};
+    if (sim::distanceSquared(own.motion.position, at) <= hear2) soundsOut_.push_back(t.rec);
+  }
+  s.lastSoundTick = core_.state.tick;
+  flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
+  fbb.Clear();
+  const wire::PlayerStateRec ownRec = toWire(own.motion);
+  auto snap = wire::CreateSnapshot(fbb, seq, base ? base->seq : 0, core_.state.tick, &ownRec,
+                                   fbb.CreateVectorOfStructs(poseOut_), fbb.CreateVector(playersGone_),
+                                   fbb.CreateVectorOfStructs(animalOut_), fbb.CreateVector(animalsGone_),
+                                   fbb.CreateVectorOfStructs(soundsOut_));
+  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Snapshot, snap.Union()));
+  // Unreliable fragments: a large snapshot must not turn into reliable traffic.
+  core_.sendOwn(s, kChannelUnreliable, ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT, wire::ServerBody::Snapshot);
+}
+
+}  // namespace loam::net::host

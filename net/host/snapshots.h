@@ -1,0 +1,94 @@
+// Snapshots: each playing peer's unreliable view of the entities around it, every
+// InterestConfig::snapshotEvery ticks. The own player goes every time; other players
+// (nearest first, the nearest few at the full rate, the rest at farPlayerEvery) and
+// animals (with enter / leave hysteresis) go as deltas against the newest snapshot
+// the peer acknowledged (its ring of Manifests), within its byte budget; players'
+// movement sounds within hearing range ride along. Internal to ServerHost
+// (net/server_host.cpp and net/host/).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "loam_generated.h"  // flatc output of net/schema/loam.fbs (build tree)
+#include "net/host/host_core.h"
+#include "sim/systems/events.h"
+#include "sim/systems/player.h"
+
+namespace loam::net::host {
+
+/// A player's footstep, landing or splash, kept for one snapshot interval.
+struct MovementSound {
+  std::uint64_t tick = 0;
+  wire::EventRec rec;
+};
+
+class Snapshots {
+ public:
+  explicit Snapshots(HostCore& core) noexcept : core_(core) {}
+
+  /// Players' movement sounds travel in snapshots, not in the StepBatch: true for
+  /// footsteps, landings and splashes by players.
+  static bool isMovementSound(const sim::Event& e) noexcept;
+  /// Keeps a movement sound of the step at `tick` for the next snapshots.
+  void addSound(std::uint64_t tick, const wire::EventRec& rec) { sounds_.push_back({tick, rec}); }
+
+  /// Once per tick after the step, before any send: drops sounds older than one
+  /// snapshot interval and records every player's and animal's wire record and hash.
+  void gather();
+
+  /// Sends s its next snapshot; own is s's player.
+  void send(Session& s, const sim::Player& own);
+
+ private:
+  /// Per-tick view of one player / animal shared by every peer's snapshot.
+  struct PlayerEntry {
+    std::uint32_t id = 0;
+    sim::Vec3i pos;
+    std::uint64_t hash = 0;
+    wire::PlayerPoseRec rec;
+  };
+  struct AnimalEntry {
+    std::uint32_t id = 0;
+    sim::Vec3i pos;
+    std::uint64_t hash = 0;
+    wire::AnimalRec rec;
+  };
+  /// One candidate of a peer's snapshot (scratch, reused).
+  struct ViewEntry {
+    std::uint32_t index = 0;    ///< into players_ / animals_
+    std::int32_t base = -1;     ///< index in the baseline manifest, -1 = new to the peer
+    std::int64_t d2 = 0;        ///< squared distance, units^2
+    bool want = false;          ///< differs from the baseline and due this snapshot
+    bool send = false;          ///< fits the budget
+  };
+  struct Candidate {
+    double key = 0;             ///< lower first
+    std::uint32_t view = 0;     ///< index into the view scratch
+    bool animal = false;
+  };
+
+  template <class Entries>
+  void diffAgainstBase(std::vector<ViewEntry>& view, const Entries& entries, const std::vector<ContentEntry>* base,
+                       std::vector<std::uint32_t>& gone, bool dueFar, std::int64_t near2, bool animal);
+  template <class Entries>
+  void buildContent(const std::vector<ViewEntry>& view, const Entries& entries,
+                    const std::vector<ContentEntry>* base, std::vector<ContentEntry>& content);
+  void keepNearest(std::vector<ViewEntry>& view, std::size_t cap);
+
+  HostCore& core_;
+  std::vector<PlayerEntry> players_;
+  std::vector<AnimalEntry> animals_;
+  std::vector<MovementSound> sounds_;  ///< players' movement sounds of the last snapshot interval
+  // Scratch for one peer's snapshot (capacity reused).
+  std::vector<ViewEntry> playerView_, animalView_;
+  std::vector<Candidate> candidates_;
+  std::vector<std::int64_t> distances_;
+  std::vector<std::int64_t> nearDistances_;  ///< distances to find the nearest few
+  std::vector<wire::PlayerPoseRec> poseOut_;
+  std::vector<wire::AnimalRec> animalOut_;
+  std::vector<wire::EventRec> soundsOut_;
+  std::vector<std::uint32_t> playersGone_, animalsGone_;
+};
+
+}  // namespace loam::net::host
