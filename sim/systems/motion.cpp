@@ -10,7 +10,6 @@ namespace {
 
 // ---- constants (units, units per tick, units per tick^2) ---------------------------
 
-constexpr std::int32_t kMaxFallSpeed = unitsPerTickFromMps(50.0);
 constexpr std::int32_t kJumpSpeed = unitsPerTickFromMps(4.9);  // about 1.22 m high
 constexpr std::int32_t kGroundAccel = accelFromMps2(40.0);
 constexpr std::int32_t kAirAccel = accelFromMps2(6.0);

@@ -34,6 +34,7 @@ inline constexpr std::int32_t kRunSpeed = unitsPerTickFromMps(6.5);           //
 inline constexpr std::int32_t kCrouchSpeed = unitsPerTickFromMps(1.8);        ///< 1.8 m/s
 inline constexpr std::int32_t kSwimSpeed = unitsPerTickFromMps(2.2);          ///< 2.2 m/s
 inline constexpr std::int32_t kGravity = accelFromMps2(9.81);                 ///< units per tick^2, players and animals
+inline constexpr std::int32_t kMaxFallSpeed = unitsPerTickFromMps(50.0);      ///< 50 m/s, players and animals
 
 /// Advances a player by one tick of input. Pure: the result depends only on state,
 /// input, world and lut (bit-exact everywhere); `cache` (optional, see

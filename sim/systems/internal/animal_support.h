@@ -24,7 +24,8 @@ using internal::AnimalDenInfo;
 
 // ---- constants (units, units per tick, units per tick^2, ticks) ----------------------
 
-inline constexpr std::int32_t kMaxFallSpeed = unitsPerTickFromMps(50.0);
+// Gravity and the fall speed limit are player motion's (kGravity, kMaxFallSpeed in
+// sim/systems/motion.h).
 inline constexpr std::int32_t kWalkerGroundAccel = accelFromMps2(20.0);
 inline constexpr std::int32_t kWalkerAirAccel = accelFromMps2(3.0);
 inline constexpr std::int32_t kArriveDistance = unitsFromMetres(0.4);
