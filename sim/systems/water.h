@@ -1,7 +1,8 @@
 // Water system interface. The step calls these functions in the order documented in
 // sim/step/step.h; the mirror (sim/step/mirror.h) calls applyWaterChanges; the trace hash calls
-// hashWater; the mirror test calls diffWater. The implementation (sim/systems/water.cpp) may
-// change freely behind this interface, including WaterState's fields.
+// hashWater; the mirror test calls diffWater. The implementation (sim/systems/water*.cpp,
+// sim/systems/internal/water_*.h) may change freely behind this interface, including
+// WaterState's fields.
 //
 // The water system: integer amounts per voxel (kWaterPerVoxel units = one full
 // voxel), stored per brick (sim/systems/internal/water_grid.h). Each tick, in this order:
