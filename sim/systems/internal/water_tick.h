@@ -6,6 +6,9 @@
 //   water_tick.cpp    one tick: edits, the active set, gravity, spreading, sinks,
 //                     splashes, pours
 //   water_routes.cpp  source routes (where a source's flow goes within the tick)
+// Inside the water code (here and in water_grid.h) a "cell" is the water state of one
+// voxel: its amount and mask bits, addressed by a handle (brick slot, voxel index).
+// The public names in water.h say voxel.
 #pragma once
 
 #include <cstdint>
