@@ -1,6 +1,6 @@
 // Protocol constants shared by server, client and bots: version, ENet channels,
-// size limits and reject codes. docs/PROTOCOL.md is the prose version of this file
-// and net/schema/loam.fbs.
+// size limits, client and command kinds, reject codes. docs/PROTOCOL.md is the prose
+// version of this file and net/schema/loam.fbs.
 #pragma once
 
 #include <cstddef>
@@ -18,10 +18,6 @@ inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: j
 inline constexpr std::uint8_t kChannelUnreliable = 1;  ///< sequenced, unreliable: inputs, snapshots
 inline constexpr std::size_t kChannelCount = 2;
 
-/// Old name of sim::kTicksPerSecond, the one definition of the tick rate: new code
-/// uses that; this alias goes when its last user (net/client_connection.cpp) does.
-inline constexpr int kTickHz = sim::kTicksPerSecond;
-
 /// Largest server message a client accepts (and the server sends): join snapshots of
 /// heavily edited worlds are the big ones.
 inline constexpr std::size_t kMaxServerMessageBytes = std::size_t{256} << 20;
@@ -38,7 +34,8 @@ inline constexpr std::size_t kMaxQueuedInputs = 120;         ///< per player; ol
 inline constexpr std::size_t kMaxQueuedActions = 32;         ///< per player; more is malformed (flood)
 inline constexpr std::uint32_t kMaxBadMessages = 20;          ///< malformed messages before a disconnect
 inline constexpr std::uint32_t kMaxMessagesPerSecond = 400;  ///< per peer; beyond is flooding (dropped, counted)
-inline constexpr std::uint32_t kWorldReadyTimeoutTicks = 120 * sim::kTicksPerSecond;  ///< generation must finish within 2 min
+/// Generation on the client must finish within 2 minutes of Welcome.
+inline constexpr std::uint32_t kWorldReadyTimeoutTicks = 120 * sim::kTicksPerSecond;
 
 /// Hello.kind: what kind of program connects (the server refuses unknown values).
 enum class ClientKind : std::uint8_t {

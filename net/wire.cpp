@@ -108,9 +108,11 @@ constexpr bool commandKindIs(CommandKind kind) {
   return kindOf<T, sim::CommandBody>() == static_cast<std::uint8_t>(kind);
 }
 static_assert(std::variant_size_v<sim::CommandBody> == kCommandKindCount, "new command: extend CommandKind");
-static_assert(commandKindIs<sim::JoinCommand>(CommandKind::Join) && commandKindIs<sim::LeaveCommand>(CommandKind::Leave) &&
+static_assert(commandKindIs<sim::JoinCommand>(CommandKind::Join) &&
+              commandKindIs<sim::LeaveCommand>(CommandKind::Leave) &&
               commandKindIs<sim::InputCommand>(CommandKind::Input) && commandKindIs<sim::DigCommand>(CommandKind::Dig) &&
-              commandKindIs<sim::PlaceCommand>(CommandKind::Place) && commandKindIs<sim::PourCommand>(CommandKind::Pour) &&
+              commandKindIs<sim::PlaceCommand>(CommandKind::Place) &&
+              commandKindIs<sim::PourCommand>(CommandKind::Pour) &&
               commandKindIs<sim::IgniteCommand>(CommandKind::Ignite) &&
               commandKindIs<sim::SetTimeCommand>(CommandKind::SetTime) &&
               commandKindIs<sim::SetWeatherCommand>(CommandKind::SetWeather) &&
