@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <variant>
 
@@ -73,15 +74,14 @@ bool knownBody(Enum type, const void* body) {
   return t > static_cast<std::uint8_t>(Enum::NONE) && t <= static_cast<std::uint8_t>(Enum::MAX) && body != nullptr;
 }
 
-constexpr std::uint8_t kFlagOnGround = 1u << 0;
-constexpr std::uint8_t kFlagCrouching = 1u << 1;
-constexpr std::uint8_t kFlagSwimming = 1u << 2;
-constexpr std::uint8_t kFlagRunning = 1u << 3;
-
-std::uint8_t motionFlags(const sim::PlayerState& s) noexcept {
-  return static_cast<std::uint8_t>((s.onGround ? kFlagOnGround : 0) | (s.crouching ? kFlagCrouching : 0) |
-                                   (s.swimming ? kFlagSwimming : 0) | (s.running ? kFlagRunning : 0));
-}
+// The records below hold every field of their sim record's table; a field added to
+// a table must be added to the schema's struct and to these converters.
+static_assert(std::tuple_size_v<decltype(sim::kPlayerStateFields)> == 13,
+              "new PlayerState field: add it to PlayerStateRec (net/schema/loam.fbs) and toWire/fromWire");
+static_assert(sim::encodedSize(sim::kAnimalFields) == sizeof(wire::AnimalRec),
+              "new Animal field: add it to AnimalRec (net/schema/loam.fbs) and toWire/fromWire");
+static_assert(std::tuple_size_v<decltype(sim::kFireCellFields)> == 3,
+              "new FireCell field: add it to FireRec (net/schema/loam.fbs) and toWire/fromWire");
 
 // Alternative indices of a variant (Event kinds, named for the switch in fromWire;
 // CommandBody kinds, checked against CommandKind).
@@ -189,8 +189,8 @@ sim::PlayerInput fromWire(const wire::InputRec& rec) noexcept {
 
 wire::PlayerStateRec toWire(const sim::PlayerState& s) noexcept {
   return wire::PlayerStateRec(s.position.x, s.position.y, s.position.z, s.velocity.x, s.velocity.y, s.velocity.z,
-                              s.lastInput, s.stride, s.impactSpeed, s.yaw, s.pitch, motionFlags(s), s.motionEvents,
-                              s.surface);
+                              s.lastInput, s.stride, s.impactSpeed, s.yaw, s.pitch, sim::packMotionFlags(s),
+                              s.motionEvents, s.surface);
 }
 
 sim::PlayerState fromWire(const wire::PlayerStateRec& rec) noexcept {
@@ -199,11 +199,7 @@ sim::PlayerState fromWire(const wire::PlayerStateRec& rec) noexcept {
   s.velocity = {rec.vx(), rec.vy(), rec.vz()};
   s.yaw = rec.yaw();
   s.pitch = rec.pitch();
-  const std::uint8_t f = rec.flags();  // bits 4..7 are unassigned and ignored
-  s.onGround = (f & kFlagOnGround) != 0;
-  s.crouching = (f & kFlagCrouching) != 0;
-  s.swimming = (f & kFlagSwimming) != 0;
-  s.running = (f & kFlagRunning) != 0;
+  sim::unpackMotionFlags(s, rec.flags());  // unassigned bits are ignored
   s.lastInput = rec.last_input();
   s.stride = rec.stride();
   s.motionEvents = rec.motion_events();
@@ -213,7 +209,8 @@ sim::PlayerState fromWire(const wire::PlayerStateRec& rec) noexcept {
 }
 
 wire::PlayerPoseRec poseToWire(sim::PlayerId id, const sim::PlayerState& s) noexcept {
-  return wire::PlayerPoseRec(id.value, s.position.x, s.position.y, s.position.z, s.yaw, s.pitch, motionFlags(s));
+  return wire::PlayerPoseRec(id.value, s.position.x, s.position.y, s.position.z, s.yaw, s.pitch,
+                             sim::packMotionFlags(s));
 }
 
 wire::AnimalRec toWire(const sim::Animal& a) noexcept {
