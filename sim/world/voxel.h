@@ -7,6 +7,7 @@
 // 32x32 bricks in plan (12.8 m) over the full height.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 
 namespace loam::sim {
