@@ -162,37 +162,4 @@ Result<Scene> loadScene(const std::string& path) {
   }
 }
 
-std::string_view scatterKindName(ScatterKind k) noexcept {
-  switch (k) {
-    case ScatterKind::Tree: return "tree";
-    case ScatterKind::Bush: return "bush";
-    case ScatterKind::Rock: return "rock";
-    case ScatterKind::Grass: return "grass";
-  }
-  return "?";
-}
-
-std::string_view structureKindName(StructureKind k) noexcept {
-  switch (k) {
-    case StructureKind::Box: return "box";
-    case StructureKind::Wall: return "wall";
-    case StructureKind::Floor: return "floor";
-    case StructureKind::Roof: return "roof";
-    case StructureKind::Arch: return "arch";
-    case StructureKind::Doorway: return "doorway";
-    case StructureKind::Window: return "window";
-    case StructureKind::Cylinder: return "cylinder";
-  }
-  return "?";
-}
-
-std::string_view speciesName(Species s) noexcept {
-  switch (s) {
-    case Species::Bird: return "bird";
-    case Species::Fox: return "fox";
-    case Species::Dog: return "dog";
-  }
-  return "?";
-}
-
 }  // namespace loam::sim

@@ -352,9 +352,4 @@ std::uint64_t sceneJoinHash(const Scene& scene) noexcept;
 /// World bounds (bricks, whole chunks) for a box in metres: min rounded down, max up.
 WorldBounds worldBoundsFromMetres(const Vec3& min, const Vec3& max) noexcept;
 
-/// Names of enum values as written in scene files.
-std::string_view scatterKindName(ScatterKind k) noexcept;
-std::string_view structureKindName(StructureKind k) noexcept;
-std::string_view speciesName(Species s) noexcept;
-
 }  // namespace loam::sim

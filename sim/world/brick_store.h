@@ -262,7 +262,6 @@ class BrickStore {
   std::uint32_t allocRecord(internal::ChunkData& d, unsigned bitsLog2);
   void freeRecord(internal::ChunkData& d, std::uint32_t offset, unsigned bitsLog2) noexcept;
   void setMixedVoxel(internal::ChunkData& d, int local, unsigned vi, MaterialId m) noexcept;
-  void repack(internal::ChunkData& d, int local, unsigned newBitsLog2) noexcept;
   void recomputeSums(internal::ChunkData& d, internal::BrickEntry& e) const noexcept;
   void buildMixed(internal::ChunkData& d, int local, const MaterialId* voxels512, const std::uint16_t* histogram,
                   unsigned distinct) noexcept;
