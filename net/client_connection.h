@@ -2,10 +2,12 @@
 // full bots. It connects (optionally through a LinkSimulator), says Hello, builds
 // the world from the scene named in Welcome (on a worker thread, reporting
 // progress), checks the generated-world hash against the server's (a mismatch
-// names the differing cells), applies the JoinSnapshot and then every StepBatch in
-// order to its mirror, checking the world hash and touched cell hashes after each
-// (a difference is a desync, recorded with tick and cell). It predicts the own
-// player (net/prediction.h) and interpolates the others (net/interpolation.h).
+// names the differing cells), applies the JoinSnapshot, and then decodes every
+// StepBatch (in order), CellState and Snapshot into records for its mirror and
+// hands them to the mirror's functions (sim/step/mirror.h, the code the mirror test
+// proves). After each step it checks the world hash and touched cell hashes (a
+// difference is a desync, recorded with tick and cell). It predicts the own player
+// (net/prediction.h) and interpolates the others (net/interpolation.h).
 //
 // Phases (ClientPhase): Connecting -> AwaitingWelcome -> Generating ->
 // AwaitingSnapshot -> Playing, and Failed or Disconnected from any of them. Every
