@@ -163,7 +163,6 @@ AudioOutputStats AudioOutput::stats() const {
   s.callbacks = impl_->callbacks.load(std::memory_order_relaxed);
   s.underruns = impl_->underruns.load(std::memory_order_relaxed);
   s.latencyMs = impl_->latencyMs;
-  s.cpuLoad = impl_->stream ? Pa_GetStreamCpuLoad(impl_->stream) : 0.0;
   s.device = impl_->device;
   s.blocks = impl_->blocks.load(std::memory_order_relaxed);
   s.slowBlocks = impl_->slowBlocks.load(std::memory_order_relaxed);

@@ -16,7 +16,6 @@ struct AudioOutputStats {
   std::uint64_t callbacks = 0;
   std::uint64_t underruns = 0;   ///< output underflow flags reported by PortAudio
   double latencyMs = 0;          ///< the stream's output latency
-  double cpuLoad = 0;            ///< Pa_GetStreamCpuLoad
   std::uint64_t blocks = 0;      ///< engine blocks rendered in callbacks
   std::uint64_t slowBlocks = 0;  ///< blocks whose rendering took longer than the block lasts (5.33 ms), wall clock
   /// ... counting only the audio thread's own CPU time: the work, without the time

@@ -89,7 +89,6 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
       break;
     }
     case wire::ServerBody::StepBatch:
-      bot.stepTick = msg->body_as_StepBatch()->tick();
       ++bot.stepsApplied;
       break;
     case wire::ServerBody::Snapshot: {

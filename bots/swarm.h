@@ -40,7 +40,6 @@ struct SwarmBot {
   std::uint32_t playerId = 0;
   std::uint32_t sequence = 0;        ///< last input sequence sent
   std::uint32_t snapshotAck = 0;     ///< newest snapshot received
-  std::uint64_t stepTick = 0;        ///< newest StepBatch tick
   std::uint64_t stepsApplied = 0;    ///< StepBatches received
   std::uint64_t snapshots = 0;
   std::uint64_t ticks = 0;           ///< bot ticks since playing
