@@ -418,14 +418,14 @@ void AudioScene::Impl::updateFire(const sim::SimState& world, const Listener& li
   std::vector<Acc> acc;
   int heardCells = 0;
   for (const sim::FireCell& cell : world.fire.cells) {
-    sim::VoxelCoord c{cell.cell.x + sim::kBrickSize / 2, cell.cell.y + sim::kBrickSize / 2,
-                      cell.cell.z + sim::kBrickSize / 2};
+    sim::VoxelCoord c{cell.corner.x + sim::kBrickSize / 2, cell.corner.y + sim::kBrickSize / 2,
+                      cell.corner.z + sim::kBrickSize / 2};
     Vec3f at{static_cast<float>(c.x) * kMetresPerVoxel, static_cast<float>(c.y) * kMetresPerVoxel,
              static_cast<float>(c.z) * kMetresPerVoxel};
     if (distance(at, listener.position) > config.hearingMetres) continue;
     ++heardCells;
     std::uint64_t key =
-        gridKey(floorDiv(cell.cell.x, kFireGrid), floorDiv(cell.cell.y, kFireGrid), floorDiv(cell.cell.z, kFireGrid));
+        gridKey(floorDiv(cell.corner.x, kFireGrid), floorDiv(cell.corner.y, kFireGrid), floorDiv(cell.corner.z, kFireGrid));
     auto it = std::find_if(acc.begin(), acc.end(), [&](const Acc& a) { return a.key == key; });
     if (it == acc.end()) {
       acc.push_back(Acc{});

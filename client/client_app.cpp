@@ -320,7 +320,7 @@ render::FrameInput ClientApp::buildFrame() {
     }
     constexpr double kVoxel = 1.0 / sim::kVoxelsPerMetre;
     for (const sim::FireCell& c : m.fire.cells) {
-      fires_.push_back(render::FireDraw{{c.cell.x * kVoxel, c.cell.y * kVoxel, c.cell.z * kVoxel},
+      fires_.push_back(render::FireDraw{{c.corner.x * kVoxel, c.corner.y * kVoxel, c.corner.z * kVoxel},
                                         static_cast<float>(c.intensity / 255.0)});
     }
   } else if (shownTime_) {

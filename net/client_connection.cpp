@@ -180,7 +180,7 @@ struct ClientConnection::Impl {
   std::vector<sim::PlayerChange> playerChanges;  // one StepBatch's joins and leaves
   sim::WeatherState weather;                     // one StepBatch's weather record
   std::vector<sim::WaterChange> water;
-  std::vector<sim::FireChange> fire;
+  std::vector<sim::FireCell> fire;
   std::vector<wire::InputRec> inputRecs;
 
   ~Impl() {
@@ -493,8 +493,8 @@ struct ClientConnection::Impl {
     }
     if (c.fire()) {
       for (const wire::FireRec* r : *c.fire()) {
-        const sim::FireChange f = fromWire(*r, cell);
-        if (inside(f.cell)) fire.push_back(f);
+        const sim::FireCell f = fromWire(*r, cell);
+        if (inside(f.corner)) fire.push_back(f);
       }
     }
     sim::applyCellState(*mirror, cell, c.full(), water, fire);

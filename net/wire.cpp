@@ -252,8 +252,8 @@ sim::WaterChange fromWire(const wire::WaterRec& rec, sim::CellCoord cell) noexce
   return c;
 }
 
-bool toWire(const sim::FireChange& c, sim::CellCoord cell, wire::FireRec& out) noexcept {
-  const sim::BrickCoord b = sim::brickOf(c.cell);
+bool toWire(const sim::FireCell& c, sim::CellCoord cell, wire::FireRec& out) noexcept {
+  const sim::BrickCoord b = sim::brickOf(c.corner);
   const std::int32_t x = b.x - cell.x * sim::kCellBricks, z = b.z - cell.z * sim::kCellBricks;
   if (x < 0 || x >= sim::kCellBricks || z < 0 || z >= sim::kCellBricks || !fitsInt16(b.y)) return false;
   out = wire::FireRec(c.endTick, static_cast<std::int16_t>(b.y), static_cast<std::uint8_t>(x),
@@ -261,9 +261,9 @@ bool toWire(const sim::FireChange& c, sim::CellCoord cell, wire::FireRec& out) n
   return true;
 }
 
-sim::FireChange fromWire(const wire::FireRec& rec, sim::CellCoord cell) noexcept {
-  sim::FireChange c;
-  c.cell = {(cell.x * sim::kCellBricks + rec.x()) * sim::kBrickSize, rec.y() * sim::kBrickSize,
+sim::FireCell fromWire(const wire::FireRec& rec, sim::CellCoord cell) noexcept {
+  sim::FireCell c;
+  c.corner = {(cell.x * sim::kCellBricks + rec.x()) * sim::kBrickSize, rec.y() * sim::kBrickSize,
             (cell.z * sim::kCellBricks + rec.z()) * sim::kBrickSize};
   c.intensity = rec.intensity();
   c.endTick = rec.end_tick();

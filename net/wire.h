@@ -47,8 +47,8 @@ sim::Animal fromWire(const wire::AnimalRec& rec) noexcept;
 /// (the record is not written then).
 bool toWire(const sim::WaterChange& change, sim::CellCoord cell, wire::WaterRec& out) noexcept;
 sim::WaterChange fromWire(const wire::WaterRec& rec, sim::CellCoord cell) noexcept;
-bool toWire(const sim::FireChange& change, sim::CellCoord cell, wire::FireRec& out) noexcept;
-sim::FireChange fromWire(const wire::FireRec& rec, sim::CellCoord cell) noexcept;
+bool toWire(const sim::FireCell& change, sim::CellCoord cell, wire::FireRec& out) noexcept;
+sim::FireCell fromWire(const wire::FireRec& rec, sim::CellCoord cell) noexcept;
 
 /// Events: chat events are not EventRecs (they travel as ChatLine); toWire returns
 /// false for them. fromWire returns false for an unknown kind or out-of-range field.

@@ -62,13 +62,13 @@ void CellSync::buildCellState(std::uint32_t cell, bool full, std::span<const Cel
   auto addWater = [&](const sim::WaterChange& w) {
     if (wire::WaterRec r; toWire(w, cc, r)) waterRecs_.push_back(r);
   };
-  auto addFire = [&](const sim::FireChange& f) {
+  auto addFire = [&](const sim::FireCell& f) {
     if (wire::FireRec r; toWire(f, cc, r)) fireRecs_.push_back(r);
   };
   const sim::SimState& state = core_.state;
   if (full) {
     for (const sim::WaterChange& w : sim::waterInCell(state.water, cc)) addWater(w);
-    for (const sim::FireChange& f : sim::fireInCell(state.fire, cc)) addFire(f);
+    for (const sim::FireCell& f : sim::fireInCell(state.fire, cc)) addFire(f);
   } else {
     for (const CellRecord& r : water) addWater(pendingWater_[r.index]);
     for (const CellRecord& r : fire) addFire(pendingFire_[r.index]);
@@ -109,12 +109,12 @@ void CellSync::sendIncremental(const sim::StepOutput& out) {
   waterByCell_.clear();
   fireByCell_.clear();
   for (std::uint32_t i = 0; i < pendingWater_.size(); ++i) {
-    const std::int64_t c = cellIndexOfVoxel(pendingWater_[i].cell);
-    if (c >= 0) waterByCell_.push_back({static_cast<std::uint32_t>(c), packVoxelKey(pendingWater_[i].cell), i});
+    const std::int64_t c = cellIndexOfVoxel(pendingWater_[i].voxel);
+    if (c >= 0) waterByCell_.push_back({static_cast<std::uint32_t>(c), packVoxelKey(pendingWater_[i].voxel), i});
   }
   for (std::uint32_t i = 0; i < pendingFire_.size(); ++i) {
-    const std::int64_t c = cellIndexOfVoxel(pendingFire_[i].cell);
-    if (c >= 0) fireByCell_.push_back({static_cast<std::uint32_t>(c), packVoxelKey(pendingFire_[i].cell), i});
+    const std::int64_t c = cellIndexOfVoxel(pendingFire_[i].corner);
+    if (c >= 0) fireByCell_.push_back({static_cast<std::uint32_t>(c), packVoxelKey(pendingFire_[i].corner), i});
   }
   keepLastPerKey(waterByCell_);
   keepLastPerKey(fireByCell_);

@@ -65,7 +65,7 @@ class CellSync {
   std::uint64_t maxCellVersion_ = 0;
   // Changes since the last flush, in order.
   std::vector<sim::WaterChange> pendingWater_;
-  std::vector<sim::FireChange> pendingFire_;
+  std::vector<sim::FireCell> pendingFire_;
   // Scratch (capacity reused).
   std::vector<CellRecord> waterByCell_, fireByCell_;
   std::vector<wire::WaterRec> waterRecs_;

@@ -65,7 +65,7 @@ void applyStep(SimState& mirror, const StepRecords& step) {
 void applyStepOutput(SimState& mirror, const StepOutput& out) { applyStep(mirror, recordsOf(out)); }
 
 void applyCellState(SimState& mirror, CellCoord cell, bool full, std::span<const WaterChange> water,
-                    std::span<const FireChange> fire) {
+                    std::span<const FireCell> fire) {
   if (full) {
     clearWaterInCell(mirror.water, cell);
     clearFireInCell(mirror.fire, cell);
@@ -83,7 +83,7 @@ void clearWaterInCell(WaterState& water, CellCoord cell) {
 }
 
 void clearFireInCell(FireState& fire, CellCoord cell) {
-  std::erase_if(fire.cells, [&](const FireCell& c) { return cellOf(brickOf(c.cell)) == cell; });
+  std::erase_if(fire.cells, [&](const FireCell& c) { return cellOf(brickOf(c.corner)) == cell; });
 }
 
 std::optional<std::string> diffBrick(const BrickStore& expected, const BrickStore& actual, BrickCoord b) {

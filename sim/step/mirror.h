@@ -26,7 +26,7 @@ struct StepRecords {
   std::span<const EditRecord> edits;      ///< the edit log, in application order
   std::span<const PlayerChange> players;  ///< joins, updates and leaves, in order
   std::span<const WaterChange> water;
-  std::span<const FireChange> fire;
+  std::span<const FireCell> fire;
   std::span<const AnimalChange> animals;
   const WeatherState* weather = nullptr;  ///< replicated weather after the step; null = unchanged
 };
@@ -56,7 +56,7 @@ void applyPlayerChanges(std::vector<Player>& players, std::span<const PlayerChan
 /// catching up on a cell it did not follow). Records must lie inside the cell and
 /// the world (a client checks what came from the wire).
 void applyCellState(SimState& mirror, CellCoord cell, bool full, std::span<const WaterChange> water,
-                    std::span<const FireChange> fire);
+                    std::span<const FireCell> fire);
 
 /// Removes every water amount / fire cell inside an interest cell (the clearing of
 /// a full applyCellState). Mirror use only: working data is left alone.

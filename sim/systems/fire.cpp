@@ -196,8 +196,8 @@ bool buildCell(const FireTables& t, const BrickStore& world, std::uint64_t seed,
 std::size_t findIn(const std::vector<FireCell>& cells, std::size_t first, std::size_t last, std::uint64_t key) {
   auto b = cells.begin() + static_cast<std::ptrdiff_t>(first);
   auto e = cells.begin() + static_cast<std::ptrdiff_t>(last);
-  auto it = std::lower_bound(b, e, key, [](const FireCell& c, std::uint64_t k) { return keyOf(c.cell) < k; });
-  return it != e && keyOf(it->cell) == key ? static_cast<std::size_t>(it - cells.begin()) : last;
+  auto it = std::lower_bound(b, e, key, [](const FireCell& c, std::uint64_t k) { return keyOf(c.corner) < k; });
+  return it != e && keyOf(it->corner) == key ? static_cast<std::size_t>(it - cells.begin()) : last;
 }
 
 std::uint32_t takeMask(FireState& s, const FuelMask& m) {
@@ -228,8 +228,8 @@ void dropUniform(FireWork& w) {
 void record(SimContext& ctx, const FireCell& c) { ctx.output().fire.push_back(c); }
 
 void putOut(SimContext& ctx, const FireCell& c, ExtinguishCause cause) {
-  ctx.output().fire.push_back(FireCell{c.cell, 0, 0});
-  ctx.emit(ExtinguishedEvent{VoxelCoord{c.cell.x + 4, c.cell.y + 4, c.cell.z + 4}, cause});
+  ctx.output().fire.push_back(FireCell{c.corner, 0, 0});
+  ctx.emit(ExtinguishedEvent{VoxelCoord{c.corner.x + 4, c.corner.y + 4, c.corner.z + 4}, cause});
 }
 
 MaterialId burntFormAt(const FireTables& t, const SimState& st, MaterialId m, VoxelCoord v) {
@@ -327,10 +327,10 @@ struct Walk {
 
   // One spread / rain / water check. May put the cell out.
   Outcome attempt(const FireCell& c, FireWork& w) {
-    const std::uint64_t key = keyOf(c.cell);
+    const std::uint64_t key = keyOf(c.corner);
     const BrickStore& world = st.world;
     if (tick >= w.exposureDue) {
-      w.exposure = static_cast<std::uint16_t>(cellExposure(s.tables, world, c.cell));
+      w.exposure = static_cast<std::uint16_t>(cellExposure(s.tables, world, c.corner));
       w.exposureDue = tick + kExposureRefresh;
     }
     const std::uint32_t exposure = w.exposure;
@@ -345,7 +345,7 @@ struct Walk {
     }
     // Water already in the brick (new water is caught by scanEdits): one keyed voxel.
     {
-      const VoxelCoord v = voxelAt(c.cell, static_cast<int>(ctx.randomBelow(RandomPurpose::FireBurn, key, kDrawWaterSample, 512)));
+      const VoxelCoord v = voxelAt(c.corner, static_cast<int>(ctx.randomBelow(RandomPurpose::FireBurn, key, kDrawWaterSample, 512)));
       const MaterialId m = world.get(v);
       if (st.lut.liquid[m] || (m == kAir && waterAt(st.water, v) > 0)) return Outcome::Water;
     }
@@ -365,8 +365,8 @@ struct Walk {
       const std::uint32_t r = ctx.randomBelow(RandomPurpose::FireSpread, key, kDrawDirection + draw, table.total);
       std::size_t d = 0;
       while (table.cumulative[d] <= r) ++d;
-      corner = VoxelCoord{c.cell.x + kDirs[d].dx * kBrickSize, c.cell.y + kDirs[d].dy * kBrickSize,
-                          c.cell.z + kDirs[d].dz * kBrickSize};
+      corner = VoxelCoord{c.corner.x + kDirs[d].dx * kBrickSize, c.corner.y + kDirs[d].dy * kBrickSize,
+                          c.corner.z + kDirs[d].dz * kBrickSize};
       const BrickCoord nb = brickOf(corner);
       if (!world.bounds().containsBrick(nb)) continue;
       view = world.brick(nb);
@@ -428,14 +428,14 @@ struct Walk {
       ++w.swept;
       if (!maskTest(mask, i)) continue;  // only fuel is read: the rest of the brick is never touched
       maskSet(mask, i, false);
-      const VoxelCoord v = voxelAt(c.cell, i);
+      const VoxelCoord v = voxelAt(c.corner, i);
       const MaterialId m = st.world.get(v);
       if (t.flammability[m] != 0) ctx.setVoxel(v, burntFormAt(t, st, m, v));
       if (w.fuel > 0) --w.fuel;
     }
     if (w.swept >= w.sweepLength) {
       // With a uniform result the rest of the brick goes in one record.
-      if (w.flags & kFireUniform) ctx.fillBrick(brickOf(c.cell), w.result);
+      if (w.flags & kFireUniform) ctx.fillBrick(brickOf(c.corner), w.result);
       return Outcome::BurntOut;
     }
     if (w.fuel == 0) return Outcome::BurntOut;
@@ -503,7 +503,7 @@ void mergePending(FireState& s, SimContext& ctx, std::uint32_t tick) {
   s.work.resize(n + k);
   std::size_t i = n, j = k, out = n + k;
   while (j > 0) {
-    if (i > 0 && keyOf(s.cells[i - 1].cell) > keyOf(s.scratchCells[j - 1].cell)) {
+    if (i > 0 && keyOf(s.cells[i - 1].corner) > keyOf(s.scratchCells[j - 1].corner)) {
       --i;
       --out;
       s.cells[out] = s.cells[i];
@@ -518,9 +518,9 @@ void mergePending(FireState& s, SimContext& ctx, std::uint32_t tick) {
 }
 
 void setCell(std::vector<FireCell>& cells, const FireCell& ch) {
-  auto it = std::lower_bound(cells.begin(), cells.end(), keyOf(ch.cell),
-                             [](const FireCell& c, std::uint64_t k) { return keyOf(c.cell) < k; });
-  const bool present = it != cells.end() && it->cell == ch.cell;
+  auto it = std::lower_bound(cells.begin(), cells.end(), keyOf(ch.corner),
+                             [](const FireCell& c, std::uint64_t k) { return keyOf(c.corner) < k; });
+  const bool present = it != cells.end() && it->corner == ch.corner;
   if (ch.intensity == 0) {
     if (present) cells.erase(it);
   } else if (present) {
@@ -586,7 +586,7 @@ void stepFire(FireState& s, SimContext& ctx) {
       if (o != Outcome::Keep) {
         putOut(ctx, c, causeOf(o));
         s.freeMasks.push_back(w.mask);
-        s.burning.erase(keyOf(c.cell));
+        s.burning.erase(keyOf(c.corner));
         continue;
       }
     }
@@ -601,30 +601,30 @@ void stepFire(FireState& s, SimContext& ctx) {
   mergePending(s, ctx, tick);
 }
 
-bool igniteFire(FireState& state, SimContext& ctx, VoxelCoord cell, Actor by) {
-  const MaterialId m = ctx.world().get(cell);
-  if (state.tables.flammability[m] == 0 || isBurning(state, cell)) return false;
+bool igniteFire(FireState& state, SimContext& ctx, VoxelCoord voxel, Actor by) {
+  const MaterialId m = ctx.world().get(voxel);
+  if (state.tables.flammability[m] == 0 || isBurning(state, voxel)) return false;
   if (state.cells.size() >= kMaxFireCells) return false;
   LOAM_ASSERT(state.work.size() == state.cells.size());
   FireCell c;
   FireWork w;
   FuelMask mask;
   const auto tick = static_cast<std::uint32_t>(ctx.tick());
-  if (!buildCell(state.tables, ctx.world(), ctx.seed(), fireCellOf(cell), tick, c, w, mask)) return false;
+  if (!buildCell(state.tables, ctx.world(), ctx.seed(), fireCellOf(voxel), tick, c, w, mask)) return false;
   w.mask = takeMask(state, mask);
-  state.burning.insert(keyOf(c.cell));
-  auto it = std::lower_bound(state.cells.begin(), state.cells.end(), keyOf(c.cell),
-                             [](const FireCell& x, std::uint64_t k) { return keyOf(x.cell) < k; });
+  state.burning.insert(keyOf(c.corner));
+  auto it = std::lower_bound(state.cells.begin(), state.cells.end(), keyOf(c.corner),
+                             [](const FireCell& x, std::uint64_t k) { return keyOf(x.corner) < k; });
   const auto at = it - state.cells.begin();
   state.cells.insert(it, c);
   state.work.insert(state.work.begin() + at, w);
   record(ctx, c);
-  ctx.emit(IgnitedEvent{cell, m, by});
+  ctx.emit(IgnitedEvent{voxel, m, by});
   return true;
 }
 
-bool isBurning(const FireState& state, VoxelCoord cell) {
-  return findIn(state.cells, 0, state.cells.size(), keyOf(fireCellOf(cell))) != state.cells.size();
+bool isBurning(const FireState& state, VoxelCoord voxel) {
+  return findIn(state.cells, 0, state.cells.size(), keyOf(fireCellOf(voxel))) != state.cells.size();
 }
 
 void applyFireChanges(FireState& state, std::span<const FireCell> changes) {
@@ -637,7 +637,7 @@ void applyFireChanges(FireState& state, std::span<const FireCell> changes) {
   order.clear();
   for (std::size_t i = 0; i < changes.size(); ++i) order.push_back(static_cast<std::uint32_t>(i));
   std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const std::uint64_t ka = keyOf(changes[a].cell), kb = keyOf(changes[b].cell);
+    const std::uint64_t ka = keyOf(changes[a].corner), kb = keyOf(changes[b].corner);
     return ka != kb ? ka < kb : a < b;
   });
   std::vector<FireCell>& out = state.scratchCells;
@@ -646,10 +646,10 @@ void applyFireChanges(FireState& state, std::span<const FireCell> changes) {
   std::size_t i = 0;
   for (std::size_t j = 0; j < order.size(); ++j) {
     const FireCell& ch = changes[order[j]];
-    const std::uint64_t k = keyOf(ch.cell);
-    if (j + 1 < order.size() && keyOf(changes[order[j + 1]].cell) == k) continue;  // a later record wins
-    while (i < cells.size() && keyOf(cells[i].cell) < k) out.push_back(cells[i++]);
-    if (i < cells.size() && keyOf(cells[i].cell) == k) ++i;
+    const std::uint64_t k = keyOf(ch.corner);
+    if (j + 1 < order.size() && keyOf(changes[order[j + 1]].corner) == k) continue;  // a later record wins
+    while (i < cells.size() && keyOf(cells[i].corner) < k) out.push_back(cells[i++]);
+    if (i < cells.size() && keyOf(cells[i].corner) == k) ++i;
     if (ch.intensity != 0) out.push_back(ch);
   }
   while (i < cells.size()) out.push_back(cells[i++]);
@@ -673,7 +673,7 @@ void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t se
     FireCell c;
     FireWork w;
     FuelMask mask{};
-    if (buildCell(state.tables, world, seed, saved.cell, hint ? hint->start : tick, c, w, mask)) {
+    if (buildCell(state.tables, world, seed, saved.corner, hint ? hint->start : tick, c, w, mask)) {
       // Reconstruct the ignition: from the saved start (else from the fuel left, the
       // same duration while the brick holds one kind of fuel), ending at the saved
       // endTick; the positions visited by the last visit done; the attempt and
@@ -694,7 +694,7 @@ void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t se
       const bool dying = tick >= dyingAt;
       if (dying) w.flags |= kFireDying;
       if (!hint) w.peak = dying ? static_cast<std::uint8_t>(std::min(255, saved.intensity * 3 + 1)) : saved.intensity;
-      const std::uint64_t h = keyedHash(RandomKey{seed, RandomPurpose::FireBurn, 0, keyOf(saved.cell), 0});
+      const std::uint64_t h = keyedHash(RandomKey{seed, RandomPurpose::FireBurn, 0, keyOf(saved.corner), 0});
       std::uint32_t next = w.start + 1 + static_cast<std::uint32_t>((h >> 27) % w.period);
       std::uint32_t exposureDue = 0;
       std::uint32_t lastVisit = w.start;  // the sweep catches up at visits only
@@ -714,7 +714,7 @@ void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t se
       w.nextAttempt = next;
       w.exposureDue = exposureDue;
       // The exposure measured last (the world may have changed since).
-      w.exposure = hint ? hint->exposure : static_cast<std::uint16_t>(cellExposure(state.tables, world, saved.cell));
+      w.exposure = hint ? hint->exposure : static_cast<std::uint16_t>(cellExposure(state.tables, world, saved.corner));
     } else {
       // No fuel left: out at the first visit.
       w = FireWork{};
@@ -725,7 +725,7 @@ void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t se
     }
     scheduleNext(w);
     w.mask = takeMask(state, mask);
-    state.burning.insert(keyOf(saved.cell));
+    state.burning.insert(keyOf(saved.corner));
     state.work.push_back(w);
   }
 }

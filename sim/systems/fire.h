@@ -33,7 +33,7 @@
 //   with nothing due this tick cost one compare; neighbour checks use a hash set),
 //   never to world size.
 //
-// Replication: FireState::cells (sorted by packCoordId of the cell corner). Records
+// Replication: FireState::cells (sorted by packCoordId of the brick corner). Records
 // are written only at ignition (intensity = peak), when a cell starts dying (intensity
 // drops to a third, at 3/4 of its duration) and when it goes out (intensity 0, with
 // an Extinguished event giving the cause).
@@ -64,11 +64,11 @@ inline constexpr std::size_t kMaxIgnitionsPerTick = 256;  ///< new burning cells
 inline constexpr std::size_t kMaxFireCells = 1u << 17;     ///< burning cells at most (no ignition beyond)
 
 /// One burning brick: an entry of FireState::cells (intensity 1..255) and a record of
-/// the fire state stream, where the brick at `cell` now burns at `intensity` until
+/// the fire state stream, where the brick at `corner` now burns at `intensity` until
 /// `endTick`, or is out (intensity 0, endTick 0; the cause is in the matching
 /// Extinguished event). Replicated.
 struct FireCell {
-  VoxelCoord cell;             ///< the brick's minimum voxel corner (each coordinate a multiple of 8)
+  VoxelCoord corner;           ///< the brick's minimum voxel corner (each coordinate a multiple of 8)
   std::uint8_t intensity = 0;  ///< 1..255 in FireState::cells; 0 in a stream record = out
   std::uint32_t endTick = 0;   ///< tick at which it burns out unless something changes
   friend bool operator==(const FireCell&, const FireCell&) = default;
@@ -78,15 +78,12 @@ struct FireCell {
 /// (sim/core/record_fields.h). The wire's FireRec (net/wire.cpp) holds the same,
 /// relative to its interest cell.
 inline constexpr std::tuple kFireCellFields{
-    field("cell", &FireCell::cell),
+    field("corner", &FireCell::corner),
     field("intensity", &FireCell::intensity),
     field("endTick", &FireCell::endTick),
 };
 static_assert(std::tuple_size_v<decltype(kFireCellFields)> == recordFieldCount<FireCell>(),
               "a FireCell field is missing from kFireCellFields");
-
-/// The fire state stream's record is a FireCell (the name is kept for its users).
-using FireChange = FireCell;
 
 /// Bits of FireWork::flags.
 enum FireWorkFlag : std::uint8_t {
@@ -135,11 +132,11 @@ struct FireTables {
   MaterialId ash = kAir;
 };
 
-/// The fire system's state. `cells` is replicated (sorted by packCoordId of cell);
+/// The fire system's state. `cells` is replicated (sorted by packCoordId of corner);
 /// everything else is server-side working data or configuration (empty or unused on
 /// mirrors), ignored by hash and diff.
 struct FireState {
-  std::vector<FireCell> cells;        ///< burning cells, sorted by packCoordId(cell)
+  std::vector<FireCell> cells;        ///< burning cells, sorted by packCoordId(corner)
   std::vector<FireWork> work;         ///< server: parallel to cells
   std::vector<FuelMask> masks;        ///< server: fuel bitmaps, FireWork::mask indexes them
   std::vector<std::uint32_t> freeMasks;  ///< server: unused entries of masks
@@ -159,13 +156,13 @@ void initFire(FireState& state, const SimSetup& setup);
 /// to the fire's size.
 void stepFire(FireState& state, SimContext& ctx);
 
-/// Sets fire to the brick holding `cell` for a validated ignite command by `by`.
+/// Sets fire to the brick holding `voxel` for a validated ignite command by `by`.
 /// Returns false (and changes nothing) when the voxel itself cannot burn, its brick
 /// already burns, or kMaxFireCells cells burn. O(cells) (an insertion).
-bool igniteFire(FireState& state, SimContext& ctx, VoxelCoord cell, Actor by);
+bool igniteFire(FireState& state, SimContext& ctx, VoxelCoord voxel, Actor by);
 
-/// True if the brick holding voxel `cell` is burning. O(log cells).
-bool isBurning(const FireState& state, VoxelCoord cell);
+/// True if the brick holding `voxel` is burning. O(log cells).
+bool isBurning(const FireState& state, VoxelCoord voxel);
 
 /// The corner voxel of the fire cell holding `voxel` (its brick's minimum corner).
 constexpr VoxelCoord fireCellOf(VoxelCoord voxel) {

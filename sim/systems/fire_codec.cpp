@@ -44,7 +44,7 @@ Result<void> parseFire(std::span<const std::uint8_t> bytes, FireState& fire, con
     }
     h.flags = (flags & kBlobUniformBit) ? kFireUniform : 0;
     hints.push_back(h);
-    const VoxelCoord c = f.cell;
+    const VoxelCoord c = f.corner;
     // packCoordId needs each coordinate in its range: only corners inside the world
     // are packed (the world's bounds are far inside that range).
     if ((c.x | c.y | c.z) & (kBrickSize - 1)) {
@@ -53,7 +53,7 @@ Result<void> parseFire(std::span<const std::uint8_t> bytes, FireState& fire, con
       r.fail(internal::format("cell %u: (%d,%d,%d) outside the world", k, c.x, c.y, c.z));
     } else if (f.intensity == 0) {
       r.fail(internal::format("cell %u: intensity 0", k));
-    } else if (!cells.empty() && keyOf(cells.back().cell) >= keyOf(c)) {
+    } else if (!cells.empty() && keyOf(cells.back().corner) >= keyOf(c)) {
       r.fail(internal::format("cell %u: cells not in increasing order", k));
     } else if (cells.size() >= kMaxFireCells) {
       r.fail("more than kMaxFireCells cells");
@@ -111,7 +111,7 @@ Result<void> restoreFire(std::span<const std::uint8_t> bytes, FireState& fire, c
 std::vector<FireCell> fireInCell(const FireState& fire, CellCoord cell) {
   std::vector<FireCell> out;
   for (const FireCell& c : fire.cells) {
-    if (cellOf(brickOf(c.cell)) == cell) out.push_back(c);
+    if (cellOf(brickOf(c.corner)) == cell) out.push_back(c);
   }
   return out;
 }
@@ -125,7 +125,7 @@ std::optional<std::string> diffFire(const FireState& e, const FireState& a) {
   const std::size_t n = std::min(e.cells.size(), a.cells.size());
   for (std::size_t i = 0; i < n; ++i) {
     if (auto d = firstDifferentField(e.cells[i], a.cells[i], kFireCellFields)) {
-      const VoxelCoord c = e.cells[i].cell;
+      const VoxelCoord c = e.cells[i].corner;
       return internal::format("fire.cells[%zu] (%d,%d,%d) %s: expected %lld, actual %lld", i, c.x, c.y, c.z,
                               d->name.c_str(), static_cast<long long>(d->expected), static_cast<long long>(d->actual));
     }

@@ -110,7 +110,7 @@ TEST_CASE("burning cells are grouped into fires on a 4 m grid") {
   sim::SimState s = world();
   auto cell = [](int bx, int bz) {
     sim::FireCell c;
-    c.cell = {bx * 8, 0, bz * 8};
+    c.corner = {bx * 8, 0, bz * 8};
     c.intensity = 200;
     c.endTick = 100000;
     return c;

@@ -150,11 +150,11 @@ TEST_CASE("pose, animal, water and fire records carry every field") {
   CHECK(fromWire(wr, cell) == w);
   CHECK_FALSE(toWire(sim::WaterChange{{0, 0, -300}, 1}, cell, wr));
   CHECK_FALSE(toWire(sim::WaterChange{{-100, 40000, -300}, 1}, cell, wr));
-  const sim::FireChange f{{-8, 16, -264}, 255, 0xabcdef01u};
+  const sim::FireCell f{{-8, 16, -264}, 255, 0xabcdef01u};
   wire::FireRec fr;
   REQUIRE(toWire(f, cell, fr));
   CHECK(fromWire(fr, cell) == f);
-  CHECK_FALSE(toWire(sim::FireChange{{-8, 16, -256}, 1, 1}, cell, fr));
+  CHECK_FALSE(toWire(sim::FireCell{{-8, 16, -256}, 1, 1}, cell, fr));
 }
 
 TEST_CASE("every event alternative round-trips through EventRec; chat does not flatten") {

@@ -143,7 +143,7 @@ TEST_CASE("a lit wooden block burns to charcoal over time, through the edit log"
   CHECK(isBurning(sim.server.fire, {16, 0, 16}));
   REQUIRE(sim.server.fire.cells.size() == 2);
   for (const FireCell& c : sim.server.fire.cells) {
-    CHECK((c.cell == VoxelCoord{16, 0, 16} || c.cell == VoxelCoord{-24, 0, -24}));  // brick corners
+    CHECK((c.corner == VoxelCoord{16, 0, 16} || c.corner == VoxelCoord{-24, 0, -24}));  // brick corners
     CHECK(c.endTick == 1800);  // wood burns 1800 ticks a voxel
   }
 
@@ -309,17 +309,17 @@ TEST_CASE("water puts a fire out with cause water") {
 }
 
 TEST_CASE("applyFireChanges: later records for a cell win, batches equal one-by-one") {
-  std::vector<FireChange> changes;
-  for (int i = 0; i < 40; ++i) changes.push_back(FireChange{VoxelCoord{(i % 7) * 8, 0, (i % 5) * 8}, static_cast<std::uint8_t>(i + 1), 100u + i});
-  changes.push_back(FireChange{VoxelCoord{0, 0, 0}, 0, 0});
+  std::vector<FireCell> changes;
+  for (int i = 0; i < 40; ++i) changes.push_back(FireCell{VoxelCoord{(i % 7) * 8, 0, (i % 5) * 8}, static_cast<std::uint8_t>(i + 1), 100u + i});
+  changes.push_back(FireCell{VoxelCoord{0, 0, 0}, 0, 0});
   FireState batched, single;
   applyFireChanges(batched, changes);
-  for (const FireChange& c : changes) applyFireChanges(single, std::span<const FireChange>(&c, 1));
+  for (const FireCell& c : changes) applyFireChanges(single, std::span<const FireCell>(&c, 1));
   CHECK_FALSE(diffFire(single, batched).has_value());
   CHECK_FALSE(isBurning(batched, {0, 0, 0}));
   CHECK(isBurning(batched, {13, 2, 9}));  // cell (8, 0, 8)
   for (std::size_t i = 1; i < batched.cells.size(); ++i) {
-    const VoxelCoord a = batched.cells[i - 1].cell, b = batched.cells[i].cell;
+    const VoxelCoord a = batched.cells[i - 1].corner, b = batched.cells[i].corner;
     CHECK(packCoordId(a.x, a.y, a.z) < packCoordId(b.x, b.y, b.z));
   }
 }

@@ -47,19 +47,19 @@ void followAsClient(SimState& client, const StepOutput& out) {
   applyStep(client, records);
   std::vector<CellCoord> cells;
   for (const WaterChange& w : out.water) cells.push_back(cellOf(brickOf(w.voxel)));
-  for (const FireChange& f : out.fire) cells.push_back(cellOf(brickOf(f.cell)));
+  for (const FireCell& f : out.fire) cells.push_back(cellOf(brickOf(f.corner)));
   std::sort(cells.begin(), cells.end());
   cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
   std::vector<WaterChange> water;
-  std::vector<FireChange> fire;
+  std::vector<FireCell> fire;
   for (const CellCoord& cell : cells) {
     water.clear();
     fire.clear();
     for (const WaterChange& w : out.water) {
       if (cellOf(brickOf(w.voxel)) == cell) water.push_back(w);
     }
-    for (const FireChange& f : out.fire) {
-      if (cellOf(brickOf(f.cell)) == cell) fire.push_back(f);
+    for (const FireCell& f : out.fire) {
+      if (cellOf(brickOf(f.corner)) == cell) fire.push_back(f);
     }
     applyCellState(client, cell, false, water, fire);
   }

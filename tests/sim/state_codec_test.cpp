@@ -212,12 +212,12 @@ TEST_CASE("codec: cell helpers") {
     for (int z = lo.z; z <= hi.z; ++z) {
       const CellCoord c{x, z};
       const std::vector<WaterChange> wc = waterInCell(s.water, c);
-      const std::vector<FireChange> fc = fireInCell(s.fire, c);
+      const std::vector<FireCell> fc = fireInCell(s.fire, c);
       for (const WaterChange& ch : wc) {
         REQUIRE(cellOf(brickOf(ch.voxel)) == c);
         REQUIRE(ch.amount == waterAt(s.water, ch.voxel));
       }
-      for (const FireChange& ch : fc) REQUIRE(cellOf(brickOf(ch.cell)) == c);
+      for (const FireCell& ch : fc) REQUIRE(cellOf(brickOf(ch.corner)) == c);
       water += wc.size();
       fire += fc.size();
       if (wc.size() + fc.size() > most) {
