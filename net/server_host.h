@@ -21,8 +21,9 @@
 //   Connected --Hello ok--> Welcomed --WorldReady ok--> Joining --JoinSnapshot sent--> Playing
 //   any state --bad input / timeout / too slow--> Rejected (Reject sent, disconnect later)
 // Swarm bots (Hello.wants_world = false) go straight from Welcomed to Joining and
-// get no JoinSnapshot.
+// get no JoinSnapshot. The phases and their legal changes are in net/host/session.h.
 //
+// The implementation is in parts under net/host/ (net/server_host.cpp lists them).
 // Thread: one (the caller's). Never throws on peer input.
 #pragma once
 

@@ -1,5 +1,6 @@
 // ServerHost against raw ENet clients written here (no ClientConnection): joins,
-// inputs and snapshots, step batches, actions, and hostile input.
+// inputs and snapshots, step batches, actions, and hostile input; and the rules of
+// its session part (phase transitions, rate limit, step commands) directly.
 #include "net/server_host.h"
 
 #include <arpa/inet.h>
@@ -10,18 +11,23 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "loam_generated.h"
 #include "net/edit_codec.h"
 #include "net/enet_support.h"
+#include "net/host/session.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/gen/scene.h"
@@ -923,4 +929,97 @@ TEST_CASE("budget: over a tiny downstream cap the own player still arrives, othe
   CHECK(snapshots > 100);
   CHECK(withOthers * 10 < snapshots);  // others are the first thing a starved budget drops
   for (const Walker& w : walkers) CHECK(w.acked > 100);  // and the own player keeps flowing
+}
+
+// ---- the session part (net/host/session.h) ---------------------------------------------
+
+TEST_CASE("session phases: exactly the documented transitions are legal") {
+  using net::host::Phase;
+  using net::host::legalTransition;
+  constexpr std::array kPhases{Phase::Free,    Phase::Connected, Phase::Welcomed,
+                               Phase::Joining, Phase::Playing,   Phase::Rejected};
+  const std::set<std::pair<Phase, Phase>> legal{
+      {Phase::Free, Phase::Connected},       {Phase::Connected, Phase::Welcomed}, {Phase::Welcomed, Phase::Joining},
+      {Phase::Joining, Phase::Playing},      {Phase::Connected, Phase::Rejected}, {Phase::Welcomed, Phase::Rejected},
+      {Phase::Joining, Phase::Rejected},     {Phase::Playing, Phase::Rejected},   {Phase::Connected, Phase::Free},
+      {Phase::Welcomed, Phase::Free},        {Phase::Joining, Phase::Free},       {Phase::Playing, Phase::Free},
+      {Phase::Rejected, Phase::Free},
+  };
+  for (Phase from : kPhases) {
+    for (Phase to : kPhases) {
+      INFO(net::host::phaseName(from), " -> ", net::host::phaseName(to));
+      CHECK(legalTransition(from, to) == (legal.count({from, to}) == 1));
+    }
+  }
+}
+
+TEST_CASE("session rate limit: messages beyond the per-second cap are dropped; three flooded seconds in a row flood") {
+  using net::host::RateVerdict;
+  net::host::Session s;
+  const auto floodSecond = [&](std::int64_t second) {
+    for (std::uint32_t i = 0; i < net::kMaxMessagesPerSecond; ++i) {
+      CHECK(countMessage(s, second) == RateVerdict::Within);
+    }
+    int floods = 0;
+    for (int i = 0; i < 10; ++i) {
+      const RateVerdict v = countMessage(s, second);
+      CHECK(v != RateVerdict::Within);
+      floods += v == RateVerdict::Flooding ? 1 : 0;
+    }
+    CHECK(floods <= 1);  // said once, at the first dropped message of the second
+    return floods == 1 ? RateVerdict::Flooding : RateVerdict::Dropped;
+  };
+  CHECK(floodSecond(100) == RateVerdict::Dropped);
+  CHECK(floodSecond(101) == RateVerdict::Dropped);
+  CHECK(floodSecond(102) == RateVerdict::Flooding);  // the third in a row, once
+  // A quiet second in between starts the streak again.
+  CHECK(countMessage(s, 104) == RateVerdict::Within);
+  CHECK(floodSecond(105) == RateVerdict::Dropped);
+  CHECK(floodSecond(106) == RateVerdict::Dropped);
+}
+
+TEST_CASE("session commands: join first, then up to perTick inputs oldest first, then actions once their input went") {
+  std::vector<net::host::Session> sessions(2);
+  net::host::Session& s = sessions[1];
+  s.phase = net::host::Phase::Joining;
+  s.id = sim::PlayerId{7};
+  s.name = sim::PlayerName::from("seven");
+  for (std::uint32_t seq = 1; seq <= 5; ++seq) {
+    sim::PlayerInput in;
+    in.sequence = seq;
+    REQUIRE(s.inputs.push(in));
+    s.newestInput = seq;
+  }
+  s.actions.push_back({3, 0, sim::IgniteCommand{{1, 2, 3}}});
+  s.actions.push_back({5, 0, sim::IgniteCommand{{4, 5, 6}}});
+
+  std::vector<sim::Command> commands;
+  net::host::appendSessionCommands(sessions, 1, 4, commands);
+  REQUIRE(commands.size() == 6);
+  CHECK(std::holds_alternative<sim::JoinCommand>(commands[0].body));
+  for (std::uint32_t i = 1; i <= 4; ++i) {
+    CHECK(std::holds_alternative<sim::InputCommand>(commands[i].body));
+    CHECK(commands[i].sequence == i);
+  }
+  CHECK(std::get<sim::IgniteCommand>(commands[5].body).position == sim::VoxelCoord{1, 2, 3});
+  CHECK(s.actions.size() == 1);  // waits for input 5
+
+  commands.clear();
+  net::host::appendSessionCommands(sessions, 2, 4, commands);
+  REQUIRE(commands.size() == 2);  // no second join
+  CHECK(commands[0].sequence == 5);
+  CHECK(std::get<sim::IgniteCommand>(commands[1].body).position == sim::VoxelCoord{4, 5, 6});
+  CHECK(s.actions.empty());
+}
+
+TEST_CASE("a Hello with an unknown client kind is rejected as BadHello") {
+  auto server = openServer();
+  RawClient c(server->port());
+  flatbuffers::FlatBufferBuilder fbb;
+  REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
+  auto h = wire::CreateHelloDirect(fbb, net::kProtocolVersion, "odd", net::kClientKindCount, true);
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Hello, h.Union()));
+  c.send(fbb);
+  CHECK(awaitReject(*server, {&c}, c) == net::RejectCode::BadHello);
+  CHECK(server->stats().illegalTransitions == 0);
 }
