@@ -10,6 +10,7 @@
 // Hashes add every field at its own width (flag bools one byte each).
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <optional>

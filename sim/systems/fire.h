@@ -1,7 +1,9 @@
 // Fire system interface (the contract for every system is in sim/systems/water.h).
 //
-// Model: fire cells are bricks (8x8x8 voxels, 40 cm); visible results are voxel
-// edits through ctx.setVoxel / ctx.fillBrick.
+// Model: fire cells are bricks (8x8x8 voxels, 40 cm; inside the fire system "cell"
+// means one burning brick, named by its minimum voxel corner, FireCell::corner;
+// elsewhere a cell is the 12.8 m interest cell); visible results are voxel edits
+// through ctx.setVoxel / ctx.fillBrick.
 // - Ignition (a command, or spread) decodes the brick once: a fuel bitmap (materials
 //   with burn_ticks > 0 and flammability > 0), burn duration = fuel-weighted mean of
 //   burn_ticks, peak intensity from the amount and flammability of the fuel.
