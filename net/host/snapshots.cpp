@@ -136,7 +136,7 @@ void Snapshots::send(Session& s, const sim::Player& own) {
     playerView_.push_back({i, -1, sim::distanceSquared(own.motion.position, players_[i].pos), false, false});
   }
   keepNearest(playerView_, kMaxPlayersInView);
-  // In a crowd only the nearest nearPlayersMax players_ get the full rate.
+  // In a crowd only the nearest nearPlayersMax players get the full rate.
   std::int64_t nearLimit2 = near2;
   if (ic.nearPlayersMax > 0 && playerView_.size() > ic.nearPlayersMax) {
     nearDistances_.clear();
@@ -202,7 +202,8 @@ void Snapshots::send(Session& s, const sim::Player& own) {
   const std::int64_t hear2 = squaredUnits(ic.hearingMetres);
   for (const MovementSound& t : sounds_) {
     if (t.tick <= s.lastSoundTick) continue;
-    const sim::Vec3i at{t.rec.x() * sim::kUnitsPerVoxel, t.rec.y() * sim::kUnitsPerVoxel, t.rec.z() * sim::kUnitsPerVoxel};
+    const sim::Vec3i at{t.rec.x() * sim::kUnitsPerVoxel, t.rec.y() * sim::kUnitsPerVoxel,
+                        t.rec.z() * sim::kUnitsPerVoxel};
     if (sim::distanceSquared(own.motion.position, at) <= hear2) soundsOut_.push_back(t.rec);
   }
   s.lastSoundTick = core_.state.tick;
