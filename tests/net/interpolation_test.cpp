@@ -6,12 +6,13 @@
 #include <cstdint>
 
 #include "net/interpolation.h"
+#include "sim/core/fixed_point.h"
 
 using namespace loam;
 
 namespace {
 
-constexpr double kMsPerTick = 1000.0 / 60.0;
+constexpr double kMsPerTick = 1000.0 / sim::kTicksPerSecond;
 
 net::PoseSample at(std::uint64_t tick, std::int32_t x, std::uint16_t yaw = 0) {
   net::PoseSample s;

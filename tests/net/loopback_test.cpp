@@ -125,7 +125,7 @@ void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint
 
   const Clock::time_point start = Clock::now();
   auto nowMs = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
-  const auto tickLen = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / 60.0));
+  const auto tickLen = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / sim::kTicksPerSecond));
   Clock::time_point next = start;
   bots::BotTick tick;
 
@@ -156,7 +156,7 @@ void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint
       if (b.conn->phase() != net::ClientPhase::Playing || !b.conn->predictor().pending().empty()) return false;
     return true;
   };
-  while (host.state().tick - firstTick < steps + 10 * 60) {
+  while (host.state().tick - firstTick < steps + 10 * sim::kTicksPerSecond) {
     host.tick();
     const bool scripted = host.state().tick - firstTick < steps;
     const double now = nowMs();
