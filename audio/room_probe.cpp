@@ -82,7 +82,7 @@ RayHit traceOne(const sim::BrickStore& store, const AcousticTable& table, const 
   bool chunkAir = true;
   while (t0 < tExit) {
     float t1 = std::min(bd.exitT(), tExit);
-    const sim::BrickCoord bc{bd.cell()[0], bd.cell()[1], bd.cell()[2]};
+    const sim::BrickCoord bc{bd.cube()[0], bd.cube()[1], bd.cube()[2]};
     const sim::ChunkCoord cc = sim::chunkOf(bc);
     if (!(cc == lastChunk)) {
       lastChunk = cc;
@@ -113,15 +113,15 @@ RayHit traceOne(const sim::BrickStore& store, const AcousticTable& table, const 
       }
     } else {
       // Mixed brick: walk its voxels from t0 to t1.
-      const int vlo[3] = {bd.cell()[0] * sim::kBrickSize, bd.cell()[1] * sim::kBrickSize,
-                          bd.cell()[2] * sim::kBrickSize};
+      const int vlo[3] = {bd.cube()[0] * sim::kBrickSize, bd.cube()[1] * sim::kBrickSize,
+                          bd.cube()[2] * sim::kBrickSize};
       const int vhi[3] = {vlo[0] + 7, vlo[1] + 7, vlo[2] + 7};
       RayGrid vd(r.o, r.d, t0, 1, vlo, vhi);
       int voxelAxis = entryAxis >= 0 ? entryAxis : -1;  // the axis the current voxel was entered across
       float vt0 = t0;
       for (;;) {
         float vt1 = std::min(vd.exitT(), t1);
-        const std::array<int, 3>& c = vd.cell();
+        const std::array<int, 3>& c = vd.cube();
         if (visit(table, v.get(c[0] - vlo[0], c[1] - vlo[1], c[2] - vlo[2]), vt0, vt1, voxelAxis, vd.steps(), h))
           return h;
         if (vd.exitT() >= t1) break;

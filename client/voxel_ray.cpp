@@ -57,14 +57,14 @@ std::optional<RayHit> castVoxelRay(const sim::BrickStore& world, const sim::Mate
   auto coord = [](const std::array<int, 3>& c) { return sim::VoxelCoord{c[0], c[1], c[2]}; };
 
   const double maxT = maxMetres * k;
-  if (solid(walk.cell())) {
+  if (solid(walk.cube())) {
     // Inside a voxel already: face it from the side the ray leaves against.
     int axis = 0;
     for (int a = 1; a < 3; ++a)
       if (std::abs(d[a]) > std::abs(d[axis])) axis = a;
     const int step = walk.steps()[static_cast<std::size_t>(axis)];
     RayHit hit;
-    hit.voxel = coord(walk.cell());
+    hit.voxel = coord(walk.cube());
     hit.face = entryFace(axis, step != 0 ? step : 1);
     const sim::VoxelCoord n = faceNormal(hit.face);
     hit.before = {hit.voxel.x + n.x, hit.voxel.y + n.y, hit.voxel.z + n.z};
@@ -72,12 +72,12 @@ std::optional<RayHit> castVoxelRay(const sim::BrickStore& world, const sim::Mate
     return hit;
   }
   for (;;) {
-    const sim::VoxelCoord previous = coord(walk.cell());
+    const sim::VoxelCoord previous = coord(walk.cube());
     const sim::GridCrossing<double> crossing = walk.advance();
     if (crossing.t > maxT) return std::nullopt;
-    if (solid(walk.cell())) {
+    if (solid(walk.cube())) {
       RayHit hit;
-      hit.voxel = coord(walk.cell());
+      hit.voxel = coord(walk.cube());
       hit.face = entryFace(crossing.axis, crossing.step);
       hit.before = previous;
       hit.distance = crossing.t / k;

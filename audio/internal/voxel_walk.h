@@ -108,13 +108,13 @@ void walkSegment(const sim::BrickStore& store, Vec3f a, Vec3f b, Visit&& visit) 
   float t0 = tEnter;
   for (;;) {
     const float t1 = std::min(cd.exitT(), tExit);
-    const int ci = store.chunkIndex(sim::ChunkCoord{cd.cell()[0], cd.cell()[1], cd.cell()[2]});
+    const int ci = store.chunkIndex(sim::ChunkCoord{cd.cube()[0], cd.cube()[1], cd.cube()[2]});
     if (ci < 0 || store.chunkIsCollapsed(ci)) {
       // One material for the whole chunk (O(1) for a collapsed chunk).
       if (!runs.add(ci < 0 ? sim::kAir : store.chunkUniform(ci).value_or(sim::kAir), t1 - t0)) return;
     } else {
-      const int kLo[3] = {cd.cell()[0] * sim::kChunkBricks, cd.cell()[1] * sim::kChunkBricks,
-                          cd.cell()[2] * sim::kChunkBricks};
+      const int kLo[3] = {cd.cube()[0] * sim::kChunkBricks, cd.cube()[1] * sim::kChunkBricks,
+                          cd.cube()[2] * sim::kChunkBricks};
       const int kHi[3] = {kLo[0] + sim::kChunkBricks - 1, kLo[1] + sim::kChunkBricks - 1,
                           kLo[2] + sim::kChunkBricks - 1};
       WalkGrid bd(o, d, t0, sim::kBrickSize, kLo, kHi);
@@ -122,18 +122,18 @@ void walkSegment(const sim::BrickStore& store, Vec3f a, Vec3f b, Visit&& visit) 
       for (;;) {
         const float bt1 = std::min(bd.exitT(), t1);
         const sim::BrickView v =
-            store.brickInChunk(ci, sim::brickIndexInChunk(sim::BrickCoord{bd.cell()[0], bd.cell()[1], bd.cell()[2]}));
+            store.brickInChunk(ci, sim::brickIndexInChunk(sim::BrickCoord{bd.cube()[0], bd.cube()[1], bd.cube()[2]}));
         if (v.isUniform()) {
           if (!runs.add(v.uniformMaterial(), bt1 - bt0)) return;
         } else {
-          const int vLo[3] = {bd.cell()[0] * sim::kBrickSize, bd.cell()[1] * sim::kBrickSize,
-                              bd.cell()[2] * sim::kBrickSize};
+          const int vLo[3] = {bd.cube()[0] * sim::kBrickSize, bd.cube()[1] * sim::kBrickSize,
+                              bd.cube()[2] * sim::kBrickSize};
           const int vHi[3] = {vLo[0] + sim::kBrickSize - 1, vLo[1] + sim::kBrickSize - 1, vLo[2] + sim::kBrickSize - 1};
           WalkGrid vd(o, d, bt0, 1, vLo, vHi);
           float vt0 = bt0;
           for (;;) {
             const float vt1 = std::min(vd.exitT(), bt1);
-            const std::array<int, 3>& c = vd.cell();
+            const std::array<int, 3>& c = vd.cube();
             if (!runs.add(v.get(c[0] - vLo[0], c[1] - vLo[1], c[2] - vLo[2]), vt1 - vt0)) return;
             if (vt1 >= bt1) break;
             vd.advance();
