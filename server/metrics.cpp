@@ -241,6 +241,8 @@ std::string formatPrometheus(const OpsIdentity& id, const OpsSnapshot& s, const 
   w.counter("loam_flooded_packets_total", "Inbound messages dropped for rate.", s.host.flooded);
   w.counter("loam_inputs_dropped_total", "Player inputs dropped on queue overflow.", s.host.inputsDropped);
   w.counter("loam_budget_deferred_total", "Records held back by per-client byte budgets.", s.host.budgetDeferred);
+  w.counter("loam_illegal_transitions_total", "Session phase changes the state machine refused (server bugs).",
+            s.host.illegalTransitions);
   w.counter("loam_saves_total", "Saves written.", s.saves);
   w.counter("loam_save_failures_total", "Saves that failed to encode or write.", s.saveFailures);
   w.gauge("loam_save_duration_seconds", "Capture, encode and write time of the last save written.",

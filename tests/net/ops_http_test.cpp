@@ -260,6 +260,7 @@ TEST_CASE("Prometheus text: every family typed, histogram cumulative, traffic by
   s.host.bytesIn = 1000;
   s.host.bytesOut = 50000;
   s.host.malformed = 2;
+  s.host.illegalTransitions = 1;
   s.host.joins = 5;
   s.host.joinSecondsBuckets = {0, 1, 2, 0, 0, 0, 0, 1};  // 0.8 s, 1.5 s twice, 40 s
   s.host.joinSecondsSum = 43.8;
@@ -303,6 +304,7 @@ TEST_CASE("Prometheus text: every family typed, histogram cumulative, traffic by
   CHECK(m.at("loam_join_seconds_sum") == doctest::Approx(43.8));
   CHECK(m.at("loam_join_seconds_count") == 4);
   CHECK(m.at("loam_malformed_packets_total") == 2);
+  CHECK(m.at("loam_illegal_transitions_total") == 1);
   CHECK(m.at("loam_save_duration_seconds") == 0.25);
   CHECK(m.at("loam_save_size_bytes") == 4096);
   CHECK(m.at("loam_resident_memory_bytes") == 1048576);
