@@ -33,7 +33,7 @@ struct AudioSceneConfig {
   int windEmitters = 6;          ///< patches of grass / leaves / edges around the listener
   int rainPatches = 8;           ///< rain surface patches around the listener
   sim::PlayerId self;            ///< the listener's own player (own footsteps get priority)
-  AcousticsConfig acoustics;     ///< rays, propagation, reverb and reflections (issue 8)
+  AcousticsConfig acoustics;     ///< rays, propagation, reverb and reflections
 };
 
 struct AudioSceneStats {

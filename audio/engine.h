@@ -102,7 +102,7 @@ struct EngineConfig {
   Spatialisation spatial = Spatialisation::Binaural;
   /// Real point sources rendered through the HRTF at most (the loudest); the rest pan.
   int binauralVoices = 16;
-  bool acoustics = true;    ///< reverb and early reflections on (off: dry, as before issue 8)
+  bool acoustics = true;    ///< reverb and early reflections on (off: dry: pan only, no room)
 };
 
 struct EngineStats {

@@ -1,4 +1,4 @@
-// ListenerAcoustics: the acoustic half of AudioScene's control update (issue 8).
+// ListenerAcoustics: the acoustic half of AudioScene's control update.
 //
 //  - The room: every few updates a RoomProbe casts its rays from the listener through
 //    the client's world copy (split over worker threads; any split gives the same
@@ -32,7 +32,7 @@
 namespace loam::audio {
 
 struct AcousticsConfig {
-  bool enabled = true;        ///< false: free field everywhere, no room (the dry engine of issue 7)
+  bool enabled = true;        ///< false: free field everywhere, no room (the dry engine)
   int workerThreads = 1;      ///< threads beside the caller for rays and propagation
   int roomEvery = 2;          ///< control updates per room update (~23 Hz at 47 updates/s)
   float smoothing = 0.3f;     ///< RoomSmoother weight of each new estimate

@@ -1,4 +1,4 @@
-// Acoustics from the voxel world (issue 8): the room probe on hand-built rooms, the
+// Acoustics from the voxel world: the room probe on hand-built rooms, the
 // FDN reverb's measured reverb time against the probe's Eyring prediction,
 // determinism across runs and thread counts, and the HRTF's spatial cues.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Early reflections (issue 8): taps found in hand-built worlds (an alley slaps back,
+// Early reflections: taps found in hand-built worlds (an alley slaps back,
 // a field does not, a wall to the east is heard on the right), their level, and the
 // EarlyReflector's rendering: delay, phase, panning, determinism, no allocation; a
 // source away from the listener slaps back at its own image delays.

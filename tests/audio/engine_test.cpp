@@ -77,7 +77,7 @@ class NoiseVoice final : public Voice {
   KeyedRng rng_;
 };
 
-/// The engine as before issue 8: constant-power pan, no reverb or reflections.
+/// The dry engine: constant-power pan, no reverb or reflections.
 EngineConfig dry() {
   EngineConfig c;
   c.spatial = Spatialisation::Speakers;

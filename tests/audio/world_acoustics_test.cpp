@@ -1,4 +1,4 @@
-// Issue 8 on rendered audio, through the real path (server step -> streams -> mirror
+// Acoustics on rendered audio, through the real path (server step -> streams -> mirror
 // -> AudioScene with ListenerAcoustics -> AudioEngine):
 //  - sealing a pit with a 5 cm stone lid makes the outdoors >= 30 dB quieter, and
 //    digging the lid away (a live dig command) brings it back;
