@@ -395,7 +395,9 @@ TEST_CASE("loam-server serves /readyz, /healthz, /metrics and /status on --http-
   auto endsWith = [](const std::string& s, const std::string& tail) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
   };
-  for (const auto& [key, value] : first) {
+  for (const auto& entry : first) {
+    const std::string& key = entry.first;  // not a structured binding: clang 14 cannot capture one in INFO
+    const auto& value = entry.second;
     std::string name = key.substr(0, key.find('{'));
     bool monotonic = endsWith(name, "_total") || endsWith(name, "_bucket") || endsWith(name, "_count") ||
                      endsWith(name, "_sum") || name == "loam_tick" || name == "loam_uptime_seconds";
