@@ -190,7 +190,8 @@ void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint
   const net::ServerStats ss = host.stats();
   const net::LinkStats ls = (*link)->stats();
   MESSAGE("server: ticks " << host.state().tick - firstTick << ", players " << ss.players << ", malformed "
-                           << ss.malformed << ", inputs dropped " << ss.inputsDropped << "; link: forwarded "
+                           << ss.malformed << ", flooded " << ss.flooded << ", rejected " << ss.rejected
+                           << ", leaves " << ss.leaves << ", inputs dropped " << ss.inputsDropped << "; link: forwarded "
                            << ls.forwarded << ", dropped " << ls.dropped << ", duplicated " << ls.duplicated
                            << ", reordered " << ls.reordered);
   CHECK(acknowledged);
