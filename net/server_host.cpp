@@ -27,6 +27,7 @@
 #include "net/host/snapshots.h"
 #include "net/host/step_batch.h"
 #include "net/protocol.h"
+#include "net/tick_pacer.h"
 #include "sim/gen/generator_version.h"
 #include "sim/save/save.h"
 #include "sim/save/state_codec.h"
@@ -71,8 +72,17 @@ struct ServerHost::Impl {
   std::vector<sim::Command> commands;
   std::vector<std::uint32_t> joinedNow;  ///< session indices admitted by this step
   TickTimes times;
+  Clock::time_point lastBackoffCap{};  ///< when capRetransmitBackoff last ran
 
   explicit Impl(sim::SimState initial) : core(std::move(initial)) {}
+
+  /// ENet's retransmission backoff capped (net/enet_support.h), once per tick period:
+  /// every tick() does it; waitForInput() does it only when no tick has for a period
+  /// (a stalled loop, a caller that only pumps), so peers never back off uncapped.
+  void capBackoff(Clock::time_point now) {
+    capRetransmitBackoff(core.host);
+    lastBackoffCap = now;
+  }
 
   /// Timeouts by phase, the reliable backlog cap, and the end of lingering rejects.
   void housekeeping() {
@@ -287,7 +297,7 @@ const sim::StepOutput& ServerHost::tick(std::span<const sim::Command> serverComm
   im.tracker.update(im.core.state.world, im.out.edits);
   im.afterStep();
   im.sendStep();
-  capRetransmitBackoff(im.core.host);
+  im.capBackoff(Clock::now());
   enet_host_flush(im.core.host);
   im.collectHostTotals();
   const auto t3 = Clock::now();
@@ -300,6 +310,10 @@ const sim::StepOutput& ServerHost::tick(std::span<const sim::Command> serverComm
 
 void ServerHost::waitForInput(int timeoutMs) {
   impl_->inbound.pump(std::max(timeoutMs, 0));
+  const Clock::time_point now = Clock::now();
+  if (now - impl_->lastBackoffCap >= TickPacer::periodOf(sim::kTicksPerSecond)) {
+    impl_->capBackoff(now);
+  }
   enet_host_flush(impl_->core.host);
   impl_->collectHostTotals();
 }

@@ -23,7 +23,8 @@ constexpr std::uint32_t kValidButtons = sim::kButtonJump | sim::kButtonRun | sim
 void Inbound::pump(int timeoutMs) {
   // No capRetransmitBackoff here: the pacing loop pumps on every arriving input,
   // and walking every peer's commands in flight each time cost a third of the CPU
-  // with 300 players. Once per tick (in ServerHost::tick) bounds any timeout to 2x the cap.
+  // with 300 players. Once per tick period (ServerHost::tick, or waitForInput when no
+  // tick has run for a period) bounds any timeout to 2x the cap.
   ENetEvent ev;
   std::size_t handled = 0;
   if (timeoutMs > 0) {
