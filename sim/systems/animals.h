@@ -1,4 +1,4 @@
-// Animal system interface (the system contract is in sim/systems/water.h).
+// Animal system interface (the system contract is in sim/systems.h).
 //
 // Model (all integer maths in fixed-point units, keyed draws only, animals in id
 // order):
@@ -138,7 +138,7 @@ struct AnimalState {
 /// brick; about 50 ms of CPU for glade). Allocates.
 void initAnimals(AnimalState& state, const SimSetup& setup);
 
-/// One tick of animals (see the model above and the contract in sim/systems/water.h).
+/// One tick of animals (see the model above and the contract in sim/systems.h).
 /// Reads players from ctx.state(). Allocates only when the output lists grow.
 void stepAnimals(AnimalState& state, SimContext& ctx);
 

@@ -1,4 +1,4 @@
-// Fire system interface (the contract for every system is in sim/systems/water.h).
+// Fire system interface (the contract for every system is in sim/systems.h).
 //
 // Model: fire cells are bricks (8x8x8 voxels, 40 cm; inside the fire system "cell"
 // means one burning brick, named by its minimum voxel corner, FireCell::corner;

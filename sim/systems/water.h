@@ -67,20 +67,7 @@
 // are server working data: a server restarted from a save must rebuild them (wake
 // every voxel that is not at rest) to continue identically.
 //
-// Contract for every system (water, fire, weather, animals):
-// - init*(state, setup): builds the initial state from the scene and the generated
-//   world. Run identically on the server and on every mirror; no randomness except
-//   keyed draws with tick 0.
-// - step*(state, ctx): one 1/60 s tick. Reads the world only through ctx.world(),
-//   changes voxels only through ctx.setVoxel/fillBrick (which writes the edit log),
-//   reports every replicated state change into ctx.output().<system>, events through
-//   ctx.emit, randomness only through ctx.random. No clocks, no threads that change
-//   results, no heap allocation in steady state (reserve in init, reuse scratch).
-// - apply*Changes(state, changes): the mirror side: makes the replicated part of
-//   state equal to the authoritative one from the change records alone.
-// - hash*(state, hasher): folds the replicated part of state (canonical order).
-// - diff*(expected, actual): the first difference in the replicated part as
-//   "field: expected X, actual Y", or nullopt when equal. Allocates only on mismatch.
+// The contract every system keeps is in sim/systems.h.
 #pragma once
 
 #include <array>
@@ -145,7 +132,7 @@ struct WaterState {
 /// whole world once (about 0.2 s for glade). Allocates.
 void initWater(WaterState& state, const SimSetup& setup);
 
-/// One tick of water. See the contract above.
+/// One tick of water (the contract is in sim/systems.h).
 void stepWater(WaterState& state, SimContext& ctx);
 
 /// Adds `amount` units at `voxel` for a validated pour command (the step has checked

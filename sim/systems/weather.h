@@ -1,4 +1,4 @@
-// Weather and time-of-day system (the system contract is in sim/systems/water.h).
+// Weather and time-of-day system (the system contract is in sim/systems.h).
 //
 // Model:
 // - Time of day is a function of the tick: (timeOrigin + tick) % dayLength, so it
