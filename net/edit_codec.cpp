@@ -270,9 +270,10 @@ sim::Result<void> decodeEdits(std::span<const std::uint8_t> bytes, std::vector<s
       if (index >= sim::kBrickVoxels) return fail("bad voxel index", entryAt);
       sim::EditRecord e;
       e.kind = sim::EditRecord::Kind::Voxel;
-      e.x = b.x * sim::kBrickSize + (index & 7);
-      e.y = b.y * sim::kBrickSize + ((index >> 3) & 7);
-      e.z = b.z * sim::kBrickSize + (index >> 6);
+      const sim::VoxelCoord v = sim::voxelOfBrick(b, index);
+      e.x = v.x;
+      e.y = v.y;
+      e.z = v.z;
       e.after = material;
       out.push_back(e);
     }

@@ -195,7 +195,7 @@ void initWater(WaterState& s, const SimSetup& setup) {
     for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
       if (!liquid[m[i]]) continue;
       s.grid.setAmount(slot, i, static_cast<std::uint16_t>(kFull));
-      const VoxelCoord c = cellCoord(bc, i);
+      const VoxelCoord c = voxelOfBrick(bc, i);
       if (!streams || inPond(c.x, c.z)) continue;
       internal::setBit(s.grid.brick(slot).held, i);
       const VoxelCoord above{c.x, c.y + 1, c.z};
@@ -307,7 +307,7 @@ std::optional<std::string> diffWater(const WaterState& e, const WaterState& a) {
     if (ea == aa) continue;
     for (unsigned k = 0; k < static_cast<unsigned>(kBrickVoxels); ++k) {
       if (ea[k] != aa[k]) {
-        const VoxelCoord v = cellCoord(bc, k);
+        const VoxelCoord v = voxelOfBrick(bc, k);
         return internal::format("water (%d,%d,%d): expected %u, actual %u", v.x, v.y, v.z, unsigned{ea[k]},
                                 unsigned{aa[k]});
       }

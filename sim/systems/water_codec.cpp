@@ -9,12 +9,6 @@ namespace loam::sim {
 
 namespace {
 constexpr std::size_t kWaterMinBytes = 12 + 64 + 2;
-
-// The voxel at index i of brick b.
-VoxelCoord voxelIn(BrickCoord b, unsigned i) {
-  return {b.x * kBrickSize + static_cast<std::int32_t>(i & 7u), b.y * kBrickSize + static_cast<std::int32_t>((i >> 3) & 7u),
-          b.z * kBrickSize + static_cast<std::int32_t>(i >> 6)};
-}
 }  // namespace
 
 void encodeWater(const WaterState& water, std::vector<std::uint8_t>& out) {
@@ -66,7 +60,7 @@ Result<void> decodeWater(std::span<const std::uint8_t> bytes, WaterState& water,
       if (!((mask[i >> 6] >> (i & 63u)) & 1u)) continue;
       const std::uint16_t a = r.u16();
       if (r.ok() && (a == 0 || a > kWaterPerVoxel)) r.fail(internal::format("brick %u: amount %u", k, unsigned{a}));
-      voxels.push_back(WaterChange{voxelIn(bc, i), a});
+      voxels.push_back(WaterChange{voxelOfBrick(bc, i), a});
     }
   }
   if (Result<void> e = r.finish(); !e) return e;
@@ -84,7 +78,7 @@ std::vector<WaterChange> waterInCell(const WaterState& water, CellCoord cell) {
     const internal::WaterBrick& b = g.brick(slot);
     if (b.wet == 0 || cellOf(b.coord) != cell) continue;
     for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
-      if (b.amount[i] != 0) out.push_back(WaterChange{voxelIn(b.coord, i), b.amount[i]});
+      if (b.amount[i] != 0) out.push_back(WaterChange{voxelOfBrick(b.coord, i), b.amount[i]});
     }
   }
   return out;

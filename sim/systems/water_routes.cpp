@@ -98,7 +98,7 @@ void WaterTick::startSearch(std::int32_t source) {
   if (p.kind == Kind::Void) return endSearch(internal::WaterRouteEnd::Leaves);
   const Fall first = landRoute(p);
   if (first.leaves) return endSearch(internal::WaterRouteEnd::Leaves);
-  q.landing = cellCoord(first.cell.brick, first.cell.idx);
+  q.landing = voxelOfBrick(first.cell.brick, first.cell.idx);
   q.fall = first.fall;
   q.landsInWater = first.onWater;
   q.cur = q.landing;
@@ -133,7 +133,7 @@ void WaterTick::advanceSearch(std::int32_t limit) {
         }
       }
       if (lower) {
-        q.cur = cellCoord(best.brick, best.idx);
+        q.cur = voxelOfBrick(best.brick, best.idx);
         continue;
       }
       q.flat = true;
@@ -159,11 +159,11 @@ void WaterTick::advanceSearch(std::int32_t limit) {
       const Fall l = landRoute(n);
       if (l.leaves) return endSearch(internal::WaterRouteEnd::Leaves);
       if (yOf(l.cell) < q.flatY) {
-        q.cur = cellCoord(l.cell.brick, l.cell.idx);
+        q.cur = voxelOfBrick(l.cell.brick, l.cell.idx);
         q.flat = false;
         break;
       }
-      const VoxelCoord nv = cellCoord(n.brick, n.idx);
+      const VoxelCoord nv = voxelOfBrick(n.brick, n.idx);
       if (l.fall == 0 && insertKey(q.seen, packCoordId(nv.x, nv.y, nv.z))) {
         q.queue.push_back(nv);
         ++q.seenCount;

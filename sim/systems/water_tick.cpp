@@ -50,7 +50,7 @@ void WaterTick::setNow(std::uint32_t h, std::uint32_t amount) {
   if (b.amount[idx] == amount) return;
   if ((b.amount[idx] >= kFull) != (amount >= kFull)) floorChanged(b.key);
   g_.setAmount(slot, idx, static_cast<std::uint16_t>(amount));
-  const VoxelCoord v = cellCoord(b.coord, idx);
+  const VoxelCoord v = voxelOfBrick(b.coord, idx);
   ctx_->output().water.push_back(WaterChange{v, static_cast<std::uint16_t>(amount)});
   syncVoxel(v, amount);
   if (amount > 0) wake(slot, idx);
@@ -302,7 +302,7 @@ void WaterTick::gravity() {
         ++fall;
         continue;
       }
-      sc.falls.push_back(WaterLanding{cellCoord(g_.brick(slot).coord, idx), fall});
+      sc.falls.push_back(WaterLanding{voxelOfBrick(g_.brick(slot).coord, idx), fall});
       if (n.kind == Kind::Void) {
         if (!held) sc.moves.push_back({h, kVoidCell, a, 0});
         break;
@@ -312,7 +312,7 @@ void WaterTick::gravity() {
       if (into > 0) sc.moves.push_back({h, handleOf(static_cast<std::uint32_t>(n.slot), n.idx), into, 0});
       if (a > into) sc.moves.push_back({h, materialise(last), a - into, 0});
       if (n.kind == Kind::Open && n.amount > 0 && fall >= kSplashMinFall) {
-        sc.landings.push_back(WaterLanding{cellCoord(last.brick, last.idx), fall});
+        sc.landings.push_back(WaterLanding{voxelOfBrick(last.brick, last.idx), fall});
       }
       break;
     }
@@ -405,7 +405,7 @@ void WaterTick::soak() {
     const std::uint32_t a = g_.brick(slot).amount[idx];
     if (a == 0 || a >= kSoakBelow) continue;
     if (neighbourOf(slot, idx, internal::kDown).kind != Kind::Blocked) continue;
-    VoxelCoord v = cellCoord(g_.brick(slot).coord, idx);
+    VoxelCoord v = voxelOfBrick(g_.brick(slot).coord, idx);
     v.y -= 1;
     if (s_.porous[world_.get(v)]) change(h, -1);
   }
@@ -432,7 +432,7 @@ void WaterTick::finish() {
         if (before != after) {
           g_.noteChange(b, before, after);
           if ((before >= kFull) != (after >= kFull)) floorChanged(b.key);
-          const VoxelCoord v = cellCoord(b.coord, idx);
+          const VoxelCoord v = voxelOfBrick(b.coord, idx);
           ctx_->output().water.push_back(WaterChange{v, static_cast<std::uint16_t>(after)});
           syncVoxel(v, after);
           ++changed_;
@@ -474,7 +474,7 @@ bool WaterTick::pour(VoxelCoord cell, std::uint32_t amount) {
     p = n;
     ++fall;
   }
-  const VoxelCoord landing = cellCoord(p.brick, p.idx);
+  const VoxelCoord landing = voxelOfBrick(p.brick, p.idx);
   std::uint32_t rest = amount;
   for (int k = 0; k < kMaxPourCells && rest > 0; ++k) {
     if (p.amount < kFull) {

@@ -41,6 +41,12 @@ struct BrickCoord {
 /// Index of a voxel inside its brick: x + 8 * (y + 8 * z). Canonical order everywhere
 /// (hashes and saves serialise voxels in this order).
 constexpr int voxelIndexInBrick(int lx, int ly, int lz) { return lx + kBrickSize * (ly + kBrickSize * lz); }
+/// The voxel at index (voxelIndexInBrick) of brick b: the inverse of the above.
+constexpr VoxelCoord voxelOfBrick(BrickCoord b, unsigned index) {
+  return {b.x * kBrickSize + static_cast<std::int32_t>(index & 7u),
+          b.y * kBrickSize + static_cast<std::int32_t>((index >> 3) & 7u),
+          b.z * kBrickSize + static_cast<std::int32_t>(index >> 6)};
+}
 
 constexpr BrickCoord brickOf(VoxelCoord v) {
   return {v.x >> kBrickShift, v.y >> kBrickShift, v.z >> kBrickShift};

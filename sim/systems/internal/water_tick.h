@@ -57,11 +57,6 @@ constexpr std::uint32_t handleOf(std::uint32_t slot, unsigned idx) { return slot
 constexpr std::uint32_t slotOf(std::uint32_t h) { return h >> 9; }
 constexpr unsigned indexOf(std::uint32_t h) { return h & 511u; }
 
-inline VoxelCoord cellCoord(BrickCoord b, unsigned idx) {
-  return {b.x * kBrickSize + static_cast<std::int32_t>(idx & 7u), b.y * kBrickSize + static_cast<std::int32_t>((idx >> 3) & 7u),
-          b.z * kBrickSize + static_cast<std::int32_t>(idx >> 6)};
-}
-
 inline unsigned cellIndex(VoxelCoord v) {
   return static_cast<unsigned>(voxelIndexInBrick(v.x & (kBrickSize - 1), v.y & (kBrickSize - 1), v.z & (kBrickSize - 1)));
 }
@@ -192,7 +187,7 @@ inline Probe WaterTick::classify(std::int32_t slot, BrickCoord bc, unsigned idx,
     p.kind = up ? Kind::Blocked : Kind::Void;
     return p;
   }
-  const VoxelCoord v = cellCoord(bc, idx);
+  const VoxelCoord v = voxelOfBrick(bc, idx);
   if (!s_.open[world_.get(v)]) return p;
   p.kind = sinkIsVoid && inOutlet(s_.outlets, v) ? Kind::Void : Kind::Open;
   return p;
