@@ -108,6 +108,8 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
     case wire::ServerBody::JoinSnapshot:
     case wire::ServerBody::CellState:
     case wire::ServerBody::Compressed:  // openServerMessage unwraps it
+    case wire::ServerBody::AuthChallenge:
+    case wire::ServerBody::JoinChunk:
     case wire::ServerBody::NONE:
       break;
   }

@@ -601,6 +601,8 @@ struct ClientConnection::Impl {
       case wire::ServerBody::CellState: return onCellState(*msg->body_as_CellState());
       case wire::ServerBody::Snapshot: return onSnapshot(*msg->body_as_Snapshot(), nowMs);
       case wire::ServerBody::Compressed: break;  // openServerMessage unwraps it
+      case wire::ServerBody::AuthChallenge: break;  // accounts: not yet handled
+      case wire::ServerBody::JoinChunk: break;      // join stream: not yet handled
       case wire::ServerBody::NONE: return fail("server message without a body");
     }
     fail("unknown server message type");

@@ -438,6 +438,8 @@ const char* messageName(wire::ServerBody type) noexcept {
     case wire::ServerBody::CellState: return "CellState";
     case wire::ServerBody::Snapshot: return "Snapshot";
     case wire::ServerBody::Compressed: return "Compressed";
+    case wire::ServerBody::AuthChallenge: return "AuthChallenge";
+    case wire::ServerBody::JoinChunk: return "JoinChunk";
   }
   return "Unknown";  // a value from the wire outside the union
 }
@@ -450,6 +452,8 @@ const char* messageName(wire::ClientBody type) noexcept {
     case wire::ClientBody::CellHashRequest: return "CellHashRequest";
     case wire::ClientBody::Inputs: return "Inputs";
     case wire::ClientBody::Action: return "Action";
+    case wire::ClientBody::AuthProof: return "AuthProof";
+    case wire::ClientBody::JoinProgress: return "JoinProgress";
   }
   return "Unknown";
 }

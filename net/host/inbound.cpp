@@ -115,6 +115,8 @@ bool Inbound::dispatch(Session& s, const wire::ClientMessage& msg, std::uint8_t 
     case wire::ClientBody::CellHashRequest: return onCellHashRequest(s);
     case wire::ClientBody::Inputs: return onInputs(s, *msg.body_as_Inputs());
     case wire::ClientBody::Action: return onAction(s, *msg.body_as_Action());
+    case wire::ClientBody::AuthProof: return false;     // accounts: not yet handled
+    case wire::ClientBody::JoinProgress: return false;  // join stream: not yet handled
   }
   return false;
 }
