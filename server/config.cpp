@@ -1,7 +1,7 @@
 #include "server/config.h"
 
 #include <CLI/CLI.hpp>
-#include <toml++/toml.h>
+#include "sim/core/toml.h"
 
 #include <arpa/inet.h>
 

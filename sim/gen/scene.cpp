@@ -13,7 +13,7 @@
 #include <sstream>
 #include <utility>
 
-#include <toml++/toml.h>
+#include "sim/core/toml.h"
 
 #include "sim/gen/internal/scene_reader.h"
 

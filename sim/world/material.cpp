@@ -5,7 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <toml++/toml.h>
+#include "sim/core/toml.h"
 
 namespace loam::sim {
 

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include <toml++/toml.h>
+#include "sim/core/toml.h"
 
 #include "sim/gen/scene.h"
 
