@@ -44,6 +44,8 @@ endif()
 if(NOT LOAM_CORE_ONLY)
   # Networking: ENet (UDP transport) and FlatBuffers (wire schema, flatc at build time).
   pkg_check_modules(LOAM_ENET REQUIRED IMPORTED_TARGET libenet)
+  # Account keys: Ed25519 signatures and random nonces (net/account_key.h).
+  pkg_check_modules(LOAM_SODIUM REQUIRED IMPORTED_TARGET libsodium)
   # FlatBuffers is used header-only (generated code + verifier); flatc runs at build time.
   loam_find_header(LOAM_FLATBUFFERS_INCLUDE flatbuffers/flatbuffers.h)
   find_program(LOAM_FLATC flatc REQUIRED)

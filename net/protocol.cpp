@@ -16,6 +16,12 @@ const char* rejectCodeName(RejectCode code) noexcept {
     case RejectCode::ShuttingDown: return "server shutting down";
     case RejectCode::Kicked: return "kicked";
     case RejectCode::Banned: return "banned";
+    case RejectCode::BadName: return "bad name";
+    case RejectCode::NameTaken: return "name taken";
+    case RejectCode::NameReserved: return "name reserved";
+    case RejectCode::AuthRequired: return "account key required";
+    case RejectCode::AuthFailed: return "authentication failed";
+    case RejectCode::AuthRateLimited: return "too many failed authentications";
   }
   return "unknown";
 }

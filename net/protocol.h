@@ -75,6 +75,12 @@ enum class RejectCode : std::uint16_t {
   ShuttingDown = 9,      ///< server is stopping
   Kicked = 10,           ///< an administrator removed the player (text: the reason)
   Banned = 11,           ///< the name or address is banned (text: the reason)
+  BadName = 12,          ///< the name breaks the name rules (net/player_name.h; text: which)
+  NameTaken = 13,        ///< a connected player has the name (ASCII case folded)
+  NameReserved = 14,     ///< a reserved word, only digits, or starts with '#'
+  AuthRequired = 15,     ///< the name is claimed, or the server needs an account key: none sent
+  AuthFailed = 16,       ///< the key is not the name's, or the AuthProof does not verify
+  AuthRateLimited = 17,  ///< too many failed proofs from this address lately: try later
 };
 
 /// Human-readable name of a reject code ("protocol mismatch").

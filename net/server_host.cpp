@@ -93,6 +93,9 @@ struct ServerHost::Impl {
         case Phase::Connected:
           if (t - s.phaseTick > kHelloTimeoutTicks) core.reject(s, RejectCode::Timeout, "no Hello within 10 s");
           break;
+        case Phase::Challenged:  // the proof is one round trip: the Hello deadline is plenty
+          if (t - s.phaseTick > kHelloTimeoutTicks) core.reject(s, RejectCode::Timeout, "no AuthProof in time");
+          break;
         case Phase::Welcomed:
           if (s.wantsWorld && t - s.phaseTick > kWorldReadyTimeoutTicks) {
             core.reject(s, RejectCode::Timeout, "no WorldReady within 120 s");

@@ -9,6 +9,7 @@ const char* phaseName(Phase p) noexcept {
   switch (p) {
     case Phase::Free: return "free";
     case Phase::Connected: return "connected";
+    case Phase::Challenged: return "challenged";
     case Phase::Welcomed: return "welcomed";
     case Phase::Joining: return "joining";
     case Phase::Playing: return "playing";
@@ -21,7 +22,8 @@ bool legalTransition(Phase from, Phase to) noexcept {
   switch (to) {
     case Phase::Free: return from != Phase::Free;
     case Phase::Connected: return from == Phase::Free;
-    case Phase::Welcomed: return from == Phase::Connected;
+    case Phase::Challenged: return from == Phase::Connected;
+    case Phase::Welcomed: return from == Phase::Connected || from == Phase::Challenged;
     case Phase::Joining: return from == Phase::Welcomed;
     case Phase::Playing: return from == Phase::Joining;
     case Phase::Rejected: return from != Phase::Free && from != Phase::Rejected;

@@ -27,6 +27,7 @@ namespace loam::net::host {
 enum class Phase : std::uint8_t {
   Free,       ///< slot unused (no ENet peer)
   Connected,  ///< ENet connected; waiting for Hello
+  Challenged, ///< Hello ok, AuthChallenge sent; waiting for AuthProof (accounts)
   Welcomed,   ///< Welcome sent; waiting for WorldReady (full clients)
   Joining,    ///< world checked (or swarm): JoinCommand goes into the next step
   Playing,    ///< in the simulation; receives StepBatches, CellStates, Snapshots
