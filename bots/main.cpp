@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bots/attack.h"
 #include "bots/bot_script.h"
 #include "bots/html_report.h"
 #include "bots/run_series.h"
@@ -54,6 +55,9 @@ struct Options {
   std::string namePrefix = "bot";
   std::string scenes = "scenes";
   net::LinkProfile link;
+  std::string attack;  ///< an attack mode (bots/attack.h); empty = honest bots
+  std::string bind;    ///< attackers' local address
+  std::uint64_t seed = 1;
 };
 
 struct FullBot {
@@ -312,6 +316,63 @@ bool parseServer(const std::string& s, std::string& host, std::uint16_t& port) {
   return true;
 }
 
+// --attack: the attackers' own 60 Hz loop. Progress once every 10 s and a summary on
+// stderr, the JSON report (bots/attack.h) on --report. Exit 0 unless the attack
+// could not start: what the server does to attackers is the result, not a failure.
+int runAttack(const Options& opt, const std::string& host, std::uint16_t port, bool namePrefixGiven) {
+  bots::AttackConfig cfg;
+  cfg.mode = *bots::parseAttackMode(opt.attack);
+  cfg.host = host;
+  cfg.port = port;
+  cfg.bind = opt.bind;
+  cfg.count = opt.count;
+  cfg.seed = opt.seed;
+  cfg.namePrefix = namePrefixGiven ? opt.namePrefix : std::string("atk-") + opt.attack.substr(0, 1);
+  const Clock::time_point start = Clock::now();
+  auto nowMs = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
+  auto opened = bots::Attack::open(cfg, nowMs());
+  if (!opened) {
+    std::fprintf(stderr, "loam-bots: %s\n", opened.error().message.c_str());
+    return 1;
+  }
+  bots::Attack& attack = **opened;
+  const auto tickLen = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / sim::kTicksPerSecond));
+  const auto end = opt.duration > 0
+                       ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.duration))
+                       : Clock::time_point::max();
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
+  Clock::time_point next = start;
+  double nextProgressMs = 10000;
+  while (Clock::now() < end && !gStop) {
+    const double now = nowMs();
+    attack.service(now, true);
+    if (now >= nextProgressMs) {
+      const bots::AttackStats& s = attack.stats();
+      std::fprintf(stderr,
+                   "loam-bots: %s x%u at %.0f s: %" PRIu64 " connects, %" PRIu64 " joins, %" PRIu64
+                   " rejected, %" PRIu64 " dropped, %" PRIu64 " messages sent\n",
+                   opt.attack.c_str(), cfg.count, now / 1000, s.connected, s.joins, s.rejected, s.dropped,
+                   s.messagesSent);
+      nextProgressMs += 10000;
+    }
+    next += tickLen;
+    const Clock::time_point t = Clock::now();
+    if (next < t - std::chrono::milliseconds(100)) next = t;  // fell behind: do not burst to catch up
+    std::this_thread::sleep_until(next);
+  }
+  const double seconds = nowMs() / 1000.0;
+  attack.close(500);
+  const std::string json = bots::attackReportJson(cfg, attack.stats(), seconds);
+  if (!opt.report.empty()) {
+    std::ofstream f(opt.report, std::ios::binary);
+    f << json << "\n";
+    if (!f) std::fprintf(stderr, "loam-bots: cannot write %s\n", opt.report.c_str());
+  }
+  std::fprintf(stderr, "loam-bots: attack %s\n", json.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -353,6 +414,15 @@ int main(int argc, char** argv) {
   app.add_option("--link-dup", opt.link.duplicate, "Link simulator: duplicate probability 0..1")->check(CLI::Range(0.0, 1.0));
   app.add_option("--link-reorder", opt.link.reorder, "Link simulator: reorder probability 0..1")->check(CLI::Range(0.0, 1.0));
   app.add_option("--link-seed", opt.link.seed, "Link simulator: randomness seed")->capture_default_str();
+  app.add_option("--attack", opt.attack,
+                 "Run attackers instead of honest bots (bots/attack.h): connect-only (connect, then silence), "
+                 "hello-only (Hello, never WorldReady), join-spam (swarm join, leave, repeat), garbage (malformed, "
+                 "out-of-range and flooding messages), speed (4 inputs per tick). --count attackers; each reconnects "
+                 "when its session ends. --report gets the JSON of what they sent and how the server answered; "
+                 "--mode, --script and --link-* do not apply")
+      ->check(CLI::IsMember({"connect-only", "hello-only", "join-spam", "garbage", "speed"}));
+  app.add_option("--bind", opt.bind, "Attackers: the local IPv4 address to send from (e.g. 127.0.0.2); default any");
+  app.add_option("--seed", opt.seed, "Attackers: randomness seed (garbage, speed)")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -364,6 +434,11 @@ int main(int argc, char** argv) {
   std::uint16_t port = 0;
   if (!parseServer(opt.server, host, port)) {
     std::fprintf(stderr, "loam-bots: --server must be HOST:PORT with a port 1..65535, got '%s'\n", opt.server.c_str());
+    return 2;
+  }
+  if (!opt.attack.empty()) return runAttack(opt, host, port, app.count("--name-prefix") > 0);
+  if (!opt.bind.empty()) {
+    std::fprintf(stderr, "loam-bots: --bind is for --attack only\n");
     return 2;
   }
   sim::Script script;
