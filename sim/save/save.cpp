@@ -1,7 +1,9 @@
 #include "sim/save/save.h"
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <memory>
 #include <cstring>
 #include <fcntl.h>
 #include <sstream>
@@ -91,6 +93,45 @@ class Reader {
 
 Error corrupt(const std::string& what) { return makeError("corrupt save: " + what); }
 
+// The least payload bytes one brick takes: coordinates, kind, a uniform brick's
+// 2-byte canonical form.
+constexpr std::size_t kMinPackedBrickBytes = 2;
+constexpr std::size_t kMinSavedBrickBytes = 12 + 1 + kMinPackedBrickBytes;
+
+/// Bricks inside valid bounds (at most 2^20 chunks of 4096).
+std::uint64_t boundsBricks(const WorldBounds& b) {
+  return static_cast<std::uint64_t>(b.maxBrick.x - b.minBrick.x) * static_cast<std::uint64_t>(b.maxBrick.y - b.minBrick.y) *
+         static_cast<std::uint64_t>(b.maxBrick.z - b.minBrick.z);
+}
+
+/// Decompresses one zstd frame of exactly rawSize bytes into out. The buffer grows as
+/// output arrives (doubling from 1 MiB), so a frame that claims more than it yields
+/// allocates at most twice what it yields.
+Result<void> decompressFrame(const std::uint8_t* src, std::size_t size, std::uint64_t rawSize,
+                             std::vector<std::uint8_t>& out) {
+  std::unique_ptr<ZSTD_DStream, std::size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
+  if (!stream) return makeError("zstd: cannot create a decompression stream");
+  constexpr std::uint64_t kFirstBytes = std::uint64_t{1} << 20;
+  ZSTD_inBuffer in{src, size, 0};
+  std::size_t produced = 0;
+  out.clear();
+  for (;;) {
+    if (produced == out.size() && produced < rawSize)
+      out.resize(static_cast<std::size_t>(std::min(rawSize, std::max(kFirstBytes, std::uint64_t{produced} * 2))));
+    ZSTD_outBuffer o{out.data() + produced, out.size() - produced, 0};
+    const std::size_t consumed = in.pos;
+    const std::size_t rc = ZSTD_decompressStream(stream.get(), &o, &in);
+    if (ZSTD_isError(rc)) return corrupt(std::string("zstd: ") + ZSTD_getErrorName(rc));
+    produced += o.pos;
+    if (rc == 0) break;  // frame complete (zstd checks its declared content size)
+    if (o.pos == 0 && in.pos == consumed)
+      return corrupt(produced == rawSize ? "zstd frame is longer than the header says" : "zstd frame is truncated");
+  }
+  if (produced != rawSize || in.pos != in.size) return corrupt("decompressed size differs from the header");
+  out.resize(produced);
+  return ok();
+}
+
 /// Position of brick b in canonical store order for bounds (chunk index, then brick
 /// index in chunk).
 std::uint64_t canonicalKey(const WorldBounds& bounds, BrickCoord b) {
@@ -127,31 +168,65 @@ std::string sysError(const std::string& what, const std::string& path) {
 
 // ---- capture and encode -------------------------------------------------------------
 
+bool captureBrick(const BrickStore& store, BrickCoord b, SavedBrick& out) {
+  if (!store.isModified(b)) return false;
+  out = SavedBrick{};
+  out.coord = b;
+  store.readBrick(b, out.voxels.data());
+  MaterialId base[kBrickVoxels];
+  if (store.generatedBrick(b, base)) {
+    out.delta = true;
+    bool any = false;
+    for (int i = 0; i < kBrickVoxels; ++i) {
+      bool diff = out.voxels[static_cast<std::size_t>(i)] != base[i];
+      out.changed[static_cast<std::size_t>(i >> 6)] |= std::uint64_t{diff} << (i & 63);
+      any |= diff;
+    }
+    if (!any) return false;  // changed back to its generated content: nothing to save
+  }
+  return true;
+}
+
+std::uint64_t canonicalBrickOrder(const WorldBounds& bounds, BrickCoord b) { return canonicalKey(bounds, b); }
+
 Result<SaveData> captureSave(const SaveHeader& header, const BrickStore& store, std::vector<SaveBlob> blobs) {
   if (auto r = checkBlobNames(blobs); !r) return r.error();
   SaveData data;
   data.header = header;
   data.bounds = store.bounds();
   data.bricks.reserve(store.modifiedCount());
-  MaterialId base[kBrickVoxels];
+  SavedBrick sb;
   store.forEachModified([&](BrickCoord b) {
-    SavedBrick sb;
-    sb.coord = b;
-    store.readBrick(b, sb.voxels.data());
-    if (store.generatedBrick(b, base)) {
-      sb.delta = true;
-      bool any = false;
-      for (int i = 0; i < kBrickVoxels; ++i) {
-        bool diff = sb.voxels[static_cast<std::size_t>(i)] != base[i];
-        sb.changed[static_cast<std::size_t>(i >> 6)] |= std::uint64_t{diff} << (i & 63);
-        any |= diff;
-      }
-      if (!any) return;  // changed back to its generated content: nothing to save
-    }
-    data.bricks.push_back(sb);
+    if (captureBrick(store, b, sb)) data.bricks.push_back(sb);
   });
   data.blobs = std::move(blobs);
   return data;
+}
+
+Result<std::vector<std::uint8_t>> sealSavePayload(const SaveHeader& header, std::span<const std::uint8_t> raw,
+                                                  int level) {
+  if (raw.size() > kMaxSavePayloadBytes) return makeError("save payload too large: " + std::to_string(raw.size()) + " bytes");
+
+  std::vector<std::uint8_t> out(kSaveHeaderBytes + ZSTD_compressBound(raw.size()));
+  std::size_t packed = ZSTD_compress(out.data() + kSaveHeaderBytes, out.size() - kSaveHeaderBytes, raw.data(),
+                                     raw.size(), level);
+  if (ZSTD_isError(packed)) return makeError(std::string("zstd compression failed: ") + ZSTD_getErrorName(packed));
+  out.resize(kSaveHeaderBytes + packed);
+  std::uint8_t* h = out.data();
+  std::memcpy(h, kMagic, 8);
+  putLE(h + 8, header.formatVersion, 4);
+  putLE(h + 12, header.identity.generatorVersion, 4);
+  putLE(h + 16, header.identity.sceneHash, 8);
+  putLE(h + 24, header.identity.seed, 8);
+  putLE(h + 32, header.tick, 8);
+  putLE(h + 40, raw.size(), 8);
+  putLE(h + 48, packed, 8);
+  XXH3_state_t st;
+  XXH3_64bits_reset(&st);
+  XXH3_64bits_update(&st, h, kChecksumOffset);
+  XXH3_64bits_update(&st, h + kSaveHeaderBytes, packed);
+  putLE(h + kChecksumOffset, XXH3_64bits_digest(&st), 8);
+  return out;
 }
 
 Result<std::vector<std::uint8_t>> encodeSave(SaveData& data, int level) {
@@ -201,27 +276,10 @@ Result<std::vector<std::uint8_t>> encodeSave(SaveData& data, int level) {
     w.u64(b.bytes.size());
     w.bytes(b.bytes.data(), b.bytes.size());
   }
-  if (raw.size() > kMaxSavePayloadBytes) return makeError("save payload too large: " + std::to_string(raw.size()) + " bytes");
-
-  std::vector<std::uint8_t> out(kSaveHeaderBytes + ZSTD_compressBound(raw.size()));
-  std::size_t packed = ZSTD_compress(out.data() + kSaveHeaderBytes, out.size() - kSaveHeaderBytes, raw.data(),
-                                     raw.size(), level);
-  if (ZSTD_isError(packed)) return makeError(std::string("zstd compression failed: ") + ZSTD_getErrorName(packed));
-  out.resize(kSaveHeaderBytes + packed);
-  std::uint8_t* h = out.data();
-  std::memcpy(h, kMagic, 8);
-  putLE(h + 8, data.header.formatVersion, 4);
-  putLE(h + 12, data.header.identity.generatorVersion, 4);
-  putLE(h + 16, data.header.identity.sceneHash, 8);
-  putLE(h + 24, data.header.identity.seed, 8);
-  putLE(h + 32, data.header.tick, 8);
-  putLE(h + 40, raw.size(), 8);
-  putLE(h + 48, packed, 8);
-  XXH3_state_t st;
-  XXH3_64bits_reset(&st);
-  XXH3_64bits_update(&st, h, kChecksumOffset);
-  XXH3_64bits_update(&st, h + kSaveHeaderBytes, packed);
-  putLE(h + kChecksumOffset, XXH3_64bits_digest(&st), 8);
+  auto sealed = sealSavePayload(data.header, raw, level);
+  if (!sealed) return sealed;
+  const std::size_t packed = sealed->size() - kSaveHeaderBytes;
+  std::vector<std::uint8_t> out = std::move(sealed).value();
 
   data.sizes.rawBytes = raw.size();
   data.sizes.compressedBytes = packed;
@@ -234,7 +292,8 @@ Result<std::vector<std::uint8_t>> encodeSave(SaveData& data, int level) {
 
 // ---- decode -------------------------------------------------------------------------
 
-Result<SaveData> decodeSave(std::span<const std::uint8_t> bytes) {
+Result<SaveData> decodeSave(std::span<const std::uint8_t> bytes, std::uint64_t maxPayloadBytes) {
+  maxPayloadBytes = std::min(maxPayloadBytes, kMaxSavePayloadBytes);
   if (bytes.size() < kSaveHeaderBytes)
     return corrupt("file is " + std::to_string(bytes.size()) + " bytes, shorter than the 64-byte header");
   const std::uint8_t* h = bytes.data();
@@ -260,14 +319,14 @@ Result<SaveData> decodeSave(std::span<const std::uint8_t> bytes) {
   XXH3_64bits_update(&st, h + kSaveHeaderBytes, packed);
   std::uint64_t actual = XXH3_64bits_digest(&st);
   if (actual != checksum) return corrupt("checksum mismatch (stored " + hex(checksum) + ", computed " + hex(actual) + ")");
-  if (rawSize > kMaxSavePayloadBytes) return corrupt("payload size " + std::to_string(rawSize) + " exceeds the limit");
+  if (rawSize > maxPayloadBytes)
+    return corrupt("payload size " + std::to_string(rawSize) + " exceeds the limit of " + std::to_string(maxPayloadBytes));
   unsigned long long frameSize = ZSTD_getFrameContentSize(h + kSaveHeaderBytes, packed);
   if (frameSize != rawSize) return corrupt("compressed frame size does not match the header");
 
-  std::vector<std::uint8_t> raw(rawSize);
-  std::size_t got = ZSTD_decompress(raw.data(), raw.size(), h + kSaveHeaderBytes, packed);
-  if (ZSTD_isError(got)) return corrupt(std::string("zstd: ") + ZSTD_getErrorName(got));
-  if (got != rawSize) return corrupt("decompressed size differs from the header");
+  std::vector<std::uint8_t> raw;
+  if (auto d = decompressFrame(h + kSaveHeaderBytes, static_cast<std::size_t>(packed), rawSize, raw); !d)
+    return d.error();
   data.sizes.rawBytes = rawSize;
   data.sizes.compressedBytes = packed;
   data.sizes.fileBytes = bytes.size();
@@ -280,22 +339,38 @@ Result<SaveData> decodeSave(std::span<const std::uint8_t> bytes) {
   if (!BrickStore::validBounds(data.bounds)) return corrupt("invalid world bounds");
   std::uint32_t n = 0;
   if (!r.u32(n)) return corrupt("payload truncated at the brick count");
-  // Each brick needs at least 15 more bytes: reject impossible counts before allocating.
-  if (std::uint64_t{n} * 15 > r.remaining()) return corrupt("brick count " + std::to_string(n) + " exceeds the payload");
-  data.bricks.resize(n);
-  std::uint64_t prevKey = 0;
+  // A SavedBrick takes ~600 bytes in memory and as little as 15 in the payload, so
+  // every count, coordinate and kind is checked against the bytes that carry them
+  // before the list is allocated: at most one brick per brick of the bounds, and per
+  // brick its coordinates (12 bytes), kind (1) and the least its kind needs.
+  if (std::uint64_t{n} > boundsBricks(data.bounds))
+    return corrupt("brick count " + std::to_string(n) + " exceeds the bricks of the bounds");
+  if (std::uint64_t{n} * kMinSavedBrickBytes > r.remaining())
+    return corrupt("brick count " + std::to_string(n) + " exceeds the payload");
+  const std::uint8_t* coords = r.take(std::size_t{n} * 12);
+  const std::uint8_t* kinds = r.take(n);
+  if (!coords || !kinds) return corrupt("payload truncated in brick coordinates or kinds");
+  std::uint64_t prevKey = 0, deltaCount = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
-    BrickCoord& c = data.bricks[i].coord;
-    if (!r.i32(c.x) || !r.i32(c.y) || !r.i32(c.z)) return corrupt("payload truncated in brick coordinates");
+    const std::uint8_t* p = coords + std::size_t{i} * 12;
+    const BrickCoord c{static_cast<std::int32_t>(getLE(p, 4)), static_cast<std::int32_t>(getLE(p + 4, 4)),
+                       static_cast<std::int32_t>(getLE(p + 8, 4))};
     if (!data.bounds.containsBrick(c)) return corrupt("brick " + std::to_string(i) + " lies outside the bounds");
     std::uint64_t key = canonicalKey(data.bounds, c);
     if (i > 0 && key <= prevKey) return corrupt("brick " + std::to_string(i) + " is out of order or repeated");
     prevKey = key;
-  }
-  const std::uint8_t* kinds = r.take(n);
-  if (!kinds) return corrupt("payload truncated in brick kinds");
-  for (std::uint32_t i = 0; i < n; ++i) {
     if (kinds[i] > 1) return corrupt("brick " + std::to_string(i) + " has unknown kind " + std::to_string(kinds[i]));
+    deltaCount += kinds[i];
+  }
+  // Whole bricks: at least a 2-byte canonical form; delta bricks: a 64-byte mask and
+  // at least one changed voxel.
+  if ((std::uint64_t{n} - deltaCount) * kMinPackedBrickBytes + deltaCount * (64 + 1) > r.remaining())
+    return corrupt("payload truncated in brick contents");
+  data.bricks.resize(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint8_t* p = coords + std::size_t{i} * 12;
+    data.bricks[i].coord = {static_cast<std::int32_t>(getLE(p, 4)), static_cast<std::int32_t>(getLE(p + 4, 4)),
+                            static_cast<std::int32_t>(getLE(p + 8, 4))};
     data.bricks[i].delta = kinds[i] == 1;
   }
   for (std::uint32_t i = 0; i < n; ++i) {

@@ -103,15 +103,34 @@ struct SaveData {
 /// repeated.
 Result<SaveData> captureSave(const SaveHeader& header, const BrickStore& store, std::vector<SaveBlob> blobs);
 
+/// One brick as captureSave saves it, into out: false when b is not modified or holds
+/// its generated content again (nothing to save). Lets a copy of the save be kept up
+/// to date brick by brick (the server's join stream). No allocation.
+bool captureBrick(const BrickStore& store, BrickCoord b, SavedBrick& out);
+
+/// Position of brick b in canonical store order for bounds (SaveData::bricks are
+/// sorted by it). No allocation.
+std::uint64_t canonicalBrickOrder(const WorldBounds& bounds, BrickCoord b);
+
 /// Serialises and compresses (zstd level `level`) a save into file bytes; fills
 /// data.sizes. Any thread. Allocates the output and a raw payload buffer.
 Result<std::vector<std::uint8_t>> encodeSave(SaveData& data, int level = 3);
+
+/// Compresses a raw payload (the layout above) and puts the header and checksum in
+/// front: the last part of encodeSave, for tests and fuzz targets that reach the
+/// payload parser with payloads of their own. Any thread. Allocates the output.
+Result<std::vector<std::uint8_t>> sealSavePayload(const SaveHeader& header, std::span<const std::uint8_t> raw,
+                                                  int level = 3);
 
 /// Parses file bytes: checks magic, format version, sizes, checksum, then
 /// decompresses and validates every field (bricks inside the bounds, strictly
 /// increasing, valid kinds; unique blob names; no trailing bytes). Any corruption
 /// gives an Error naming what is wrong, never a crash. Does not check the identity.
-Result<SaveData> decodeSave(std::span<const std::uint8_t> bytes);
+/// Allocation follows what the bytes hold: the payload buffer grows as zstd yields
+/// it (at most maxPayloadBytes, capped at kMaxSavePayloadBytes: pass less for bytes
+/// from the network), and every count is checked against the payload bytes its
+/// records need before the list is allocated.
+Result<SaveData> decodeSave(std::span<const std::uint8_t> bytes, std::uint64_t maxPayloadBytes = kMaxSavePayloadBytes);
 
 /// Checks a save against the world it is to be applied to. The error names every
 /// field that differs, e.g. "save is for seed 7, this world has seed 8".
