@@ -151,6 +151,9 @@ const wire::ServerMessage* openServerMessage(std::span<const std::uint8_t> bytes
   if (!root || root->body_type() != wire::ServerBody::Compressed) return root;
   const wire::Compressed* c = root->body_as_Compressed();
   if (!c->bytes() || c->raw_size() == 0 || c->raw_size() > maxBytes) return nullptr;
+  // The frame must declare raw_size itself, so a few bytes claiming maxBytes do not
+  // get maxBytes of scratch (zstd checks the declared size while decoding).
+  if (ZSTD_getFrameContentSize(c->bytes()->data(), c->bytes()->size()) != c->raw_size()) return nullptr;
   scratch.resize(c->raw_size());
   const std::size_t n = ZSTD_decompress(scratch.data(), scratch.size(), c->bytes()->data(), c->bytes()->size());
   if (ZSTD_isError(n) || n != c->raw_size()) return nullptr;
