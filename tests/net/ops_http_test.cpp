@@ -2,21 +2,29 @@
 // the Prometheus and status formatters, the health and readiness rules, and the
 // HTTP endpoint of a real loam-server process (/readyz 503 then 200, /healthz,
 // /metrics that parses with monotonic counters, /status JSON, SIGTERM exits 0).
+// The endpoint's bounds, in process: a 1 GiB POST refused unread, slowloris sockets
+// that never hold /healthz back, a connection flood, head and header limits.
 // The binary comes from LOAM_SERVER_BIN (compile definition; the environment
 // variable of the same name overrides it).
 #include <doctest/doctest.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -24,8 +32,10 @@
 #include <utility>
 #include <vector>
 
+#include "server/admin.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/ops_http.h"
 #include "tests/support/process_util.h"
 
 namespace {
@@ -484,4 +494,204 @@ TEST_CASE("an HTTP port that is taken is a runtime failure (exit 1)") {
   INFO("log:\n" << server.log());
   CHECK(rc == 1);
   CHECK(server.log().find("error: cannot listen for HTTP on 127.0.0.1:") != std::string::npos);
+}
+
+namespace {
+
+/// A TCP connection to 127.0.0.1:port (blocking, with a receive timeout).
+struct RawClient {
+  int fd = -1;
+  explicit RawClient(int port) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  }
+  ~RawClient() {
+    if (fd >= 0) ::close(fd);
+  }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+  bool send(const std::string& bytes) { return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()); }
+  /// Everything until the server closes or timeout passes.
+  std::string readAll(std::chrono::milliseconds timeout) {
+    std::string got;
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+      timeval tv{0, 50000};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      char buf[4096];
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n > 0) {
+        got.append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        break;
+      }
+    }
+    return got;
+  }
+};
+
+/// One raw request; the status of the answer (0 = none within timeout).
+int statusOf(const std::string& response) {
+  if (response.rfind("HTTP/1.1 ", 0) != 0 || response.size() < 12) return 0;
+  return std::stoi(response.substr(9, 3));
+}
+
+int requestStatus(int port, const std::string& request, std::chrono::milliseconds timeout = 2000ms) {
+  RawClient c(port);
+  c.send(request);
+  return statusOf(c.readAll(timeout));
+}
+
+const std::string kAdminToken = "0123456789abcdef-ops-test";
+
+/// An ops endpoint on a free port with /admin on, and a "step thread" that answers
+/// every admin command with its own text.
+struct OpsFixture {
+  OpsBoard board{OpsIdentity{"n", "flat", 1, 8, "0.1.0"}};
+  AdminQueue queue;
+  std::unique_ptr<OpsHttpServer> http;
+  std::atomic<bool> stop{false};
+  std::thread step;
+  int port = 0;
+
+  OpsFixture() {
+    auto started = OpsHttpServer::start("127.0.0.1", 0, board, kAdminToken, &queue);
+    REQUIRE(started);
+    http = std::move(*started);
+    port = http->port();
+    REQUIRE(port != 0);
+    board.setPhase(OpsPhase::Ready);
+    step = std::thread([this] {
+      std::vector<AdminRequest> taken;
+      while (!stop.load()) {
+        board.beat();
+        queue.tryTake(taken);
+        for (AdminRequest& r : taken) r.reply.set_value(AdminReply{true, "ran " + r.line});
+        taken.clear();
+        std::this_thread::sleep_for(5ms);
+      }
+    });
+  }
+  ~OpsFixture() {
+    stop = true;
+    step.join();
+    http.reset();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("ops endpoint: a 1 GiB POST is refused with 413 at once, unread, and memory stays flat") {
+  OpsFixture ops;
+  const std::uint64_t rssBefore = residentMemoryBytes().value_or(0);
+  REQUIRE(rssBefore > 0);
+  for (const char* path : {"/admin", "/healthz"}) {
+    INFO(path);
+    RawClient c(ops.port);
+    const auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(c.send(std::string("POST ") + path + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + kAdminToken +
+                   "\r\nContent-Length: 1073741824\r\n\r\n"));
+    // Some of the body, as a slow attacker would (the rest never comes).
+    c.send(std::string(64 * 1024, 'x'));
+    std::string response = c.readAll(1000ms);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO(response);
+    CHECK(statusOf(response) == 413);
+    CHECK(seconds < 1.0);
+  }
+  // A GET announcing a body is refused the same way; chunked POSTs are refused.
+  CHECK(requestStatus(ops.port, "GET /metrics HTTP/1.1\r\nContent-Length: 1073741824\r\n\r\n") == 413);
+  CHECK(requestStatus(ops.port, "GET /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello") == 413);
+  CHECK(requestStatus(ops.port, "POST /admin HTTP/1.1\r\nTransfer-Encoding: chunked\r\nAuthorization: Bearer " +
+                               kAdminToken + "\r\n\r\n40000000\r\n") == 411);
+  const std::uint64_t rssAfter = residentMemoryBytes().value_or(0);
+  CHECK(rssAfter < rssBefore + 16 * 1024 * 1024);
+  // The endpoint still serves, and an honest admin command runs.
+  const std::string line = "say hello";
+  RawClient c(ops.port);
+  c.send("POST /admin HTTP/1.1\r\nAuthorization: Bearer " + kAdminToken + "\r\nContent-Length: " +
+         std::to_string(line.size()) + "\r\n\r\n" + line);
+  std::string response = c.readAll(2000ms);
+  CHECK(statusOf(response) == 200);
+  CHECK(response.find("ran say hello") != std::string::npos);
+}
+
+TEST_CASE("ops endpoint: slowloris sockets and a connection flood never hold /healthz back") {
+  OpsFixture ops;
+  // 8 sockets that send a header byte every 500 ms.
+  std::vector<std::unique_ptr<RawClient>> slow;
+  for (int i = 0; i < 8; ++i) {
+    slow.push_back(std::make_unique<RawClient>(ops.port));
+    slow.back()->send("GET /healthz HTTP/1.1\r\nX-Slow: ");
+  }
+  std::atomic<bool> done{false};
+  std::thread dribble([&] {
+    while (!done.load()) {
+      for (auto& s : slow) s->send("a");
+      std::this_thread::sleep_for(500ms);
+    }
+  });
+  httplib::Client http("127.0.0.1", ops.port);
+  http.set_connection_timeout(1, 0);
+  http.set_read_timeout(1, 0);
+  double slowest = 0;
+  for (int i = 0; i < 10; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto res = http.Get("/healthz");
+    slowest = std::max(slowest, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    CHECK(res->body == "ok\n");
+    std::this_thread::sleep_for(300ms);
+  }
+  done = true;
+  dribble.join();
+  CHECK(slowest < 1.0);
+  // The whole-request deadline ended them: each was answered 408 and closed.
+  for (auto& s : slow) CHECK(statusOf(s->readAll(500ms)) == 408);
+
+  // A flood of idle connections (far past both caps): the oldest make room for a probe.
+  std::vector<std::unique_ptr<RawClient>> flood;
+  for (std::size_t i = 0; i < kOpsMaxConnections + 20; ++i) flood.push_back(std::make_unique<RawClient>(ops.port));
+  std::this_thread::sleep_for(100ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto res = http.Get("/readyz");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0);
+}
+
+TEST_CASE("ops endpoint: heads are bounded and strictly parsed") {
+  OpsFixture ops;
+  CHECK(requestStatus(ops.port, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") == 200);
+  CHECK(requestStatus(ops.port, "GET /healthz?probe=1 HTTP/1.0\r\n\r\n") == 200);
+  CHECK(requestStatus(ops.port, "GET /healthz HTTP/1.1\r\nX-Big: " + std::string(kOpsMaxHeadBytes, 'a') + "\r\n\r\n") ==
+        431);
+  std::string many = "GET /healthz HTTP/1.1\r\n";
+  for (std::size_t i = 0; i <= kOpsMaxHeaders; ++i) many += "X-" + std::to_string(i) + ": 1\r\n";
+  CHECK(requestStatus(ops.port, many + "\r\n") == 431);
+  CHECK(requestStatus(ops.port, "GET /healthz\r\n\r\n") == 400);
+  CHECK(requestStatus(ops.port, "GET  /healthz HTTP/1.1\r\n\r\n") == 400);
+  CHECK(requestStatus(ops.port, "GET /healthz HTTP/2.0\r\n\r\n") == 505);
+  CHECK(requestStatus(ops.port, "GET /healthz HTTP/1.1\r\n folded: x\r\n\r\n") == 400);
+  CHECK(requestStatus(ops.port, "GET /healthz HTTP/1.1\r\nBad Name: x\r\n\r\n") == 400);
+  CHECK(requestStatus(ops.port, "POST /admin HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx") == 400);
+  CHECK(requestStatus(ops.port, "POST /admin HTTP/1.1\r\nContent-Length: +1\r\n\r\nx") == 400);
+  CHECK(requestStatus(ops.port, "DELETE /admin HTTP/1.1\r\n\r\n") == 405);
+  CHECK(requestStatus(ops.port, "GET /admin HTTP/1.1\r\n\r\n") == 405);
+  CHECK(requestStatus(ops.port, "GET /nothing HTTP/1.1\r\n\r\n") == 404);
+  CHECK(requestStatus(ops.port, "POST /admin HTTP/1.1\r\nAuthorization: Bearer " + kAdminToken + "\r\n\r\n") == 411);
+  // The token is checked before the body is read: a wrong one is 401 with the body unsent.
+  CHECK(requestStatus(ops.port, "POST /admin HTTP/1.1\r\nAuthorization: Bearer wrong\r\nContent-Length: 100\r\n\r\n") ==
+        401);
+  // A head that never ends is cut off at the request deadline.
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(requestStatus(ops.port, "GET /healthz HTTP/1.1\r\n", 4000ms) == 408);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(seconds < 3.5);
 }
