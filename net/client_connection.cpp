@@ -15,6 +15,7 @@
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/core/assert.h"
+#include "sim/gen/generator.h"
 #include "sim/gen/generator_version.h"
 #include "sim/step/mirror.h"
 #include "sim/save/save.h"
@@ -26,9 +27,11 @@ namespace loam::net {
 
 namespace {
 
-// A JoinSnapshot of a heavily edited world can be large; anything beyond this is
-// not a server we can follow (bounds the verifier's work and our memory).
 constexpr std::size_t kMaxDesyncsKept = 16;
+// StepBatches and CellStates that arrive while the join stream is in flight are held
+// and applied after the join state, in arrival order; a server that sends more than
+// this meanwhile is not one we can follow.
+constexpr std::size_t kMaxHeldJoinBytes = std::size_t{64} << 20;
 // Legal phase changes are at most 5 (phases only move forward); illegal ones beyond
 // this are counted but not recorded.
 constexpr std::size_t kMaxPhaseLog = 16;
@@ -183,6 +186,16 @@ struct ClientConnection::Impl {
   std::vector<sim::FireCell> fire;
   std::vector<wire::InputRec> inputRecs;
 
+  // Join progress and the join stream (docs/PROTOCOL.md, Joining).
+  Clock::time_point lastProgressSent{};      // JoinProgress while generating
+  bool joinStarted = false;                  // the first JoinChunk arrived
+  std::uint64_t joinTick = 0;                // JoinChunk.tick of the stream
+  std::uint32_t joinTotal = 0;               // JoinChunk.total
+  std::vector<std::uint8_t> joinBytes;       // the stream so far (grows as it arrives)
+  std::uint32_t joinAcked = 0;               // received_bytes last sent
+  std::vector<std::vector<std::uint8_t>> held;  // reliable messages held while joining, raw
+  std::size_t heldBytes = 0;
+
   ~Impl() {
     if (worker.joinable()) worker.join();
     if (host) enet_host_destroy(host);
@@ -258,9 +271,44 @@ struct ClientConnection::Impl {
 
   // ---- generation -------------------------------------------------------------------
 
+  // The world with progress reports (the server drops a joining client that shows
+  // none for a while).
+  static sim::Result<sim::SimState> generateState(const sim::Scene& scene, std::uint64_t seed,
+                                                  const std::function<void(double)>& report) {
+    sim::GenerateOptions options;
+    options.progress = report;
+    auto world = sim::generateWorld(scene, seed, sim::kGeneratorVersion, options);
+    if (!world) return world.error();
+    return sim::createSimStateFromWorld(scene, seed, std::move(*world));
+  }
+
+  // JoinProgress: while generating, about once a second (the permille stays below
+  // 1000 until the world is built and hashed); while streaming, whenever more of
+  // the join state arrived (the server's flow control).
+  void sendJoinProgress() {
+    if (!peer) return;
+    std::uint16_t permille = 0;
+    std::uint32_t received = 0;
+    if (phase == ClientPhase::Generating) {
+      if (msSince(lastProgressSent) < kJoinProgressEveryMs) return;
+      permille = static_cast<std::uint16_t>(std::min(progress.load() * 1000.0, 999.0));
+    } else if (phase == ClientPhase::AwaitingSnapshot) {
+      received = static_cast<std::uint32_t>(joinBytes.size());
+      if (received == joinAcked) return;
+      permille = 1000;
+      joinAcked = received;
+    } else {
+      return;
+    }
+    lastProgressSent = Clock::now();
+    fbb.Clear();
+    send(wire::ClientBody::JoinProgress, wire::CreateJoinProgress(fbb, permille, received).Union(), true);
+  }
+
   void startGeneration() {
     transition(ClientPhase::Generating);
     progress.store(0.0);
+    lastProgressSent = Clock::now();
     const std::string path = config.sceneDir + "/" + sceneName + ".toml";
     WorldFactory factory = config.worldFactory;
     const std::uint64_t wantScene = sceneHash, wantSeed = seed;
@@ -274,7 +322,7 @@ struct ClientConnection::Impl {
                    hex64(wantScene) + " (the scene file or its materials differ)";
       } else {
         auto report = [this](double p) { progress.store(std::clamp(p, 0.0, 1.0)); };
-        auto state = factory ? factory(*scene, wantSeed, report) : sim::createSimState(*scene, wantSeed);
+        auto state = factory ? factory(*scene, wantSeed, report) : generateState(*scene, wantSeed, report);
         if (!state) {
           genError = "generating " + path + ": " + state.error().message;
         } else {
@@ -347,26 +395,77 @@ struct ClientConnection::Impl {
     fail(msg);
   }
 
-  void onJoinSnapshot(const wire::JoinSnapshot& j) {
-    if (phase != ClientPhase::AwaitingSnapshot) return fail("unexpected JoinSnapshot in phase " + std::string(phaseName(phase)));
-    if (!j.state()) return fail("JoinSnapshot without state");
-    auto save = sim::decodeSave(std::span<const std::uint8_t>(j.state()->data(), j.state()->size()));
-    if (!save) return fail("JoinSnapshot: " + save.error().message);
-    if (auto r = sim::restoreState(*save, *mirror); !r) return fail("JoinSnapshot: " + r.error().message);
-    if (mirror->tick != j.tick())
-      return fail("JoinSnapshot tick " + std::to_string(j.tick()) + " but its save says " + std::to_string(mirror->tick));
+  // One piece of the join state. Every field is checked before it is used: the
+  // total against kMaxJoinStateBytes before anything grows, each piece against what
+  // has arrived (the channel is ordered, so it must continue exactly there).
+  void onJoinChunk(const wire::JoinChunk& c) {
+    if (phase != ClientPhase::AwaitingSnapshot) return fail("unexpected JoinChunk in phase " + std::string(phaseName(phase)));
+    const std::size_t size = c.bytes() ? c.bytes()->size() : 0;
+    if (!joinStarted) {
+      if (c.total() == 0 || c.total() > kMaxJoinStateBytes)
+        return fail("join state of " + std::to_string(c.total()) + " bytes (limit " +
+                    std::to_string(kMaxJoinStateBytes) + ")");
+      joinStarted = true;
+      joinTick = c.tick();
+      joinTotal = c.total();
+    }
+    if (c.tick() != joinTick || c.total() != joinTotal)
+      return fail("JoinChunk for tick " + std::to_string(c.tick()) + " of " + std::to_string(c.total()) +
+                  " bytes in the stream of tick " + std::to_string(joinTick) + " of " + std::to_string(joinTotal));
+    if (c.offset() != joinBytes.size() || size == 0 || size > joinTotal - joinBytes.size())
+      return fail("JoinChunk at " + std::to_string(c.offset()) + " of " + std::to_string(size) + " bytes, " +
+                  std::to_string(joinBytes.size()) + " of " + std::to_string(joinTotal) + " received");
+    joinBytes.insert(joinBytes.end(), c.bytes()->begin(), c.bytes()->end());
+    if (joinBytes.size() == joinTotal) finishJoin();
+  }
+
+  // The whole join state arrived: apply it to the generated world, then what the
+  // server sent meanwhile (StepBatches from joinTick + 1 on, CellStates), in order.
+  void finishJoin() {
+    sendJoinProgress();  // the last acknowledgement ends the stream on the server
+    auto save = sim::decodeSave(joinBytes);
+    if (!save) return fail("join state: " + save.error().message);
+    if (auto r = sim::restoreState(*save, *mirror); !r) return fail("join state: " + r.error().message);
+    if (mirror->tick != joinTick)
+      return fail("join state tick " + std::to_string(joinTick) + " but its save says " + std::to_string(mirror->tick));
     const sim::Player* own = mirror->findPlayer(playerId);
-    if (!own) return fail("JoinSnapshot does not contain player " + std::to_string(playerId.value));
+    if (!own) return fail("join state does not contain player " + std::to_string(playerId.value));
     for (const sim::Player& p : mirror->players) names[p.id.value] = std::string(p.name.view());
     predictor.reset(own->motion);
     lastInputSent = own->motion.lastInput;
     tracker.reset(mirror->world);
-    lastTick = j.tick();
+    lastTick = joinTick;
+    std::vector<std::uint8_t>().swap(joinBytes);
     transition(ClientPhase::Playing);
+    std::vector<std::vector<std::uint8_t>> replay;
+    replay.swap(held);
+    heldBytes = 0;
+    std::vector<std::uint8_t> scratch;  // not `unpacked`: the JoinChunk being handled may live there
+    for (const std::vector<std::uint8_t>& bytes : replay) {
+      if (!active()) return;
+      const wire::ServerMessage* msg = openServerMessage(bytes, kMaxServerMessageBytes, scratch);
+      if (!msg) return fail("held message no longer verifies");
+      handle(*msg, nowMs);
+    }
+  }
+
+  // While the join stream is in flight the reliable stream goes on (StepBatches from
+  // the join tick on, CellStates): keep them, raw, to apply after the join state.
+  bool holdDuringJoin(const wire::ServerMessage& msg, std::span<const std::uint8_t> bytes) {
+    if (phase != ClientPhase::AwaitingSnapshot) return false;
+    const wire::ServerBody type = msg.body_type();
+    if (type != wire::ServerBody::StepBatch && type != wire::ServerBody::CellState) return false;
+    if (heldBytes + bytes.size() > kMaxHeldJoinBytes) {
+      fail("over " + std::to_string(kMaxHeldJoinBytes) + " bytes of steps arrived before the join state");
+      return true;
+    }
+    held.emplace_back(bytes.begin(), bytes.end());
+    heldBytes += bytes.size();
+    return true;
   }
 
   void onStepBatch(const wire::StepBatch& b) {
-    if (phase != ClientPhase::Playing) return;  // the join step itself may precede the JoinSnapshot
+    if (phase != ClientPhase::Playing) return;
     if (b.tick() != lastTick + 1)
       return fail("StepBatch tick " + std::to_string(b.tick()) + " after " + std::to_string(lastTick) +
                   " (steps must arrive in order)");
@@ -592,17 +691,22 @@ struct ClientConnection::Impl {
     TrafficCounters& c = stats.received[messageName(msg->body_type())];
     ++c.messages;
     c.bytes += bytes.size();
-    switch (msg->body_type()) {
-      case wire::ServerBody::Welcome: return onWelcome(*msg->body_as_Welcome());
-      case wire::ServerBody::Reject: return onReject(*msg->body_as_Reject());
-      case wire::ServerBody::GeneratedCellHashes: return onCellHashes(*msg->body_as_GeneratedCellHashes());
-      case wire::ServerBody::JoinSnapshot: return onJoinSnapshot(*msg->body_as_JoinSnapshot());
-      case wire::ServerBody::StepBatch: return onStepBatch(*msg->body_as_StepBatch());
-      case wire::ServerBody::CellState: return onCellState(*msg->body_as_CellState());
-      case wire::ServerBody::Snapshot: return onSnapshot(*msg->body_as_Snapshot(), nowMs);
+    if (holdDuringJoin(*msg, bytes)) return;
+    handle(*msg, nowMs);
+  }
+
+  void handle(const wire::ServerMessage& msg, double nowMs) {
+    switch (msg.body_type()) {
+      case wire::ServerBody::Welcome: return onWelcome(*msg.body_as_Welcome());
+      case wire::ServerBody::Reject: return onReject(*msg.body_as_Reject());
+      case wire::ServerBody::GeneratedCellHashes: return onCellHashes(*msg.body_as_GeneratedCellHashes());
+      case wire::ServerBody::JoinSnapshot: return fail("JoinSnapshot: this protocol joins through JoinChunks");
+      case wire::ServerBody::StepBatch: return onStepBatch(*msg.body_as_StepBatch());
+      case wire::ServerBody::CellState: return onCellState(*msg.body_as_CellState());
+      case wire::ServerBody::Snapshot: return onSnapshot(*msg.body_as_Snapshot(), nowMs);
       case wire::ServerBody::Compressed: break;  // openServerMessage unwraps it
       case wire::ServerBody::AuthChallenge: break;  // accounts: not yet handled
-      case wire::ServerBody::JoinChunk: break;      // join stream: not yet handled
+      case wire::ServerBody::JoinChunk: return onJoinChunk(*msg.body_as_JoinChunk());
       case wire::ServerBody::NONE: return fail("server message without a body");
     }
     fail("unknown server message type");
@@ -644,6 +748,7 @@ struct ClientConnection::Impl {
       }
     }
     pollGeneration();
+    sendJoinProgress();
     resendIdleInputs();
     capRetransmitBackoff(host);
     enet_host_flush(host);
@@ -676,6 +781,7 @@ sim::Result<std::unique_ptr<ClientConnection>> ClientConnection::connect(const C
   address.port = port;
   impl->host = enet_host_create(nullptr, 1, kChannelCount, 0, 0);
   if (!impl->host) return sim::makeError("cannot create an ENet client host (socket)");
+  limitClientHost(impl->host);
   impl->peer = enet_host_connect(impl->host, &address, kChannelCount, kProtocolVersion);
   if (!impl->peer) return sim::makeError("cannot start connecting to " + host + ":" + std::to_string(port));
   enet_host_flush(impl->host);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <mutex>
 
+#include "net/protocol.h"
+
 namespace loam::net {
 namespace {
 
@@ -33,6 +35,8 @@ void configurePeer(ENetPeer* peer) noexcept {
   // maximum without acknowledgements ends a peer.
   enet_peer_timeout(peer, 1024, 10000, 30000);
 }
+
+void limitClientHost(ENetHost* host) noexcept { host->maximumPacketSize = kMaxServerMessageBytes; }
 
 void enlargeSocketBuffers(ENetHost* host) noexcept {
   constexpr int kBytes = 4 << 20;

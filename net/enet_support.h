@@ -39,6 +39,12 @@ class EnetGuard {
 /// acknowledgement (see capRetransmitBackoff for why 20% loss never gets there).
 void configurePeer(ENetPeer* peer) noexcept;
 
+/// A client host accepts server messages up to kMaxServerMessageBytes, the limit the
+/// protocol and the server's sends use (ENet's own default, 32 MB, is a separate
+/// number: this keeps the two ends agreeing by construction). The server's host keeps
+/// kMaxClientPacketBytes for what it receives.
+void limitClientHost(ENetHost* host) noexcept;
+
 /// Socket buffers of a host that carries many peers: ENet asks for 256 KB, about one
 /// tick of datagrams for 300 players, so a tick spent stepping overflows it and the
 /// kernel drops inputs and acknowledgements (then resends snowball). This asks for

@@ -22,6 +22,7 @@ const char* rejectCodeName(RejectCode code) noexcept {
     case RejectCode::AuthRequired: return "account key required";
     case RejectCode::AuthFailed: return "authentication failed";
     case RejectCode::AuthRateLimited: return "too many failed authentications";
+    case RejectCode::AddressLimit: return "too many connections from this address";
   }
   return "unknown";
 }

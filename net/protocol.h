@@ -18,9 +18,12 @@ inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: j
 inline constexpr std::uint8_t kChannelUnreliable = 1;  ///< sequenced, unreliable: inputs, snapshots
 inline constexpr std::size_t kChannelCount = 2;
 
-/// Largest server message a client accepts (and the server sends): join snapshots of
-/// heavily edited worlds are the big ones.
-inline constexpr std::size_t kMaxServerMessageBytes = std::size_t{256} << 20;
+/// Largest server message a client accepts and the server sends (both ENet hosts are
+/// set to it: net/enet_support.h). The join state travels in JoinChunks, so the big
+/// ones are a step's edits and full CellStates.
+inline constexpr std::size_t kMaxServerMessageBytes = std::size_t{32} << 20;
+/// Largest join state (JoinChunk.total) a client accepts and the server streams.
+inline constexpr std::size_t kMaxJoinStateBytes = std::size_t{512} << 20;
 /// Snapshots each side keeps for delta baselines (server: sent; client: received).
 inline constexpr std::uint32_t kSnapshotRing = 32;
 
@@ -34,8 +37,18 @@ inline constexpr std::size_t kMaxQueuedInputs = 120;         ///< per player; ol
 inline constexpr std::size_t kMaxQueuedActions = 32;         ///< per player; more is malformed (flood)
 inline constexpr std::uint32_t kMaxBadMessages = 20;          ///< malformed messages before a disconnect
 inline constexpr std::uint32_t kMaxMessagesPerSecond = 400;  ///< per peer; beyond is flooding (dropped, counted)
-/// Generation on the client must finish within 2 minutes of Welcome.
+/// Generation on the client must finish within 2 minutes of Welcome...
 inline constexpr std::uint32_t kWorldReadyTimeoutTicks = 120 * sim::kTicksPerSecond;
+/// ...a generating client that sends no JoinProgress for this long, or a join stream
+/// not acknowledged further for this long, is dropped (docs/PROTOCOL.md, Joining)...
+inline constexpr std::uint32_t kJoinStallTicks = 8 * sim::kTicksPerSecond;
+/// ...and so is a client whose generated_permille does not grow for this long
+/// (coarse generators, a bot waiting for a shared world, hashing at the end).
+inline constexpr std::uint32_t kJoinNoGrowthTicks = 30 * sim::kTicksPerSecond;
+/// A connected peer must say Hello within this.
+inline constexpr std::uint32_t kHelloTimeoutTicks = 5 * sim::kTicksPerSecond;
+/// Clients send JoinProgress about this often while generating.
+inline constexpr double kJoinProgressEveryMs = 1000;
 
 /// Hello.kind: what kind of program connects (the server refuses unknown values).
 enum class ClientKind : std::uint8_t {
@@ -81,6 +94,7 @@ enum class RejectCode : std::uint16_t {
   AuthRequired = 15,     ///< the name is claimed, or the server needs an account key: none sent
   AuthFailed = 16,       ///< the key is not the name's, or the AuthProof does not verify
   AuthRateLimited = 17,  ///< too many failed proofs from this address lately: try later
+  AddressLimit = 18,     ///< too many peers from this address (ENet disconnect data only)
 };
 
 /// Human-readable name of a reject code ("protocol mismatch").

@@ -6,9 +6,10 @@
 //   step_batch   the StepBatch shared by every playing peer
 //   cell_sync    CellStates per 12.8 m interest cell
 //   snapshots    per-peer Snapshots (interest, deltas, budget)
+//   join_stream  the join state: encoded on a worker, sent as JoinChunks with flow control
 //   host_stats   the counters
-// This file keeps the order of a tick, the session timeouts, joins (JoinSnapshot)
-// and the public API. docs/PROTOCOL.md is the rule book; comments say how and why.
+// This file keeps the order of a tick, the session timeouts, the start of joins
+// (join_stream: the join state off the step thread, streamed) and the public API. docs/PROTOCOL.md is the rule book; comments say how and why.
 #include "net/server_host.h"
 
 #include <enet/enet.h>
@@ -23,6 +24,7 @@
 #include "net/host/cell_sync.h"
 #include "net/host/host_core.h"
 #include "net/host/inbound.h"
+#include "net/host/join_stream.h"
 #include "net/host/session.h"
 #include "net/host/snapshots.h"
 #include "net/host/step_batch.h"
@@ -42,7 +44,6 @@ using host::HostCore;
 using host::Phase;
 using host::Session;
 
-constexpr std::uint64_t kHelloTimeoutTicks = 10 * sim::kTicksPerSecond;  ///< connected but silent: slot squatting
 constexpr std::uint64_t kRejectLingerTicks = 3 * sim::kTicksPerSecond;   ///< then the peer is reset without goodbye
 constexpr std::uint64_t kBacklogCheckEvery = 16;                         ///< ticks between backlog checks per peer
 
@@ -65,6 +66,7 @@ struct ServerHost::Impl {
   host::StepBatchSender stepBatch{core};
   host::CellSync cells{core};
   host::Snapshots snapshots{core};
+  host::JoinStreams joins{core};
 
   std::vector<sim::PlayerId> orphans;  ///< players loaded with the state: no session owns them
   sim::WorldHashTracker tracker;
@@ -84,6 +86,11 @@ struct ServerHost::Impl {
     lastBackoffCap = now;
   }
 
+  void joinTimeout(Session& s, const std::string& why) {
+    ++core.stats.joinTimeouts;
+    core.reject(s, RejectCode::Timeout, why);
+  }
+
   /// Timeouts by phase, the reliable backlog cap, and the end of lingering rejects.
   void housekeeping() {
     const std::uint64_t t = core.state.tick;
@@ -91,20 +98,34 @@ struct ServerHost::Impl {
       switch (s.phase) {
         case Phase::Free: break;
         case Phase::Connected:
-          if (t - s.phaseTick > kHelloTimeoutTicks) core.reject(s, RejectCode::Timeout, "no Hello within 10 s");
+          if (t - s.phaseTick > kHelloTimeoutTicks) joinTimeout(s, "no Hello within 5 s");
           break;
         case Phase::Challenged:  // the proof is one round trip: the Hello deadline is plenty
           if (t - s.phaseTick > kHelloTimeoutTicks) core.reject(s, RejectCode::Timeout, "no AuthProof in time");
           break;
         case Phase::Welcomed:
-          if (s.wantsWorld && t - s.phaseTick > kWorldReadyTimeoutTicks) {
-            core.reject(s, RejectCode::Timeout, "no WorldReady within 120 s");
+          // Generating clients report progress about once a second (JoinProgress):
+          // silence for a few seconds, no growth for longer, or two minutes in all
+          // end the session.
+          if (!s.wantsWorld) break;
+          if (t - std::max(s.phaseTick, s.heardTick) > kJoinStallTicks) {
+            joinTimeout(s, "no JoinProgress for 8 s");
+          } else if (t - std::max(s.phaseTick, s.progressTick) > kJoinNoGrowthTicks) {
+            joinTimeout(s, "generation made no progress for 30 s");
+          } else if (t - s.phaseTick > kWorldReadyTimeoutTicks) {
+            joinTimeout(s, "no WorldReady within 120 s");
           }
           break;
         case Phase::Joining:
         case Phase::Playing:
+          if (s.joinStreaming && s.joinState && t - s.progressTick > kJoinStallTicks) {
+            joinTimeout(s, "join stream not acknowledged for 8 s");
+            break;
+          }
           if ((t + core.indexOf(s)) % kBacklogCheckEvery == 0) {
-            const std::uint64_t backlog = reliableBacklog(s.peer);
+            // The join stream has its own window: a large world stays joinable.
+            const std::uint64_t queued = reliableBacklog(s.peer);
+            const std::uint64_t backlog = queued - std::min(queued, host::JoinStreams::inFlight(s));
             if (backlog > core.config.reliableBacklogCapBytes) {
               core.reject(s, RejectCode::TooSlow, "reliable backlog " + std::to_string(backlog) + " bytes");
             }
@@ -161,49 +182,23 @@ struct ServerHost::Impl {
     }
   }
 
-  /// JoinSnapshots (one save of the state, shared) for the full clients the step
-  /// admitted; then they, and the swarm bots admitted with them, are Playing.
-  void sendJoinSnapshots() {
-    if (joinedNow.empty()) return;
-    const sim::SimState& state = core.state;
-    const std::uint64_t T = state.tick;
-    ENetPacket* packet = nullptr;
-    bool anyFull = false;
-    for (std::uint32_t i : joinedNow) anyFull = anyFull || core.sessions[i].wantsWorld;
-    if (anyFull) {
-      sim::SaveHeader header;
-      header.identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
-      header.tick = T;
-      auto data = sim::captureSave(header, state.world, sim::stateBlobs(state));
-      sim::Result<std::vector<std::uint8_t>> bytes =
-          data ? sim::encodeSave(*data) : sim::Result<std::vector<std::uint8_t>>(data.error());
-      if (!bytes) {
-        std::fprintf(stderr, "loam-server: join snapshot failed: %s\n", bytes.error().message.c_str());
-      } else {
-        flatbuffers::FlatBufferBuilder& fbb = core.fbb;
-        fbb.Clear();
-        auto js = wire::CreateJoinSnapshot(fbb, T, fbb.CreateVector(*bytes));
-        fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::JoinSnapshot, js.Union()));
-        packet = core.packetFromBuilder(ENET_PACKET_FLAG_RELIABLE, false);  // a save: zstd inside already
-      }
-    }
+  /// The full clients the step admitted start their join stream (the state at this
+  /// tick, encoded off the step thread); they, and the swarm bots admitted with them,
+  /// are Playing: StepBatches from the next tick on reach them, and the client holds
+  /// them until its join state is complete.
+  void beginJoins() {
     for (std::uint32_t i : joinedNow) {
       Session& s = core.sessions[i];
       if (s.phase != Phase::Joining) continue;
-      if (s.wantsWorld) {
-        if (!packet || !core.send(s, kChannelReliable, packet, wire::ServerBody::JoinSnapshot)) {
-          core.reject(s, RejectCode::ShuttingDown, "could not build the join snapshot");
-          continue;
-        }
-      }
+      if (s.wantsWorld) joins.begin(s);
       core.transition(s, Phase::Playing);
     }
-    HostCore::releaseIfUnsent(packet);
   }
 
   void sendStep() {
     stepBatch.send(out, tracker, snapshots);
-    sendJoinSnapshots();
+    beginJoins();
+    joins.send();
     cells.sendIncremental(out);
     snapshots.gather();
     const std::uint64_t every = static_cast<std::uint64_t>(std::max(core.config.interest.snapshotEvery, 1));
@@ -285,6 +280,7 @@ sim::Result<std::unique_ptr<ServerHost>> ServerHost::open(const ServerConfig& co
   impl->cells.init(core.state.world.bounds());
   // Everything changed before this server started is in every JoinSnapshot.
   impl->tracker.reset(core.state.world);
+  impl->joins.start();
   return std::unique_ptr<ServerHost>(new ServerHost(std::move(impl)));
 }
 
@@ -298,6 +294,7 @@ const sim::StepOutput& ServerHost::tick(std::span<const sim::Command> serverComm
   sim::step(im.core.state, im.commands, im.out);
   const auto t2 = Clock::now();
   im.tracker.update(im.core.state.world, im.out.edits);
+  im.joins.recordEdits(im.out.edits);
   im.afterStep();
   im.sendStep();
   im.capBackoff(Clock::now());

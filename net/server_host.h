@@ -14,14 +14,17 @@
 //      per cell, shared by the peers in reach that are up to date; stale peers in
 //      reach get a full CellState, nearest first, within their byte budget), each
 //      peer's Snapshot (own player every time, others and animals by interest and
-//      delta against the snapshot the peer acknowledged), and JoinSnapshots for
-//      peers that just joined; then flush.
+//      delta against the snapshot the peer acknowledged), and the join streams
+//      (JoinChunks of the state encoded off the step thread, within each joining
+//      peer's window: net/host/join_stream.h); then flush.
 //
 // Per-peer session state machine (docs/PROTOCOL.md has the diagram):
-//   Connected --Hello ok--> Welcomed --WorldReady ok--> Joining --JoinSnapshot sent--> Playing
+//   Connected --Hello ok--> Welcomed --WorldReady ok--> Joining --admitted by a step--> Playing
 //   any state --bad input / timeout / too slow--> Rejected (Reject sent, disconnect later)
-// Swarm bots (Hello.wants_world = false) go straight from Welcomed to Joining and
-// get no JoinSnapshot. The phases and their legal changes are in net/host/session.h.
+// A full client is Playing from the step that admitted it, with its join stream in
+// flight until it acknowledges every byte. Swarm bots (Hello.wants_world = false) go
+// straight from Welcomed to Joining and get no join stream. The phases and their
+// legal changes are in net/host/session.h.
 //
 // The implementation is in parts under net/host/ (net/server_host.cpp lists them).
 // Thread: one (the caller's). Never throws on peer input.
@@ -65,7 +68,10 @@ struct ServerConfig {
   std::uint16_t port = 7777;             ///< 0 = ephemeral (tests); see ServerHost::port()
   std::uint32_t maxPlayers = 64;
   std::uint32_t bandwidthCapBytesPerSecond = 256 * 1024;  ///< per client, downstream budget
-  std::uint32_t reliableBacklogCapBytes = 8u << 20;       ///< beyond this a peer is TooSlow
+  std::uint32_t reliableBacklogCapBytes = 8u << 20;       ///< beyond this a peer is TooSlow (join stream excluded)
+  /// ENet peers one IP address may hold at once (any phase, loopback included); more
+  /// are refused at connect (AddressLimit) so one host cannot take every slot.
+  std::uint32_t maxPeersPerAddress = 4;
   InterestConfig interest;
 };
 
@@ -81,6 +87,8 @@ struct ServerStats {
   std::uint64_t malformed = 0;             ///< dropped inbound messages (bad size, verifier, content)
   std::uint64_t flooded = 0;               ///< dropped for rate
   std::uint64_t rejected = 0;              ///< sessions ended with a Reject
+  std::uint64_t addressRefused = 0;        ///< connects refused: the address had maxPeersPerAddress peers
+  std::uint64_t joinTimeouts = 0;          ///< sessions dropped for no Hello or no join progress in time
   std::uint64_t joins = 0, leaves = 0;
   std::array<std::uint64_t, kJoinBucketsSeconds.size() + 1> joinSecondsBuckets{};  ///< per bucket; last = +Inf
   double joinSecondsSum = 0;               ///< connect to Playing, summed over sessions

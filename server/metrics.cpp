@@ -237,6 +237,10 @@ std::string formatPrometheus(const OpsIdentity& id, const OpsSnapshot& s, const 
   w.sample("loam_join_seconds_count", "", s.host.joinSecondsCount);
   w.counter("loam_leaves_total", "Players that left.", s.host.leaves);
   w.counter("loam_rejected_sessions_total", "Sessions ended with a Reject.", s.host.rejected);
+  w.counter("loam_address_refused_total", "Connects refused: the address already held its peer limit.",
+            s.host.addressRefused);
+  w.counter("loam_join_timeouts_total", "Sessions dropped for no Hello or no join progress in time.",
+            s.host.joinTimeouts);
   w.counter("loam_malformed_packets_total", "Inbound messages dropped as malformed.", s.host.malformed);
   w.counter("loam_flooded_packets_total", "Inbound messages dropped for rate.", s.host.flooded);
   w.counter("loam_inputs_dropped_total", "Player inputs dropped on queue overflow.", s.host.inputsDropped);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "net/host/join_stream.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/core/assert.h"
@@ -30,7 +31,7 @@ void HostCore::transition(Session& s, Phase to) {
   s.phase = to;
   s.phaseTick = state.tick;
   if (to == Phase::Connected) s.connectedAt = std::chrono::steady_clock::now();
-  if (to == Phase::Playing) {
+  if (to == Phase::Playing && !s.joinStreaming) {  // a join stream counts when it is acknowledged
     stats.countJoinTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - s.connectedAt).count());
   }
 }
@@ -42,7 +43,7 @@ ENetPacket* HostCore::packetFromBuilder(std::uint32_t flags, bool compress) {
   return enet_packet_create(fbb.GetBufferPointer(), fbb.GetSize(), flags);
 }
 
-bool HostCore::send(Session& s, std::uint8_t channel, ENetPacket* packet, wire::ServerBody type) {
+bool HostCore::send(Session& s, std::uint8_t channel, ENetPacket* packet, wire::ServerBody type, bool charge) {
   // host->maximumPacketSize bounds what peers may send us, but ENet applies it to
   // our sends too: lift it for the call (one thread; receiving happens elsewhere).
   host->maximumPacketSize = kMaxServerMessageBytes;
@@ -50,7 +51,7 @@ bool HostCore::send(Session& s, std::uint8_t channel, ENetPacket* packet, wire::
   host->maximumPacketSize = kMaxClientPacketBytes;
   if (sent < 0) return false;
   stats.countSent(type, packet->dataLength);
-  s.tokens -= static_cast<double>(packet->dataLength);
+  if (charge) s.tokens -= static_cast<double>(packet->dataLength);
   return true;
 }
 
@@ -83,6 +84,7 @@ void HostCore::reject(Session& s, RejectCode code, const std::string& text) {
   s.inputs.clear();
   s.actions.clear();
   s.cellTicks.clear();
+  JoinStreams::clear(s);
   ++stats.rejected;
 }
 
@@ -91,6 +93,9 @@ void HostCore::freeSession(Session& s) {
   if (s.peer) s.peer->data = nullptr;
   transition(s, Phase::Free);
   s.reset();
+  JoinStreams::clear(s);
+  s.progressTick = s.heardTick = 0;
+  s.generatedPermille = 0;
 }
 
 void HostCore::malformedMessage(Session& s) {

@@ -62,9 +62,10 @@ struct HostCore {
   /// CellState) are compressed once for every client; per-client snapshots are not
   /// (300 clients x 30 Hz of zstd cost more CPU than the bytes saved).
   ENetPacket* packetFromBuilder(std::uint32_t flags, bool compress = true);
-  /// Sends a (possibly shared) packet to one peer, counting it and charging the
-  /// peer's budget. Returns false when ENet refused (the caller owns an unsent packet).
-  bool send(Session& s, std::uint8_t channel, ENetPacket* packet, wire::ServerBody type);
+  /// Sends a (possibly shared) packet to one peer, counting it and (with `charge`)
+  /// charging the peer's budget. Returns false when ENet refused (the caller owns an
+  /// unsent packet).
+  bool send(Session& s, std::uint8_t channel, ENetPacket* packet, wire::ServerBody type, bool charge = true);
   /// Sends the builder's message to one peer (not shared, not compressed).
   void sendOwn(Session& s, std::uint8_t channel, std::uint32_t flags, wire::ServerBody type);
   /// Destroys a shared packet nobody took (ENet frees it otherwise).

@@ -31,6 +31,8 @@ ServerStats HostStats::toServerStats() const {
   st.malformed = malformed;
   st.flooded = flooded;
   st.rejected = rejected;
+  st.addressRefused = addressRefused;
+  st.joinTimeouts = joinTimeouts;
   st.joins = joins;
   st.joinSecondsBuckets = joinSecondsBuckets;
   st.joinSecondsSum = joinSecondsSum;

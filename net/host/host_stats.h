@@ -21,6 +21,8 @@ struct HostStats {
   std::uint64_t malformed = 0;
   std::uint64_t flooded = 0;
   std::uint64_t rejected = 0;
+  std::uint64_t addressRefused = 0;
+  std::uint64_t joinTimeouts = 0;
   std::uint64_t joins = 0, leaves = 0;
   std::uint64_t inputsDropped = 0;
   std::uint64_t budgetDeferred = 0;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "net/enet_support.h"
+#include "net/host/join_stream.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/gen/generator_version.h"
@@ -17,6 +18,25 @@ namespace {
 
 constexpr std::size_t kMaxEventsPerPump = 20000;
 constexpr std::uint32_t kValidButtons = sim::kButtonJump | sim::kButtonRun | sim::kButtonCrouch;
+
+/// JoinProgress: generation while Welcomed (the join deadline moves only when the
+/// permille grows), the join stream's acknowledgement while Playing. Other phases
+/// never send it (malformed), apart from late ones after the stream ended.
+bool onJoinProgress(HostCore& core, Session& s, const wire::JoinProgress& p) {
+  if (p.generated_permille() > 1000) return false;
+  if (s.phase == Phase::Welcomed && s.wantsWorld) {
+    if (p.received_bytes() != 0) return false;
+    s.heardTick = core.state.tick;
+    if (p.generated_permille() > s.generatedPermille) {
+      s.generatedPermille = p.generated_permille();
+      s.progressTick = core.state.tick;
+    }
+    return true;
+  }
+  if (s.phase == Phase::Joining && s.wantsWorld) return p.received_bytes() == 0;  // admitted next step
+  if (s.phase == Phase::Playing && s.wantsWorld) return JoinStreams::acknowledge(core, s, p.received_bytes());
+  return false;
+}
 
 }  // namespace
 
@@ -58,6 +78,18 @@ void Inbound::onConnect(ENetPeer* peer, std::uint32_t data) {
   const std::size_t index = static_cast<std::size_t>(peer - core_.host->peers);
   Session& s = core_.sessions[index];
   if (s.phase != Phase::Free) core_.freeSession(s);  // ENet reused the slot without a disconnect event
+  // One address may hold only so many slots (else ~100 connect-only peers lock
+  // everyone out). Refused without a session: disconnect_now frees the slot at once.
+  std::uint32_t sameAddress = 0;
+  for (const Session& other : core_.sessions) {
+    if (other.phase != Phase::Free && other.peer != nullptr && other.peer->address.host == peer->address.host)
+      ++sameAddress;
+  }
+  if (sameAddress >= core_.config.maxPeersPerAddress) {
+    ++core_.stats.addressRefused;
+    enet_peer_disconnect_now(peer, static_cast<std::uint32_t>(RejectCode::AddressLimit));
+    return;
+  }
   s.peer = peer;
   peer->data = reinterpret_cast<void*>(index + 1);
   configurePeer(peer);
@@ -116,7 +148,7 @@ bool Inbound::dispatch(Session& s, const wire::ClientMessage& msg, std::uint8_t 
     case wire::ClientBody::Inputs: return onInputs(s, *msg.body_as_Inputs());
     case wire::ClientBody::Action: return onAction(s, *msg.body_as_Action());
     case wire::ClientBody::AuthProof: return false;     // accounts: not yet handled
-    case wire::ClientBody::JoinProgress: return false;  // join stream: not yet handled
+    case wire::ClientBody::JoinProgress: return onJoinProgress(core_, s, *msg.body_as_JoinProgress());
   }
   return false;
 }

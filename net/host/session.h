@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -21,6 +22,8 @@
 #include "sim/systems/player.h"
 
 namespace loam::net::host {
+
+struct JoinState;  // net/host/join_stream.h
 
 /// Session lifecycle (docs/PROTOCOL.md has the diagram). Phases change only through
 /// HostCore::transition.
@@ -129,6 +132,13 @@ struct Session {
   std::vector<std::uint32_t> animalView, animalViewNext;  ///< sorted ids (hysteresis)
   std::unordered_map<std::uint32_t, std::uint64_t> cellTicks;  ///< interest cell index -> tick the peer has
 
+  // Join progress and the join stream (net/host/join_stream.h; JoinStreams::clear resets them).
+  std::uint64_t progressTick = 0;      ///< state tick of the client's last progress (generation or stream)
+  std::uint64_t heardTick = 0;         ///< state tick of the last JoinProgress while generating
+  std::uint16_t generatedPermille = 0; ///< newest JoinProgress.generated_permille
+  bool joinStreaming = false;          ///< Playing, but the join state is not all acknowledged yet
+  std::shared_ptr<const JoinState> joinState;  ///< the encoded state streamed; null until the worker is done
+  std::uint32_t joinSent = 0, joinAcked = 0;   ///< stream bytes sent / acknowledged by the client
   /// Back to a free slot; keeps vector capacity (slots are reused, memory is bounded
   /// by the slot count).
   void reset() noexcept;

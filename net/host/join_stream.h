@@ -1,0 +1,114 @@
+// JoinStreams: the join state of full clients, built off the step thread and sent as
+// a stream of JoinChunks with flow control (docs/PROTOCOL.md, Joining).
+//
+// The state a client joins from is a sim save (sim/save/save.h) at the tick of the
+// step that admitted it. Capturing and compressing a whole save on the tick cost one
+// tick 63 ms for 4 joins, so the work is split:
+//   - a worker thread keeps its own copy of the saved bricks, which the host thread
+//     keeps current after every step by handing it only the bricks the step's edits
+//     touched (captureBrick each: cost per touched brick, like the hash tracker);
+//   - at a join the host thread copies only what the state blobs are made of
+//     (sim::copyState: players, water, fire, animals, weather) and queues a request;
+//     the worker encodes the blobs and the save (zstd) from its bricks, once per tick
+//     for every session admitted by that step;
+//   - the host thread picks the encoded state up and sends it in JoinChunks of
+//     kJoinChunkBytes, at most kJoinWindowBytes unacknowledged per peer; the client
+//     acknowledges with JoinProgress.received_bytes. The stream is charged to neither
+//     the peer's snapshot budget nor the reliable-backlog cap (inFlight()).
+// Internal to ServerHost (net/server_host.cpp and net/host/). Every function is for
+// the host thread; the worker is private.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/host/host_core.h"
+#include "sim/save/save.h"
+#include "sim/save/state_codec.h"
+#include "sim/systems/streams.h"
+
+namespace loam::net::host {
+
+/// Payload bytes of one JoinChunk (ENet fragments it; one tick sends a window's worth).
+inline constexpr std::uint32_t kJoinChunkBytes = 32 * 1024;
+/// Join-stream bytes a peer may have unacknowledged.
+inline constexpr std::uint32_t kJoinWindowBytes = 512 * 1024;
+
+/// One encoded join state: the save file bytes of the state at `tick`, shared by the
+/// sessions that step admitted.
+struct JoinState {
+  std::uint64_t tick = 0;
+  std::vector<std::uint8_t> bytes;  ///< sim save file bytes (header + zstd payload)
+  std::string error;                ///< not empty: the encoding failed (bytes empty)
+};
+
+class JoinStreams {
+ public:
+  explicit JoinStreams(HostCore& core) noexcept : core_(core) {}
+  ~JoinStreams();
+  JoinStreams(const JoinStreams&) = delete;
+  JoinStreams& operator=(const JoinStreams&) = delete;
+
+  /// Starts the worker with a copy of every saved brick of core.state.world (one pass
+  /// over the modified bricks, at open). Call once.
+  void start();
+
+  /// After every step: the bricks the step's edits touched, recaptured for the worker.
+  void recordEdits(std::span<const sim::EditRecord> edits);
+
+  /// After the step that admitted s (a full client) at core.state.tick: s streams the
+  /// state at that tick once the worker has encoded it. The first call of a tick
+  /// captures the blobs and queues the encoding. s.phase is the caller's to change.
+  void begin(Session& s);
+
+  /// Every tick, after the step: picks up encoded states and sends each streaming
+  /// peer chunks up to its window. A failed encoding rejects its sessions.
+  void send();
+
+  /// JoinProgress.received_bytes from s. False (malformed) when it acknowledges
+  /// bytes never sent; finishes the stream when everything is acknowledged.
+  static bool acknowledge(HostCore& core, Session& s, std::uint32_t receivedBytes);
+
+  /// Join-stream bytes sent to s and not yet acknowledged (the reliable-backlog cap
+  /// leaves them out: a large world must stay joinable).
+  static std::uint64_t inFlight(const Session& s) noexcept;
+
+  /// Forgets s's stream (reject, free). Releases its share of the state.
+  static void clear(Session& s) noexcept;
+
+ private:
+  /// What the host thread hands the worker, in step order.
+  struct Job {
+    std::vector<sim::SavedBrick> bricks;    ///< recaptured bricks (upsert)
+    std::vector<sim::BrickCoord> removed;   ///< bricks with nothing to save any more
+    std::optional<sim::SaveHeader> join;    ///< encode the state at join->tick
+    std::optional<sim::StateCopy> state;    ///< with join: what the state blobs are made of
+  };
+
+  void work();
+
+  HostCore& core_;
+  std::thread worker_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Job> jobs_;                                  ///< guarded by mutex_
+  std::vector<std::shared_ptr<const JoinState>> done_;    ///< guarded by mutex_
+  bool stop_ = false;                                     ///< guarded by mutex_
+  std::uint64_t lastJoinTick_ = UINT64_MAX;  ///< host thread: tick of the newest request
+  sim::WorldBounds bounds_{};
+  std::map<std::uint64_t, sim::SavedBrick> bricks_;  ///< worker only: canonical order
+  // Host thread scratch.
+  std::vector<sim::BrickCoord> touched_;
+};
+
+}  // namespace loam::net::host
