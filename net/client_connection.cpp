@@ -12,6 +12,7 @@
 
 #include "net/edit_codec.h"
 #include "net/enet_support.h"
+#include "net/player_name.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/core/assert.h"
@@ -262,10 +263,29 @@ struct ClientConnection::Impl {
     if (nowMs - lastInputsMs >= kIdleResendMs) sendInputs();
   }
 
+  // The server asks for proof of the key Hello carried: sign its nonce and name with
+  // ours (docs/PROTOCOL.md, Accounts). Once, before Welcome.
+  bool challengeAnswered = false;
+  void onAuthChallenge(const wire::AuthChallenge& c) {
+    if (phase != ClientPhase::AwaitingWelcome || challengeAnswered) return fail("unexpected AuthChallenge");
+    if (!config.accountKey) return fail("the server asks for an account key proof, but we sent no key");
+    if (c.nonce() == nullptr || c.nonce()->size() != kAuthNonceBytes) return fail("AuthChallenge without a 32-byte nonce");
+    challengeAnswered = true;
+    AuthNonce nonce{};
+    std::copy(c.nonce()->begin(), c.nonce()->end(), nonce.begin());
+    const std::string_view serverName = c.server_name() ? c.server_name()->string_view() : std::string_view();
+    const Signature sig = signChallenge(*config.accountKey, nonce, serverName, config.name);
+    fbb.Clear();
+    auto proof = wire::CreateAuthProof(fbb, fbb.CreateVector(sig.data(), sig.size()));
+    send(wire::ClientBody::AuthProof, proof.Union(), true);
+  }
+
   void sendHello() {
     fbb.Clear();
     auto name = fbb.CreateString(config.name);
-    auto hello = wire::CreateHello(fbb, kProtocolVersion, name, static_cast<std::uint8_t>(config.kind), true);
+    flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> key;
+    if (config.accountKey) key = fbb.CreateVector(config.accountKey->publicKey.data(), kPublicKeyBytes);
+    auto hello = wire::CreateHello(fbb, kProtocolVersion, name, static_cast<std::uint8_t>(config.kind), true, key);
     send(wire::ClientBody::Hello, hello.Union(), true);
   }
 
@@ -705,7 +725,7 @@ struct ClientConnection::Impl {
       case wire::ServerBody::CellState: return onCellState(*msg.body_as_CellState());
       case wire::ServerBody::Snapshot: return onSnapshot(*msg.body_as_Snapshot(), nowMs);
       case wire::ServerBody::Compressed: break;  // openServerMessage unwraps it
-      case wire::ServerBody::AuthChallenge: break;  // accounts: not yet handled
+      case wire::ServerBody::AuthChallenge: return onAuthChallenge(*msg.body_as_AuthChallenge());
       case wire::ServerBody::JoinChunk: return onJoinChunk(*msg.body_as_JoinChunk());
       case wire::ServerBody::NONE: return fail("server message without a body");
     }
@@ -767,6 +787,10 @@ sim::Result<std::unique_ptr<ClientConnection>> ClientConnection::connect(const C
   auto impl = std::make_unique<Impl>();
   if (!impl->enet.ok()) return sim::makeError("cannot initialise ENet");
   impl->config = config;
+  // The server's rules, checked here first so a bad name fails before any packet.
+  const NameCheck name = checkPlayerName(config.name);
+  if (!name.ok()) return sim::makeError("name \"" + config.name + "\": " + name.why);
+  impl->config.name = name.name;
   std::string host = config.host;
   std::uint16_t port = config.port;
   if (config.link.active()) {

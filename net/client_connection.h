@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "net/account_key.h"
 #include "net/interpolation.h"
 #include "net/link_sim.h"
 #include "net/prediction.h"
@@ -50,6 +51,9 @@ struct ClientConfig {
   LinkProfile link;                 ///< active() = connect through a LinkSimulator
   WorldFactory worldFactory;        ///< empty = sim::createSimState
   ClientKind kind = ClientKind::Player;  ///< Hello.kind
+  /// The account key Hello carries and AuthChallenges are signed with (its secret
+  /// never leaves this process); null = none (docs/PROTOCOL.md, Accounts).
+  std::shared_ptr<const AccountKey> accountKey;
 };
 
 /// A connection's lifecycle, in join order; Failed and Disconnected are final.

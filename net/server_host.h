@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "net/account_key.h"
 #include "net/traffic_counters.h"
 #include "sim/step/commands.h"
 #include "sim/core/result.h"
@@ -73,6 +74,12 @@ struct ServerConfig {
   /// are refused at connect (AddressLimit) so one host cannot take every slot.
   std::uint32_t maxPeersPerAddress = 4;
   InterestConfig interest;
+  /// What a joining player's account key must prove (docs/PROTOCOL.md, Accounts).
+  AuthMode auth = AuthMode::Off;
+  /// The accounts consulted and claimed when auth is not Off (loam-server: the
+  /// accounts file beside the saves). Null with auth on: every name is unclaimed and
+  /// claims are refused.
+  std::shared_ptr<AccountBook> accounts;
 };
 
 /// What the server has done, for the stats line, metrics and benches.

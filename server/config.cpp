@@ -101,7 +101,7 @@ struct Spec {
   Problem (*set)(const Raw&, ServerOptions&);
 };
 
-const std::array<Spec, 15> kSpecs{{
+const std::array<Spec, 16> kSpecs{{
     {"scene", "FILE", "Scene file (.toml) to generate and host (required)",
      [](const Raw& r, ServerOptions& o) { return readText(r, 4096, o.scenePath); }},
     {"seed", "N", "World seed (default: the scene's seed)",
@@ -166,6 +166,16 @@ const std::array<Spec, 15> kSpecs{{
      "Secret for POST /admin on the HTTP endpoint (loam-tool admin); unset = remote admin off. Prefer "
      "LOAM_ADMIN_TOKEN or the config file: flags show in ps",
      [](const Raw& r, ServerOptions& o) { return readText(r, 256, o.adminToken); }},
+    {"auth", "MODE",
+     "Accounts (save-dir/accounts.txt): off (default), names (a claimed name needs its owner's key), required "
+     "(every player needs a key)",
+     [](const Raw& r, ServerOptions& o) -> Problem {
+       std::string v;
+       if (auto p = readText(r, 16, v)) return p;
+       if (v != "off" && v != "names" && v != "required") return problem(r, "expected off, names or required");
+       o.auth = std::move(v);
+       return std::nullopt;
+     }},
 }};
 
 /// Secrets must not appear in error messages (they end up in logs).

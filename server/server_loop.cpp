@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "net/server_host.h"
+#include "server/accounts.h"
 #include "server/admin.h"
 #include "server/agones.h"
 #include "server/log.h"
@@ -233,6 +234,17 @@ int runServer(const ServerOptions& options) {
   config.port = options.port;
   config.maxPlayers = options.maxPlayers;
   config.bandwidthCapBytesPerSecond = options.bandwidthCapKBps * 1024u;
+  config.auth = net::parseAuthMode(options.auth).value_or(net::AuthMode::Off);  // config checked the name
+  if (config.auth != net::AuthMode::Off) {
+    auto accounts = AccountStore::open((std::filesystem::path(options.saveDir) / "accounts.txt").string());
+    if (!accounts) {
+      logLine("error: accounts: %s", accounts.error().message.c_str());
+      return kExitRuntime;
+    }
+    logAs(LogLevel::Info, "accounts", "auth=%s accounts=%zu from %s", net::authModeName(config.auth),
+          (*accounts)->size(), (*accounts)->path().c_str());
+    config.accounts = std::move(*accounts);
+  }
   auto opened = net::ServerHost::open(config, std::move(*state), std::move(hosted));
   if (!opened) {
     logLine("error: cannot start the server: %s", opened.error().message.c_str());

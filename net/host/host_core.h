@@ -40,6 +40,7 @@ struct HostCore {
   std::vector<Session> sessions;             ///< index = peer - host->peers
   std::vector<sim::PlayerId> pendingLeaves;  ///< LeaveCommands for the next step
   HostStats stats;
+  AuthFailureLimiter authFailures;  ///< failed account proofs per address (Inbound)
   flatbuffers::FlatBufferBuilder fbb{16 * 1024};  ///< the message being built (one at a time)
 
   explicit HostCore(sim::SimState initial) : state(std::move(initial)) {}

@@ -1,14 +1,18 @@
 #include "net/host/inbound.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "net/account_key.h"
 #include "net/enet_support.h"
 #include "net/host/join_stream.h"
+#include "net/player_name.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/gen/generator_version.h"
@@ -147,7 +151,7 @@ bool Inbound::dispatch(Session& s, const wire::ClientMessage& msg, std::uint8_t 
     case wire::ClientBody::CellHashRequest: return onCellHashRequest(s);
     case wire::ClientBody::Inputs: return onInputs(s, *msg.body_as_Inputs());
     case wire::ClientBody::Action: return onAction(s, *msg.body_as_Action());
-    case wire::ClientBody::AuthProof: return false;     // accounts: not yet handled
+    case wire::ClientBody::AuthProof: return onAuthProof(s, *msg.body_as_AuthProof());
     case wire::ClientBody::JoinProgress: return onJoinProgress(core_, s, *msg.body_as_JoinProgress());
   }
   return false;
@@ -170,19 +174,36 @@ bool Inbound::onHello(Session& s, const wire::Hello& hello) {
                      std::to_string(kProtocolVersion));
     return true;
   }
-  if (!validText(hello.name(), sim::kMaxNameBytes)) {
-    core_.reject(s, RejectCode::BadHello, "name must be 1..31 printable bytes");
+  if (hello.name() == nullptr || hello.name()->size() > sim::kMaxNameBytes) {
+    core_.reject(s, RejectCode::BadName, "name: at most " + std::to_string(sim::kMaxNameBytes) + " bytes");
+    return true;
+  }
+  const NameCheck name = checkPlayerName(std::string_view(hello.name()->c_str(), hello.name()->size()));
+  if (!name.ok()) {
+    core_.reject(s, name.code, "name: " + name.why);
     return true;
   }
   if (hello.kind() >= kClientKindCount) {
     core_.reject(s, RejectCode::BadHello, "unknown client kind " + std::to_string(hello.kind()));
     return true;
   }
+  const flatbuffers::Vector<std::uint8_t>* key = hello.public_key();
+  if (key != nullptr && key->size() != 0 && key->size() != kPublicKeyBytes) {
+    core_.reject(s, RejectCode::BadHello, "public key: " + std::to_string(kPublicKeyBytes) + " bytes or none");
+    return true;
+  }
   if (admission_) {
-    std::string why =
-        admission_(HostCore::addressOf(s.peer), std::string(hello.name()->c_str(), hello.name()->size()));
-    if (!why.empty()) {
+    if (std::string why = admission_(HostCore::addressOf(s.peer), name.name); !why.empty()) {
       core_.reject(s, RejectCode::Banned, why);
+      return true;
+    }
+  }
+  // One name, one player: compared folded against every session that holds a name.
+  const std::string folded = foldName(name.name);
+  for (const Session& other : core_.sessions) {
+    if (&other != &s && (admitted(other.phase) || other.phase == Phase::Challenged) &&
+        foldName(other.name.view()) == folded) {
+      core_.reject(s, RejectCode::NameTaken, "a player called \"" + std::string(other.name.view()) + "\" is connected");
       return true;
     }
   }
@@ -191,9 +212,83 @@ bool Inbound::onHello(Session& s, const wire::Hello& hello) {
     core_.reject(s, RejectCode::ServerFull, "server full (" + std::to_string(config.maxPlayers) + " players)");
     return true;
   }
-  s.id = sim::PlayerId{nextPlayerId_++};
-  s.name = sim::PlayerName::from(std::string_view(hello.name()->c_str(), hello.name()->size()));
+  s.name = sim::PlayerName::from(name.name);
   s.wantsWorld = hello.wants_world();
+  s.hasKey = key != nullptr && key->size() == kPublicKeyBytes;
+  if (s.hasKey) std::copy(key->begin(), key->end(), s.publicKey.begin());
+  if (config.auth == AuthMode::Off) {
+    admit(s);
+    return true;
+  }
+  challengeOrAdmit(s);
+  return true;
+}
+
+void Inbound::challengeOrAdmit(Session& s) {
+  const ServerConfig& config = core_.config;
+  const std::string_view name = s.name.view();
+  const std::optional<PublicKey> bound = config.accounts ? config.accounts->keyOf(name) : std::nullopt;
+  if (!s.hasKey) {
+    if (config.auth == AuthMode::Required) {
+      core_.reject(s, RejectCode::AuthRequired, "this server needs an account key");
+    } else if (bound) {
+      core_.reject(s, RejectCode::AuthRequired, "the name \"" + std::string(name) + "\" is claimed: join with its key");
+    } else {
+      admit(s);  // names mode: an unclaimed name without a key plays, and claims nothing
+    }
+    return;
+  }
+  const std::string address = HostCore::addressOf(s.peer);
+  const auto now = AuthFailureLimiter::Clock::now();
+  if (core_.authFailures.limited(address, now)) {
+    core_.reject(s, RejectCode::AuthRateLimited,
+                 "too many failed proofs from " + address + ": try again in " +
+                     std::to_string(AuthFailureLimiter::kLock.count()) + " s");
+    return;
+  }
+  if (bound && *bound != s.publicKey) {
+    core_.authFailures.fail(address, now);
+    core_.reject(s, RejectCode::AuthFailed, "the name \"" + std::string(name) + "\" is claimed by another key");
+    return;
+  }
+  s.claimOnJoin = !bound;
+  s.authNonce = randomNonce();
+  flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
+  fbb.Clear();
+  const auto nonce = fbb.CreateVector(s.authNonce.data(), s.authNonce.size());
+  auto c = wire::CreateAuthChallenge(fbb, nonce, fbb.CreateString(config.name));
+  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::AuthChallenge, c.Union()));
+  core_.sendOwn(s, kChannelReliable, ENET_PACKET_FLAG_RELIABLE, wire::ServerBody::AuthChallenge);
+  core_.transition(s, Phase::Challenged);
+}
+
+bool Inbound::onAuthProof(Session& s, const wire::AuthProof& proof) {
+  if (s.phase != Phase::Challenged) return false;
+  const std::string address = HostCore::addressOf(s.peer);
+  const flatbuffers::Vector<std::uint8_t>* sig = proof.signature();
+  if (sig == nullptr || !verifyProof(s.publicKey, std::span(sig->data(), sig->size()), s.authNonce,
+                                     core_.config.name, s.name.view())) {
+    core_.authFailures.fail(address, AuthFailureLimiter::Clock::now());
+    core_.reject(s, RejectCode::AuthFailed, "the proof does not verify for the key sent");
+    return true;
+  }
+  core_.authFailures.succeed(address);
+  if (playersAdmitted() >= core_.config.maxPlayers) {  // others may have joined during the round trip
+    core_.reject(s, RejectCode::ServerFull,
+                 "server full (" + std::to_string(core_.config.maxPlayers) + " players)");
+    return true;
+  }
+  if (s.claimOnJoin && core_.config.accounts) {
+    // A failed write is logged by the book; the player still joins (the name stays unclaimed).
+    (void)core_.config.accounts->claim(s.name.view(), s.publicKey);
+  }
+  admit(s);
+  return true;
+}
+
+void Inbound::admit(Session& s) {
+  const ServerConfig& config = core_.config;
+  s.id = sim::PlayerId{nextPlayerId_++};
   const sim::SimState& state = core_.state;
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   fbb.Clear();
@@ -204,7 +299,6 @@ bool Inbound::onHello(Session& s, const wire::Hello& hello) {
   core_.sendOwn(s, kChannelReliable, ENET_PACKET_FLAG_RELIABLE, wire::ServerBody::Welcome);
   core_.transition(s, Phase::Welcomed);
   if (!s.wantsWorld) core_.transition(s, Phase::Joining);  // swarm bots: admitted at once
-  return true;
 }
 
 bool Inbound::onWorldReady(Session& s, const wire::WorldReady& ready) {

@@ -41,6 +41,12 @@ class Inbound {
   /// Handles one verified message. False = malformed (content or phase).
   bool dispatch(Session& s, const wire::ClientMessage& msg, std::uint8_t channel);
   bool onHello(Session& s, const wire::Hello& hello);
+  /// After a good Hello with auth on: the AuthChallenge (-> Challenged), a Reject, or
+  /// admit (docs/PROTOCOL.md, Accounts).
+  void challengeOrAdmit(Session& s);
+  bool onAuthProof(Session& s, const wire::AuthProof& proof);
+  /// Welcome (a player id) -> Welcomed; swarm bots on to Joining.
+  void admit(Session& s);
   bool onWorldReady(Session& s, const wire::WorldReady& ready);
   bool onCellHashRequest(Session& s);
   bool onInputs(Session& s, const wire::Inputs& msg);

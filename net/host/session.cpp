@@ -57,6 +57,9 @@ void Session::reset() noexcept {
   animalView.clear();
   animalViewNext.clear();
   cellTicks.clear();
+  hasKey = claimOnJoin = false;
+  publicKey = {};
+  authNonce = {};
 }
 
 RateVerdict countMessage(Session& s, std::int64_t second) noexcept {

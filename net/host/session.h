@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "net/account_key.h"
 #include "net/protocol.h"
 #include "sim/core/short_text.h"
 #include "sim/step/commands.h"
@@ -139,6 +140,12 @@ struct Session {
   bool joinStreaming = false;          ///< Playing, but the join state is not all acknowledged yet
   std::shared_ptr<const JoinState> joinState;  ///< the encoded state streamed; null until the worker is done
   std::uint32_t joinSent = 0, joinAcked = 0;   ///< stream bytes sent / acknowledged by the client
+  // Accounts (docs/PROTOCOL.md, Accounts): set at Hello, used while Challenged.
+  bool hasKey = false;          ///< Hello carried a public key
+  bool claimOnJoin = false;     ///< the name is unclaimed: bind it to publicKey after the proof
+  PublicKey publicKey{};        ///< Hello.public_key (when hasKey)
+  AuthNonce authNonce{};        ///< the AuthChallenge sent
+
   /// Back to a free slot; keeps vector capacity (slots are reused, memory is bounded
   /// by the slot count).
   void reset() noexcept;

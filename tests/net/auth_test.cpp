@@ -1,0 +1,338 @@
+// Names and accounts end to end (docs/PROTOCOL.md, Names and Accounts): a ServerHost
+// in this process, raw ENet clients that say Hello as swarm bots (no world to build)
+// and answer AuthChallenges with net/account_key.h, and the accounts file of
+// server/accounts.h, reopened to stand for a server restart.
+#include <doctest/doctest.h>
+#include <enet/enet.h>
+#include <flatbuffers/flatbuffers.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "loam_generated.h"
+#include "net/account_key.h"
+#include "net/client_connection.h"
+#include "net/enet_support.h"
+#include "net/protocol.h"
+#include "net/server_host.h"
+#include "net/wire.h"
+#include "server/accounts.h"
+#include "sim/gen/scene.h"
+
+using namespace loam;
+using net::RejectCode;
+
+namespace {
+
+struct World {
+  sim::SimState state;
+  net::HostedWorld hosted;
+};
+
+const World& flatWorld() {
+  static const World w = [] {
+    auto scene = sim::loadScene(LOAM_SOURCE_DIR "/scenes/flat.toml");
+    REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
+    auto state = sim::createSimState(*scene, scene->defaultSeed);
+    REQUIRE(state.has_value());
+    World out{std::move(*state), {}};
+    out.hosted = net::describeHostedWorld(scene->name, out.state.world);
+    return out;
+  }();
+  return w;
+}
+
+std::filesystem::path tempDir(const char* tag) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("loam_auth_test_" + std::string(tag) + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::shared_ptr<server::AccountStore> openStore(const std::filesystem::path& dir) {
+  auto store = server::AccountStore::open((dir / "accounts.txt").string());
+  REQUIRE_MESSAGE(store.has_value(), (store ? "" : store.error().message));
+  return std::shared_ptr<server::AccountStore>(std::move(*store));
+}
+
+std::unique_ptr<net::ServerHost> openServer(net::AuthMode auth, std::shared_ptr<net::AccountBook> accounts) {
+  net::ServerConfig config;
+  config.name = "auth test";
+  config.bindAddress = "127.0.0.1";
+  config.port = 0;
+  config.maxPeersPerAddress = 64;  // every client here is on 127.0.0.1
+  config.auth = auth;
+  config.accounts = std::move(accounts);
+  auto host = net::ServerHost::open(config, flatWorld().state, flatWorld().hosted);
+  REQUIRE_MESSAGE(host.has_value(), (host ? "" : host.error().message));
+  return std::move(host.value());
+}
+
+/// How a join ended.
+struct Outcome {
+  bool welcomed = false;
+  bool challenged = false;  ///< an AuthChallenge came first
+  RejectCode code = RejectCode::None;
+  std::string text;
+};
+
+/// A swarm-bot-like client: Hello with an optional key, answers the challenge with
+/// `signer` (the key's own signature by default; tests pass a wrong one).
+class Joiner {
+ public:
+  using Signer = std::function<net::Signature(const net::AuthNonce&, std::string_view server, std::string_view name)>;
+
+  Joiner(std::uint16_t port, std::string name, std::optional<net::AccountKey> key, Signer signer = {})
+      : name_(std::move(name)), key_(std::move(key)), signer_(std::move(signer)) {
+    host_ = enet_host_create(nullptr, 1, net::kChannelCount, 0, 0);
+    REQUIRE(host_ != nullptr);
+    ENetAddress a{};
+    enet_address_set_host_ip(&a, "127.0.0.1");
+    a.port = port;
+    peer_ = enet_host_connect(host_, &a, net::kChannelCount, net::kProtocolVersion);
+    REQUIRE(peer_ != nullptr);
+  }
+  ~Joiner() {
+    if (peer_ && !lost_) enet_peer_disconnect_now(peer_, 0);  // sent at once: the server frees the name
+    if (host_) enet_host_destroy(host_);
+  }
+  Joiner(const Joiner&) = delete;
+  Joiner& operator=(const Joiner&) = delete;
+
+  bool done() const { return outcome.welcomed || outcome.code != RejectCode::None || lost_; }
+
+  void service() {
+    ENetEvent ev;
+    while (enet_host_service(host_, &ev, 0) > 0) {
+      if (ev.type == ENET_EVENT_TYPE_CONNECT) sendHello();
+      if (ev.type == ENET_EVENT_TYPE_DISCONNECT) lost_ = true;
+      if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
+        onMessage(std::span<const std::uint8_t>(ev.packet->data, ev.packet->dataLength));
+        enet_packet_destroy(ev.packet);
+      }
+    }
+  }
+
+  Outcome outcome;
+
+ private:
+  void send(flatbuffers::FlatBufferBuilder& fbb) {
+    ENetPacket* p = enet_packet_create(fbb.GetBufferPointer(), fbb.GetSize(), ENET_PACKET_FLAG_RELIABLE);
+    if (enet_peer_send(peer_, net::kChannelReliable, p) < 0) enet_packet_destroy(p);
+    enet_host_flush(host_);
+  }
+  void sendHello() {
+    flatbuffers::FlatBufferBuilder fbb;
+    flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> key;
+    if (key_) key = fbb.CreateVector(key_->publicKey.data(), key_->publicKey.size());
+    auto hello = wire::CreateHello(fbb, net::kProtocolVersion, fbb.CreateString(name_),
+                                   static_cast<std::uint8_t>(net::ClientKind::SwarmBot), false, key);
+    fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Hello, hello.Union()));
+    send(fbb);
+  }
+  void onMessage(std::span<const std::uint8_t> bytes) {
+    const wire::ServerMessage* msg = net::openServerMessage(bytes, net::kMaxServerMessageBytes, unpacked_);
+    REQUIRE(msg != nullptr);
+    if (msg->body_type() == wire::ServerBody::Welcome) outcome.welcomed = true;
+    if (msg->body_type() == wire::ServerBody::Reject) {
+      outcome.code = static_cast<RejectCode>(msg->body_as_Reject()->code());
+      outcome.text = msg->body_as_Reject()->text() ? msg->body_as_Reject()->text()->str() : "";
+    }
+    if (msg->body_type() == wire::ServerBody::AuthChallenge) {
+      outcome.challenged = true;
+      const wire::AuthChallenge* c = msg->body_as_AuthChallenge();
+      REQUIRE(c->nonce() != nullptr);
+      REQUIRE(c->nonce()->size() == net::kAuthNonceBytes);
+      net::AuthNonce nonce{};
+      std::copy(c->nonce()->begin(), c->nonce()->end(), nonce.begin());
+      const std::string server = c->server_name() ? c->server_name()->str() : "";
+      REQUIRE(key_.has_value());
+      const net::Signature sig = signer_ ? signer_(nonce, server, name_) : net::signChallenge(*key_, nonce, server, name_);
+      flatbuffers::FlatBufferBuilder fbb;
+      auto proof = wire::CreateAuthProof(fbb, fbb.CreateVector(sig.data(), sig.size()));
+      fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::AuthProof, proof.Union()));
+      send(fbb);
+    }
+  }
+
+  std::string name_;
+  std::optional<net::AccountKey> key_;
+  Signer signer_;
+  ENetHost* host_ = nullptr;
+  ENetPeer* peer_ = nullptr;
+  bool lost_ = false;
+  std::vector<std::uint8_t> unpacked_;
+};
+
+/// Ticks the server until the joiner is welcomed or refused (5 s at most).
+Outcome join(net::ServerHost& host, Joiner& j) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!j.done() && std::chrono::steady_clock::now() < deadline) {
+    host.tick();
+    j.service();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  REQUIRE_MESSAGE(j.done(), "no Welcome or Reject within 5 s");
+  return j.outcome;
+}
+
+Outcome joinOnce(net::ServerHost& host, const std::string& name, std::optional<net::AccountKey> key,
+                 Joiner::Signer signer = {}) {
+  Joiner j(host.port(), name, std::move(key), std::move(signer));
+  Outcome out = join(host, j);
+  // Let the server see the leave (or the reject end) before the next joiner.
+  for (int i = 0; i < 5; ++i) {
+    host.tick();
+    j.service();
+  }
+  return out;
+}
+
+net::AccountKey newKey() {
+  auto k = net::generateAccountKey();
+  REQUIRE(k.has_value());
+  return *k;
+}
+
+}  // namespace
+
+TEST_CASE("names: a second player with the same name in other case is refused; reserved names are refused") {
+  auto host = openServer(net::AuthMode::Off, nullptr);
+  Joiner first(host->port(), "Ann", std::nullopt);
+  CHECK(join(*host, first).welcomed);
+  Joiner second(host->port(), "aNN", std::nullopt);
+  const Outcome taken = join(*host, second);
+  CHECK(taken.code == RejectCode::NameTaken);
+  CHECK(taken.text.find("Ann") != std::string::npos);
+  Joiner padded(host->port(), "  ann ", std::nullopt);  // trimmed first
+  CHECK(join(*host, padded).code == RejectCode::NameTaken);
+  Joiner server(host->port(), "Server", std::nullopt);
+  CHECK(join(*host, server).code == RejectCode::NameReserved);
+  Joiner digits(host->port(), "7", std::nullopt);
+  CHECK(join(*host, digits).code == RejectCode::NameReserved);
+  Joiner bidi(host->port(), "ann\xE2\x80\xAE", std::nullopt);
+  CHECK(join(*host, bidi).code == RejectCode::BadName);
+  Joiner other(host->port(), "Bob", std::nullopt);
+  CHECK(join(*host, other).welcomed);
+}
+
+TEST_CASE("accounts (names): claim, rejoin with the key, wrong key and wrong proof refused, keyless refused on a claimed name") {
+  const auto dir = tempDir("names");
+  auto store = openStore(dir);
+  auto host = openServer(net::AuthMode::Names, store);
+  const net::AccountKey ann = newKey(), mallory = newKey();
+
+  // Without a key an unclaimed name plays and claims nothing.
+  CHECK(joinOnce(*host, "Zed", std::nullopt).welcomed);
+  CHECK(store->find("zed") == nullptr);
+
+  // First join with a key: challenged, then welcomed, and the name is Ann's.
+  const Outcome claim = joinOnce(*host, "Ann", ann);
+  CHECK(claim.challenged);
+  CHECK(claim.welcomed);
+  REQUIRE(store->find("ANN") != nullptr);
+  CHECK(store->find("ANN")->key == ann.publicKey);
+  CHECK(store->find("ANN")->name == "Ann");
+
+  // Rejoin with the right key, in any case.
+  const Outcome again = joinOnce(*host, "ann", ann);
+  CHECK(again.challenged);
+  CHECK(again.welcomed);
+
+  // Another key on the claimed name: refused before any challenge.
+  const Outcome stolen = joinOnce(*host, "Ann", mallory);
+  CHECK_FALSE(stolen.welcomed);
+  CHECK(stolen.code == RejectCode::AuthFailed);
+
+  // Ann's public key with a proof made by another secret: the proof fails.
+  const Outcome forged = joinOnce(*host, "Ann", ann, [&](const net::AuthNonce& n, std::string_view s, std::string_view p) {
+    return net::signChallenge(mallory, n, s, p);
+  });
+  CHECK(forged.challenged);
+  CHECK(forged.code == RejectCode::AuthFailed);
+
+  // Without a key on a claimed name.
+  CHECK(joinOnce(*host, "ANN", std::nullopt).code == RejectCode::AuthRequired);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("accounts: failed proofs are rate-limited per address, even for the right key afterwards") {
+  const auto dir = tempDir("limit");
+  auto store = openStore(dir);
+  auto host = openServer(net::AuthMode::Names, store);
+  const net::AccountKey ann = newKey(), mallory = newKey();
+  REQUIRE(joinOnce(*host, "Ann", ann).welcomed);
+  for (std::uint32_t i = 0; i < net::AuthFailureLimiter::kFailuresBeforeLock; ++i) {
+    INFO("attempt ", i);
+    CHECK(joinOnce(*host, "Ann", mallory).code == RejectCode::AuthFailed);
+  }
+  const Outcome limited = joinOnce(*host, "Ann", ann);
+  CHECK(limited.code == RejectCode::AuthRateLimited);
+  CHECK_FALSE(limited.challenged);
+  // Keyless players of unclaimed names are not held up by the lock.
+  CHECK(joinOnce(*host, "Bob", std::nullopt).welcomed);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("accounts persist across a server restart; the file is checked line by line") {
+  const auto dir = tempDir("persist");
+  const net::AccountKey ann = newKey(), mallory = newKey();
+  {
+    auto host = openServer(net::AuthMode::Names, openStore(dir));
+    REQUIRE(joinOnce(*host, "Ann", ann).welcomed);
+  }
+  {
+    auto store = openStore(dir);  // the restarted server reads the file
+    CHECK(store->size() == 1);
+    auto host = openServer(net::AuthMode::Names, store);
+    CHECK(joinOnce(*host, "Ann", mallory).code == RejectCode::AuthFailed);
+    CHECK(joinOnce(*host, "Ann", ann).welcomed);
+  }
+  // No temporary file is left behind.
+  CHECK_FALSE(std::filesystem::exists(dir / "accounts.txt.tmp"));
+
+  const auto bad = [&](const std::string& text) {
+    { std::ofstream(dir / "bad.txt") << text; }
+    auto store = server::AccountStore::open((dir / "bad.txt").string());
+    REQUIRE_FALSE(store.has_value());
+    return store.error().message;
+  };
+  const std::string key = net::hexOf(ann.publicKey);
+  CHECK(bad("# header\nAnn\t" + key + "\t1\nBob\tnot-hex\t1\n").find("bad.txt:3: public key") != std::string::npos);
+  CHECK(bad("Ann\t" + key + "\n").find("bad.txt:1:") != std::string::npos);
+  CHECK(bad("Ann\t" + key + "\t1\nann\t" + key + "\t2\n").find("bad.txt:2: the name") != std::string::npos);
+  CHECK(bad("server\t" + key + "\t1\n").find("bad.txt:1: name") != std::string::npos);
+  CHECK(bad("Ann\t" + key + "\tsoon\n").find("bad.txt:1: claimed at") != std::string::npos);
+  CHECK(bad(std::string("A\xE2\x80\x8B" "nn\t") + key + "\t1\n").find("bad.txt:1: name") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("accounts (required): a keyless player is refused; a keyed one claims and joins") {
+  const auto dir = tempDir("required");
+  auto store = openStore(dir);
+  auto host = openServer(net::AuthMode::Required, store);
+  const Outcome keyless = joinOnce(*host, "Zed", std::nullopt);
+  CHECK(keyless.code == RejectCode::AuthRequired);
+  CHECK_FALSE(keyless.challenged);
+  const Outcome keyed = joinOnce(*host, "Zed", newKey());
+  CHECK(keyed.challenged);
+  CHECK(keyed.welcomed);
+  CHECK(store->find("zed") != nullptr);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("accounts (off): keys are ignored, no challenge") {
+  auto host = openServer(net::AuthMode::Off, nullptr);
+  const Outcome o = joinOnce(*host, "Ann", newKey());
+  CHECK(o.welcomed);
+  CHECK_FALSE(o.challenged);
+}
