@@ -7,33 +7,17 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
+#include <optional>
+#include <span>
+#include <utility>
 
+#include "net/player_name.h"
+#include "sim/save/save.h"
 #include "sim/systems/weather.h"
 
 namespace loam::server {
 
 namespace {
-
-std::vector<std::string> splitWords(const std::string& line) {
-  std::vector<std::string> words;
-  std::istringstream in(line);
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
-}
-
-/// Everything after the first n words (keeps the spacing of free text).
-std::string restAfter(const std::string& line, std::size_t n) {
-  std::size_t i = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    while (i < line.size() && line[i] == ' ') ++i;
-    while (i < line.size() && line[i] != ' ') ++i;
-  }
-  while (i < line.size() && line[i] == ' ') ++i;
-  std::string rest = line.substr(i);
-  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r' || rest.back() == '\n')) rest.pop_back();
-  return rest;
-}
 
 bool parseUnsigned(const std::string& s, std::uint64_t max, std::uint64_t& out) {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -45,22 +29,28 @@ bool isAddress(const std::string& s) {
   return ::inet_pton(AF_INET, s.c_str(), &a) == 1;
 }
 
+/// The key a ban is filed under: an address as written, a name folded.
+std::string banKey(const std::string& target) { return isAddress(target) ? target : net::foldName(target); }
+
+/// Everything after offset (the end of a word), without the spaces around it; free
+/// text keeps its own spacing and quotes.
+std::string restFrom(const std::string& line, std::size_t offset) {
+  std::size_t i = std::min(offset, line.size());
+  while (i < line.size() && line[i] == ' ') ++i;
+  std::string rest = line.substr(i);
+  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r' || rest.back() == '\n')) rest.pop_back();
+  return rest;
+}
+
 AdminReply ok(std::string text) { return {true, std::move(text)}; }
 AdminReply refused(std::string text) { return {false, std::move(text)}; }
-
-const net::PeerInfo* findPlayer(const std::vector<net::PeerInfo>& players, const std::string& who) {
-  for (const net::PeerInfo& p : players) {
-    if (p.name == who || std::to_string(p.id.value) == who) return &p;
-  }
-  return nullptr;
-}
 
 void queueCommand(AdminContext& ctx, sim::CommandBody body) {
   ctx.commands->push_back(sim::Command{sim::kServerPlayer, ++*ctx.commandSequence, std::move(body)});
 }
 
 constexpr const char* kHelp =
-    "commands: players | say TEXT | kick NAME|ID [reason] | ban NAME|ADDRESS [reason] | unban NAME|ADDRESS | "
+    "commands: players | say TEXT | kick #ID|NAME [reason] | ban #ID|NAME|ADDRESS [reason] | unban NAME|ADDRESS | "
     "save | time HH:MM | weather RAIN(0..1000) WIND_DIR(degrees) WIND_SPEED(cm/s) | stats";
 
 }  // namespace
@@ -102,8 +92,20 @@ bool AdminRateLimiter::blocked(const std::string& address, Clock::time_point now
 
 void AdminRateLimiter::failure(const std::string& address, Clock::time_point now) {
   std::lock_guard lock(mutex_);
-  if (entries_.size() > 10000) entries_.clear();  // bounded memory under a spray of addresses
-  Entry& e = entries_[address];
+  auto it = entries_.find(address);
+  if (it == entries_.end()) {
+    // Bounded memory under a spray of addresses: the stalest entry makes room, so a
+    // blocked address stays blocked however many others fail.
+    if (entries_.size() >= kMaxAddresses) {
+      entries_.erase(order_.front());
+      order_.pop_front();
+    }
+    it = entries_.emplace(address, Entry{}).first;
+    it->second.age = order_.insert(order_.end(), address);
+  } else {
+    order_.splice(order_.end(), order_, it->second.age);
+  }
+  Entry& e = it->second;
   std::erase_if(e.failures, [&](Clock::time_point t) { return now - t > std::chrono::minutes(1); });
   e.failures.push_back(now);
   if (static_cast<int>(e.failures.size()) >= kMaxFailures) {
@@ -112,64 +114,169 @@ void AdminRateLimiter::failure(const std::string& address, Clock::time_point now
   }
 }
 
+std::size_t AdminRateLimiter::size() {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+sim::Result<std::vector<std::string>> splitCommandLine(const std::string& line, std::vector<std::size_t>* ends) {
+  std::vector<std::string> words;
+  if (ends != nullptr) ends->clear();
+  std::size_t i = 0;
+  for (;;) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\n')) ++i;
+    if (i >= line.size()) break;
+    std::string w;
+    if (line[i] == '"') {
+      const std::size_t open = i++;
+      bool closed = false;
+      while (i < line.size()) {
+        char c = line[i++];
+        if (c == '"') {
+          closed = true;
+          break;
+        }
+        if (c == '\\' && i < line.size() && (line[i] == '"' || line[i] == '\\')) c = line[i++];
+        w += c;
+      }
+      if (!closed) return sim::makeError("unclosed quote at column " + std::to_string(open + 1));
+    } else {
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r' && line[i] != '\n') w += line[i++];
+    }
+    words.push_back(std::move(w));
+    if (ends != nullptr) ends->push_back(i);
+  }
+  return words;
+}
+
+std::string quoteWord(const std::string& word) {
+  bool plain = !word.empty() && word.find_first_of(" \t\r\n\"\\") == std::string::npos;
+  if (plain) return word;
+  std::string out = "\"";
+  for (char c : word) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+sim::Result<net::PeerInfo> findPlayer(const std::vector<net::PeerInfo>& players, const std::string& who) {
+  if (who.starts_with("#")) {
+    std::uint64_t id = 0;
+    if (!parseUnsigned(who.substr(1), UINT32_MAX, id)) return sim::makeError("'" + who + "' is not #ID (#7)");
+    for (const net::PeerInfo& p : players) {
+      if (p.id.value == id) return p;
+    }
+    return sim::makeError("no player " + who);
+  }
+  const std::string key = net::foldName(who);
+  std::vector<const net::PeerInfo*> found;
+  for (const net::PeerInfo& p : players) {
+    if (net::foldName(p.name) == key) found.push_back(&p);
+  }
+  if (found.empty()) {
+    bool digits = !who.empty() && std::all_of(who.begin(), who.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return sim::makeError("no player named " + quoteWord(who) + (digits ? " (an id is written #" + who + ")" : ""));
+  }
+  if (found.size() > 1) {
+    std::string ids;
+    for (const net::PeerInfo* p : found) ids += (ids.empty() ? "#" : ", #") + std::to_string(p->id.value);
+    return sim::makeError("ambiguous: " + std::to_string(found.size()) + " players named " + quoteWord(who) + " (" +
+                          ids + "); use #ID");
+  }
+  return *found.front();
+}
+
 BanList::BanList(std::string path) : path_(std::move(path)) {
   std::ifstream in(path_);
   for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> w = splitWords(line);
-    if (w.size() < 2 || w[0].starts_with("#")) continue;
-    bans_[w[1]] = restAfter(line, 2);
+    std::vector<std::size_t> ends;
+    auto w = splitCommandLine(line, &ends);
+    if (!w || w->size() < 2 || (*w)[0].starts_with("#")) continue;
+    bans_[banKey((*w)[1])] = {(*w)[1], restFrom(line, ends[1])};
   }
 }
 
-bool BanList::write() const {
-  std::string tmp = path_ + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << "# loam-server bans: name|address TARGET reason\n";
-    for (const auto& [target, reason] : bans_) {
-      out << (isAddress(target) ? "address " : "name ") << target << ' ' << reason << '\n';
+sim::Result<void> BanList::write() const {
+  std::string text = "# loam-server bans: name|address TARGET reason\n";
+  for (const auto& [key, ban] : bans_) {
+    text += (isAddress(ban.first) ? "address " : "name ") + quoteWord(ban.first) + ' ' + ban.second + '\n';
+  }
+  auto bytes = std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+  if (auto w = sim::writeSaveFile(path_, bytes); !w) return sim::makeError("cannot save bans: " + w.error().message);
+  return {};
+}
+
+sim::Result<void> BanList::add(const std::string& target, const std::string& reason) {
+  const std::string key = banKey(target);
+  auto before = bans_.find(key);
+  std::optional<std::pair<std::string, std::string>> old;
+  if (before != bans_.end()) old = before->second;
+  bans_[key] = {target, reason};
+  if (auto w = write(); !w) {
+    if (old) {
+      bans_[key] = *old;
+    } else {
+      bans_.erase(key);
     }
-    if (!out) return false;
+    return w;
   }
-  return std::rename(tmp.c_str(), path_.c_str()) == 0;
+  return {};
 }
 
-bool BanList::add(const std::string& target, const std::string& reason) {
-  bans_[target] = reason;
-  return write();
-}
-
-bool BanList::remove(const std::string& target) {
-  if (bans_.erase(target) == 0) return false;
-  write();
+sim::Result<bool> BanList::remove(const std::string& target) {
+  auto it = bans_.find(banKey(target));
+  if (it == bans_.end()) return false;
+  auto [key, ban] = *it;
+  bans_.erase(it);
+  if (auto w = write(); !w) {
+    bans_[key] = ban;
+    return w.error();
+  }
   return true;
 }
 
 std::string BanList::check(const std::string& address, const std::string& name) const {
   auto it = bans_.find(address);
-  if (it == bans_.end() && !name.empty()) it = bans_.find(name);
+  if (it == bans_.end() && !name.empty()) it = bans_.find(net::foldName(name));
   if (it == bans_.end()) return "";
-  return "banned" + (it->second.empty() ? std::string() : ": " + it->second);
+  return "banned" + (it->second.second.empty() ? std::string() : ": " + it->second.second);
 }
 
 std::string adminVerb(const std::string& line) {
-  std::vector<std::string> w = splitWords(line);
-  return w.empty() ? std::string() : w[0];
+  const std::size_t at = std::min(line.find_first_not_of(" \t"), line.size());
+  return line.substr(at, std::min(line.find_first_of(" \t\r\n", at), line.size()) - at);
 }
 
 AdminReply runAdminCommand(const std::string& line, AdminContext& ctx) {
-  std::vector<std::string> w = splitWords(line);
+  // say takes its text as typed, quotes and all.
+  const std::size_t verbAt = std::min(line.find_first_not_of(" \t"), line.size());
+  const std::size_t verbEnd = std::min(line.find_first_of(" \t", verbAt), line.size());
+  if (line.compare(verbAt, verbEnd - verbAt, "say") == 0) {
+    std::string text = restFrom(line, verbEnd);
+    if (text.empty() || text.size() > sim::kMaxChatBytes) {
+      return refused("usage: say TEXT (1.." + std::to_string(sim::kMaxChatBytes) + " bytes)");
+    }
+    queueCommand(ctx, sim::ChatCommand{sim::ChatText::from(text)});
+    return ok("said: " + text);
+  }
+  std::vector<std::size_t> ends;
+  auto split = splitCommandLine(line, &ends);
+  if (!split) return refused(split.error().message + "; " + kHelp);
+  const std::vector<std::string>& w = *split;
   if (w.empty() || w[0] == "help") return w.empty() ? refused(kHelp) : ok(kHelp);
   const std::string& verb = w[0];
+  auto restAfter = [&](std::size_t n) { return n <= ends.size() ? restFrom(line, ends[n - 1]) : std::string(); };
   if (verb == "players") {
     std::vector<net::PeerInfo> players = ctx.host->players();
     std::string text = std::to_string(players.size()) + " player(s)";
     for (const net::PeerInfo& p : players) {
       // Appends one by one: GCC 12 warns falsely (-Wrestrict) on "\n" + std::to_string(...).
-      text += '\n';
+      // "#ID NAME": both forms a command takes back (the name quoted when it must be).
+      text += "\n#";
       text += std::to_string(p.id.value);
       text += ' ';
-      text += p.name;
+      text += quoteWord(p.name);
       text += ' ';
       text += p.address;
       text += ' ';
@@ -178,38 +285,40 @@ AdminReply runAdminCommand(const std::string& line, AdminContext& ctx) {
     }
     return ok(text);
   }
-  if (verb == "say") {
-    std::string text = restAfter(line, 1);
-    if (text.empty() || text.size() > sim::kMaxChatBytes) {
-      return refused("usage: say TEXT (1.." + std::to_string(sim::kMaxChatBytes) + " bytes)");
-    }
-    queueCommand(ctx, sim::ChatCommand{sim::ChatText::from(text)});
-    return ok("said: " + text);
-  }
   if (verb == "kick") {
-    if (w.size() < 2) return refused("usage: kick NAME|ID [reason]");
-    std::vector<net::PeerInfo> players = ctx.host->players();
-    const net::PeerInfo* p = findPlayer(players, w[1]);
-    if (p == nullptr) return refused("no player " + w[1]);
-    std::string reason = restAfter(line, 2);
+    if (w.size() < 2) return refused("usage: kick #ID|NAME [reason] (quote a name with spaces: kick \"a b\")");
+    auto p = findPlayer(ctx.host->players(), w[1]);
+    if (!p) return refused(p.error().message);
+    std::string reason = restAfter(2);
     ctx.host->kick(p->id, reason.empty() ? "by an admin" : reason);
-    return ok("kicked " + std::to_string(p->id.value) + " " + p->name);
+    return ok("kicked #" + std::to_string(p->id.value) + " " + quoteWord(p->name));
   }
   if (verb == "ban") {
-    if (w.size() < 2) return refused("usage: ban NAME|ADDRESS [reason]");
-    std::string reason = restAfter(line, 2);
-    if (!ctx.bans->add(w[1], reason)) return refused("cannot write " + ctx.bans->path());
+    if (w.size() < 2) return refused("usage: ban #ID|NAME|ADDRESS [reason]");
+    std::string target = w[1];
+    if (target.starts_with("#")) {  // a connected player's name
+      auto p = findPlayer(ctx.host->players(), target);
+      if (!p) return refused(p.error().message);
+      target = p->name;
+    }
+    std::string reason = restAfter(2);
+    if (auto added = ctx.bans->add(target, reason); !added) return refused(added.error().message + "; nothing banned");
     // Whoever is on now under that name or address goes too.
+    const bool byAddress = isAddress(target);
+    const std::string key = byAddress ? target : net::foldName(target);
     int kicked = 0;
     for (const net::PeerInfo& p : ctx.host->players()) {
       std::string ip = p.address.substr(0, p.address.rfind(':'));
-      if (p.name == w[1] || ip == w[1]) kicked += ctx.host->kick(p.id, "banned") ? 1 : 0;
+      bool hit = byAddress ? ip == key : net::foldName(p.name) == key;
+      if (hit) kicked += ctx.host->kick(p.id, "banned") ? 1 : 0;
     }
-    return ok("banned " + w[1] + " (" + std::to_string(kicked) + " kicked)");
+    return ok("banned " + quoteWord(target) + " (" + std::to_string(kicked) + " kicked)");
   }
   if (verb == "unban") {
-    if (w.size() != 2) return refused("usage: unban NAME|ADDRESS");
-    return ctx.bans->remove(w[1]) ? ok("unbanned " + w[1]) : refused("not banned: " + w[1]);
+    if (w.size() != 2) return refused("usage: unban NAME|ADDRESS (quote a name with spaces)");
+    auto removed = ctx.bans->remove(w[1]);
+    if (!removed) return refused(removed.error().message + "; still banned");
+    return *removed ? ok("unbanned " + quoteWord(w[1])) : refused("not banned: " + quoteWord(w[1]));
   }
   if (verb == "save") {
     std::string err = ctx.saveNow();

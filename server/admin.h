@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "net/server_host.h"
+#include "sim/core/result.h"
 #include "sim/step/commands.h"
 
 namespace loam::server {
@@ -49,45 +51,72 @@ class AdminQueue {
 bool tokensEqual(std::string_view a, std::string_view b) noexcept;
 
 /// Failed-token accounting per remote address: kMaxFailures in a minute blocks the
-/// address for the next minute. Thread-safe.
+/// address for the next minute. At most kMaxAddresses are tracked; a new address past
+/// that evicts the one whose last failure is oldest (never all at once). Thread-safe.
 class AdminRateLimiter {
  public:
   using Clock = std::chrono::steady_clock;
   static constexpr int kMaxFailures = 5;
+  static constexpr std::size_t kMaxAddresses = 10000;
   /// True while address is blocked.
   bool blocked(const std::string& address, Clock::time_point now);
   /// Records one failure.
   void failure(const std::string& address, Clock::time_point now);
+  /// Addresses tracked.
+  std::size_t size();
 
  private:
   struct Entry {
     std::vector<Clock::time_point> failures;
     Clock::time_point blockedUntil{};
+    std::list<std::string>::iterator age;  ///< place in order_
   };
   std::mutex mutex_;
   std::map<std::string, Entry> entries_;
+  std::list<std::string> order_;  ///< addresses, least recently failed first
 };
 
-/// Banned names and addresses, one "name NAME reason" / "address A reason" line each.
+/// Banned names and addresses, one "name NAME reason" / "address A reason" line each
+/// (a name with spaces or quotes is written quoted, as admin commands take it). Names
+/// match folded (net::foldName: "Ann" bans "ANN").
 class BanList {
  public:
   /// Loads path (missing file = no bans). Allocates.
   explicit BanList(std::string path);
   /// Adds a ban of a name or an address (a dotted quad counts as an address) and
-  /// writes the file. False if the file cannot be written.
-  bool add(const std::string& target, const std::string& reason);
-  /// Removes a ban; false if there was none.
-  bool remove(const std::string& target);
+  /// writes the file atomically (temp file, fsync, rename, fsync of the folder).
+  /// Errors: the file cannot be written (the message names it and why); the list is
+  /// then unchanged.
+  sim::Result<void> add(const std::string& target, const std::string& reason);
+  /// Removes a ban and writes the file. Returns false if there was none. Errors: the
+  /// file cannot be written; the ban then stays.
+  sim::Result<bool> remove(const std::string& target);
   /// "" if allowed, else the reason (name may be empty at connect).
   std::string check(const std::string& address, const std::string& name) const;
   std::size_t size() const { return bans_.size(); }
   const std::string& path() const { return path_; }
 
  private:
-  bool write() const;
+  sim::Result<void> write() const;
   std::string path_;
-  std::map<std::string, std::string> bans_;  ///< target -> reason
+  std::map<std::string, std::pair<std::string, std::string>> bans_;  ///< key -> (target as given, reason)
 };
+
+/// Splits an admin command line into words: spaces separate, "double quotes" hold a
+/// word with spaces, and inside quotes \" and \\ stand for " and \. Each word's end
+/// offset in line goes into ends (when given). Errors: an unclosed quote. Pure.
+sim::Result<std::vector<std::string>> splitCommandLine(const std::string& line,
+                                                        std::vector<std::size_t>* ends = nullptr);
+
+/// A word as splitCommandLine reads it back (quoted when it holds a space, a quote or
+/// a backslash, or is empty). Pure.
+std::string quoteWord(const std::string& word);
+
+/// Which connected player a command means: "#7" is the player with id 7; anything
+/// else is a name, matched exactly after folding (net::foldName). Errors: no such
+/// player ("no player #7", "no player named x"), or more than one ("ambiguous: ...
+/// use #ID"). Pure.
+sim::Result<net::PeerInfo> findPlayer(const std::vector<net::PeerInfo>& players, const std::string& who);
 
 /// What a command needs from the server loop.
 struct AdminContext {

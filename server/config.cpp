@@ -165,7 +165,17 @@ const std::array<Spec, 16> kSpecs{{
     {"admin-token", "TOKEN",
      "Secret for POST /admin on the HTTP endpoint (loam-tool admin); unset = remote admin off. Prefer "
      "LOAM_ADMIN_TOKEN or the config file: flags show in ps",
-     [](const Raw& r, ServerOptions& o) { return readText(r, 256, o.adminToken); }},
+     [](const Raw& r, ServerOptions& o) -> Problem {
+       std::string v;
+       if (auto p = readText(r, 256, v)) return p;
+       // A short token falls to guessing even through the rate limiter.
+       if (v.size() < kMinAdminTokenBytes) {
+         return problem(r, "shorter than " + std::to_string(kMinAdminTokenBytes) +
+                               " bytes; use a random secret (e.g. openssl rand -hex 16)");
+       }
+       o.adminToken = std::move(v);
+       return std::nullopt;
+     }},
     {"auth", "MODE",
      "Accounts (save-dir/accounts.txt): off (default), names (a claimed name needs its owner's key), required "
      "(every player needs a key)",

@@ -6,12 +6,16 @@
 // so it can be unit tested with made-up argv and environments.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 
 namespace loam::server {
+
+/// The shortest admin token accepted (bytes).
+inline constexpr std::size_t kMinAdminTokenBytes = 16;
 
 /// Everything loam-server can be told. Field comments give the flag; the variable
 /// is LOAM_ + the flag in capitals with '_' for '-', the file key the flag with '_'.

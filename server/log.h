@@ -8,10 +8,17 @@
 // where <fields> are the message's key=value tokens (numbers stay numbers) and the
 // level of a logLine is "error" / "warn" when the message starts with "error: " /
 // "warning: ", else "info".
+//
+// Values that come from outside (player names, chat, addresses, reasons, admin
+// command lines, file names) are printed through LogValue, so they cannot add fields,
+// end the line or hide text: a value with a space, '=', a quote or a separator is
+// quoted, and bytes that are not printable UTF-8 are written \xNN. Every line also has
+// its control bytes escaped on the way out, so one event is always one line.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace loam::server {
 
@@ -21,6 +28,20 @@ enum class LogFormat {
 };
 
 enum class LogLevel { Info, Warn, Error };
+
+/// A value made safe to print with %s into a log line (see above). Values longer than
+/// kMaxBytes are cut and end in "...". Allocates nothing; never throws.
+///   logLine("player name=%s joined", LogValue(name).c_str());
+class LogValue {
+ public:
+  static constexpr std::size_t kMaxBytes = 256;  ///< of the raw value
+  explicit LogValue(std::string_view raw) noexcept;
+  /// The escaped text, NUL-terminated; valid while the LogValue lives.
+  const char* c_str() const noexcept { return text_; }
+
+ private:
+  char text_[kMaxBytes * 4 + 8];  ///< every byte as \xNN, two quotes, "..." and NUL
+};
 
 /// Chooses the format of every later line. Call at start, before other threads log.
 void setLogFormat(LogFormat format) noexcept;

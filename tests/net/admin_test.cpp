@@ -211,9 +211,89 @@ TEST_CASE("admin pieces: constant-time compare, rate limiter, ban file") {
   BanList reloaded(path);
   CHECK(reloaded.size() == 2);
   CHECK(reloaded.check("127.0.0.1", "mallory") == "banned: spam and worse");
+  CHECK(reloaded.check("127.0.0.1", "MALLORY") == "banned: spam and worse");  // names match folded
   CHECK(reloaded.check("10.0.0.5", "") == "banned");
   CHECK(reloaded.check("127.0.0.1", "alice") == "");
-  CHECK(reloaded.remove("mallory"));
-  CHECK_FALSE(reloaded.remove("mallory"));
+  auto removed = reloaded.remove("Mallory");
+  REQUIRE(removed);
+  CHECK(*removed == true);
+  CHECK(*reloaded.remove("mallory") == false);
   CHECK(BanList(path).size() == 1);
+
+  // A name with spaces and quotes survives the file.
+  CHECK(reloaded.add("Big \"Bad\" Wolf", "huffing"));
+  BanList again(path);
+  CHECK(again.check("1.1.1.1", "big \"bad\" wolf") == "banned: huffing");
+  CHECK(fs::exists(path));
+  CHECK_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST_CASE("a ban that cannot be saved is reported, and changes nothing") {
+  using namespace loam::server;
+  loam::test::TempDir dir("loam_admin_bans_");
+  const fs::path folder = dir.path / "saves";
+  fs::create_directories(folder);
+  const std::string path = (folder / "bans.txt").string();
+  BanList bans(path);
+  REQUIRE(bans.add("eve", "first"));
+  // A folder where the temp file must go makes every write fail (also as root).
+  fs::create_directories(path + ".tmp");
+  auto added = bans.add("mallory", "");
+  REQUIRE_FALSE(added);
+  CHECK(added.error().message.find("bans.txt") != std::string::npos);
+  CHECK(bans.check("1.2.3.4", "mallory") == "");
+  auto removed = bans.remove("eve");
+  REQUIRE_FALSE(removed);  // not reported as unbanned
+  CHECK(bans.check("1.2.3.4", "eve") == "banned: first");
+  fs::remove(path + ".tmp");
+  CHECK(*bans.remove("eve"));
+  CHECK(BanList(path).size() == 0);
+}
+
+TEST_CASE("the failure limiter evicts its stalest addresses, never all") {
+  using namespace loam::server;
+  AdminRateLimiter limiter;
+  const auto t0 = AdminRateLimiter::Clock::now();
+  for (int i = 0; i < AdminRateLimiter::kMaxFailures; ++i) limiter.failure("6.6.6.6", t0);
+  REQUIRE(limiter.blocked("6.6.6.6", t0));
+  // A spray of other addresses, far past the cap; the blocked one keeps failing too.
+  for (std::size_t i = 0; i < AdminRateLimiter::kMaxAddresses + 500; ++i) {
+    limiter.failure("10." + std::to_string(i >> 16) + "." + std::to_string((i >> 8) & 255) + "." +
+                        std::to_string(i & 255),
+                    t0);
+    if (i % 1000 == 0) limiter.failure("6.6.6.6", t0);
+  }
+  CHECK(limiter.size() == AdminRateLimiter::kMaxAddresses);
+  CHECK(limiter.blocked("6.6.6.6", t0 + std::chrono::seconds(30)));
+}
+
+TEST_CASE("admin commands name one player: #ID or the exact name, quoted when it has spaces") {
+  using namespace loam::server;
+  auto words = splitCommandLine(R"(kick "Big \"B\" Wolf"  for  huffing)");
+  REQUIRE(words);
+  CHECK(*words == std::vector<std::string>{"kick", "Big \"B\" Wolf", "for", "huffing"});
+  CHECK_FALSE(splitCommandLine("kick \"open"));
+  CHECK(quoteWord("a b") == "\"a b\"");
+  CHECK(quoteWord("plain") == "plain");
+  CHECK(*splitCommandLine(quoteWord("x \"y\" \\z")) == std::vector<std::string>{"x \"y\" \\z"});
+
+  using loam::net::PeerInfo;
+  using loam::sim::PlayerId;
+  std::vector<PeerInfo> players{{PlayerId{3}, "ann", "1.1.1.1:1", 0},
+                                {PlayerId{7}, "Big Wolf", "1.1.1.2:1", 0},
+                                {PlayerId{9}, "bob", "1.1.1.3:1", 0},
+                                {PlayerId{12}, "BOB", "1.1.1.4:1", 0}};
+  CHECK(findPlayer(players, "#7")->name == "Big Wolf");
+  CHECK(findPlayer(players, "ANN")->id.value == 3);
+  CHECK(findPlayer(players, "big wolf")->id.value == 7);
+  auto byDigits = findPlayer(players, "7");  // a bare number is a name, and none is all digits
+  REQUIRE_FALSE(byDigits);
+  CHECK(byDigits.error().message.find("#7") != std::string::npos);
+  CHECK_FALSE(findPlayer(players, "#8"));
+  CHECK_FALSE(findPlayer(players, "#x"));
+  CHECK_FALSE(findPlayer(players, "an"));  // exact, not a prefix
+  auto twice = findPlayer(players, "bob");  // two sessions under one folded name
+  REQUIRE_FALSE(twice);
+  CHECK(twice.error().message.find("ambiguous") != std::string::npos);
+  CHECK(twice.error().message.find("#9, #12") != std::string::npos);
 }

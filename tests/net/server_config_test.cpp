@@ -354,3 +354,21 @@ TEST_CASE("the tick pacer catches up at most 4 ticks, then drops the backlog") {
   CHECK(pacer.nextDue() > stalled);
   CHECK(pacer.nextDue() - stalled <= period);
 }
+
+TEST_CASE("an admin token under 16 bytes is refused without showing it") {
+  const std::string shortToken = "tooShort-123456";  // 15 bytes
+  REQUIRE(shortToken.size() + 1 == loam::server::kMinAdminTokenBytes);
+  for (const ParseResult& r : {parse({"--scene", kScene, "--admin-token", shortToken}),
+                               parse({"--scene", kScene}, {{"LOAM_ADMIN_TOKEN", shortToken}})}) {
+    expectError(r, {"shorter than 16 bytes"});
+    CHECK((r.text.find("--admin-token") != std::string::npos || r.text.find("LOAM_ADMIN_TOKEN") != std::string::npos));
+    CHECK(r.text.find(shortToken) == std::string::npos);
+  }
+  TempConfig cfg("scene = \"" + kScene + "\"\nadmin_token = \"" + shortToken + "\"\n");
+  ParseResult fromFile = parse({"--config", cfg.path});
+  expectError(fromFile, {cfg.path + ":2:", "shorter than 16 bytes"});
+  const std::string good = shortToken + "x";
+  ParseResult ok = parse({"--scene", kScene, "--admin-token", good});
+  REQUIRE(ok.action == ParseResult::Action::Run);
+  CHECK(ok.options.adminToken == good);
+}
