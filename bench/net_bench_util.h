@@ -75,6 +75,7 @@ inline std::unique_ptr<net::ServerHost> openServer(const std::string& scenePath,
   net::HostedWorld world = net::describeHostedWorld(scene->name, state->world);
   config.bindAddress = "127.0.0.1";
   config.port = 0;
+  config.maxPeersPerAddress = 4096;  // every bench client comes from 127.0.0.1
   auto host = net::ServerHost::open(config, std::move(*state), std::move(world));
   if (!host) {
     std::fprintf(stderr, "bench: %s\n", host.error().message.c_str());

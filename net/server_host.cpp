@@ -259,6 +259,11 @@ sim::Result<std::unique_ptr<ServerHost>> ServerHost::open(const ServerConfig& co
                           " (port in use or address not local)");
   }
   core.host->maximumPacketSize = kMaxClientPacketBytes;  // ENet drops bigger reassemblies itself
+  // Inbound::onConnect holds each address to maxPeersPerAddress (and counts the
+  // refusals); ENet's own per-address limit, at twice that, bounds the slots a flood
+  // of handshakes from one address can hold before its connects reach onConnect.
+  core.host->duplicatePeers = static_cast<std::size_t>(
+      std::min<std::uint64_t>(2 * std::uint64_t{config.maxPeersPerAddress}, ENET_PROTOCOL_MAXIMUM_PEER_ID));
   enlargeSocketBuffers(core.host);
   ENetAddress bound{};
   if (enet_socket_get_address(core.host->socket, &bound) == 0) {

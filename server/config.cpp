@@ -101,7 +101,7 @@ struct Spec {
   Problem (*set)(const Raw&, ServerOptions&);
 };
 
-const std::array<Spec, 16> kSpecs{{
+const std::array<Spec, 17> kSpecs{{
     {"scene", "FILE", "Scene file (.toml) to generate and host (required)",
      [](const Raw& r, ServerOptions& o) { return readText(r, 4096, o.scenePath); }},
     {"seed", "N", "World seed (default: the scene's seed)",
@@ -138,6 +138,14 @@ const std::array<Spec, 16> kSpecs{{
        std::uint64_t v = 0;
        if (auto p = readUnsigned(r, 1, 1048576, v)) return p;
        o.bandwidthCapKBps = static_cast<std::uint32_t>(v);
+       return std::nullopt;
+     }},
+    {"max-peers-per-address", "N",
+     "Connections one IP address may hold at once, loopback included, 1..4096 (default 4)",
+     [](const Raw& r, ServerOptions& o) -> Problem {
+       std::uint64_t v = 0;
+       if (auto p = readUnsigned(r, 1, 4096, v)) return p;
+       o.maxPeersPerAddress = static_cast<std::uint32_t>(v);
        return std::nullopt;
      }},
     {"duration", "SECONDS", "Run this many seconds, save and exit 0; 0 = until signalled (default 0)",

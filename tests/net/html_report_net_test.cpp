@@ -34,7 +34,7 @@ TEST_CASE("loam-bots --report-html plots server step time and players from --ser
   const int httpPort = loam::test::freeTcpPort();
   loam::test::Process server(loam::test::binaryPath("LOAM_SERVER_BIN", LOAM_SERVER_BIN),
                              {"--scene", std::string(LOAM_SOURCE_DIR) + "/scenes/flat.toml", "--port",
-                              std::to_string(gamePort), "--bind", "127.0.0.1", "--save-dir",
+                              std::to_string(gamePort), "--bind", "127.0.0.1", "--max-peers-per-address", "32", "--save-dir",
                               (dir.path / "saves").string(), "--save-interval", "0", "--stats-interval", "0",
                               "--http-port", std::to_string(httpPort)},
                              dir.path / "server.log");

@@ -74,6 +74,7 @@ TEST_CASE("defaults apply when only the scene is given") {
   CHECK(o.saveDir == "saves");
   CHECK(o.saveIntervalSeconds == 300.0);
   CHECK(o.bandwidthCapKBps == 256);
+  CHECK(o.maxPeersPerAddress == 4);
   CHECK(o.durationSeconds == 0.0);
   CHECK(o.statsIntervalSeconds == 10.0);
   CHECK(o.httpPort == 0);  // no HTTP endpoint unless asked for
@@ -86,7 +87,7 @@ TEST_CASE("every option can be set by flag, by variable and by file key") {
   SUBCASE("flags") {
     ParseResult r = parse({"--scene", kScene, "--seed", "18446744073709551615", "--port", "0", "--bind", "127.0.0.1",
                            "--name", "test server", "--max-players", "8", "--save-dir", "/tmp/x", "--save-interval",
-                           "2.5", "--bandwidth-cap=512", "--duration", "6", "--stats-interval", "0", "--http-port", "9100",
+                           "2.5", "--bandwidth-cap=512", "--max-peers-per-address", "40", "--duration", "6", "--stats-interval", "0", "--http-port", "9100",
                            "--http-bind", "0.0.0.0", "--log-format", "json"});
     REQUIRE(r.action == ParseResult::Action::Run);
     CHECK(r.options.seed == 18446744073709551615ull);
@@ -97,6 +98,7 @@ TEST_CASE("every option can be set by flag, by variable and by file key") {
     CHECK(r.options.saveDir == "/tmp/x");
     CHECK(r.options.saveIntervalSeconds == 2.5);
     CHECK(r.options.bandwidthCapKBps == 512);
+    CHECK(r.options.maxPeersPerAddress == 40);
     CHECK(r.options.durationSeconds == 6.0);
     CHECK(r.options.statsIntervalSeconds == 0.0);
     CHECK(r.options.httpPort == 9100);
