@@ -18,6 +18,8 @@ namespace {
 constexpr std::uint32_t kInputsPerSpeedTick = 4;  // 240 inputs/s at 60 Hz: 4x an honest client
 constexpr std::uint32_t kFloodMessages = 40;      // in one tick: 2,400/s against a 400/s limit
 constexpr std::uint32_t kPreHelloTicks = 30;      // garbage before Hello: then Hello anyway
+// Chat text with an escape sequence, invalid UTF-8, a bidi override and a zero-width space.
+constexpr char kHostileText[] = "hi\x1b[2J\xff\xfe " "\xe2\x80\xae" " evil " "\xe2\x80\x8b";
 
 }  // namespace
 
@@ -446,8 +448,7 @@ void Attack::sendGarbage(Attacker& a) {
           break;
         case 4:  // control bytes, invalid UTF-8, a bidi override, zero-width space
           tag = wire::ActionBody::Chat;
-          body = wire::CreateChat(*fbb_, fbb_->CreateString(std::string("hi\x1b[2J\xff\xfe \xe2\x80\xae evil \xe2\x80\x8b", 24)))
-                     .Union();
+          body = wire::CreateChat(*fbb_, fbb_->CreateString(kHostileText, sizeof kHostileText - 1)).Union();
           break;
         case 5:
           tag = wire::ActionBody::Chat;
