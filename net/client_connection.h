@@ -1,8 +1,10 @@
 // ClientConnection: one player's side of the protocol, used by loam-client and by
 // full bots. It connects (optionally through a LinkSimulator), says Hello, builds
 // the world from the scene named in Welcome (on a worker thread, reporting
-// progress), checks the generated-world hash against the server's (a mismatch
-// names the differing cells), applies the JoinSnapshot, and then decodes every
+// progress, which it reports to the server), checks the generated-world hash against
+// the server's (a mismatch names the differing cells), receives the join state in
+// JoinChunks (acknowledging them: the server's flow control; StepBatches and
+// CellStates that arrive meanwhile are held), applies it, and then decodes every
 // StepBatch (in order), CellState and Snapshot into records for its mirror and
 // hands them to the mirror's functions (sim/step/mirror.h, the code the mirror test
 // proves). After each step it checks the world hash and touched cell hashes (a
@@ -63,7 +65,8 @@ enum class ClientPhase : std::uint8_t {
   Generating,        ///< building the world named in Welcome on the worker thread,
                      ///< then checking its hash (on a mismatch: asking for the cell
                      ///< hashes that name the differing cells, then Failed)
-  AwaitingSnapshot,  ///< WorldReady sent; waiting for the JoinSnapshot
+  AwaitingSnapshot,  ///< WorldReady sent; receiving the join state (JoinChunks), holding
+                     ///< the StepBatches and CellStates that arrive meanwhile
   Playing,           ///< following StepBatches, CellStates and Snapshots; sending inputs
   Failed,            ///< ended by an error here or a Reject (error() says why)
   Disconnected,      ///< ended by either side disconnecting (error() says which)
@@ -150,7 +153,7 @@ class ClientConnection {
   /// Registers a consumer of the mirror's brick changes (the renderer's meshes, the
   /// sound's ray cache): sim::BrickStore::subscribeChanges on the mirror, whose
   /// first takeWorldChanges reports every brick changed since generation (the
-  /// JoinSnapshot's included). Call once per consumer, from AwaitingSnapshot on (the
+  /// join state's included). Call once per consumer, from AwaitingSnapshot on (the
   /// mirror exists; LOAM_ASSERT).
   sim::ChangeSubscriber subscribeWorldChanges();
   /// The bricks of the mirror changed for `sub` since its last call, clearing them.
