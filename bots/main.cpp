@@ -10,6 +10,7 @@
 // or failure, 1 otherwise, 2 for bad arguments.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cinttypes>
@@ -28,6 +29,7 @@
 #include "bots/swarm.h"
 #include "net/client_connection.h"
 #include "net/link_sim.h"
+#include "net/player_name.h"
 #include "net/wire.h"
 #include "sim/gen/scene.h"
 #include "sim/trace/script.h"
@@ -58,6 +60,7 @@ struct Options {
   std::string attack;  ///< an attack mode (bots/attack.h); empty = honest bots
   std::string bind;    ///< attackers' local address
   std::uint64_t seed = 1;
+  std::uint64_t accountSeed = 1;  ///< bots' account keys: net::botAccountKey(accountSeed, name); 0 = none
 };
 
 struct FullBot {
@@ -423,6 +426,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"connect-only", "hello-only", "join-spam", "garbage", "speed"}));
   app.add_option("--bind", opt.bind, "Attackers: the local IPv4 address to send from (e.g. 127.0.0.2); default any");
   app.add_option("--seed", opt.seed, "Attackers: randomness seed (garbage, speed)")->capture_default_str();
+  app.add_option("--account-seed", opt.accountSeed,
+                 "Each bot's account key is derived from this and its name (no key files; the same seed is the "
+                 "same accounts); 0 = bots send no key (servers with --auth required refuse them)")
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -437,6 +444,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!opt.attack.empty()) return runAttack(opt, host, port, app.count("--name-prefix") > 0);
+  // The last bot's name is the longest: if it passes the name rules, all do.
+  if (const net::NameCheck name = net::checkPlayerName(opt.namePrefix + std::to_string(std::max(opt.count, 1u)));
+      !name.ok() || name.name != opt.namePrefix + std::to_string(std::max(opt.count, 1u))) {
+    std::fprintf(stderr, "loam-bots: --name-prefix '%s' makes names the server refuses: %s\n", opt.namePrefix.c_str(),
+                 name.ok() ? "spaces around the name" : name.why.c_str());
+    return 2;
+  }
   if (!opt.bind.empty()) {
     std::fprintf(stderr, "loam-bots: --bind is for --attack only\n");
     return 2;
@@ -492,6 +506,9 @@ int main(int argc, char** argv) {
       cfg.sceneDir = opt.scenes;
       cfg.worldFactory = sharedFactory(shared);
       cfg.kind = net::ClientKind::FullBot;
+      if (opt.accountSeed != 0) {
+        cfg.accountKey = std::make_shared<const net::AccountKey>(net::botAccountKey(opt.accountSeed, b.name));
+      }
       auto conn = net::ClientConnection::connect(cfg);
       if (!conn) {
         std::fprintf(stderr, "%s: failed: %s\n", b.name.c_str(), conn.error().message.c_str());
@@ -502,7 +519,7 @@ int main(int argc, char** argv) {
       full.push_back(std::move(b));
     }
   } else {
-    auto opened = bots::Swarm::open(host, port, opt.count, opt.namePrefix, script, 0.0);
+    auto opened = bots::Swarm::open(host, port, opt.count, opt.namePrefix, script, 0.0, opt.accountSeed);
     if (!opened) {
       std::fprintf(stderr, "loam-bots: %s\n", opened.error().message.c_str());
       return 1;

@@ -19,7 +19,7 @@ namespace {
 
 sim::Result<std::unique_ptr<Swarm>> Swarm::open(const std::string& host, std::uint16_t port, std::uint32_t count,
                                                 const std::string& namePrefix, const sim::Script& script,
-                                                double startMs) {
+                                                double startMs, std::uint64_t accountSeed) {
   std::unique_ptr<Swarm> s(new Swarm());
   if (!s->enet_.ok()) return sim::makeError("cannot initialise ENet");
   s->startMs_ = startMs;
@@ -35,6 +35,7 @@ sim::Result<std::unique_ptr<Swarm>> Swarm::open(const std::string& host, std::ui
     SwarmBot& b = s->bots_[i];
     b.index = i + 1;
     b.name = namePrefix + std::to_string(i + 1);
+    if (accountSeed != 0) b.key = net::botAccountKey(accountSeed, b.name);
     // Swarm bots steer by server positions that lag a round trip: arrive loosely.
     b.script = std::make_unique<BotScript>(script, b.index, 1.5);
     b.peer = enet_host_connect(s->host_, &address, net::kChannelCount, net::kProtocolVersion);
@@ -109,10 +110,33 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
     case wire::ServerBody::CellState:
     case wire::ServerBody::Compressed:  // openServerMessage unwraps it
     case wire::ServerBody::AuthChallenge:
+      answerChallenge(bot, *msg->body_as_AuthChallenge());
+      break;
     case wire::ServerBody::JoinChunk:
     case wire::ServerBody::NONE:
       break;
   }
+}
+
+void Swarm::answerChallenge(SwarmBot& bot, const wire::AuthChallenge& c) {
+  const auto fail = [&](const char* why) {
+    bot.phase = SwarmBot::Phase::Failed;
+    bot.error = why;
+    std::fprintf(stderr, "%s: failed: %s\n", bot.name.c_str(), why);
+    enet_peer_disconnect(bot.peer, 0);
+  };
+  if (bot.phase != SwarmBot::Phase::Connecting || bot.challengeAnswered) return fail("unexpected AuthChallenge");
+  if (!bot.key) return fail("the server asks for an account key proof (run with --account-seed N, not 0)");
+  if (!c.nonce() || c.nonce()->size() != net::kAuthNonceBytes) return fail("AuthChallenge without a 32-byte nonce");
+  net::AuthNonce nonce{};
+  std::copy(c.nonce()->begin(), c.nonce()->end(), nonce.begin());
+  const std::string_view server = c.server_name() ? c.server_name()->string_view() : std::string_view();
+  const net::Signature sig = net::signChallenge(*bot.key, nonce, server, bot.name);
+  bot.challengeAnswered = true;
+  fbb_->Clear();
+  auto proof = wire::CreateAuthProof(*fbb_, fbb_->CreateVector(sig.data(), sig.size()));
+  fbb_->Finish(wire::CreateClientMessage(*fbb_, wire::ClientBody::AuthProof, proof.Union()));
+  send(bot, static_cast<std::uint8_t>(wire::ClientBody::AuthProof), true);
 }
 
 void Swarm::sendInputs(SwarmBot& bot) {
@@ -146,8 +170,10 @@ void Swarm::service(double nowMs, bool tick) {
         net::configurePeer(ev.peer);
         fbb_->Clear();
         auto name = fbb_->CreateString(bot.name);
+        flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> key;
+        if (bot.key) key = fbb_->CreateVector(bot.key->publicKey.data(), bot.key->publicKey.size());
         auto hello = wire::CreateHello(*fbb_, net::kProtocolVersion, name,
-                                        static_cast<std::uint8_t>(net::ClientKind::SwarmBot), false);
+                                        static_cast<std::uint8_t>(net::ClientKind::SwarmBot), false, key);
         fbb_->Finish(wire::CreateClientMessage(*fbb_, wire::ClientBody::Hello, hello.Union()));
         send(bot, static_cast<std::uint8_t>(wire::ClientBody::Hello), true);
         break;

@@ -12,10 +12,12 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bots/bot_script.h"
+#include "net/account_key.h"
 #include "net/enet_support.h"
 #include "net/traffic_counters.h"
 #include "sim/core/result.h"
@@ -25,6 +27,9 @@ typedef struct _ENetPeer ENetPeer;
 
 namespace flatbuffers {
 class FlatBufferBuilder;
+}
+namespace loam::wire {
+struct AuthChallenge;
 }
 
 namespace loam::bots {
@@ -48,18 +53,21 @@ struct SwarmBot {
   double joinMs = 0;
   double rttMs = 0;
   std::uint64_t bytesIn = 0, bytesOut = 0;  ///< ENet payload totals of the peer
-  std::array<net::TrafficCounters, 8> received{};  ///< by wire::ServerBody value
-  std::array<net::TrafficCounters, 6> sent{};      ///< by wire::ClientBody value
+  std::array<net::TrafficCounters, 11> received{};  ///< by wire::ServerBody value
+  std::array<net::TrafficCounters, 8> sent{};       ///< by wire::ClientBody value
+  std::optional<net::AccountKey> key;  ///< the bot's account key (botAccountKey), none with account seed 0
+  bool challengeAnswered = false;      ///< an AuthProof was sent
   std::unique_ptr<BotScript> script;
 };
 
 class Swarm {
  public:
-  /// Creates the host and starts connecting count bots to host:port. Errors: socket,
-  /// resolve.
+  /// Creates the host and starts connecting count bots to host:port. Each bot's
+  /// account key is net::botAccountKey(accountSeed, name); accountSeed 0 = no keys
+  /// (servers with --auth required refuse those). Errors: socket, resolve.
   static sim::Result<std::unique_ptr<Swarm>> open(const std::string& host, std::uint16_t port, std::uint32_t count,
                                                   const std::string& namePrefix, const sim::Script& script,
-                                                  double startMs);
+                                                  double startMs, std::uint64_t accountSeed = 0);
   ~Swarm();
   Swarm(const Swarm&) = delete;
   Swarm& operator=(const Swarm&) = delete;
@@ -77,6 +85,8 @@ class Swarm {
   Swarm() = default;
   void onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, double nowMs);
   void sendInputs(SwarmBot& bot);
+  /// Signs an AuthChallenge with the bot's key and sends the AuthProof.
+  void answerChallenge(SwarmBot& bot, const wire::AuthChallenge& challenge);
   void send(SwarmBot& bot, std::uint8_t type, bool reliable);
 
   net::EnetGuard enet_;  // first: released after the host is destroyed

@@ -59,6 +59,15 @@ sim::Result<std::unique_ptr<ClientApp>> ClientApp::create(const ClientOptions& o
   net::ClientConfig config;
   config.name = options.name;
   config.link = options.link;
+  if (!options.local) {
+    // Someone else's server may hold accounts: our key proves the name is ours
+    // (docs/PROTOCOL.md, Accounts). The local server has none, so no file for it.
+    const std::string path = options.identity.empty() ? defaultIdentityPath() : options.identity;
+    if (path.empty()) return sim::makeError("no account key file: set --identity, XDG_DATA_HOME or HOME");
+    auto key = net::loadOrCreateIdentity(path);
+    if (!key) return key.error();
+    config.accountKey = std::make_shared<const net::AccountKey>(*key);
+  }
   if (options.local) {
     auto local = LocalServer::start(options.scene, options.seed);
     if (!local) return local.error();
@@ -101,9 +110,15 @@ void ClientApp::service(int timeoutMs) {
   const double nowS = nowMs() / 1000.0;
   for (sim::Event& e : conn_->takeEvents()) {
     if (const auto* c = std::get_if<sim::ChatEvent>(&e)) {
-      std::string who = conn_->playerName(c->from.value);
-      if (who.empty()) who = c->from == sim::kServerPlayer ? "server" : "player " + std::to_string(c->from.value);
-      chat_.add(who + ": " + std::string(c->text.view()), nowS);
+      // The server's lines look like no player's: their own prefix and colour (no
+      // player can be called "server" either: net/player_name.h).
+      if (c->from == sim::kServerPlayer) {
+        chat_.add("[server] " + std::string(c->text.view()), nowS, {255, 160, 60, 255});
+      } else {
+        std::string who = conn_->playerName(c->from.value);
+        if (who.empty()) who = "player " + std::to_string(c->from.value);
+        chat_.add(who + ": " + std::string(c->text.view()), nowS);
+      }
     } else if (const auto* j = std::get_if<sim::PlayerJoinedEvent>(&e)) {
       chat_.add(std::string(j->name.view()) + " joined", nowS, {255, 220, 90, 255});
     } else if (const auto* l = std::get_if<sim::PlayerLeftEvent>(&e)) {

@@ -4,7 +4,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
+
+#include "net/player_name.h"
 
 namespace loam::client {
 
@@ -61,6 +64,16 @@ bool parseServerAddress(const std::string& s, std::string& host, std::uint16_t& 
   return true;
 }
 
+std::string defaultIdentityPath() {
+  if (const char* data = std::getenv("XDG_DATA_HOME"); data != nullptr && *data == '/') {
+    return std::string(data) + "/loam/identity.key";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return std::string(home) + "/.local/share/loam/identity.key";
+  }
+  return "";
+}
+
 ParseOutcome parseOptions(int argc, const char* const* argv) {
   ParseOutcome out;
   ClientOptions& o = out.options;
@@ -79,7 +92,10 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
       "Exit code: 0 ok, 1 runtime failure (join failed, no Vulkan), 2 bad flags,\n"
       "3 offscreen shot taken but the validation layer reported errors."};
   app.add_option("--server", o.server, "Server address HOST:PORT");
-  app.add_option("--name", o.name, "Player name (1..31 bytes)")->capture_default_str();
+  app.add_option("--name", o.name, "Player name (1..24 characters; docs/PROTOCOL.md, Names)")->capture_default_str();
+  app.add_option("--identity", o.identity,
+                 "Account key file, created on first use (default $XDG_DATA_HOME/loam/identity.key or "
+                 "~/.local/share/loam/identity.key)");
   app.add_flag("--local", o.local, "Run an in-process server on 127.0.0.1 (ephemeral port)");
   app.add_option("--scene", o.scene, "Scene file of the local server")->capture_default_str();
   auto* seedOpt = app.add_option("--seed", seed, "World seed of the local server (default: the scene's)");
@@ -145,7 +161,9 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   if (!o.local && o.server.empty()) return fail("give --server HOST:PORT or --local");
   if (!o.server.empty() && !parseServerAddress(o.server, o.host, o.port))
     return fail("--server must be HOST:PORT with a port 1..65535, got '" + o.server + "'");
-  if (o.name.empty() || o.name.size() > 31) return fail("--name must be 1..31 bytes");
+  const net::NameCheck name = net::checkPlayerName(o.name);
+  if (!name.ok()) return fail("--name: " + name.why);
+  o.name = name.name;
   if (!camera.empty()) {
     o.camera = parseCamera(camera);
     if (!o.camera) return fail("--camera must be x,y,z,yaw,pitch (numbers; pitch -90..90), got '" + camera + "'");

@@ -25,6 +25,7 @@ struct ClientOptions {
   std::string host = "127.0.0.1";     ///< parsed from server
   std::uint16_t port = 7777;
   std::string name = "player";
+  std::string identity;               ///< --identity: account key file; "" = defaultIdentityPath() (servers only)
   bool local = false;                 ///< run an in-process server
   std::string scene = "scenes/glade.toml";  ///< local server's scene file
   std::optional<std::uint64_t> seed;  ///< local server's seed (default: the scene's)
@@ -70,5 +71,9 @@ std::optional<double> parseTimeOfDay(const std::string& text);
 std::optional<CameraSpec> parseCamera(const std::string& text);
 /// "HOST:PORT" with a port 1..65535; false when malformed.
 bool parseServerAddress(const std::string& text, std::string& host, std::uint16_t& port);
+
+/// Where the account key lives by default: $XDG_DATA_HOME/loam/identity.key, else
+/// $HOME/.local/share/loam/identity.key ("" when neither variable is set).
+std::string defaultIdentityPath();
 
 }  // namespace loam::client

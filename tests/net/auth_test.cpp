@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "bots/swarm.h"
 #include "loam_generated.h"
 #include "net/account_key.h"
 #include "net/client_connection.h"
@@ -26,6 +27,7 @@
 #include "net/wire.h"
 #include "server/accounts.h"
 #include "sim/gen/scene.h"
+#include "sim/trace/script.h"
 
 using namespace loam;
 using net::RejectCode;
@@ -335,4 +337,91 @@ TEST_CASE("accounts (off): keys are ignored, no challenge") {
   const Outcome o = joinOnce(*host, "Ann", newKey());
   CHECK(o.welcomed);
   CHECK_FALSE(o.challenged);
+}
+
+TEST_CASE("accounts: a full client (ClientConnection) proves its key and plays; another key on its name fails") {
+  const auto dir = tempDir("client");
+  auto host = openServer(net::AuthMode::Names, openStore(dir));
+  const auto connect = [&](const net::AccountKey& key) {
+    net::ClientConfig cfg;
+    cfg.port = host->port();
+    cfg.name = " Ann ";  // trimmed by the client as by the server
+    cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
+    cfg.worldFactory = [](const sim::Scene&, std::uint64_t, const std::function<void(double)>& progress)
+        -> sim::Result<sim::SimState> {
+      progress(1.0);
+      return sim::SimState(flatWorld().state);
+    };
+    cfg.kind = net::ClientKind::FullBot;
+    cfg.accountKey = std::make_shared<const net::AccountKey>(key);
+    auto conn = net::ClientConnection::connect(cfg);
+    REQUIRE_MESSAGE(conn.has_value(), (conn ? "" : conn.error().message));
+    return std::move(*conn);
+  };
+  const auto runUntil = [&](net::ClientConnection& c, net::ClientPhase want) {
+    const auto start = std::chrono::steady_clock::now();
+    while (c.phase() != want && c.phase() != net::ClientPhase::Failed && c.phase() != net::ClientPhase::Disconnected &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
+      host->tick();
+      c.service(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), 1);
+    }
+    return c.phase();
+  };
+  const net::AccountKey ann = newKey();
+  auto owner = connect(ann);
+  CHECK(runUntil(*owner, net::ClientPhase::Playing) == net::ClientPhase::Playing);
+  CHECK(owner->stats().sent.count("AuthProof") == 1);
+  owner->disconnect();
+  for (int i = 0; i < 10; ++i) host->tick();
+
+  auto thief = connect(newKey());
+  CHECK(runUntil(*thief, net::ClientPhase::Playing) == net::ClientPhase::Failed);
+  CHECK(thief->error().find("authentication failed") != std::string::npos);
+
+  // A name the rules refuse fails before any packet.
+  net::ClientConfig bad;
+  bad.name = "admin";
+  auto refused = net::ClientConnection::connect(bad);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().message.find("reserved") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("accounts (required): swarm bots answer the challenge with keys from their seed; seed 0 is refused") {
+  const auto dir = tempDir("swarm");
+  auto store = openStore(dir);
+  auto host = openServer(net::AuthMode::Required, store);
+  auto script = sim::parseScript("every 2s from 0 to 60s all walkto 1,1 -1,-1\n", "auth");
+  REQUIRE_MESSAGE(script.has_value(), (script ? "" : script.error().message));
+  const auto run = [&](bots::Swarm& swarm) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto settled = [&] {
+      for (const bots::SwarmBot& b : swarm.bots()) {
+        if (b.phase == bots::SwarmBot::Phase::Connecting || b.phase == bots::SwarmBot::Phase::Welcomed) return false;
+      }
+      return true;
+    };
+    while (!settled() && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+      host->tick();
+      swarm.service(0, true);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  };
+  auto keyed = bots::Swarm::open("127.0.0.1", host->port(), 3, "swarm", *script, 0.0, 7);
+  REQUIRE(keyed.has_value());
+  run(**keyed);
+  for (const bots::SwarmBot& b : (*keyed)->bots()) {
+    INFO(b.name, ": ", b.error);
+    CHECK(b.phase == bots::SwarmBot::Phase::Playing);
+    REQUIRE(store->find(b.name) != nullptr);
+    CHECK(store->find(b.name)->key == net::botAccountKey(7, b.name).publicKey);
+  }
+  (*keyed)->disconnect(200);
+
+  auto keyless = bots::Swarm::open("127.0.0.1", host->port(), 1, "plain", *script, 0.0, 0);
+  REQUIRE(keyless.has_value());
+  run(**keyless);
+  CHECK((*keyless)->bots()[0].phase == bots::SwarmBot::Phase::Failed);
+  CHECK((*keyless)->bots()[0].error.find("account key required") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }
