@@ -20,7 +20,7 @@ namespace {
 /// A value as written, before checks. Flags and variables are untyped text; TOML
 /// values carry their type so `port = "7777"` is refused like any wrong type.
 struct Raw {
-  enum class Type { Untyped, Text, Integer, Float, Other };
+  enum class Type { Untyped, Text, Integer, Float, Boolean, Other };
   Type type = Type::Untyped;
   std::string text;   ///< the value (a TOML number printed back)
   std::string where;  ///< prefix for errors: "--port 70000", "LOAM_PORT=x", "f.toml:3:1: port"
@@ -63,6 +63,20 @@ Problem readSeconds(const Raw& raw, double& out) {
   return std::nullopt;
 }
 
+/// true/false (TOML booleans; in flags and variables also 1/0, yes/no).
+Problem readBool(const Raw& raw, bool& out) {
+  if (raw.type != Raw::Type::Untyped && raw.type != Raw::Type::Boolean) return problem(raw, "expected true or false");
+  const std::string& s = raw.text;
+  if (s == "true" || s == "1" || s == "yes") {
+    out = true;
+  } else if (s == "false" || s == "0" || s == "no") {
+    out = false;
+  } else {
+    return problem(raw, "expected true or false");
+  }
+  return std::nullopt;
+}
+
 Problem readText(const Raw& raw, std::size_t maxBytes, std::string& out) {
   if (raw.type != Raw::Type::Untyped && raw.type != Raw::Type::Text) return problem(raw, "expected a string");
   if (raw.text.empty()) return problem(raw, "must not be empty");
@@ -101,7 +115,7 @@ struct Spec {
   Problem (*set)(const Raw&, ServerOptions&);
 };
 
-const std::array<Spec, 17> kSpecs{{
+const std::array<Spec, 18> kSpecs{{
     {"scene", "FILE", "Scene file (.toml) to generate and host (required)",
      [](const Raw& r, ServerOptions& o) { return readText(r, 4096, o.scenePath); }},
     {"seed", "N", "World seed (default: the scene's seed)",
@@ -194,6 +208,10 @@ const std::array<Spec, 17> kSpecs{{
        o.auth = std::move(v);
        return std::nullopt;
      }},
+    {"fresh-world", "",
+     "Start from the generated world when the newest save cannot be used here (another save format, scene, seed "
+     "or generator): put it aside as .stale instead of stopping with exit 2",
+     [](const Raw& r, ServerOptions& o) { return readBool(r, o.freshWorld); }},
 }};
 
 /// Secrets must not appear in error messages (they end up in logs).
@@ -234,6 +252,9 @@ Raw rawFromNode(const toml::node& n, std::string where) {
     std::array<char, 64> buf{};
     auto res = std::to_chars(buf.data(), buf.data() + buf.size(), f->get());
     raw.text.assign(buf.data(), res.ptr);
+  } else if (auto b = n.as_boolean()) {
+    raw.type = Raw::Type::Boolean;
+    raw.text = b->get() ? "true" : "false";
   } else {
     raw.type = Raw::Type::Other;
   }
@@ -287,9 +308,10 @@ std::string footerText() {
   for (const Spec& spec : kSpecs) s += " " + keyName(spec.flag);
   s +=
       "\n\nSaves are <save-dir>/<scene>-<seed>-<tick>.loamsave; the newest 3 are kept and the newest matching\n"
-      "one is loaded at start. SIGINT/SIGTERM save and exit 0.\n"
+      "one is loaded at start; a save of another format or world stops the start (exit 2) unless --fresh-world.\n"
+      "SIGINT/SIGTERM save and exit 0.\n"
       "Exit codes: 0 normal, 1 runtime failure (bind of the UDP or HTTP port, scene load or generation,\n"
-      "final save), 2 bad config.";
+      "final save), 2 bad config or a save that cannot be used here.";
   return s;
 }
 
@@ -308,7 +330,13 @@ struct FlagParser {
                        ->type_name("FILE")
                        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     for (std::size_t i = 0; i < kSpecs.size(); ++i) {
-      options[i] = app.add_option("--" + std::string(kSpecs[i].flag), values[i], kSpecs[i].help)
+      const std::string name = "--" + std::string(kSpecs[i].flag);
+      if (*kSpecs[i].type == '\0') {  // a switch: given means true
+        options[i] = app.add_flag(name, kSpecs[i].help);
+        values[i] = "true";
+        continue;
+      }
+      options[i] = app.add_option(name, values[i], kSpecs[i].help)
                        ->type_name(kSpecs[i].type)
                        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     }

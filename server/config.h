@@ -37,6 +37,7 @@ struct ServerOptions {
   std::string httpBind = "127.0.0.1";    ///< --http-bind: address the HTTP endpoint listens on
   std::string logFormat = "text";        ///< --log-format: "text" or "json"
   std::string adminToken;                ///< --admin-token: secret for POST /admin; "" = /admin off (never logged)
+  bool freshWorld = false;               ///< --fresh-world: an unusable newest save is put aside, not a stop (exit 2)
   std::string auth = "off";              ///< --auth: off, names or required (accounts; docs/PROTOCOL.md)
   /// AGONES_SDK_HTTP_PORT (set by Agones in a GameServer pod; not a flag, variable
   /// or key of ours): the SDK sidecar's REST port; 0 = not running under Agones.

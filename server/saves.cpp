@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cinttypes>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
+#include <span>
 #include <system_error>
 
 #include "server/log.h"
@@ -42,9 +44,9 @@ void moveAside(const std::string& path, const char* suffix = ".corrupt") {
   std::error_code ec;
   fs::rename(path, path + suffix, ec);
   if (ec) {
-    logLine("could not rename %s to %s: %s", path.c_str(), suffix, ec.message().c_str());
+    logLine("could not rename %s to %s: %s", LogValue(path).c_str(), suffix, ec.message().c_str());
   } else {
-    logLine("moved %s aside to %s%s", path.c_str(), path.c_str(), suffix);
+    logLine("moved %s aside to %s%s", LogValue(path).c_str(), LogValue(path).c_str(), suffix);
   }
 }
 
@@ -92,32 +94,65 @@ int pruneSaves(const std::string& dir, std::string_view sceneName, std::uint64_t
   return deleted;
 }
 
-sim::Result<std::optional<LoadedSave>> loadNewestSave(const std::string& dir, std::string_view sceneName,
-                                                      const sim::SaveIdentity& identity, sim::SimState& state,
-                                                      const std::function<sim::Result<sim::SimState>()>& regenerate) {
+namespace {
+
+/// The format version of save bytes by the documented header layout (sim/save/save.h:
+/// magic "LOAMSAVE", then u32 little-endian version), or nothing when the bytes are
+/// not a Loam save at all (then decodeSave's verdict, corrupt, applies).
+std::optional<std::uint32_t> saveFormatOf(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() < 12 || std::memcmp(bytes.data(), "LOAMSAVE", 8) != 0) return std::nullopt;
+  return static_cast<std::uint32_t>(bytes[8]) | static_cast<std::uint32_t>(bytes[9]) << 8 |
+         static_cast<std::uint32_t>(bytes[10]) << 16 | static_cast<std::uint32_t>(bytes[11]) << 24;
+}
+
+}  // namespace
+
+sim::Result<SaveSearch> loadNewestSave(const std::string& dir, std::string_view sceneName,
+                                       const sim::SaveIdentity& identity, sim::SimState& state,
+                                       const std::function<sim::Result<sim::SimState>()>& regenerate,
+                                       bool freshWorld) {
+  SaveSearch search;
+  // A save that belongs elsewhere: a stop, or (asked for) set aside.
+  auto unusable = [&](const std::string& path, const std::string& why) {
+    if (!freshWorld) {
+      search.unusable = "save " + path + " cannot be used here: " + why +
+                        "; start with --fresh-world to set it aside (as .stale) and start from the generated world, "
+                        "or move it out of the save folder";
+      return false;
+    }
+    logLine("--fresh-world: skipping save %s: %s", LogValue(path).c_str(), LogValue(why).c_str());
+    // Out of the list, or pruning would count its higher ticks and delete every save
+    // of the current world as soon as it is written.
+    moveAside(path, ".stale");
+    return true;
+  };
   for (const SaveFile& file : listSaves(dir, sceneName, identity.seed)) {
     auto t0 = std::chrono::steady_clock::now();
     auto bytes = sim::readFileBytes(file.path);
     if (!bytes) {
-      logLine("cannot read save: %s; trying the next one", bytes.error().message.c_str());
+      logLine("cannot read save: %s; trying the next one", LogValue(bytes.error().message).c_str());
+      continue;
+    }
+    if (auto format = saveFormatOf(*bytes); format && *format != sim::kSaveFormatVersion) {
+      if (!unusable(file.path, "save format version " + std::to_string(*format) + ", this build reads version " +
+                                   std::to_string(sim::kSaveFormatVersion))) {
+        return search;
+      }
       continue;
     }
     auto data = sim::decodeSave(*bytes);
     if (!data) {
-      logLine("save %s is corrupt: %s", file.path.c_str(), data.error().message.c_str());
+      logLine("save %s is corrupt: %s", LogValue(file.path).c_str(), LogValue(data.error().message).c_str());
       moveAside(file.path);
       continue;
     }
     if (auto id = sim::checkSaveIdentity(data->header, identity); !id) {
-      // Another world under the same name and seed (the scene, materials or generator
-      // changed): keep it, but out of the list, or pruning would count its higher
-      // ticks and delete every save of the current world as soon as it is written.
-      logLine("skipping save %s: %s", file.path.c_str(), id.error().message.c_str());
-      moveAside(file.path, ".stale");
+      // Another world under the same name and seed (the scene, materials or generator changed).
+      if (!unusable(file.path, id.error().message)) return search;
       continue;
     }
     if (auto r = sim::restoreState(*data, state); !r) {
-      logLine("save %s does not restore: %s", file.path.c_str(), r.error().message.c_str());
+      logLine("save %s does not restore: %s", LogValue(file.path).c_str(), LogValue(r.error().message).c_str());
       moveAside(file.path);
       logLine("regenerating the world after the failed restore");
       auto fresh = regenerate();
@@ -126,11 +161,12 @@ sim::Result<std::optional<LoadedSave>> loadNewestSave(const std::string& dir, st
       continue;
     }
     LoadedSave loaded{file.path, data->header.tick, data->bricks.size(), data->blobs.size()};
-    logLine("loaded save %s: tick %" PRIu64 ", %zu bricks, %zu state blobs, %.1f ms", file.path.c_str(), loaded.tick,
-            loaded.bricks, loaded.blobs, msSince(t0));
-    return std::optional<LoadedSave>(std::move(loaded));
+    logLine("loaded save %s: tick %" PRIu64 ", %zu bricks, %zu state blobs, %.1f ms", LogValue(file.path).c_str(),
+            loaded.tick, loaded.bricks, loaded.blobs, msSince(t0));
+    search.loaded = std::move(loaded);
+    return search;
   }
-  return std::optional<LoadedSave>();
+  return search;
 }
 
 SaveWriter::SaveWriter(std::string dir, std::string sceneName, std::uint64_t seed)

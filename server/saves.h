@@ -3,8 +3,11 @@
 //
 // Files are <save-dir>/<scene>-<seed>-<tick>.loamsave (scene name with anything but
 // [A-Za-z0-9_.-] replaced by '_'). At start the highest tick is tried first; a file
-// that does not decode is renamed to <file>.corrupt and the next one is tried; a file
-// for another scene version (identity differs) is skipped and left alone.
+// that does not decode is renamed to <file>.corrupt and the next one is tried. A file
+// that cannot be used here (another save format, or another world: scene content,
+// seed or generator differ) stops the start, so a world is never silently replaced by
+// a fresh one; only when the operator asks for a fresh world (--fresh-world) is it
+// renamed to <file>.stale and the next one tried.
 #pragma once
 
 #include <atomic>
@@ -53,14 +56,24 @@ struct LoadedSave {
   std::size_t blobs = 0;
 };
 
-/// Finds the newest save of this scene and seed whose identity matches and applies it
-/// to state with restoreState. state must be the freshly generated state;
-/// `regenerate` is called to rebuild it when a save fails part-way through restoring
-/// (the state may then be half-applied). Logs one line per file it rejects. Returns
-/// the save applied, or nothing (fresh world). Errors: regenerate failed.
-sim::Result<std::optional<LoadedSave>> loadNewestSave(const std::string& dir, std::string_view sceneName,
-                                                      const sim::SaveIdentity& identity, sim::SimState& state,
-                                                      const std::function<sim::Result<sim::SimState>()>& regenerate);
+/// What loadNewestSave found.
+struct SaveSearch {
+  std::optional<LoadedSave> loaded;  ///< the save applied; none = the generated world
+  /// Not empty: a save that cannot be used here stopped the search (freshWorld off).
+  /// One line naming the file and what differs; nothing was applied or moved.
+  std::string unusable;
+};
+
+/// Finds the newest save of this scene and seed and applies it to state with
+/// restoreState. state must be the freshly generated state; `regenerate` is called to
+/// rebuild it when a save fails part-way through restoring (the state may then be
+/// half-applied). A save of another format or world stops the search (unusable set)
+/// unless freshWorld, which moves it aside as .stale and goes on. Logs one line per
+/// file it rejects. Errors: regenerate failed.
+sim::Result<SaveSearch> loadNewestSave(const std::string& dir, std::string_view sceneName,
+                                       const sim::SaveIdentity& identity, sim::SimState& state,
+                                       const std::function<sim::Result<sim::SimState>()>& regenerate,
+                                       bool freshWorld);
 
 /// What SaveWriter has written since it started.
 struct SaveStats {

@@ -210,12 +210,17 @@ int runServer(const ServerOptions& options) {
   }
   const sim::SaveIdentity identity{state->sceneHash, seed, sim::kGeneratorVersion};
   auto loaded = loadNewestSave(options.saveDir, scene->name, identity, *state,
-                               [&] { return generateState(*scene, seed, nullptr, board); });
+                               [&] { return generateState(*scene, seed, nullptr, board); }, options.freshWorld);
   if (!loaded) {
     logLine("error: cannot regenerate scene %s: %s", options.scenePath.c_str(), loaded.error().message.c_str());
     return kExitRuntime;
   }
-  if (!loaded->has_value()) logLine("no save for scene %s seed %" PRIu64 " in %s: starting from the generated world",
+  if (!loaded->unusable.empty()) {
+    // Never silently start another world over the one the operator saved.
+    logLine("error: %s", loaded->unusable.c_str());
+    return kExitConfig;
+  }
+  if (!loaded->loaded) logLine("no save for scene %s seed %" PRIu64 " in %s: starting from the generated world",
                                     scene->name.c_str(), seed, options.saveDir.c_str());
   board.beat();
   if (int signo = gStopSignal.load(); signo != 0) {

@@ -15,7 +15,7 @@ using net::TickPacer;
 /// Exit codes of loam-server.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitRuntime = 1;  ///< bind failed, scene failed to load or generate, final save failed
-inline constexpr int kExitConfig = 2;   ///< bad flag, variable or config file
+inline constexpr int kExitConfig = 2;   ///< bad flag, variable or config file, or a save that cannot be used here
 
 /// Runs the server with parsed options. Installs SIGINT/SIGTERM handlers. Returns
 /// the process exit code. Logs to stderr.

@@ -374,3 +374,15 @@ TEST_CASE("an admin token under 16 bytes is refused without showing it") {
   REQUIRE(ok.action == ParseResult::Action::Run);
   CHECK(ok.options.adminToken == good);
 }
+
+TEST_CASE("--fresh-world is a switch, a variable and a file key") {
+  CHECK_FALSE(parse({"--scene", kScene}).options.freshWorld);
+  CHECK(parse({"--scene", kScene, "--fresh-world"}).options.freshWorld);
+  CHECK(parse({"--scene", kScene}, {{"LOAM_FRESH_WORLD", "1"}}).options.freshWorld);
+  CHECK_FALSE(parse({"--scene", kScene}, {{"LOAM_FRESH_WORLD", "false"}}).options.freshWorld);
+  expectError(parse({"--scene", kScene}, {{"LOAM_FRESH_WORLD", "maybe"}}), {"LOAM_FRESH_WORLD=maybe", "true or false"});
+  TempConfig on("scene = \"" + kScene + "\"\nfresh_world = true\n");
+  CHECK(parse({"--config", on.path}).options.freshWorld);
+  TempConfig bad("scene = \"" + kScene + "\"\nfresh_world = \"yes\"\n");
+  expectError(parse({"--config", bad.path}), {bad.path + ":2:", "true or false"});
+}

@@ -128,7 +128,7 @@ TEST_CASE("loam-server runs for --duration, saves, and the next start loads the 
         std::string::npos);
 }
 
-TEST_CASE("saves of another version of the world are kept as .stale and never crowd out the current world's") {
+TEST_CASE("a save of another world stops the start (exit 2); --fresh-world keeps it as .stale") {
   TempDir dir;
   const fs::path saves = dir.path / "saves";
   // The same scene name and seed, one terrain number changed: a different world.
@@ -150,15 +150,48 @@ TEST_CASE("saves of another version of the world are kept as .stale and never cr
   const std::vector<std::uint64_t> oldTicks = saveTicks(saves);
   REQUIRE(oldTicks.size() == 3);
 
-  // The current world starts fresh, moves the old saves aside and keeps its own save
-  // although its tick is lower than theirs.
+  // Without --fresh-world the current world refuses to start over the old one: exit 2,
+  // one error line naming the newest file and what differs, nothing moved.
   std::vector<std::string> args = baseArgs(dir, freeUdpPort());
   for (const char* a : {"--save-interval", "0", "--duration", "0.5"}) args.push_back(a);
+  {
+    Server refused(args, dir.path / "refused.log");
+    const int rc = refused.wait(kStartTimeout + 30s);
+    const std::string log = refused.log();
+    INFO("log:\n" << log);
+    CHECK(rc == 2);
+    const std::string newest = (saves / ("flat-1-" + std::to_string(oldTicks.back()) + ".loamsave")).string();
+    CHECK(log.find("error: save " + newest + " cannot be used here: ") != std::string::npos);
+    CHECK(log.find("scene hash") != std::string::npos);
+    CHECK(log.find("--fresh-world") != std::string::npos);
+    CHECK(countOf(log, "error: ") == 1);
+    CHECK(saveTicks(saves) == oldTicks);
+  }
+  // A save of another format is refused the same way, naming both versions.
+  {
+    const fs::path future = saves / ("flat-1-" + std::to_string(oldTicks.back() + 1000) + ".loamsave");
+    std::string header(64, '\0');
+    header.replace(0, 8, "LOAMSAVE");
+    header[8] = 99;
+    std::ofstream(future, std::ios::binary) << header;
+    Server refused(args, dir.path / "format.log");
+    const int rc = refused.wait(kStartTimeout + 30s);
+    const std::string log = refused.log();
+    INFO("log:\n" << log);
+    CHECK(rc == 2);
+    CHECK(log.find("error: save " + future.string() + " cannot be used here: save format version 99, this build "
+                   "reads version ") != std::string::npos);
+    fs::remove(future);
+  }
+
+  // With --fresh-world the current world starts fresh, moves the old saves aside and
+  // keeps its own save although its tick is lower than theirs.
+  args.push_back("--fresh-world");
   Server current(args, dir.path / "current.log");
   REQUIRE(current.wait(kStartTimeout + 30s) == 0);
   std::string log = current.log();
   INFO("log:\n" << log);
-  CHECK(countOf(log, "skipping save ") == 3);
+  CHECK(countOf(log, "--fresh-world: skipping save ") == 3);
   for (std::uint64_t t : oldTicks) {
     CHECK(fs::exists(saves / ("flat-1-" + std::to_string(t) + ".loamsave.stale")));
   }
