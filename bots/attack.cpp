@@ -122,7 +122,14 @@ void Attack::connect(Attacker& a, double nowMs) {
 
 void Attack::sessionEnded(Attacker& a, std::uint32_t disconnectData, double nowMs) {
   switch (a.state) {
-    case Attacker::State::Connecting: ++stats_.connectFailed; break;
+    case Attacker::State::Connecting:  // refused with a code (AddressLimit), or no answer at all
+      if (disconnectData != 0) {
+        ++stats_.rejected;
+        ++stats_.rejectsByCode[static_cast<std::uint16_t>(disconnectData)];
+      } else {
+        ++stats_.connectFailed;
+      }
+      break;
     case Attacker::State::Leaving: break;  // counted when we left
     case Attacker::State::Waiting:
     case Attacker::State::Silent:
