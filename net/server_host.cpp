@@ -108,7 +108,9 @@ struct ServerHost::Impl {
           // silence for a few seconds, no growth for longer, or two minutes in all
           // end the session.
           if (!s.wantsWorld) break;
-          if (t - std::max(s.phaseTick, s.heardTick) > kJoinStallTicks) {
+          if (s.worldChecked) {  // done generating; waits for the join worker
+            if (t - s.phaseTick > kWorldReadyTimeoutTicks) joinTimeout(s, "no room to join within 120 s");
+          } else if (t - std::max(s.phaseTick, s.heardTick) > kJoinStallTicks) {
             joinTimeout(s, "no JoinProgress for 8 s");
           } else if (t - std::max(s.phaseTick, s.progressTick) > kJoinNoGrowthTicks) {
             joinTimeout(s, "generation made no progress for 30 s");
@@ -137,6 +139,12 @@ struct ServerHost::Impl {
             core.freeSession(s);
           }
           break;
+      }
+    }
+    // Full clients whose world checked out join together when the worker has room.
+    if (joins.canAdmit()) {
+      for (Session& s : core.sessions) {
+        if (s.phase == Phase::Welcomed && s.worldChecked) core.transition(s, Phase::Joining);
       }
     }
   }

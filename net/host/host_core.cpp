@@ -96,6 +96,7 @@ void HostCore::freeSession(Session& s) {
   JoinStreams::clear(s);
   s.progressTick = s.heardTick = 0;
   s.generatedPermille = 0;
+  s.worldChecked = false;
 }
 
 void HostCore::malformedMessage(Session& s) {

@@ -302,7 +302,7 @@ void Inbound::admit(Session& s) {
 }
 
 bool Inbound::onWorldReady(Session& s, const wire::WorldReady& ready) {
-  if (s.phase != Phase::Welcomed || !s.wantsWorld) return false;
+  if (s.phase != Phase::Welcomed || !s.wantsWorld || s.worldChecked) return false;
   if (ready.generated_hash() != core_.world.generatedHash) {
     char text[96];
     std::snprintf(text, sizeof text, "world hash %016llx, server generated %016llx",
@@ -311,7 +311,7 @@ bool Inbound::onWorldReady(Session& s, const wire::WorldReady& ready) {
     core_.reject(s, RejectCode::WorldMismatch, text);
     return true;
   }
-  core_.transition(s, Phase::Joining);
+  s.worldChecked = true;  // Joining once the join worker has room (ServerHost's housekeeping)
   return true;
 }
 

@@ -68,6 +68,7 @@ void JoinStreams::begin(Session& s) {
   s.progressTick = state.tick;
   if (lastJoinTick_ == state.tick) return;  // this step's state is already on its way
   lastJoinTick_ = state.tick;
+  ++encodings_;
   Job job;
   job.join.emplace();
   job.join->identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
@@ -119,6 +120,7 @@ void JoinStreams::send() {
       ready.swap(done_);
     }
     for (const auto& state : ready) {
+      --encodings_;
       for (Session& s : core_.sessions) {
         if (!s.joinStreaming || s.joinState || s.joinTick != state->tick) continue;
         if (!state->error.empty()) {

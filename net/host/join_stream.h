@@ -43,6 +43,10 @@ namespace loam::net::host {
 inline constexpr std::uint32_t kJoinChunkBytes = 32 * 1024;
 /// Join-stream bytes a peer may have unacknowledged.
 inline constexpr std::uint32_t kJoinWindowBytes = 512 * 1024;
+/// Join states requested and not yet encoded, at most: full clients whose world
+/// checked out wait in Welcomed beyond this (the ones waiting then join together, in
+/// one encoding), so a flood of full joins cannot pile work and memory on the worker.
+inline constexpr std::size_t kMaxJoinEncodings = 2;
 
 /// One encoded join state: the save file bytes of the state at `tick`, shared by the
 /// sessions that step admitted.
@@ -65,6 +69,9 @@ class JoinStreams {
 
   /// After every step: the bricks the step's edits touched, recaptured for the worker.
   void recordEdits(std::span<const sim::EditRecord> edits);
+
+  /// Whether another batch of full clients may enter Joining now (kMaxJoinEncodings).
+  bool canAdmit() const noexcept { return encodings_ < kMaxJoinEncodings; }
 
   /// After the step that admitted s (a full client) at core.state.tick: s streams the
   /// state at that tick once the worker has encoded it. The first call of a tick
@@ -105,6 +112,7 @@ class JoinStreams {
   std::vector<std::shared_ptr<const JoinState>> done_;    ///< guarded by mutex_
   bool stop_ = false;                                     ///< guarded by mutex_
   std::uint64_t lastJoinTick_ = UINT64_MAX;  ///< host thread: tick of the newest request
+  std::size_t encodings_ = 0;                 ///< host thread: requested and not picked up
   sim::WorldBounds bounds_{};
   std::map<std::uint64_t, sim::SavedBrick> bricks_;  ///< worker only: canonical order
   // Host thread scratch.

@@ -140,6 +140,8 @@ struct Session {
   bool joinStreaming = false;          ///< Playing, but the join state is not all acknowledged yet
   std::shared_ptr<const JoinState> joinState;  ///< the encoded state streamed; null until the worker is done
   std::uint32_t joinSent = 0, joinAcked = 0;   ///< stream bytes sent / acknowledged by the client
+  bool worldChecked = false;           ///< Welcomed, WorldReady hash right: joins when the join worker has room
+
   // Accounts (docs/PROTOCOL.md, Accounts): set at Hello, used while Challenged.
   bool hasKey = false;          ///< Hello carried a public key
   bool claimOnJoin = false;     ///< the name is unclaimed: bind it to publicKey after the proof

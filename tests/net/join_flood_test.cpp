@@ -169,3 +169,43 @@ TEST_CASE("join flood: connect-only, Hello-only and join-spam peers do not lock 
   CHECK(st.addressRefused > 0);  // the attackers' address was held to its cap
   CHECK(spamJoins > 30);         // the cheap joiners really joined, over and over
 }
+
+TEST_CASE("deadlines and the cap: silent and Hello-only peers time out, an address's extra peers are refused") {
+  auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/flat.toml");
+  REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
+  auto generated = sim::createSimState(*scene, scene->defaultSeed);
+  REQUIRE_MESSAGE(generated.has_value(), (generated ? "" : generated.error().message));
+  net::ServerConfig sc;
+  sc.bindAddress = "127.0.0.1";
+  sc.port = 0;
+  sc.maxPeersPerAddress = 2;
+  auto opened = net::ServerHost::open(sc, sim::SimState(*generated),
+                                      net::describeHostedWorld(scene->name, generated->world));
+  REQUIRE_MESSAGE(opened.has_value(), (opened ? "" : opened.error().message));
+  net::ServerHost& host = **opened;
+
+  auto silent = openAttack(bots::AttackMode::ConnectOnly, "127.0.0.3", 1, host.port(), 1, "silent");
+  auto helloOnly = openAttack(bots::AttackMode::HelloOnly, "127.0.0.4", 1, host.port(), 2, "hello");
+  auto crowd = openAttack(bots::AttackMode::ConnectOnly, "127.0.0.5", 4, host.port(), 3, "crowd");
+  // The deadlines are in ticks: ticking faster than real time passes them in about
+  // a second (17 s of ticks: the 5 s Hello deadline and 8 s without JoinProgress).
+  const Clock::time_point t0 = Clock::now();
+  for (int i = 0; i < 1000; ++i) {
+    host.tick();
+    for (bots::Attack* a : {silent.get(), helloOnly.get(), crowd.get()}) a->service(msSince(t0), true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const net::ServerStats st = host.stats();
+  const auto timeouts = [](const bots::Attack& a) {
+    auto it = a.stats().rejectsByCode.find(static_cast<std::uint16_t>(net::RejectCode::Timeout));
+    return it == a.stats().rejectsByCode.end() ? std::uint64_t{0} : it->second;
+  };
+  const auto refused = crowd->stats().rejectsByCode.find(static_cast<std::uint16_t>(net::RejectCode::AddressLimit));
+  MESSAGE("join timeouts " << st.joinTimeouts << ", refused by address " << st.addressRefused);
+  CHECK(timeouts(*silent) >= 1);     // no Hello within 5 s
+  CHECK(timeouts(*helloOnly) >= 1);  // Welcomed, never a JoinProgress: 8 s
+  CHECK(st.joinTimeouts >= 2);
+  CHECK(st.addressRefused >= 2);     // the crowd's third and fourth peers
+  REQUIRE(refused != crowd->stats().rejectsByCode.end());
+  CHECK(refused->second >= 2);
+}
