@@ -1,7 +1,7 @@
 // Join time and snapshot size: the server hosts glade with N edits
 // made (server digs and places at keyed positions around the spawn), then a client
 // connects; the time from connect to Playing (world generation included) and the
-// JoinSnapshot's size are measured, over a few joins. Target: at most 3 s to playable.
+// join state's size (the JoinChunks' bytes) are measured, over a few joins. Target: at most 3 s to playable.
 //
 // Run: build/release/bench/net_join_bench [--edits 400] [--joins 3] [--scene PATH]
 #include <cinttypes>
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
       }
     }
     net::ClientStats st = c.stats();
-    auto snap = st.received.find("JoinSnapshot");
+    auto snap = st.received.find("JoinChunk");
     std::uint64_t snapBytes = snap == st.received.end() ? 0 : snap->second.bytes;
     std::printf("%s\n    {\"join_ms\": %.0f, \"generate_ms\": %.0f, \"snapshot_bytes\": %" PRIu64 "}", j ? "," : "",
                 st.joinMs, st.generateMs, snapBytes);

@@ -84,7 +84,8 @@ struct ServerConfig {
 
 /// What the server has done, for the stats line, metrics and benches.
 /// Upper bounds (seconds) of the join time histogram buckets (ENet connect to
-/// Playing, world generation on the client included); +Inf is implied.
+/// Playing, world generation on the client and the acknowledged join stream
+/// included); +Inf is implied.
 inline constexpr std::array<double, 7> kJoinBucketsSeconds{0.5, 1, 2, 3, 5, 10, 30};
 
 struct ServerStats {
