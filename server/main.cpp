@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "server/config.h"
+#include "server/log.h"
 #include "server/server_loop.h"
 
 extern char** environ;
@@ -15,7 +16,8 @@ int main(int argc, char** argv) {
       std::fputs(parsed.text.c_str(), stdout);
       return loam::server::kExitOk;
     case ParseResult::Action::Error:
-      std::fprintf(stderr, "loam-server: %s (see --help)\n", parsed.text.c_str());
+      // Through the logger like every other line (one line, controls escaped).
+      loam::server::logLine("error: loam-server: %s (see --help)", parsed.text.c_str());
       return loam::server::kExitConfig;
     case ParseResult::Action::Run:
       break;

@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "net/host_log.h"
 #include "net/server_host.h"
 #include "server/accounts.h"
 #include "server/admin.h"
@@ -161,6 +162,8 @@ const char* signalName(int signo) { return signo == SIGINT ? "SIGINT" : signo ==
 
 int runServer(const ServerOptions& options) {
   setLogFormat(options.logFormat == "json" ? LogFormat::Json : LogFormat::Text);
+  // The host's own lines (rejections, join streams) go through the same logger.
+  net::setHostLogSink([](const char* line) noexcept { logAs(levelOf(line), "server", "%s", line); });
   installSignalHandlers();
   logLine("loam-server starting: scene %s, port %u, bind %s, save dir %s, save every %g s",
           options.scenePath.c_str(), options.port, options.bind.c_str(), options.saveDir.c_str(),
@@ -391,13 +394,13 @@ int runServer(const ServerOptions& options) {
       for (const sim::Event& e : out.events) {
         if (const auto* j = std::get_if<sim::PlayerJoinedEvent>(&e)) {
           std::string name(j->name.view());
-          logLine("player %u '%s' joined at tick %" PRIu64 " (%zu playing)", j->player.value, name.c_str(), out.tick,
-                  host.state().players.size());
+          logLine("player %u name=%s joined at tick %" PRIu64 " (%zu playing)", j->player.value,
+                  LogValue(name).c_str(), out.tick, host.state().players.size());
           names[j->player.value] = std::move(name);
         } else if (const auto* l = std::get_if<sim::PlayerLeftEvent>(&e)) {
           auto it = names.find(l->player.value);
-          logLine("player %u '%s' left at tick %" PRIu64 " (%zu playing)", l->player.value,
-                  it != names.end() ? it->second.c_str() : "?", out.tick, host.state().players.size());
+          logLine("player %u name=%s left at tick %" PRIu64 " (%zu playing)", l->player.value,
+                  LogValue(it != names.end() ? it->second : "?").c_str(), out.tick, host.state().players.size());
           if (it != names.end()) names.erase(it);
         }
       }
@@ -425,8 +428,8 @@ int runServer(const ServerOptions& options) {
     adminQueue->tryTake(adminRequests);
     for (AdminRequest& r : adminRequests) {
       AdminReply reply = runAdminCommand(r.line, adminContext);
-      logAs(reply.ok ? LogLevel::Info : LogLevel::Warn, "admin", "who=%s command=%s result=%s", r.who.c_str(),
-            adminVerb(r.line).c_str(), reply.ok ? "ok" : "refused");
+      logAs(reply.ok ? LogLevel::Info : LogLevel::Warn, "admin", "who=%s command=%s result=%s",
+            LogValue(r.who).c_str(), LogValue(adminVerb(r.line)).c_str(), reply.ok ? "ok" : "refused");
       r.reply.set_value(std::move(reply));
     }
     adminRequests.clear();

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "net/host/join_stream.h"
+#include "net/host_log.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/core/assert.h"
@@ -24,8 +25,8 @@ void HostCore::transition(Session& s, Phase to) {
   const bool legal = legalTransition(s.phase, to);
   if (!legal) {
     ++stats.illegalTransitions;
-    std::fprintf(stderr, "loam-server: peer %zu (player %u): illegal transition %s -> %s\n", indexOf(s), s.id.value,
-                 phaseName(s.phase), phaseName(to));
+    hostLog("error: peer %zu (player %u): illegal transition %s -> %s", indexOf(s), s.id.value, phaseName(s.phase),
+            phaseName(to));
   }
   LOAM_ASSERT(legal);
   s.phase = to;
@@ -77,8 +78,8 @@ void HostCore::reject(Session& s, RejectCode code, const std::string& text) {
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Reject, msg.Union()));
   sendOwn(s, kChannelReliable, ENET_PACKET_FLAG_RELIABLE, wire::ServerBody::Reject);
   enet_peer_disconnect_later(s.peer, static_cast<std::uint32_t>(code));
-  std::fprintf(stderr, "loam-server: peer %zu (player %u, %s) rejected: %s (%s)\n", indexOf(s), s.id.value,
-               phaseName(s.phase), rejectCodeName(code), text.c_str());
+  hostLog("peer %zu (player %u, %s) rejected: %s (%s)", indexOf(s), s.id.value, phaseName(s.phase),
+          rejectCodeName(code), text.c_str());
   dropPlayer(s);
   transition(s, Phase::Rejected);
   s.inputs.clear();
