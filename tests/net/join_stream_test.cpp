@@ -11,8 +11,16 @@
 #include <string>
 #include <thread>
 
+#include <enet/enet.h>
+#include <flatbuffers/flatbuffers.h>
+
+#include "loam_generated.h"
 #include "net/client_connection.h"
+#include "net/enet_support.h"
 #include "net/host/join_stream.h"
+#include "net/protocol.h"
+#include "net/wire.h"
+#include "sim/gen/generator_version.h"
 #include "net/server_host.h"
 #include "sim/gen/scene.h"
 #include "sim/systems/sim_state.h"
@@ -25,6 +33,92 @@ using namespace loam;
 using Clock = std::chrono::steady_clock;
 
 double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+/// A hostile server: answers Hello with a true Welcome (flat), then, after
+/// WorldReady, sends the JoinChunks `chunks` builds. Returns the client's error
+/// once it has failed ("" if it never did within 20 s).
+std::string joinFromHostileServer(
+    const std::function<void(flatbuffers::FlatBufferBuilder&, std::vector<std::vector<std::uint8_t>>&)>& chunks) {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  static const auto flat = [] {
+    auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/flat.toml");
+    REQUIRE(scene.has_value());
+    auto state = sim::createSimState(*scene, scene->defaultSeed);
+    REQUIRE(state.has_value());
+    return std::make_pair(std::move(*scene), std::move(*state));
+  }();
+  ENetAddress bind{};
+  enet_address_set_host_ip(&bind, "127.0.0.1");
+  bind.port = 0;
+  ENetHost* server = enet_host_create(&bind, 1, net::kChannelCount, 0, 0);
+  REQUIRE(server != nullptr);
+  ENetAddress bound{};
+  REQUIRE(enet_socket_get_address(server->socket, &bound) == 0);
+
+  net::ClientConfig cfg;
+  cfg.port = bound.port;
+  cfg.name = "victim";
+  cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
+  cfg.kind = net::ClientKind::FullBot;
+  cfg.worldFactory = [](const sim::Scene&, std::uint64_t, const std::function<void(double)>& progress)
+      -> sim::Result<sim::SimState> {
+    progress(1.0);
+    return sim::SimState(flat.second);
+  };
+  auto conn = net::ClientConnection::connect(cfg);
+  REQUIRE(conn.has_value());
+  net::ClientConnection& client = **conn;
+  const std::uint64_t generatedHash = sim::hashWorld(flat.second.world).world;
+
+  flatbuffers::FlatBufferBuilder fbb;
+  auto sendBuilt = [&](ENetPeer* peer) {
+    ENetPacket* p = enet_packet_create(fbb.GetBufferPointer(), fbb.GetSize(), ENET_PACKET_FLAG_RELIABLE);
+    if (enet_peer_send(peer, net::kChannelReliable, p) < 0) enet_packet_destroy(p);
+  };
+  const Clock::time_point t0 = Clock::now();
+  while (msSince(t0) < 20000 && client.phase() != net::ClientPhase::Failed &&
+         client.phase() != net::ClientPhase::Disconnected) {
+    ENetEvent ev;
+    while (enet_host_service(server, &ev, 0) > 0) {
+      if (ev.type != ENET_EVENT_TYPE_RECEIVE) continue;
+      const std::span<const std::uint8_t> bytes(ev.packet->data, ev.packet->dataLength);
+      const wire::ClientMessage* msg = net::verifyClientMessage(bytes, net::kMaxClientPacketBytes);
+      if (msg && msg->body_type() == wire::ClientBody::Hello) {
+        fbb.Clear();
+        auto w = wire::CreateWelcomeDirect(fbb, net::kProtocolVersion, 1, "hostile", flat.first.name.c_str(),
+                                           sim::sceneJoinHash(flat.first), flat.first.defaultSeed,
+                                           sim::kGeneratorVersion, generatedHash, 1);
+        fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Welcome, w.Union()));
+        sendBuilt(ev.peer);
+      } else if (msg && msg->body_type() == wire::ClientBody::WorldReady) {
+        std::vector<std::vector<std::uint8_t>> out;
+        chunks(fbb, out);
+        for (const auto& m : out) {
+          ENetPacket* p = enet_packet_create(m.data(), m.size(), ENET_PACKET_FLAG_RELIABLE);
+          if (enet_peer_send(ev.peer, net::kChannelReliable, p) < 0) enet_packet_destroy(p);
+        }
+      }
+      enet_packet_destroy(ev.packet);
+    }
+    enet_host_flush(server);
+    client.service(msSince(t0), 5);
+  }
+  const std::string error = client.phase() == net::ClientPhase::Failed ? client.error() : std::string();
+  client.disconnect();
+  enet_host_destroy(server);
+  return error;
+}
+
+/// One JoinChunk message.
+std::vector<std::uint8_t> chunk(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t tick, std::uint32_t offset,
+                                std::uint32_t total, std::size_t size) {
+  fbb.Clear();
+  const std::vector<std::uint8_t> bytes(size, 0x5a);
+  auto c = wire::CreateJoinChunk(fbb, tick, offset, total, fbb.CreateVector(bytes));
+  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::JoinChunk, c.Union()));
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
 
 }  // namespace
 
@@ -107,4 +201,41 @@ TEST_CASE("a world with 100,000 scattered single-voxel edits is joined through t
   CHECK(bot.serverTick() == host.state().tick);
   CHECK(sim::hashWorld(bot.mirror().world).world == sim::hashWorld(host.state().world).world);
   bot.disconnect();
+}
+
+TEST_CASE("a hostile server's join stream: the total is checked before anything grows, every piece against what arrived") {
+  SUBCASE("total over the limit") {
+    const std::string error = joinFromHostileServer([](auto& fbb, auto& out) {
+      out.push_back(chunk(fbb, 5, 0, std::uint32_t{0xffffffff}, 16));
+    });
+    CHECK(error.find("join state of 4294967295 bytes (limit") != std::string::npos);
+  }
+  SUBCASE("a gap") {
+    const std::string error = joinFromHostileServer([](auto& fbb, auto& out) {
+      out.push_back(chunk(fbb, 5, 0, 1000, 100));
+      out.push_back(chunk(fbb, 5, 200, 1000, 100));
+    });
+    CHECK(error.find("JoinChunk at 200 of 100 bytes, 100 of 1000 received") != std::string::npos);
+  }
+  SUBCASE("past the total") {
+    const std::string error = joinFromHostileServer([](auto& fbb, auto& out) {
+      out.push_back(chunk(fbb, 5, 0, 150, 100));
+      out.push_back(chunk(fbb, 5, 100, 150, 100));
+    });
+    CHECK(error.find("JoinChunk at 100 of 100 bytes, 100 of 150 received") != std::string::npos);
+  }
+  SUBCASE("another stream's piece") {
+    const std::string error = joinFromHostileServer([](auto& fbb, auto& out) {
+      out.push_back(chunk(fbb, 5, 0, 1000, 100));
+      out.push_back(chunk(fbb, 6, 100, 1000, 100));
+    });
+    CHECK(error.find("JoinChunk for tick 6") != std::string::npos);
+  }
+  SUBCASE("a complete stream that is not a save") {
+    const std::string error = joinFromHostileServer([](auto& fbb, auto& out) {
+      out.push_back(chunk(fbb, 5, 0, 200, 100));
+      out.push_back(chunk(fbb, 5, 100, 200, 100));
+    });
+    CHECK(error.find("join state: ") == 0);
+  }
 }
