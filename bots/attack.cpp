@@ -204,57 +204,44 @@ void Attack::onPacket(Attacker& a, const std::uint8_t* data, std::size_t size, d
   stats_.bytesReceived += size;
   const wire::ServerMessage* msg = net::openServerMessage({data, size}, net::kMaxServerMessageBytes, unpacked_);
   if (!msg) return;  // not ours to judge: the server's own tests check what it sends
-  switch (msg->body_type()) {
-    case wire::ServerBody::Welcome:
-      ++stats_.welcomes;
-      if (a.state == Attacker::State::HelloSent) a.state = Attacker::State::Welcomed;
-      break;
-    case wire::ServerBody::Reject: {
-      if (a.rejected) break;
-      a.rejected = true;
-      ++stats_.rejected;
-      ++stats_.rejectsByCode[msg->body_as_Reject()->code()];
-      break;
-    }
-    case wire::ServerBody::Snapshot: {
-      const wire::Snapshot* s = msg->body_as_Snapshot();
-      if (s->sequence() > a.snapshotAck) a.snapshotAck = s->sequence();
-      if (a.state == Attacker::State::Welcomed) {
-        a.state = Attacker::State::Playing;
-        ++stats_.joins;
-        const double ms = nowMs - a.connectAtMs;
-        stats_.joinMsSum += ms;
-        if (ms > stats_.joinMsMax) stats_.joinMsMax = ms;
-        if (config_.mode == AttackMode::JoinSpam) {  // joined: leave at once and come back
-          enet_peer_disconnect(a.peer, 0);
-          a.state = Attacker::State::Leaving;
-          ++stats_.leaves;
-          break;
-        }
+  // Only these three matter to an attacker; anything else is counted and ignored.
+  const wire::ServerBody type = msg->body_type();
+  if (type == wire::ServerBody::Welcome) {
+    ++stats_.welcomes;
+    if (a.state == Attacker::State::HelloSent) a.state = Attacker::State::Welcomed;
+  } else if (type == wire::ServerBody::Reject) {
+    if (a.rejected) return;
+    a.rejected = true;
+    ++stats_.rejected;
+    ++stats_.rejectsByCode[msg->body_as_Reject()->code()];
+  } else if (type == wire::ServerBody::Snapshot) {
+    const wire::Snapshot* s = msg->body_as_Snapshot();
+    if (s->sequence() > a.snapshotAck) a.snapshotAck = s->sequence();
+    if (a.state == Attacker::State::Welcomed) {
+      a.state = Attacker::State::Playing;
+      ++stats_.joins;
+      const double ms = nowMs - a.connectAtMs;
+      stats_.joinMsSum += ms;
+      if (ms > stats_.joinMsMax) stats_.joinMsMax = ms;
+      if (config_.mode == AttackMode::JoinSpam) {  // joined: leave at once and come back
+        enet_peer_disconnect(a.peer, 0);
+        a.state = Attacker::State::Leaving;
+        ++stats_.leaves;
+        return;
       }
-      if (a.state == Attacker::State::Playing && s->own()) {
-        const std::int32_t x = s->own()->px(), z = s->own()->pz();
-        if (a.havePosition) {
-          const double dx = static_cast<double>(x) - a.lastX, dz = static_cast<double>(z) - a.lastZ;
-          const double metres = std::sqrt(dx * dx + dz * dz) / sim::kUnitsPerMetre;
-          stats_.metresMoved += metres;
-          a.stuckSnapshots = metres < 0.01 ? a.stuckSnapshots + 1 : 0;
-        }
-        a.havePosition = true;
-        a.lastX = x;
-        a.lastZ = z;
-      }
-      break;
     }
-    case wire::ServerBody::GeneratedCellHashes:
-    case wire::ServerBody::JoinSnapshot:
-    case wire::ServerBody::StepBatch:
-    case wire::ServerBody::CellState:
-    case wire::ServerBody::Compressed:  // openServerMessage unwraps it
-    case wire::ServerBody::AuthChallenge:
-    case wire::ServerBody::JoinChunk:
-    case wire::ServerBody::NONE:
-      break;
+    if (a.state == Attacker::State::Playing && s->own()) {
+      const std::int32_t x = s->own()->px(), z = s->own()->pz();
+      if (a.havePosition) {
+        const double dx = static_cast<double>(x) - a.lastX, dz = static_cast<double>(z) - a.lastZ;
+        const double metres = std::sqrt(dx * dx + dz * dz) / sim::kUnitsPerMetre;
+        stats_.metresMoved += metres;
+        a.stuckSnapshots = metres < 0.01 ? a.stuckSnapshots + 1 : 0;
+      }
+      a.havePosition = true;
+      a.lastX = x;
+      a.lastZ = z;
+    }
   }
 }
 

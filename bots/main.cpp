@@ -58,7 +58,7 @@ struct Options {
   std::string scenes = "scenes";
   net::LinkProfile link;
   std::string attack;  ///< an attack mode (bots/attack.h); empty = honest bots
-  std::string bind;    ///< attackers' local address
+  std::string bind;    ///< local address of attackers and swarm bots
   std::uint64_t seed = 1;
   std::uint64_t accountSeed = 1;  ///< bots' account keys: net::botAccountKey(accountSeed, name); 0 = none
 };
@@ -424,7 +424,8 @@ int main(int argc, char** argv) {
                  "when its session ends. --report gets the JSON of what they sent and how the server answered; "
                  "--mode, --script and --link-* do not apply")
       ->check(CLI::IsMember({"connect-only", "hello-only", "join-spam", "garbage", "speed"}));
-  app.add_option("--bind", opt.bind, "Attackers: the local IPv4 address to send from (e.g. 127.0.0.2); default any");
+  app.add_option("--bind", opt.bind,
+                 "Attackers and swarm bots: the local IPv4 address to send from (e.g. 127.0.0.2); default any");
   app.add_option("--seed", opt.seed, "Attackers: randomness seed (garbage, speed)")->capture_default_str();
   app.add_option("--account-seed", opt.accountSeed,
                  "Each bot's account key is derived from this and its name (no key files; the same seed is the "
@@ -451,8 +452,8 @@ int main(int argc, char** argv) {
                  name.ok() ? "spaces around the name" : name.why.c_str());
     return 2;
   }
-  if (!opt.bind.empty()) {
-    std::fprintf(stderr, "loam-bots: --bind is for --attack only\n");
+  if (!opt.bind.empty() && opt.mode != "swarm") {
+    std::fprintf(stderr, "loam-bots: --bind is for --attack and --mode swarm only\n");
     return 2;
   }
   sim::Script script;
@@ -519,7 +520,7 @@ int main(int argc, char** argv) {
       full.push_back(std::move(b));
     }
   } else {
-    auto opened = bots::Swarm::open(host, port, opt.count, opt.namePrefix, script, 0.0, opt.accountSeed);
+    auto opened = bots::Swarm::open(host, port, opt.count, opt.namePrefix, script, 0.0, opt.accountSeed, opt.bind);
     if (!opened) {
       std::fprintf(stderr, "loam-bots: %s\n", opened.error().message.c_str());
       return 1;

@@ -19,7 +19,8 @@ namespace {
 
 sim::Result<std::unique_ptr<Swarm>> Swarm::open(const std::string& host, std::uint16_t port, std::uint32_t count,
                                                 const std::string& namePrefix, const sim::Script& script,
-                                                double startMs, std::uint64_t accountSeed) {
+                                                double startMs, std::uint64_t accountSeed,
+                                                const std::string& bindAddress) {
   std::unique_ptr<Swarm> s(new Swarm());
   if (!s->enet_.ok()) return sim::makeError("cannot initialise ENet");
   s->startMs_ = startMs;
@@ -27,7 +28,10 @@ sim::Result<std::unique_ptr<Swarm>> Swarm::open(const std::string& host, std::ui
   ENetAddress address{};
   if (enet_address_set_host(&address, host.c_str()) != 0) return sim::makeError("cannot resolve host '" + host + "'");
   address.port = port;
-  s->host_ = enet_host_create(nullptr, count, net::kChannelCount, 0, 0);
+  ENetAddress local{};  // bindAddress: the bots' own address (port any), e.g. one per group of bots
+  if (!bindAddress.empty() && enet_address_set_host_ip(&local, bindAddress.c_str()) != 0)
+    return sim::makeError("--bind must be an IPv4 address, got '" + bindAddress + "'");
+  s->host_ = enet_host_create(bindAddress.empty() ? nullptr : &local, count, net::kChannelCount, 0, 0);
   if (!s->host_) return sim::makeError("cannot create an ENet host for " + std::to_string(count) + " swarm bots");
   net::enlargeSocketBuffers(s->host_);
   s->bots_.resize(count);
@@ -105,13 +109,13 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
       }
       break;
     }
+    case wire::ServerBody::AuthChallenge:
+      answerChallenge(bot, *msg->body_as_AuthChallenge());
+      break;
     case wire::ServerBody::GeneratedCellHashes:
     case wire::ServerBody::JoinSnapshot:
     case wire::ServerBody::CellState:
     case wire::ServerBody::Compressed:  // openServerMessage unwraps it
-    case wire::ServerBody::AuthChallenge:
-      answerChallenge(bot, *msg->body_as_AuthChallenge());
-      break;
     case wire::ServerBody::JoinChunk:
     case wire::ServerBody::NONE:
       break;

@@ -67,7 +67,8 @@ class Swarm {
   /// (servers with --auth required refuse those). Errors: socket, resolve.
   static sim::Result<std::unique_ptr<Swarm>> open(const std::string& host, std::uint16_t port, std::uint32_t count,
                                                   const std::string& namePrefix, const sim::Script& script,
-                                                  double startMs, std::uint64_t accountSeed = 0);
+                                                  double startMs, std::uint64_t accountSeed = 0,
+                                                  const std::string& bindAddress = "");
   ~Swarm();
   Swarm(const Swarm&) = delete;
   Swarm& operator=(const Swarm&) = delete;
