@@ -176,7 +176,7 @@ TEST_CASE("a world with 100,000 scattered single-voxel edits is joined through t
   double maxTickUs = 0;  // the join's capture is on the tick; its encoding is not
   while (msSince(t0) < 45000 && playingTicks < 60) {
     host.tick();
-    maxTickUs = std::max(maxTickUs, host.lastTickTimes().totalUs);
+    if (host.state().tick > 1) maxTickUs = std::max(maxTickUs, host.lastTickTimes().totalUs);  // not the first step's warm-up
     bot.service(msSince(t0));
     const net::ClientPhase p = bot.phase();
     if (p == net::ClientPhase::Failed || p == net::ClientPhase::Disconnected) break;
