@@ -37,6 +37,7 @@ const char* rejectText(sim::RejectReason r) {
     case sim::RejectReason::BadArgument: return "bad argument";
     case sim::RejectReason::NotFlammable: return "does not burn";
     case sim::RejectReason::NothingToDig: return "nothing to dig";
+    case sim::RejectReason::WaterLimit: return "no more water";
   }
   return "rejected";
 }

@@ -79,6 +79,8 @@ struct PlaceCommand {
 };
 
 /// Pour water: add `amount` water units at position (handed to the water system).
+/// A player's pour is refused with WaterLimit once the world holds as much water as
+/// players may pour (sim/systems/water.h, waterFull).
 struct PourCommand {
   VoxelCoord position;
   std::uint32_t amount = 0;  ///< water units (WaterState's unit; 1..kMaxPourAmount)

@@ -250,6 +250,7 @@ void doPour(SimState& s, SimContext& ctx, const Command& c, const PourCommand& p
   if (pc.amount == 0 || pc.amount > kMaxPourAmount) return reject(ctx, c, RejectReason::BadArgument);
   Player* p = nullptr;
   if (!editAllowed(s, ctx, c, pc.position, p)) return;
+  if (p && waterFull(s.water)) return reject(ctx, c, RejectReason::WaterLimit);  // the server may still pour
   if (!pourWater(s.water, ctx, pc.position, pc.amount)) return reject(ctx, c, RejectReason::Blocked);
   spendEdit(s, p);
 }

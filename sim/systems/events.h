@@ -37,6 +37,7 @@ enum class RejectReason : std::uint8_t {
   BadArgument = 9,    ///< out-of-range field (size, amount, time, text length)
   NotFlammable = 10,  ///< ignite on something that cannot burn
   NothingToDig = 11,  ///< dig found no diggable voxel
+  WaterLimit = 12,    ///< pour: the world holds as much water as players may pour
 };
 
 /// A fire started at position (by a command or by spreading).

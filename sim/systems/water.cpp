@@ -210,6 +210,7 @@ void initWater(WaterState& s, const SimSetup& setup) {
     }
     internal::setBit(s.grid.brick(static_cast<std::uint32_t>(slot)).sink, cellIndex(c));
   }
+  s.pourCapWetVoxels = s.grid.size() + kMaxPouredWetVoxels;
 
   // Sources: routed from the first tick.
   for (const WaterSource& src : setup.scene.waterSources) {

@@ -91,6 +91,10 @@ struct SimSetup;
 
 inline constexpr std::uint32_t kWaterPerVoxel = 256;     ///< water units in one full voxel
 inline constexpr std::uint32_t kMaxPourAmount = 64 * kWaterPerVoxel;  ///< largest single pour
+/// Wet voxels players may add to the world beyond its generated water (about 125 m^3
+/// of 5 cm voxels): the global cap on poured water, which bounds the water system's
+/// memory and per-tick work however many players pour.
+inline constexpr std::size_t kMaxPouredWetVoxels = std::size_t{1} << 20;
 
 /// One record of the water state stream: `voxel` now holds `amount` (0 = dry).
 struct WaterChange {
@@ -119,6 +123,7 @@ struct WaterState {
   std::array<std::uint8_t, 256> open{};                 ///< per material: water may be there (air, liquid)
   std::array<std::uint8_t, 256> porous{};               ///< per material: thin films soak into it
   MaterialId water = kAir;                              ///< the material written for water voxels
+  std::size_t pourCapWetVoxels = kMaxPouredWetVoxels;   ///< players' pours stop at this many wet voxels (waterFull)
   bool frozen = false;                                  ///< see the active set above
   std::vector<std::uint64_t> watch;                     ///< while frozen: packCoordId of bricks near the flow, sorted
   std::vector<std::uint64_t> floorChanged;              ///< bricks where a voxel became or stopped being a floor
@@ -143,6 +148,12 @@ void stepWater(WaterState& state, SimContext& ctx);
 /// could be poured there (solid target, or nothing below it inside the world); then
 /// nothing changed.
 bool pourWater(WaterState& state, SimContext& ctx, VoxelCoord voxel, std::uint32_t amount);
+
+/// Whether the world holds as much water as players may pour: pourCapWetVoxels wet
+/// voxels (initWater sets it to the generated water plus kMaxPouredWetVoxels; the
+/// generated world alone never fills it). The step refuses players' pours then
+/// (RejectReason::WaterLimit); one pour may pass the cap by its own size. O(1).
+inline bool waterFull(const WaterState& state) noexcept { return state.grid.size() >= state.pourCapWetVoxels; }
 
 /// The water amount at voxel (0 if dry or outside). O(1): one hash probe. For other
 /// systems (fire, motion via voxels). Valid on the server and on mirrors.
