@@ -96,11 +96,11 @@ std::string AccountStore::claim(std::string_view name, const net::PublicKey& key
   accounts_.emplace(folded, Account{std::string(name), key, now});
   if (std::string why = write(); !why.empty()) {
     accounts_.erase(folded);
-    logAs(LogLevel::Error, "accounts", "error: claim name=%s not saved: %s", std::string(name).c_str(),
-          why.c_str());
+    logAs(LogLevel::Error, "accounts", "error: claim name=%s not saved: %s", LogValue(name).c_str(),
+          LogValue(why).c_str());
     return why;
   }
-  logAs(LogLevel::Info, "accounts", "claimed name=%s key=%s accounts=%zu", std::string(name).c_str(),
+  logAs(LogLevel::Info, "accounts", "claimed name=%s key=%s accounts=%zu", LogValue(name).c_str(),
         net::hexOf(key).substr(0, 16).c_str(), accounts_.size());
   return "";
 }
@@ -135,8 +135,8 @@ std::string AccountStore::write() const {
   // A failure here is only a warning: the new file is in place either way.
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0 || ::fsync(dfd) != 0) {
-    logAs(LogLevel::Warn, "accounts", "warning: folder=%s not synced: %s", dir.c_str(),
-          errnoText().c_str());
+    logAs(LogLevel::Warn, "accounts", "warning: folder=%s not synced: %s", LogValue(dir).c_str(),
+          LogValue(errnoText()).c_str());
   }
   if (dfd >= 0) ::close(dfd);
   return "";

@@ -247,11 +247,11 @@ int runServer(const ServerOptions& options) {
   if (config.auth != net::AuthMode::Off) {
     auto accounts = AccountStore::open((std::filesystem::path(options.saveDir) / "accounts.txt").string());
     if (!accounts) {
-      logLine("error: accounts: %s", accounts.error().message.c_str());
+      logLine("error: accounts: %s", LogValue(accounts.error().message).c_str());
       return kExitRuntime;
     }
     logAs(LogLevel::Info, "accounts", "auth=%s accounts=%zu from %s", net::authModeName(config.auth),
-          (*accounts)->size(), (*accounts)->path().c_str());
+          (*accounts)->size(), LogValue((*accounts)->path()).c_str());
     config.accounts = std::move(*accounts);
   }
   auto opened = net::ServerHost::open(config, std::move(*state), std::move(hosted));

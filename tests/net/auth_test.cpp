@@ -28,6 +28,7 @@
 #include "server/accounts.h"
 #include "sim/gen/scene.h"
 #include "sim/trace/script.h"
+#include "tests/support/process_util.h"
 
 using namespace loam;
 using net::RejectCode;
@@ -424,4 +425,53 @@ TEST_CASE("accounts (required): swarm bots answer the challenge with keys from t
   CHECK((*keyless)->bots()[0].phase == bots::SwarmBot::Phase::Failed);
   CHECK((*keyless)->bots()[0].error.find("account key required") != std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("loam-server --auth required: loam-bots join with derived keys, keyless bots are refused, a bad accounts file stops the start") {
+  using namespace std::chrono_literals;
+  loam::test::TempDir dir("loam_auth_process_");
+  const std::string saves = (dir.path / "saves").string();
+  const int port = loam::test::freeUdpPort();
+  const auto serverArgs = [&](const char* auth) {
+    return std::vector<std::string>{"--scene", std::string(LOAM_SOURCE_DIR) + "/scenes/flat.toml", "--port",
+                                    std::to_string(port), "--bind", "127.0.0.1", "--save-dir", saves,
+                                    "--save-interval", "0", "--stats-interval", "0", "--auth", auth};
+  };
+  const std::string serverBin = loam::test::binaryPath("LOAM_SERVER_BIN", LOAM_SERVER_BIN);
+  const std::string botsBin = loam::test::binaryPath("LOAM_BOTS_BIN", LOAM_BOTS_BIN);
+  const auto bots = [&](const char* count, const char* accountSeed) {
+    return std::vector<std::string>{"--server", "127.0.0.1:" + std::to_string(port), "--mode", "swarm", "--count",
+                                    count, "--duration", "2", "--name-prefix", "keyed", "--account-seed", accountSeed};
+  };
+  {
+    loam::test::Process server(serverBin, serverArgs("required"), dir.path / "server.log");
+    REQUIRE(server.waitForLog("listening on", 60s));
+    CHECK(server.log().find("auth=required accounts=0") != std::string::npos);
+    loam::test::Process keyed(botsBin, bots("2", "1"), dir.path / "bots.log");
+    keyed.wait(30s);
+    INFO(keyed.log());
+    CHECK(loam::test::countOf(keyed.log(), "joined in") == 2);
+    const std::string accounts = loam::test::readText(dir.path / "saves" / "accounts.txt");
+    CHECK(accounts.find("keyed1\t" + net::hexOf(net::botAccountKey(1, "keyed1").publicKey)) != std::string::npos);
+    CHECK(accounts.find("keyed2\t") != std::string::npos);
+
+    loam::test::Process plain(botsBin, bots("1", "0"), dir.path / "plain.log");
+    plain.wait(30s);
+    CHECK(plain.log().find("account key required") != std::string::npos);
+  }
+  {
+    // Restarted: the claims were read back, and a bot with another seed cannot take them.
+    loam::test::Process server(serverBin, serverArgs("names"), dir.path / "server2.log");
+    REQUIRE(server.waitForLog("listening on", 60s));
+    CHECK(server.log().find("auth=names accounts=2") != std::string::npos);
+    loam::test::Process thief(botsBin, bots("1", "99"), dir.path / "thief.log");
+    thief.wait(30s);
+    CHECK(thief.log().find("authentication failed") != std::string::npos);
+  }
+  {
+    std::ofstream(dir.path / "saves" / "accounts.txt", std::ios::app) << "broken line\n";
+    loam::test::Process server(serverBin, serverArgs("names"), dir.path / "server3.log");
+    CHECK(server.wait(60s) == 1);
+    CHECK(server.log().find("accounts.txt:4:") != std::string::npos);
+  }
 }
