@@ -183,27 +183,6 @@ void putFields(Out& o, const char* msg) noexcept {
   }
 }
 
-/// Length of the UTF-8 sequence of a printable code point at s[0..len), or 0 when
-/// the bytes are not one: invalid or overlong UTF-8, surrogates, C1 controls, and the
-/// characters that hide or reorder text (zero-width, bidi controls, line separators).
-std::size_t printableUtf8(const unsigned char* s, std::size_t len) noexcept {
-  std::size_t n = s[0] < 0xC2 ? 0 : s[0] < 0xE0 ? 2 : s[0] < 0xF0 ? 3 : s[0] < 0xF5 ? 4 : 0;
-  if (n == 0 || n > len) return 0;
-  std::uint32_t cp = s[0] & (0xFFu >> (n + 1));
-  for (std::size_t i = 1; i < n; ++i) {
-    if ((s[i] & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (s[i] & 0x3Fu);
-  }
-  constexpr std::uint32_t kMinOf[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMinOf[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  if (cp < 0xA0) return 0;  // C1 controls
-  if (cp == 0x061C || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
-      (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF || cp == 0x00AD) {
-    return 0;
-  }
-  return n;
-}
-
 /// Copies msg into out with every control byte as \xNN (one event, one line).
 void escapeControls(const char* msg, char* out, std::size_t cap) noexcept {
   std::size_t n = 0;
@@ -236,50 +215,6 @@ void emit(LogLevel level, const char* component, const char* format, va_list arg
 }
 
 }  // namespace
-
-LogValue::LogValue(std::string_view raw) noexcept {
-  const bool cut = raw.size() > kMaxBytes;
-  if (cut) raw = raw.substr(0, kMaxBytes);
-  bool quote = raw.empty();
-  for (char c : raw) {
-    auto u = static_cast<unsigned char>(c);
-    // What ends or splits a key=value token (see putFields), and what needs escaping.
-    if (u <= ' ' || u >= 0x7f || std::strchr("=\"'\\,;()", c) != nullptr) quote = true;
-  }
-  std::size_t n = 0;
-  if (quote) text_[n++] = '"';
-  const auto* s = reinterpret_cast<const unsigned char*>(raw.data());
-  for (std::size_t i = 0; i < raw.size();) {
-    const unsigned char c = s[i];
-    if (c >= 0x80) {
-      if (std::size_t k = printableUtf8(s + i, raw.size() - i); k > 0) {
-        std::memcpy(text_ + n, s + i, k);
-        n += k;
-        i += k;
-        continue;
-      }
-    }
-    if (c == '"' || c == '\\') {
-      text_[n++] = '\\';
-      text_[n++] = static_cast<char>(c);
-    } else if (c < 0x20 || c >= 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      text_[n++] = '\\';
-      text_[n++] = 'x';
-      text_[n++] = kHex[c >> 4];
-      text_[n++] = kHex[c & 15];
-    } else {
-      text_[n++] = static_cast<char>(c);
-    }
-    ++i;
-  }
-  if (cut) {
-    std::memcpy(text_ + n, "...", 3);
-    n += 3;
-  }
-  if (quote) text_[n++] = '"';
-  text_[n] = '\0';
-}
 
 void setLogFormat(LogFormat format) noexcept { gFormat.store(format, std::memory_order_relaxed); }
 

@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "net/host_log.h"
+
 namespace loam::server {
 
 enum class LogFormat {
@@ -29,19 +31,9 @@ enum class LogFormat {
 
 enum class LogLevel { Info, Warn, Error };
 
-/// A value made safe to print with %s into a log line (see above). Values longer than
-/// kMaxBytes are cut and end in "...". Allocates nothing; never throws.
+/// A value made safe to print with %s into a log line (see above; net/host_log.h):
 ///   logLine("player name=%s joined", LogValue(name).c_str());
-class LogValue {
- public:
-  static constexpr std::size_t kMaxBytes = 256;  ///< of the raw value
-  explicit LogValue(std::string_view raw) noexcept;
-  /// The escaped text, NUL-terminated; valid while the LogValue lives.
-  const char* c_str() const noexcept { return text_; }
-
- private:
-  char text_[kMaxBytes * 4 + 8];  ///< every byte as \xNN, two quotes, "..." and NUL
-};
+using LogValue = net::LogValue;
 
 /// Chooses the format of every later line. Call at start, before other threads log.
 void setLogFormat(LogFormat format) noexcept;

@@ -78,8 +78,9 @@ void HostCore::reject(Session& s, RejectCode code, const std::string& text) {
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Reject, msg.Union()));
   sendOwn(s, kChannelReliable, ENET_PACKET_FLAG_RELIABLE, wire::ServerBody::Reject);
   enet_peer_disconnect_later(s.peer, static_cast<std::uint32_t>(code));
-  hostLog("peer %zu (player %u, %s) rejected: %s (%s)", indexOf(s), s.id.value, phaseName(s.phase),
-          rejectCodeName(code), text.c_str());
+  // The reason may quote a player's name or an admin's words: printed as a LogValue.
+  hostLog("peer %zu (player %u, %s) rejected: %s reason=%s", indexOf(s), s.id.value, phaseName(s.phase),
+          rejectCodeName(code), LogValue(text).c_str());
   dropPlayer(s);
   transition(s, Phase::Rejected);
   s.inputs.clear();

@@ -62,3 +62,20 @@ TEST_CASE("a name cannot add fields to a JSON log record") {
   CHECK(line.find("\"id\":7") != std::string::npos);
   CHECK(line.find("\"name\":\"bob admin=true") != std::string::npos);
 }
+
+namespace {
+std::string gSunk;
+void sink(const char* line) noexcept { gSunk = line; }
+}  // namespace
+
+TEST_CASE("the host's lines go to the installed sink, values escaped the same way") {
+  loam::net::setHostLogSink(&sink);
+  loam::net::hostLog("peer 1 rejected: NameTaken reason=%s",
+                     loam::net::LogValue("a player called \"x y=1\" is connected").c_str());
+  loam::net::setHostLogSink(nullptr);
+  CHECK(gSunk == "peer 1 rejected: NameTaken reason=\"a player called \\\"x y=1\\\" is connected\"");
+  std::string line = json(gSunk);
+  INFO(line);
+  CHECK(line.find("\"y\"") == std::string::npos);
+  CHECK(line.find("\"reason\":\"a player called") != std::string::npos);
+}
