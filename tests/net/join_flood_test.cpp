@@ -29,6 +29,22 @@ using Clock = std::chrono::steady_clock;
 
 double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
+// The budgets are the release build's: 3 s to join, one 60 Hz tick for p99. Under
+// the sanitizers (the asan-net preset runs this suite too) everything costs a few
+// times more, so there they are 3x; what is tested, that the attack does not lock
+// out or stall the honest join, stays the same.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kBudgetScale = 3;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr double kBudgetScale = 3;
+#else
+constexpr double kBudgetScale = 1;
+#endif
+#else
+constexpr double kBudgetScale = 1;
+#endif
+
 std::unique_ptr<bots::Attack> openAttack(bots::AttackMode mode, const std::string& bind, std::uint32_t count,
                                          std::uint16_t port, std::uint64_t seed, const std::string& prefix) {
   bots::AttackConfig ac;
@@ -163,9 +179,9 @@ TEST_CASE("join flood: connect-only, Hello-only and join-spam peers do not lock 
   CAPTURE(why);
   CHECK(finalPhase == net::ClientPhase::Playing);
   CHECK(bot.stats().joinMs > 0);
-  CHECK(bot.stats().joinMs < 3000);
+  CHECK(bot.stats().joinMs < 3000 * kBudgetScale);
   CHECK(bot.stats().desyncCount == 0);
-  CHECK(p99 < 16667);
+  CHECK(p99 < 16667 * kBudgetScale);
   CHECK(st.addressRefused > 0);  // the attackers' address was held to its cap
   CHECK(spamJoins > 30);         // the cheap joiners really joined, over and over
 }
