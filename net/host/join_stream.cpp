@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "net/host_log.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/gen/generator_version.h"
@@ -165,8 +166,7 @@ bool JoinStreams::acknowledge(HostCore& core, Session& s, std::uint32_t received
   s.joinAcked = receivedBytes;
   s.progressTick = core.state.tick;
   if (!s.joinState || s.joinAcked != s.joinState->bytes.size()) return true;
-  std::fprintf(stderr, "loam-server: peer %zu (player %u): join stream of %u bytes done\n", core.indexOf(s),
-               s.id.value, s.joinAcked);
+  hostLog("peer %zu (player %u): join stream of %u bytes done", core.indexOf(s), s.id.value, s.joinAcked);
   clear(s);
   core.stats.countJoinTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - s.connectedAt).count());
   return true;
