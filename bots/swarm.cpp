@@ -117,6 +117,7 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
     case wire::ServerBody::CellState:
     case wire::ServerBody::Compressed:  // openServerMessage unwraps it
     case wire::ServerBody::JoinChunk:
+    case wire::ServerBody::Rejections:  // no world, no HUD: refusals are only counted
     case wire::ServerBody::NONE:
       break;
   }

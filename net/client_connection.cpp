@@ -702,6 +702,18 @@ struct ClientConnection::Impl {
     fail(std::string("server rejected us: ") + rejectCodeName(code) + (r.text() ? ": " + r.text()->str() : std::string()));
   }
 
+  /// Our own refused commands (the server sends them to us alone): to the events,
+  /// for the HUD. Anything else in the list is a server bug or an attack.
+  void onRejections(const wire::Rejections& r) {
+    if (phase != ClientPhase::Playing || !r.events()) return;  // nothing sent before Playing
+    for (const wire::EventRec* rec : *r.events()) {
+      sim::Event e;
+      const auto* rej = fromWire(*rec, e) ? std::get_if<sim::CommandRejectedEvent>(&e) : nullptr;
+      if (!rej || rej->player != playerId) return fail("Rejections " + std::to_string(r.tick()) + ": not our refusal");
+      pushEvent(e);
+    }
+  }
+
   std::vector<std::uint8_t> unpacked;  ///< decompressed Compressed messages
 
   void onPacket(const ENetPacket& packet, double nowMs) {
@@ -727,6 +739,7 @@ struct ClientConnection::Impl {
       case wire::ServerBody::Compressed: break;  // openServerMessage unwraps it
       case wire::ServerBody::AuthChallenge: return onAuthChallenge(*msg.body_as_AuthChallenge());
       case wire::ServerBody::JoinChunk: return onJoinChunk(*msg.body_as_JoinChunk());
+      case wire::ServerBody::Rejections: return onRejections(*msg.body_as_Rejections());
       case wire::ServerBody::NONE: return fail("server message without a body");
     }
     fail("unknown server message type");

@@ -157,7 +157,8 @@ struct ServerHost::Impl {
     orphans.clear();
     for (sim::PlayerId id : core.pendingLeaves) commands.push_back({id, UINT32_MAX, sim::LeaveCommand{}});
     core.pendingLeaves.clear();
-    host::appendSessionCommands(core.sessions, core.state.tick, core.state.rules.maxInputsPerTick, commands);
+    core.stats.inputsOverRate +=
+        host::appendSessionCommands(core.sessions, core.state.tick, core.state.rules.maxInputsPerTick, commands);
     commands.insert(commands.end(), serverCommands.begin(), serverCommands.end());
   }
 

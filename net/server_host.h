@@ -5,8 +5,9 @@
 //      CellHashRequest, Inputs, Action); malformed or oversized input is dropped and
 //      counted, and a peer that keeps sending it is disconnected with a reason;
 //   2. commands for this step: joins of peers whose world checked out, leaves,
-//      queued inputs (at most SimRules::maxInputsPerTick per player, oldest first;
-//      the rest wait for the next tick, nothing is dropped below kMaxQueuedInputs),
+//      queued inputs (at most SimRules::maxInputsPerTick per player, oldest first,
+//      and on average one per tick: an input bucket per session, net/host/session.h;
+//      the rest wait for the next tick, the oldest dropped beyond kMaxInputBacklog),
 //      actions whose after_input has been applied, and the caller's own commands;
 //   3. sim::step;
 //   4. send: the StepBatch (encoded once, one ENet packet shared by every playing
@@ -102,6 +103,7 @@ struct ServerStats {
   double joinSecondsSum = 0;               ///< connect to Playing, summed over sessions
   std::uint64_t joinSecondsCount = 0;
   std::uint64_t inputsDropped = 0;         ///< queue overflow
+  std::uint64_t inputsOverRate = 0;        ///< dropped by the input bucket: sent faster than the tick rate
   std::uint64_t budgetDeferred = 0;        ///< records held back by per-client budgets
   std::uint64_t illegalTransitions = 0;    ///< session phase changes the state machine forbids (server bugs)
   std::map<std::string, TrafficCounters> sent;      ///< by ServerBody name

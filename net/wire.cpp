@@ -443,6 +443,7 @@ const char* messageName(wire::ServerBody type) noexcept {
     case wire::ServerBody::Compressed: return "Compressed";
     case wire::ServerBody::AuthChallenge: return "AuthChallenge";
     case wire::ServerBody::JoinChunk: return "JoinChunk";
+    case wire::ServerBody::Rejections: return "Rejections";
   }
   return "Unknown";  // a value from the wire outside the union
 }

@@ -244,6 +244,8 @@ std::string formatPrometheus(const OpsIdentity& id, const OpsSnapshot& s, const 
   w.counter("loam_malformed_packets_total", "Inbound messages dropped as malformed.", s.host.malformed);
   w.counter("loam_flooded_packets_total", "Inbound messages dropped for rate.", s.host.flooded);
   w.counter("loam_inputs_dropped_total", "Player inputs dropped on queue overflow.", s.host.inputsDropped);
+  w.counter("loam_inputs_over_rate_total", "Player inputs dropped for arriving faster than the tick rate.",
+            s.host.inputsOverRate);
   w.counter("loam_budget_deferred_total", "Records held back by per-client byte budgets.", s.host.budgetDeferred);
   w.counter("loam_illegal_transitions_total", "Session phase changes the state machine refused (server bugs).",
             s.host.illegalTransitions);

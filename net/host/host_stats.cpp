@@ -39,6 +39,7 @@ ServerStats HostStats::toServerStats() const {
   st.joinSecondsCount = joinSecondsCount;
   st.leaves = leaves;
   st.inputsDropped = inputsDropped;
+  st.inputsOverRate = inputsOverRate;
   st.budgetDeferred = budgetDeferred;
   st.illegalTransitions = illegalTransitions;
   for (std::size_t i = 1; i < kServerBodyCount; ++i) {

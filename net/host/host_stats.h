@@ -25,6 +25,7 @@ struct HostStats {
   std::uint64_t joinTimeouts = 0;
   std::uint64_t joins = 0, leaves = 0;
   std::uint64_t inputsDropped = 0;
+  std::uint64_t inputsOverRate = 0;
   std::uint64_t budgetDeferred = 0;
   std::uint64_t illegalTransitions = 0;
   std::array<std::uint64_t, kJoinBucketsSeconds.size() + 1> joinSecondsBuckets{};

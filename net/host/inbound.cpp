@@ -111,9 +111,10 @@ void Inbound::onConnect(ENetPeer* peer, std::uint32_t data) {
 }
 
 bool Inbound::withinRate(Session& s) {
-  const std::int64_t second =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  switch (countMessage(s, second)) {
+  const std::int64_t nowUs =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+  switch (countMessage(s, nowUs)) {
     case RateVerdict::Within: return true;
     case RateVerdict::Dropped: ++core_.stats.flooded; return false;
     case RateVerdict::Flooding:

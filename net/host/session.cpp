@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "net/host_log.h"
+
 namespace loam::net::host {
 
 const char* phaseName(Phase p) noexcept {
@@ -39,11 +41,12 @@ void Session::reset() noexcept {
   joinIssued = cellHashesSent = false;
   phaseTick = joinTick = 0;
   badMessages = 0;
-  rateWindow = -1;
-  rateCount = floodStreak = 0;
-  windowFlooded = false;
+  messages = {};
   inputs.clear();
   newestInput = fedInput = 0;
+  inputTokens = kInputBurstTicks;
+  inputLimited = false;
+  inputLimitedTick = 0;
   actions.clear();
   tokens = 0;
   hasPos = false;
@@ -62,22 +65,31 @@ void Session::reset() noexcept {
   authNonce = {};
 }
 
-RateVerdict countMessage(Session& s, std::int64_t second) noexcept {
-  if (second != s.rateWindow) {
-    const bool consecutive = second == s.rateWindow + 1;
-    s.floodStreak = (s.windowFlooded && consecutive) ? s.floodStreak + 1 : 0;
-    s.rateWindow = second;
-    s.rateCount = 0;
-    s.windowFlooded = false;
+RateVerdict countMessage(Session& s, std::int64_t nowUs) noexcept {
+  MessageBucket& b = s.messages;
+  constexpr std::int64_t kFullUs = kMessageBurst * kMessageCostUs;
+  b.creditUs = b.creditUs < 0 ? kFullUs : std::min(kFullUs, b.creditUs + std::max<std::int64_t>(0, nowUs - b.lastUs));
+  b.lastUs = nowUs;
+  if (b.floodSinceUs >= 0 && nowUs - b.lastDropUs > kFloodGapUs) {
+    b.floodSinceUs = -1;  // a second without a drop ends the flood
+    b.floodReported = false;
   }
-  if (++s.rateCount <= kMaxMessagesPerSecond) return RateVerdict::Within;
-  if (s.windowFlooded) return RateVerdict::Dropped;
-  s.windowFlooded = true;
-  return s.floodStreak + 1 >= kFloodSecondsToReject ? RateVerdict::Flooding : RateVerdict::Dropped;
+  if (b.creditUs >= kMessageCostUs) {
+    b.creditUs -= kMessageCostUs;
+    return RateVerdict::Within;
+  }
+  if (b.floodSinceUs < 0) b.floodSinceUs = nowUs;
+  b.lastDropUs = nowUs;
+  if (b.floodReported || nowUs - b.floodSinceUs < std::int64_t{kFloodSecondsToReject} * 1'000'000) {
+    return RateVerdict::Dropped;
+  }
+  b.floodReported = true;
+  return RateVerdict::Flooding;
 }
 
-void appendSessionCommands(std::span<Session> sessions, std::uint64_t tick, std::uint32_t perTick,
-                           std::vector<sim::Command>& commands) {
+std::uint64_t appendSessionCommands(std::span<Session> sessions, std::uint64_t tick, std::uint32_t perTick,
+                                    std::vector<sim::Command>& commands) {
+  std::uint64_t overRate = 0;
   for (Session& s : sessions) {
     if (!inGame(s.phase)) continue;
     if (!s.joinIssued) {
@@ -86,11 +98,30 @@ void appendSessionCommands(std::span<Session> sessions, std::uint64_t tick, std:
     }
     // Inputs first in the span: an action with sequence == after_input ties with
     // that input and the span position puts it after (sim/step/step.h ordering).
-    for (std::uint32_t n = 0; n < perTick && !s.inputs.empty(); ++n) {
+    s.inputTokens = std::min(s.inputTokens + 1, kInputBurstTicks);
+    for (std::uint32_t n = 0; n < perTick && !s.inputs.empty() && s.inputTokens > 0; ++n) {
       const sim::PlayerInput& in = s.inputs.front();
       commands.push_back({s.id, in.sequence, sim::InputCommand{in}});
       s.fedInput = std::max(s.fedInput, in.sequence);
       s.inputs.pop();
+      --s.inputTokens;
+    }
+    // The oldest go: their moment has passed, and the client reconciles to what the
+    // server applied. Their actions are due as if they had been fed.
+    std::uint64_t dropped = 0;
+    for (; s.inputs.count > kMaxInputBacklog; ++dropped) {
+      s.fedInput = std::max(s.fedInput, s.inputs.front().sequence);
+      s.inputs.pop();
+    }
+    if (dropped > 0) {
+      overRate += dropped;
+      s.inputLimitedTick = tick;
+      if (!s.inputLimited) {
+        s.inputLimited = true;
+        hostLog("player %u: inputs faster than the tick rate; the excess is dropped", s.id.value);
+      }
+    } else if (s.inputLimited && tick - s.inputLimitedTick > kInputLimitQuietTicks) {
+      s.inputLimited = false;
     }
   }
   for (Session& s : sessions) {
@@ -109,6 +140,7 @@ void appendSessionCommands(std::span<Session> sessions, std::uint64_t tick, std:
     }
     s.actions.resize(kept);
   }
+  return overRate;
 }
 
 }  // namespace loam::net::host

@@ -1,8 +1,8 @@
 // Session: what the server host keeps per ENet peer. Its phase (the session state
-// machine of docs/PROTOCOL.md), the hostile-input counters and the per-second rate
-// limit, the input queue and pending actions that become the step's commands, and
-// what the downstream parts remember per peer (byte budget, snapshot ring, cell
-// ticks). Internal to ServerHost (net/server_host.cpp and net/host/).
+// machine of docs/PROTOCOL.md), the hostile-input counters and the message rate
+// bucket, the input queue (with its rate bucket) and pending actions that become the
+// step's commands, and what the downstream parts remember per peer (byte budget,
+// snapshot ring, cell ticks). Internal to ServerHost (net/server_host.cpp and net/host/).
 #pragma once
 
 #include <enet/enet.h>
@@ -96,6 +96,39 @@ struct PendingAction {
   sim::CommandBody body;
 };
 
+/// Message rate of one peer: a token bucket in microseconds of credit, refilled with
+/// wall-clock time (kMaxMessagesPerSecond sustained, kMessageBurst at once), and the
+/// flood it is in, if any. Driven by countMessage.
+struct MessageBucket {
+  std::int64_t creditUs = -1;      ///< credit at lastUs (-1: full, no message yet)
+  std::int64_t lastUs = 0;         ///< steady-clock microseconds of the last message
+  std::int64_t floodSinceUs = -1;  ///< first drop of the current flood (-1: not flooding)
+  std::int64_t lastDropUs = 0;     ///< the flood's latest drop
+  bool floodReported = false;      ///< Flooding was returned for this flood
+};
+
+/// Messages a peer may send at once (a quarter second of the rate): a tick that
+/// follows a stall carries the inputs, acks and actions of several, but one tick can
+/// no longer take a whole second's allowance.
+inline constexpr std::int64_t kMessageBurst = kMaxMessagesPerSecond / 4;
+/// Credit one message costs.
+inline constexpr std::int64_t kMessageCostUs = 1'000'000 / kMaxMessagesPerSecond;
+/// Drops closer than this (microseconds) belong to one flood.
+inline constexpr std::int64_t kFloodGapUs = 1'000'000;
+
+/// Burst of the input bucket, in ticks: inputs up to 6 ticks (100 ms) late still all
+/// reach the step when they arrive together (network jitter, a slow client frame);
+/// a client sending faster than the tick rate gains at most this much, once.
+inline constexpr std::int32_t kInputBurstTicks = 6;
+/// Inputs left waiting after a tick beyond this are over the rate: the oldest are
+/// dropped (a client ahead of the server this far is sending faster than it ticks;
+/// keeping them would only add latency). Room for a burst of late inputs that the
+/// step takes over two ticks (SimRules::maxInputsPerTick at a time).
+inline constexpr std::size_t kMaxInputBacklog = 6;
+/// A session that dropped no input for this long (ticks) is no longer limited: the
+/// next drop is logged again.
+inline constexpr std::uint64_t kInputLimitQuietTicks = 10 * sim::kTicksPerSecond;
+
 struct Session {
   Phase phase = Phase::Free;
   ENetPeer* peer = nullptr;
@@ -110,15 +143,15 @@ struct Session {
 
   // Hostile-input accounting.
   std::uint32_t badMessages = 0;
-  std::int64_t rateWindow = -1;  ///< wall-clock second of the current rate window
-  std::uint32_t rateCount = 0;
-  std::uint32_t floodStreak = 0;  ///< consecutive flooded seconds before this window
-  bool windowFlooded = false;
+  MessageBucket messages;  ///< message rate (countMessage)
 
   // Upstream.
   InputQueue inputs;
   std::uint32_t newestInput = 0;  ///< newest sequence received
-  std::uint32_t fedInput = 0;     ///< newest sequence handed to a step
+  std::uint32_t fedInput = 0;     ///< newest sequence handed to a step (or dropped over the rate)
+  std::int32_t inputTokens = kInputBurstTicks;  ///< inputs the step may still take (+1 per tick)
+  bool inputLimited = false;       ///< inputs were dropped over the rate lately (logged once)
+  std::uint64_t inputLimitedTick = 0;  ///< tick of the last input dropped over the rate
   std::vector<PendingAction> actions;
 
   // Downstream.
@@ -153,27 +186,31 @@ struct Session {
   void reset() noexcept;
 };
 
-/// The verdict on one more message from a peer in the current wall-clock second.
+/// The verdict on one more message from a peer.
 enum class RateVerdict : std::uint8_t {
   Within,    ///< handle it
-  Dropped,   ///< over kMaxMessagesPerSecond this second: drop it (flooded)
-  Flooding,  ///< dropped, and the peer has now flooded kFloodSecondsToReject seconds in a row: reject it
+  Dropped,   ///< the peer's message bucket is empty: drop it (flooded)
+  Flooding,  ///< dropped, and the peer has now flooded for kFloodSecondsToReject: reject it (said once)
 };
-/// Seconds in a row over the rate before a peer is rejected.
+/// Seconds of flooding (drops never more than kFloodGapUs apart) before a peer is rejected.
 inline constexpr std::uint32_t kFloodSecondsToReject = 3;
 
-/// Counts one message against s's rate in wall-clock second `second`.
-RateVerdict countMessage(Session& s, std::int64_t second) noexcept;
+/// Counts one message arriving at steady-clock microsecond nowUs (non-decreasing per
+/// session) against s's message bucket. No allocation.
+RateVerdict countMessage(Session& s, std::int64_t nowUs) noexcept;
 
 /// An action waits this long (ticks) for its input before it is applied anyway.
 inline constexpr std::uint64_t kActionWaitTicks = 2 * sim::kTicksPerSecond;
 
 /// Appends the sessions' commands for the step at `tick`, in the order the step
 /// needs (sim/step/step.h): for each session in the game, its JoinCommand if none
-/// was issued yet and up to perTick queued inputs (oldest first); then each
+/// was issued yet and up to perTick queued inputs (oldest first) the session's input
+/// bucket pays for (one token each, one token per tick, at most kInputBurstTicks), the
+/// oldest of those still waiting beyond kMaxInputBacklog dropped; then each
 /// session's due actions (its input was fed, or no input is queued and it arrived,
-/// or it waited kActionWaitTicks). Allocates command growth only.
-void appendSessionCommands(std::span<Session> sessions, std::uint64_t tick, std::uint32_t perTick,
-                           std::vector<sim::Command>& commands);
+/// or it waited kActionWaitTicks). Logs one line when a session starts being
+/// limited. Returns the inputs dropped over the rate. Allocates command growth only.
+std::uint64_t appendSessionCommands(std::span<Session> sessions, std::uint64_t tick, std::uint32_t perTick,
+                                    std::vector<sim::Command>& commands);
 
 }  // namespace loam::net::host

@@ -14,6 +14,7 @@ void StepBatchSender::send(const sim::StepOutput& out, const sim::WorldHashTrack
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   encodeEdits(out.edits, editBytes_);
   eventRecs_.clear();
+  rejected_.clear();
   fbb.Clear();
   chat_.clear();
   joined_.clear();
@@ -30,6 +31,8 @@ void StepBatchSender::send(const sim::StepOutput& out, const sim::WorldHashTrack
     // 300 they would be most of every StepBatch).
     if (Snapshots::isMovementSound(e)) {
       snapshots.addSound(T, rec);
+    } else if (std::holds_alternative<sim::CommandRejectedEvent>(e)) {
+      rejected_.push_back(rec);
     } else {
       eventRecs_.push_back(rec);
     }
@@ -58,6 +61,26 @@ void StepBatchSender::send(const sim::StepOutput& out, const sim::WorldHashTrack
     if (s.phase == Phase::Playing) core_.send(s, kChannelReliable, packet, wire::ServerBody::StepBatch);
   }
   HostCore::releaseIfUnsent(packet);
+  sendRejections();
+}
+
+void StepBatchSender::sendRejections() {
+  const std::uint64_t T = core_.state.tick;
+  flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
+  for (std::size_t i = 0; i < rejected_.size();) {
+    const std::uint32_t player = rejected_[i].actor();
+    std::size_t end = i;
+    while (end < rejected_.size() && rejected_[end].actor() == player) ++end;
+    for (Session& s : core_.sessions) {
+      if (s.phase != Phase::Playing || s.id.value != player) continue;
+      fbb.Clear();
+      const auto recs = fbb.CreateVectorOfStructs(rejected_.data() + i, end - i);
+      fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Rejections, wire::CreateRejections(fbb, T, recs).Union()));
+      core_.sendOwn(s, kChannelReliable, ENET_PACKET_FLAG_RELIABLE, wire::ServerBody::Rejections);
+      break;
+    }
+    i = end;
+  }
 }
 
 }  // namespace loam::net::host

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -975,29 +976,44 @@ TEST_CASE("session phases: exactly the documented transitions are legal") {
   }
 }
 
-TEST_CASE("session rate limit: messages beyond the per-second cap are dropped; three flooded seconds in a row flood") {
+TEST_CASE("session rate limit: a token bucket (the rate sustained, a quarter second at once); 3 s of flooding floods") {
   using net::host::RateVerdict;
   net::host::Session s;
-  const auto floodSecond = [&](std::int64_t second) {
-    for (std::uint32_t i = 0; i < net::kMaxMessagesPerSecond; ++i) {
-      CHECK(countMessage(s, second) == RateVerdict::Within);
-    }
-    int floods = 0;
-    for (int i = 0; i < 10; ++i) {
-      const RateVerdict v = countMessage(s, second);
-      CHECK(v != RateVerdict::Within);
-      floods += v == RateVerdict::Flooding ? 1 : 0;
-    }
-    CHECK(floods <= 1);  // said once, at the first dropped message of the second
-    return floods == 1 ? RateVerdict::Flooding : RateVerdict::Dropped;
-  };
-  CHECK(floodSecond(100) == RateVerdict::Dropped);
-  CHECK(floodSecond(101) == RateVerdict::Dropped);
-  CHECK(floodSecond(102) == RateVerdict::Flooding);  // the third in a row, once
-  // A quiet second in between starts the streak again.
-  CHECK(countMessage(s, 104) == RateVerdict::Within);
-  CHECK(floodSecond(105) == RateVerdict::Dropped);
-  CHECK(floodSecond(106) == RateVerdict::Dropped);
+  constexpr std::int64_t kSecond = 1'000'000;
+  const std::int64_t start = 100 * kSecond;
+  std::int64_t now = start;
+  // A full bucket takes kMessageBurst at once, not a second's worth.
+  for (std::int64_t i = 0; i < net::host::kMessageBurst; ++i) CHECK(countMessage(s, now) == RateVerdict::Within);
+  CHECK(countMessage(s, now) == RateVerdict::Dropped);
+  // Then exactly the rate: one message per kMessageCostUs, none faster.
+  now += net::host::kMessageCostUs - 1;
+  CHECK(countMessage(s, now) == RateVerdict::Dropped);
+  now += 1;
+  CHECK(countMessage(s, now) == RateVerdict::Within);
+  // Twice the rate for a while: half get through; Flooding comes once, after 3 s.
+  int within = 0, dropped = 0, floods = 0;
+  std::int64_t floodedAt = -1;
+  for (int i = 0; i < 4 * static_cast<int>(net::kMaxMessagesPerSecond) * 2; ++i) {
+    now += net::host::kMessageCostUs / 2;
+    const RateVerdict v = countMessage(s, now);
+    within += v == RateVerdict::Within ? 1 : 0;
+    dropped += v == RateVerdict::Dropped ? 1 : 0;
+    if (v == RateVerdict::Flooding && floods++ == 0) floodedAt = now;
+  }
+  CHECK(floods == 1);
+  // The flood began with the first drop, at `start`.
+  CHECK(floodedAt - start >= std::int64_t{net::host::kFloodSecondsToReject} * kSecond);
+  CHECK(floodedAt - start < std::int64_t{net::host::kFloodSecondsToReject} * kSecond + kSecond / 100);
+  CHECK(std::abs(within - (dropped + floods)) <= 2);
+  // A quiet second refills the bucket and ends the flood: the next one starts over.
+  now += kSecond + 1;
+  for (std::int64_t i = 0; i < net::host::kMessageBurst; ++i) CHECK(countMessage(s, now) == RateVerdict::Within);
+  floods = 0;
+  for (int i = 0; i < 4 * static_cast<int>(net::kMaxMessagesPerSecond); ++i) {  // 2 s of flooding: not yet
+    now += net::host::kMessageCostUs / 2;
+    floods += countMessage(s, now) == RateVerdict::Flooding ? 1 : 0;
+  }
+  CHECK(floods == 0);
 }
 
 TEST_CASE("session commands: join first, then up to perTick inputs oldest first, then actions once their input went") {
