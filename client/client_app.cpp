@@ -63,11 +63,19 @@ sim::Result<std::unique_ptr<ClientApp>> ClientApp::create(const ClientOptions& o
   if (!options.local) {
     // Someone else's server may hold accounts: our key proves the name is ours
     // (docs/PROTOCOL.md, Accounts). The local server has none, so no file for it.
+    // A key file given with --identity must work; without it, a default that cannot
+    // be used (no HOME, read-only home) leaves us keyless: servers with accounts then
+    // say so (AuthRequired) instead of the client refusing to start.
     const std::string path = options.identity.empty() ? defaultIdentityPath() : options.identity;
-    if (path.empty()) return sim::makeError("no account key file: set --identity, XDG_DATA_HOME or HOME");
-    auto key = net::loadOrCreateIdentity(path);
-    if (!key) return key.error();
-    config.accountKey = std::make_shared<const net::AccountKey>(*key);
+    auto key = path.empty() ? sim::Result<net::AccountKey>(sim::makeError("no XDG_DATA_HOME or HOME"))
+                            : net::loadOrCreateIdentity(path);
+    if (key) {
+      config.accountKey = std::make_shared<const net::AccountKey>(*key);
+    } else if (!options.identity.empty()) {
+      return key.error();
+    } else {
+      std::fprintf(stderr, "loam-client: warning: joining without an account key: %s\n", key.error().message.c_str());
+    }
   }
   if (options.local) {
     auto local = LocalServer::start(options.scene, options.seed);
