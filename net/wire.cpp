@@ -28,6 +28,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <tuple>
@@ -238,6 +239,12 @@ sim::Animal fromWire(const wire::AnimalRec& rec) noexcept {
 namespace {
 constexpr std::int32_t kCellVoxels = sim::kCellBricks * sim::kBrickSize;  // 256
 bool fitsInt16(std::int32_t v) noexcept { return v >= INT16_MIN && v <= INT16_MAX; }
+// A hostile CellState can name any int32 cell: the voxel coordinate is computed in 64
+// bits and clamped to int32, which lies outside every world (validBounds keeps voxel
+// coordinates within +-2^29), so the receiver's bounds check drops the record.
+std::int32_t clampedVoxel(std::int64_t v) noexcept {
+  return static_cast<std::int32_t>(std::clamp<std::int64_t>(v, INT32_MIN, INT32_MAX));
+}
 }  // namespace
 
 bool toWire(const sim::WaterChange& c, sim::CellCoord cell, wire::WaterRec& out) noexcept {
@@ -250,7 +257,8 @@ bool toWire(const sim::WaterChange& c, sim::CellCoord cell, wire::WaterRec& out)
 
 sim::WaterChange fromWire(const wire::WaterRec& rec, sim::CellCoord cell) noexcept {
   sim::WaterChange c;
-  c.voxel = {cell.x * kCellVoxels + rec.x(), rec.y(), cell.z * kCellVoxels + rec.z()};
+  c.voxel = {clampedVoxel(std::int64_t{cell.x} * kCellVoxels + rec.x()), rec.y(),
+             clampedVoxel(std::int64_t{cell.z} * kCellVoxels + rec.z())};
   c.amount = rec.amount();
   return c;
 }
@@ -266,8 +274,9 @@ bool toWire(const sim::FireCell& c, sim::CellCoord cell, wire::FireRec& out) noe
 
 sim::FireCell fromWire(const wire::FireRec& rec, sim::CellCoord cell) noexcept {
   sim::FireCell c;
-  c.corner = {(cell.x * sim::kCellBricks + rec.x()) * sim::kBrickSize, rec.y() * sim::kBrickSize,
-            (cell.z * sim::kCellBricks + rec.z()) * sim::kBrickSize};
+  c.corner = {clampedVoxel((std::int64_t{cell.x} * sim::kCellBricks + rec.x()) * sim::kBrickSize),
+              rec.y() * sim::kBrickSize,
+              clampedVoxel((std::int64_t{cell.z} * sim::kCellBricks + rec.z()) * sim::kBrickSize)};
   c.intensity = rec.intensity();
   c.endTick = rec.end_tick();
   return c;

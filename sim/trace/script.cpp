@@ -55,7 +55,8 @@ bool parseUint(std::string_view s, std::uint64_t& out) {
 }
 
 std::int32_t unitsOf(double metres) {
-  double u = metres * kUnitsPerMetre;
+  // Saturated: parseDouble allows +-1e12 m, far past int32 units (a cast would be UB).
+  const double u = std::clamp(metres * kUnitsPerMetre, -2147483648.0, 2147483647.0);
   return static_cast<std::int32_t>(u < 0 ? u - 0.5 : u + 0.5);
 }
 

@@ -8,6 +8,9 @@
 
 #include "net/protocol.h"
 #include "net/wire.h"
+#include "sim/core/fixed_point.h"
+#include "sim/trace/script.h"
+#include "sim/world/brick_store.h"
 
 using namespace loam;
 using Bytes = std::vector<std::uint8_t>;
@@ -26,4 +29,30 @@ TEST_CASE("a Compressed envelope whose raw_size exceeds its frame's declared siz
   std::vector<std::uint8_t> scratch;
   CHECK(net::openServerMessage(message, net::kMaxServerMessageBytes, scratch) == nullptr);
   CHECK(scratch.capacity() < 4096);
+}
+
+TEST_CASE("water and fire records of a far-away cell stay far away (no int32 wrap)") {
+  // fuzz/server_message.cpp: cell_x * 256 overflowed; 2^24 * 256 wrapped to 0, so a
+  // record of a cell 4 billion voxels away landed in cell 0 (and was UB).
+  const sim::CellCoord far{1 << 24, -(1 << 24)};
+  const sim::WaterChange w = net::fromWire(wire::WaterRec(3, 5, 6, 100), far);
+  CHECK(w.voxel.x == INT32_MAX);
+  CHECK(w.voxel.z == INT32_MIN);
+  const sim::FireCell f = net::fromWire(wire::FireRec(10, 2, 5, 6, 3), far);
+  CHECK(f.corner.x == INT32_MAX);
+  CHECK(f.corner.z == INT32_MIN);
+  const sim::WorldBounds widest{{-(1 << 26), -(1 << 26), -(1 << 26)}, {1 << 26, 1 << 26, 1 << 26}};
+  CHECK_FALSE(widest.containsBrick(sim::brickOf(w.voxel)));
+  CHECK_FALSE(widest.containsBrick(sim::brickOf(f.corner)));
+  // Cells of real worlds are unchanged.
+  CHECK(net::fromWire(wire::WaterRec(3, 5, 6, 100), sim::CellCoord{-2, 1}).voxel == sim::VoxelCoord{-507, 3, 262});
+}
+
+TEST_CASE("script positions beyond int32 units saturate instead of overflowing") {
+  // fuzz/bot_script.cpp: "-2e8" metres became -2e11 units, cast to int32 (UB).
+  auto script = sim::parseScript("at 10s server ignite 28,-2e8\n", "t.script");
+  REQUIRE(script.has_value());
+  REQUIRE(script->lines.size() == 1);
+  CHECK(script->lines[0].pos.x == 28 * sim::kUnitsPerMetre);
+  CHECK(script->lines[0].pos.z == INT32_MIN);
 }

@@ -14,7 +14,9 @@ TEST_CASE("text that breaks a toml++ invariant is a located parse error") {
     unsigned line, column;
   };
   // parse_key's first character (upstream PR #301) and parse_value's terminator.
-  for (const Case& c : {Case{"[[[1]]]", 1, 3}, Case{"a = 1\n[[[\"q\"]]]\n", 2, 3}, Case{"a = [2.0, }.5]", 1, 11}}) {
+  // And is_non_ascii_horizontal_whitespace's gaps (U+00A1 after a value: UB before).
+  for (const Case& c : {Case{"[[[1]]]", 1, 3}, Case{"a = 1\n[[[\"q\"]]]\n", 2, 3}, Case{"a = [2.0, }.5]", 1, 11},
+                        Case{"a = 1\xc2\xa1", 1, 6}, Case{"a = true\xe3\x84\x80", 1, 9}}) {
     CAPTURE(c.text);
     bool threw = false;
     try {
@@ -27,6 +29,8 @@ TEST_CASE("text that breaks a toml++ invariant is a located parse error") {
     CHECK(threw);
   }
   CHECK(toml::parse("[a]\nb = 2\n")["a"]["b"].value_or(0) == 2);
+  // Non-ASCII text in strings and comments is fine.
+  CHECK(toml::parse("a = 1 # \xc3\xa9\nb = \"\xc2\xa1\"\n")["b"].value_or(std::string()) == "\xc2\xa1");
 }
 
 TEST_CASE("a scene with the pattern is refused with a located message") {

@@ -1,0 +1,303 @@
+// Writes the seed corpora of fuzz/corpus/<target>/ from a real run: the flat test
+// world with two players who move, dig, place planks, pour water, set fire and chat
+// for 240 steps of the real simulation; each message is built from those steps'
+// outputs by the encoders the host and client use (encodeEdits, toWire, encodeAction,
+// captureSave + stateBlobs + encodeSave, compressServerMessage), and the files are
+// the repository's own (scenes, the example server config, bot scripts). Run
+// `fuzz_make_corpus fuzz/corpus` from the checkout after a format change; the files
+// are small (a few KB each) and committed.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+#include <zstd.h>
+
+#include "fuzz/fuzz_support.h"
+#include "net/edit_codec.h"
+#include "net/protocol.h"
+#include "net/wire.h"
+#include "sim/save/save.h"
+#include "sim/gen/generator_version.h"
+#include "sim/save/state_codec.h"
+#include "sim/step/step.h"
+#include "sim/systems/fire.h"
+#include "sim/systems/water.h"
+
+namespace {
+
+using namespace loam;
+namespace fs = std::filesystem;
+using Bytes = std::vector<std::uint8_t>;
+
+fs::path gRoot;
+
+void write(const std::string& target, const std::string& name, const Bytes& bytes) {
+  const fs::path dir = gRoot / target;
+  fs::create_directories(dir);
+  std::ofstream(dir / name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                                     static_cast<std::streamsize>(bytes.size()));
+}
+
+void write(const std::string& target, const std::string& name, const std::string& text) {
+  write(target, name, Bytes(text.begin(), text.end()));
+}
+
+Bytes finish(flatbuffers::FlatBufferBuilder& fbb) {
+  return Bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+Bytes withMode(std::uint8_t mode, const Bytes& rest) {
+  Bytes out{mode};
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
+
+std::string readText(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// ---- client messages ------------------------------------------------------------------
+
+void clientMessages(const std::vector<sim::PlayerInput>& inputs, const std::vector<sim::CommandBody>& actions) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const std::vector<std::uint8_t> key(32, 0x42);
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Hello,
+                                       wire::CreateHelloDirect(fbb, net::kProtocolVersion, "ann", 1, true, &key).Union()));
+  write("client_message", "hello", finish(fbb));
+  fbb.Clear();
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::WorldReady, wire::CreateWorldReady(fbb, 0x1234).Union()));
+  write("client_message", "world_ready", finish(fbb));
+  fbb.Clear();
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::CellHashRequest, wire::CreateCellHashRequest(fbb).Union()));
+  write("client_message", "cell_hash_request", finish(fbb));
+  fbb.Clear();
+  std::vector<wire::InputRec> recs;
+  for (std::size_t i = inputs.size() - 8; i < inputs.size(); ++i) recs.push_back(net::toWire(inputs[i]));
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Inputs, wire::CreateInputsDirect(fbb, &recs, 3).Union()));
+  write("client_message", "inputs", finish(fbb));
+  int n = 0;
+  for (const sim::CommandBody& body : actions) {
+    fbb.Clear();
+    auto a = net::encodeAction(fbb, 17, body);
+    if (a.IsNull()) continue;
+    fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Action, a.Union()));
+    write("client_message", "action_" + std::to_string(n++), finish(fbb));
+  }
+  fbb.Clear();
+  const std::vector<std::uint8_t> sig(64, 0x17);
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::AuthProof, wire::CreateAuthProofDirect(fbb, &sig).Union()));
+  write("client_message", "auth_proof", finish(fbb));
+  fbb.Clear();
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::JoinProgress, wire::CreateJoinProgress(fbb, 500, 4096).Union()));
+  write("client_message", "join_progress", finish(fbb));
+}
+
+// ---- server messages ------------------------------------------------------------------
+
+Bytes stepBatch(const sim::StepOutput& out, std::uint64_t worldHash) {
+  flatbuffers::FlatBufferBuilder fbb;
+  Bytes edits;
+  net::encodeEdits(out.edits, edits);
+  std::vector<wire::EventRec> events;
+  std::vector<flatbuffers::Offset<wire::ChatLine>> chat;
+  for (const sim::Event& e : out.events) {
+    if (const auto* c = std::get_if<sim::ChatEvent>(&e)) {
+      chat.push_back(wire::CreateChatLine(fbb, c->from.value, fbb.CreateString(c->text.bytes.data(), c->text.length)));
+    } else if (wire::EventRec rec; net::toWire(e, rec)) {
+      events.push_back(rec);
+    }
+  }
+  std::vector<flatbuffers::Offset<wire::PlayerName>> joined;
+  std::vector<std::uint32_t> left;
+  for (const sim::PlayerChange& c : out.players) {
+    if (c.kind == sim::PlayerChange::Kind::Joined)
+      joined.push_back(wire::CreatePlayerName(fbb, c.player.id.value, fbb.CreateString(std::string(c.player.name.view()))));
+    if (c.kind == sim::PlayerChange::Kind::Left) left.push_back(c.player.id.value);
+  }
+  Bytes weather;
+  if (out.weatherChanged) sim::encodeWeather(out.weather, weather);
+  std::vector<wire::CellHashRec> cells{wire::CellHashRec(0, 0, 0x77)};
+  auto b = wire::CreateStepBatch(fbb, out.tick, fbb.CreateVector(edits), fbb.CreateVectorOfStructs(events),
+                                 fbb.CreateVector(chat), fbb.CreateVector(joined), fbb.CreateVector(left),
+                                 fbb.CreateVector(weather), worldHash, fbb.CreateVectorOfStructs(cells));
+  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::StepBatch, b.Union()));
+  return finish(fbb);
+}
+
+Bytes cellState(const sim::SimState& state, sim::CellCoord cc) {
+  std::vector<wire::WaterRec> water;
+  std::vector<wire::FireRec> fire;
+  for (const sim::WaterChange& w : sim::waterInCell(state.water, cc))
+    if (wire::WaterRec r; net::toWire(w, cc, r)) water.push_back(r);
+  for (const sim::FireCell& f : sim::fireInCell(state.fire, cc))
+    if (wire::FireRec r; net::toWire(f, cc, r)) fire.push_back(r);
+  flatbuffers::FlatBufferBuilder fbb;
+  auto cs = wire::CreateCellState(fbb, state.tick, cc.x, cc.z, true, fbb.CreateVectorOfStructs(water),
+                                  fbb.CreateVectorOfStructs(fire));
+  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::CellState, cs.Union()));
+  return finish(fbb);
+}
+
+Bytes snapshot(const sim::SimState& state, const std::vector<sim::Event>& sounds) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const wire::PlayerStateRec own = net::toWire(state.players[0].motion);
+  std::vector<wire::PlayerPoseRec> poses;
+  for (std::size_t i = 1; i < state.players.size(); ++i)
+    poses.push_back(net::poseToWire(state.players[i].id, state.players[i].motion));
+  std::vector<wire::AnimalRec> animals;
+  for (const sim::Animal& a : state.animals.animals) animals.push_back(net::toWire(a));
+  std::vector<wire::EventRec> recs;
+  for (const sim::Event& e : sounds)
+    if (wire::EventRec r; net::toWire(e, r)) recs.push_back(r);
+  const std::vector<std::uint32_t> gone{9};
+  auto snap = wire::CreateSnapshotDirect(fbb, 5, 4, state.tick, &own, &poses, &gone, &animals, &gone, &recs);
+  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Snapshot, snap.Union()));
+  return finish(fbb);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: fuzz_make_corpus <corpus folder>\n");
+    return 2;
+  }
+  gRoot = argv[1];
+  sim::SimState state = test::flatState();
+  const sim::MaterialId planks = test::mat("planks");
+
+  // 240 steps: two players join, walk, dig, build with planks, pour, set fire, chat.
+  std::vector<sim::PlayerInput> inputs;
+  std::vector<sim::CommandBody> actions;
+  std::vector<sim::StepOutput> outputs;
+  std::vector<sim::Event> sounds;
+  std::uint32_t seq[3] = {0, 0, 0};
+  for (int t = 0; t < 240; ++t) {
+    std::vector<sim::Command> commands;
+    if (t == 0) {
+      commands.push_back({sim::PlayerId{1}, ++seq[1], sim::JoinCommand{sim::PlayerName::from("ann")}});
+      commands.push_back({sim::PlayerId{2}, ++seq[2], sim::JoinCommand{sim::PlayerName::from("bob")}});
+    }
+    for (std::uint32_t id : {1u, 2u}) {
+      sim::PlayerInput in;
+      in.sequence = static_cast<std::uint32_t>(t + 1);
+      in.moveForward = id == 1 ? 127 : -60;
+      in.moveRight = static_cast<std::int8_t>((t % 40) - 20);
+      in.yaw = static_cast<std::uint16_t>(t * 300);
+      in.buttons = (t % 50 == 10) ? 1 : 0;
+      if (id == 1) inputs.push_back(in);
+      commands.push_back({sim::PlayerId{id}, ++seq[id], sim::InputCommand{in}});
+    }
+    std::vector<sim::CommandBody> now;
+    if (t == 5) now.push_back(sim::DigCommand{{2, -1, 2}, sim::ToolSize::Cm40});
+    if (t == 9) now.push_back(sim::PlaceCommand{{-4, -1, -4}, sim::Face::PosY, sim::ToolSize::Cm40, planks});
+    if (t == 12) now.push_back(sim::PlaceCommand{{8, -1, 8}, sim::Face::PosY, sim::ToolSize::Cm5, planks});
+    if (t == 15) now.push_back(sim::PourCommand{{2, 2, 2}, 4000});
+    if (t == 20) now.push_back(sim::IgniteCommand{{-4, 3, -4}});
+    if (t == 25) now.push_back(sim::ChatCommand{sim::ChatText::from("hello from the corpus")});
+    for (const sim::CommandBody& b : now) {
+      actions.push_back(b);
+      commands.push_back({sim::PlayerId{1}, ++seq[1], b});
+    }
+    outputs.push_back(sim::step(state, commands));
+    for (const sim::Event& e : outputs.back().events)
+      if (!std::holds_alternative<sim::ChatEvent>(e)) sounds.push_back(e);
+  }
+  clientMessages(inputs, actions);
+
+  // Server messages from the steps with something in them.
+  int batches = 0;
+  for (const sim::StepOutput& out : outputs) {
+    if (out.edits.empty() && out.players.empty() && out.events.empty()) continue;
+    if (batches >= 8) break;
+    write("server_message", "step_batch_" + std::to_string(batches++), stepBatch(out, 0x5eed));
+  }
+  write("server_message", "cell_state", cellState(state, sim::CellCoord{0, 0}));
+  if (sounds.size() > 8) sounds.resize(8);
+  write("server_message", "snapshot", snapshot(state, sounds));
+
+  // The join state: a save of the world and the state blobs, as the host captures it.
+  sim::SaveHeader header;
+  header.identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
+  header.tick = state.tick;
+  auto data = sim::captureSave(header, state.world, sim::stateBlobs(state));
+  if (!data) return std::fprintf(stderr, "captureSave: %s\n", data.error().message.c_str()), 1;
+  auto file = sim::encodeSave(*data, 3);
+  if (!file) return std::fprintf(stderr, "encodeSave: %s\n", file.error().message.c_str()), 1;
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::JoinSnapshot,
+                                         wire::CreateJoinSnapshotDirect(fbb, state.tick, &*file).Union()));
+    write("server_message", "join_snapshot", finish(fbb));
+    fbb.Clear();
+    fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::JoinChunk,
+                                         wire::CreateJoinChunkDirect(fbb, state.tick, 0, static_cast<std::uint32_t>(file->size()), &*file).Union()));
+    write("server_message", "join_chunk", finish(fbb));
+    // A Compressed envelope around a StepBatch whose chat compresses well.
+    sim::StepOutput chatty;
+    chatty.tick = 7;
+    for (int i = 0; i < 40; ++i)
+      chatty.events.push_back(sim::ChatEvent{sim::PlayerId{1}, sim::ChatText::from("the same line, again and again")});
+    const Bytes inner = stepBatch(chatty, 1);
+    flatbuffers::FlatBufferBuilder packed;
+    std::vector<std::uint8_t> scratch;
+    if (net::compressServerMessage(inner.data(), inner.size(), packed, scratch))
+      write("server_message", "compressed_step_batch", finish(packed));
+    fbb.Clear();
+    const std::vector<std::uint8_t> nonce(32, 3);
+    fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::AuthChallenge,
+                                         wire::CreateAuthChallengeDirect(fbb, &nonce, "loam").Union()));
+    write("server_message", "auth_challenge", finish(fbb));
+    fbb.Clear();
+    fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Welcome,
+                                         wire::CreateWelcomeDirect(fbb, net::kProtocolVersion, 1, "loam", "flat", 1, 2,
+                                                                   sim::kGeneratorVersion, 3, 4).Union()));
+    write("server_message", "welcome", finish(fbb));
+    fbb.Clear();
+    fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Reject, wire::CreateRejectDirect(fbb, 3, "server full").Union()));
+    write("server_message", "reject", finish(fbb));
+  }
+  write("save_file", "save", withMode(0, *file));
+  // The raw payload of the same save, for mode 1 (sealSavePayload).
+  {
+    auto decoded = sim::decodeSave(*file);
+    if (!decoded) return std::fprintf(stderr, "decodeSave: %s\n", decoded.error().message.c_str()), 1;
+    std::vector<std::uint8_t> raw(decoded->sizes.rawBytes);
+    ZSTD_decompress(raw.data(), raw.size(), file->data() + sim::kSaveHeaderBytes, file->size() - sim::kSaveHeaderBytes);
+    write("save_file", "payload", withMode(1, raw));
+  }
+  const char* blobNames[] = {"players", "water", "fire", "animals", "weather"};
+  for (const sim::SaveBlob& b : data->blobs) {
+    for (std::uint8_t k = 0; k < 5; ++k)
+      if (b.name == blobNames[k]) write("save_file", "blob_" + b.name, withMode(static_cast<std::uint8_t>(2 + k), b.bytes));
+  }
+
+  // Edit logs as StepBatches carry them.
+  int logs = 0;
+  for (const sim::StepOutput& out : outputs) {
+    if (out.edits.empty() || logs >= 4) continue;
+    Bytes edits;
+    net::encodeEdits(out.edits, edits);
+    write("edit_codec", "edits_" + std::to_string(logs++), edits);
+  }
+
+  // The repository's files.
+  const fs::path src = LOAM_SOURCE_DIR;
+  for (const char* scene : {"flat", "court", "glade", "forest-fires"})
+    write("scene", scene, readText(src / "scenes" / (std::string(scene) + ".toml")));
+  write("server_config", "example", readText(src / "server" / "loam-server.example.toml"));
+  for (const auto& entry : fs::directory_iterator(src / "scenes" / "scripts"))
+    write("bot_script", entry.path().filename().string(), readText(entry.path()));
+  const char* lines[] = {"help", "players", "kick #1 spamming", "kick ann", "ban ann griefing", "ban 10.0.0.7 spam",
+                         "unban ann", "say hello everyone", "time 1200", "weather rain 500", "save", "stats",
+                         "kick \"bob smith\" why"};
+  int n = 0;
+  for (const char* line : lines) write("admin_command", "line_" + std::to_string(n++), std::string(line));
+  std::printf("corpus written to %s\n", gRoot.c_str());
+  return 0;
+}
