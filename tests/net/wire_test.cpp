@@ -358,7 +358,7 @@ TEST_CASE("messageName names every union member and nothing else") {
   CHECK(std::string(messageName(wire::ServerBody::StepBatch)) == "StepBatch");
   CHECK(std::string(messageName(wire::ClientBody::Inputs)) == "Inputs");
   CHECK(std::string(messageName(static_cast<wire::ServerBody>(200))) == "Unknown");
-  CHECK(std::string(messageName(static_cast<wire::ClientBody>(6))) == "Unknown");
+  CHECK(std::string(messageName(static_cast<wire::ClientBody>(200))) == "Unknown");
 }
 
 namespace {
@@ -394,6 +394,13 @@ std::vector<Bytes> validClientMessages() {
   }));
   v.push_back(actionMessage(wire::ActionBody::Chat, [](flatbuffers::FlatBufferBuilder& fbb) {
     return wire::CreateChatDirect(fbb, "hi there").Union();
+  }));
+  v.push_back(clientMessage(wire::ClientBody::AuthProof, [](flatbuffers::FlatBufferBuilder& fbb) {
+    const std::vector<std::uint8_t> signature(64, 7);
+    return wire::CreateAuthProofDirect(fbb, &signature).Union();
+  }));
+  v.push_back(clientMessage(wire::ClientBody::JoinProgress, [](flatbuffers::FlatBufferBuilder& fbb) {
+    return wire::CreateJoinProgress(fbb, 1000, 65536).Union();
   }));
   return v;
 }
@@ -460,6 +467,14 @@ std::vector<Bytes> validServerMessages() {
     REQUIRE(toWire(sim::CommandRejectedEvent{sim::PlayerId{3}, 17, 3, sim::RejectReason::WaterLimit}, r));
     std::vector<wire::EventRec> events{r};
     return wire::CreateRejectionsDirect(fbb, 42, &events).Union();
+  }));
+  v.push_back(serverMessage(wire::ServerBody::AuthChallenge, [](flatbuffers::FlatBufferBuilder& fbb) {
+    const std::vector<std::uint8_t> nonce(32, 9);
+    return wire::CreateAuthChallengeDirect(fbb, &nonce, "loam").Union();
+  }));
+  v.push_back(serverMessage(wire::ServerBody::JoinChunk, [](flatbuffers::FlatBufferBuilder& fbb) {
+    const std::vector<std::uint8_t> bytes(1000, 3);
+    return wire::CreateJoinChunkDirect(fbb, 99, 32768, 40000, &bytes).Union();
   }));
   return v;
 }
@@ -552,12 +567,12 @@ TEST_CASE("verifiers refuse empty, bodiless and unknown-body messages") {
     CHECK(verifyServerMessage(m, 1u << 20) == nullptr);
   }
   // A type tag from a newer protocol (the generated verifier lets it through).
-  CHECK(verifyClientMessage(clientMessage(static_cast<wire::ClientBody>(6),
+  CHECK(verifyClientMessage(clientMessage(static_cast<wire::ClientBody>(static_cast<int>(wire::ClientBody::MAX) + 1),
                                           [](flatbuffers::FlatBufferBuilder& fbb) {
                                             return wire::CreateCellHashRequest(fbb).Union();
                                           }),
                             kMaxClientPacketBytes) == nullptr);
-  CHECK(verifyServerMessage(serverMessage(static_cast<wire::ServerBody>(9),
+  CHECK(verifyServerMessage(serverMessage(static_cast<wire::ServerBody>(static_cast<int>(wire::ServerBody::MAX) + 1),
                                           [](flatbuffers::FlatBufferBuilder& fbb) {
                                             return wire::CreateRejectDirect(fbb, 1, "x").Union();
                                           }),
