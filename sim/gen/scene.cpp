@@ -23,15 +23,6 @@ using namespace internal::scene_toml;
 
 namespace {
 
-std::string canonical(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c != '\r') out.push_back(c);
-  }
-  return out;
-}
-
 Result<toml::table> parseToml(std::string_view text, const std::string& file) {
   try {
     return toml::parse(text, file);
@@ -50,6 +41,17 @@ Result<std::string> readFile(const std::string& path) {
   return ss.str();
 }
 
+/// The scene's identity is its parsed content, not its bytes: a comment, blank line,
+/// CRLF, spacing or key order changes nothing, any value does.
+std::uint64_t tomlContentHash(const toml::table& doc) {
+  // toml++ prints a table in key order with one spelling per value (format_flags::none:
+  // no literal or multi-line strings, integers in decimal, no indentation).
+  std::ostringstream out;
+  out << toml::toml_formatter{doc, toml::format_flags::none};
+  const std::string text = std::move(out).str();
+  return XXH3_64bits(text.data(), text.size());
+}
+
 }  // namespace
 
 WorldBounds worldBoundsFromMetres(const Vec3& min, const Vec3& max) noexcept {
@@ -64,15 +66,6 @@ WorldBounds worldBoundsFromMetres(const Vec3& min, const Vec3& max) noexcept {
   return wb;
 }
 
-std::uint64_t sceneHash(std::string_view text) noexcept {
-  std::string c;
-  try {
-    c = canonical(text);
-  } catch (...) {
-    return 0;
-  }
-  return XXH3_64bits(c.data(), c.size());
-}
 
 std::uint64_t sceneJoinHash(const Scene& scene) noexcept {
   std::uint64_t parts[2] = {scene.hash, scene.materialsHash};
@@ -90,7 +83,7 @@ Result<Scene> parseScene(std::string_view text, std::string_view sourceName,
     s.materials = std::move(materials);
     Ctx ctx{file, s.materials.get()};
     readDocument(*doc, ctx, s);
-    s.hash = sceneHash(text);
+    s.hash = tomlContentHash(*doc);
     return s;
   } catch (const SceneError& e) {
     return makeError(e.message());
@@ -152,8 +145,10 @@ Result<Scene> loadScene(const std::string& path) {
     s.materials = std::make_shared<const MaterialTable>(std::move(table).value());
     Ctx ctx{path, s.materials.get()};
     readDocument(*doc, ctx, s);
-    s.hash = sceneHash(*text);
-    s.materialsHash = sceneHash(*matText);
+    s.hash = tomlContentHash(*doc);
+    auto matDoc = parseToml(*matText, resolved.string());
+    if (!matDoc) return std::move(matDoc).error();
+    s.materialsHash = tomlContentHash(*matDoc);
     return s;
   } catch (const SceneError& e) {
     return makeError(e.message());

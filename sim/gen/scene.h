@@ -322,8 +322,8 @@ struct Scene {
   std::vector<IgnitionPoint> ignitions;
   Weather weather;
   DayCycle time;
-  std::uint64_t hash = 0;           ///< sceneHash of the file's bytes
-  std::uint64_t materialsHash = 0;  ///< sceneHash of the material file's bytes (0 if none)
+  std::uint64_t hash = 0;           ///< tomlContentHash of the scene document
+  std::uint64_t materialsHash = 0;  ///< tomlContentHash of the material document (0 if none)
 };
 
 /// Largest world the loader accepts: metres across in x and z, and in y.
@@ -343,10 +343,9 @@ Result<Scene> loadScene(const std::string& path);
 Result<Scene> parseScene(std::string_view text, std::string_view sourceName,
                          std::shared_ptr<const MaterialTable> materials);
 
-/// XXH3-64 of the text with every '\r' removed (so a CRLF checkout hashes the same).
-std::uint64_t sceneHash(std::string_view text) noexcept;
-
-/// The identity a client and server compare at join: scene hash and material hash folded.
+/// The identity a client and server compare at join (and saves record): the hashes of
+/// the scene's and the material table's parsed documents (Scene::hash, materialsHash)
+/// folded, so a comment or layout change is the same scene and any value change is not.
 std::uint64_t sceneJoinHash(const Scene& scene) noexcept;
 
 /// World bounds (bricks, whole chunks) for a box in metres: min rounded down, max up.

@@ -167,11 +167,66 @@ TEST_CASE("loadScene reports a missing file and a missing material table") {
   std::remove(path.c_str());
 }
 
-TEST_CASE("scene hash ignores carriage returns and sees every other byte") {
-  std::string a = "name = \"x\"\n[bounds]\n";
-  std::string b = "name = \"x\"\r\n[bounds]\r\n";
-  CHECK(sceneHash(a) == sceneHash(b));
-  CHECK(sceneHash(a) != sceneHash("name = \"y\"\n[bounds]\n"));
+TEST_CASE("a scene's identity is its parsed content: comments and layout change nothing, values do") {
+  auto hashOf = [](const std::string& text) {
+    auto r = parseScene(text, "t.toml", materials());
+    REQUIRE_MESSAGE(r, (r ? std::string() : r.error().message));
+    return r->hash;
+  };
+  const std::string base = kBase;
+  const std::uint64_t h = hashOf(base);
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string t = base;
+    const std::size_t at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  // Comments, blank lines, CRLF, spacing and key order.
+  CHECK(hashOf("# a comment at the top\n\n" + base + "# and one at the end\n") == h);
+  std::string crlf;
+  for (char c : base) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  CHECK(hashOf(crlf) == h);
+  CHECK(hashOf(replaced("base_height = 1.0", "base_height=1.0    # metres")) == h);
+  CHECK(hashOf(replaced("radius = 3.0\ndepth = 1.0", "depth = 1.0\nradius = 3.0")) == h);
+  CHECK(hashOf(replaced("[bounds]\nmin = [-12.8, -6.4, -12.8]", "[bounds]\nmin = [ -12.8,-6.4 , -12.8 ]")) == h);
+  // Any value, added key or renamed thing changes it.
+  CHECK(hashOf(replaced("base_height = 1.0", "base_height = 1.5")) != h);
+  CHECK(hashOf(replaced("spacing = 4.0", "spacing = 5.0")) != h);
+  CHECK(hashOf(replaced("kind = \"rock\"", "kind = \"bush\"")) != h);
+  CHECK(hashOf(replaced("name = \"t\"", "name = \"u\"")) != h);
+  CHECK(hashOf(base + "[time]\nday_length = 600.0\n") != h);
+}
+
+TEST_CASE("a material table's comment leaves the join identity alone") {
+  const std::string dir = std::string(LOAM_SOURCE_DIR);
+  std::string table;
+  {
+    std::ifstream in(dir + "/sim/data/materials.toml");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    table = ss.str();
+  }
+  const std::string matPath = "scene_test_materials_tmp.toml", scenePath = "scene_test_identity_tmp.toml";
+  auto identityWith = [&](const std::string& materialsText) {
+    {
+      std::ofstream m(matPath);
+      m << materialsText;
+      std::ofstream s(scenePath);
+      s << "materials = \"" << matPath << "\"\n" << kBase;
+    }
+    auto r = loadScene(scenePath);
+    REQUIRE_MESSAGE(r, (r ? std::string() : r.error().message));
+    return sceneJoinHash(*r);
+  };
+  const std::uint64_t plain = identityWith(table);
+  CHECK(identityWith("# the same table\n" + table + "\n# with comments\n") == plain);
+  const std::size_t at = table.find("hardness");
+  REQUIRE(at != std::string::npos);
+  std::string harder = table;
+  harder.insert(harder.find_first_of("0123456789", at), "1");
+  CHECK(identityWith(harder) != plain);
+  std::remove(matPath.c_str());
+  std::remove(scenePath.c_str());
 }
 
 // Mutates glade.toml a few thousand times (delete, duplicate or replace characters
