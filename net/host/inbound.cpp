@@ -176,7 +176,7 @@ bool Inbound::onHello(Session& s, const wire::Hello& hello) {
     return true;
   }
   if (hello.name() == nullptr || hello.name()->size() > sim::kMaxNameBytes) {
-    core_.reject(s, RejectCode::BadName, "name: at most " + std::to_string(sim::kMaxNameBytes) + " bytes");
+    core_.reject(s, RejectCode::BadName, "name: missing, or over " + std::to_string(sim::kMaxNameBytes) + " bytes");
     return true;
   }
   const NameCheck name = checkPlayerName(std::string_view(hello.name()->c_str(), hello.name()->size()));

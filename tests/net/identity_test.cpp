@@ -11,6 +11,7 @@
 #include <string>
 
 #include "net/account_key.h"
+#include "net/host/session.h"
 #include "net/player_name.h"
 
 using namespace loam;
@@ -208,4 +209,20 @@ TEST_CASE("auth modes: names round-trip, others are refused") {
   }
   CHECK_FALSE(net::parseAuthMode("Names"));
   CHECK_FALSE(net::parseAuthMode(""));
+}
+
+TEST_CASE("session phases: Challenged sits between Connected and Welcomed") {
+  using net::host::Phase;
+  using net::host::legalTransition;
+  CHECK(legalTransition(Phase::Connected, Phase::Challenged));
+  CHECK(legalTransition(Phase::Challenged, Phase::Welcomed));
+  CHECK(legalTransition(Phase::Challenged, Phase::Rejected));
+  CHECK(legalTransition(Phase::Challenged, Phase::Free));
+  CHECK(legalTransition(Phase::Connected, Phase::Welcomed));  // auth off, or no key needed
+  CHECK_FALSE(legalTransition(Phase::Challenged, Phase::Joining));
+  CHECK_FALSE(legalTransition(Phase::Challenged, Phase::Playing));
+  CHECK_FALSE(legalTransition(Phase::Welcomed, Phase::Challenged));
+  CHECK_FALSE(legalTransition(Phase::Free, Phase::Challenged));
+  CHECK_FALSE(net::host::admitted(Phase::Challenged));  // not counted against max players
+  CHECK(std::string(net::host::phaseName(Phase::Challenged)) == "challenged");
 }
