@@ -33,6 +33,9 @@ std::vector<std::string_view> splitTabs(std::string_view line) {
 
 std::string errnoText() { return std::strerror(errno); }
 
+/// Writes accounts to path atomically; "" or why not.
+std::string writeAccounts(const std::string& path, const std::map<std::string, Account>& accounts);
+
 }  // namespace
 
 sim::Result<std::unique_ptr<AccountStore>> AccountStore::open(std::string path) {
@@ -40,6 +43,7 @@ sim::Result<std::unique_ptr<AccountStore>> AccountStore::open(std::string path) 
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     if (ec) return sim::makeError(path + ": " + ec.message());
+    store->startWriter();
     return store;
   }
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
@@ -74,7 +78,47 @@ sim::Result<std::unique_ptr<AccountStore>> AccountStore::open(std::string path) 
     store->accounts_.emplace(folded, Account{name.name, *key, claimedAt});
   }
   if (in.bad()) return sim::makeError(path + ": read error");
+  store->startWriter();
   return store;
+}
+
+void AccountStore::startWriter() {
+  onDisk_ = accounts_;
+  writer_ = std::thread([this] { writerLoop(); });
+}
+
+AccountStore::~AccountStore() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (writer_.joinable()) writer_.join();
+}
+
+void AccountStore::flush() {
+  std::unique_lock lock(mutex_);
+  const std::uint64_t target = claimsQueued_;
+  written_.wait(lock, [&] { return claimsWritten_ >= target; });
+}
+
+void AccountStore::writerLoop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stopping_ || !queued_.empty(); });
+    if (queued_.empty()) return;  // stopping, nothing left
+    std::vector<Account> batch;
+    batch.swap(queued_);
+    const std::uint64_t upTo = claimsQueued_;
+    lock.unlock();
+    for (Account& a : batch) onDisk_.emplace(net::foldName(a.name), std::move(a));
+    if (std::string why = writeAccounts(path_, onDisk_); !why.empty()) {
+      logAs(LogLevel::Error, "accounts", "error: accounts=%zu not saved: %s", onDisk_.size(), LogValue(why).c_str());
+    }
+    lock.lock();
+    claimsWritten_ = upTo;
+    written_.notify_all();
+  }
 }
 
 std::optional<net::PublicKey> AccountStore::keyOf(std::string_view name) const {
@@ -91,26 +135,33 @@ const Account* AccountStore::find(std::string_view name) const {
 std::string AccountStore::claim(std::string_view name, const net::PublicKey& key) {
   const std::string folded = net::foldName(name);
   if (accounts_.count(folded) != 0) return "the name is claimed";
+  if (accounts_.size() >= kMaxAccounts) {
+    logAs(LogLevel::Warn, "accounts", "warning: claim name=%s refused: accounts=%zu is the limit", LogValue(name).c_str(),
+          accounts_.size());
+    return "the accounts file is full (" + std::to_string(kMaxAccounts) + ")";
+  }
   const std::int64_t now =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  accounts_.emplace(folded, Account{std::string(name), key, now});
-  if (std::string why = write(); !why.empty()) {
-    accounts_.erase(folded);
-    logAs(LogLevel::Error, "accounts", "error: claim name=%s not saved: %s", LogValue(name).c_str(),
-          LogValue(why).c_str());
-    return why;
+  const Account& a = accounts_.emplace(folded, Account{std::string(name), key, now}).first->second;
+  {
+    std::lock_guard lock(mutex_);
+    queued_.push_back(a);
+    ++claimsQueued_;
   }
+  wake_.notify_one();
   logAs(LogLevel::Info, "accounts", "claimed name=%s key=%s accounts=%zu", LogValue(name).c_str(),
         net::hexOf(key).substr(0, 16).c_str(), accounts_.size());
   return "";
 }
 
-std::string AccountStore::write() const {
+namespace {
+
+std::string writeAccounts(const std::string& path, const std::map<std::string, Account>& accounts) {
   std::ostringstream text;
   text << kHeader << '\n';
-  for (const auto& [folded, a] : accounts_) text << a.name << '\t' << net::hexOf(a.key) << '\t' << a.claimedAt << '\n';
+  for (const auto& [folded, a] : accounts) text << a.name << '\t' << net::hexOf(a.key) << '\t' << a.claimedAt << '\n';
   const std::string bytes = text.str();
-  const std::string temp = path_ + ".tmp";
+  const std::string temp = path + ".tmp";
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return temp + ": " + errnoText();
   std::size_t done = 0;
@@ -124,13 +175,13 @@ std::string AccountStore::write() const {
   if (done != bytes.size()) why = temp + ": write: " + errnoText();
   if (why.empty() && ::fsync(fd) != 0) why = temp + ": fsync: " + errnoText();
   if (::close(fd) != 0 && why.empty()) why = temp + ": close: " + errnoText();
-  if (why.empty() && ::rename(temp.c_str(), path_.c_str()) != 0) why = path_ + ": rename: " + errnoText();
+  if (why.empty() && ::rename(temp.c_str(), path.c_str()) != 0) why = path + ": rename: " + errnoText();
   if (!why.empty()) {
     ::unlink(temp.c_str());
     return why;
   }
   // The rename is durable once the folder is synced.
-  const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   const std::string dir = parent.empty() ? std::string(".") : parent.string();
   // A failure here is only a warning: the new file is in place either way.
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -141,5 +192,7 @@ std::string AccountStore::write() const {
   if (dfd >= 0) ::close(dfd);
   return "";
 }
+
+}  // namespace
 
 }  // namespace loam::server

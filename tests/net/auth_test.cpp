@@ -245,6 +245,8 @@ TEST_CASE("accounts (names): claim, rejoin with the key, wrong key and wrong pro
   REQUIRE(store->find("ANN") != nullptr);
   CHECK(store->find("ANN")->key == ann.publicKey);
   CHECK(store->find("ANN")->name == "Ann");
+  store->flush();  // written by the store's own thread, never the step's
+  CHECK(loam::test::readText(dir / "accounts.txt").find("Ann\t" + net::hexOf(ann.publicKey)) != std::string::npos);
 
   // Rejoin with the right key, in any case.
   const Outcome again = joinOnce(*host, "ann", ann);
