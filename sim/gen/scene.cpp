@@ -11,10 +11,12 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 #include "sim/core/toml.h"
 
+#include "sim/core/state_hasher.h"
 #include "sim/gen/internal/scene_reader.h"
 
 namespace loam::sim {
@@ -41,15 +43,44 @@ Result<std::string> readFile(const std::string& path) {
   return ss.str();
 }
 
+/// Adds a parsed TOML node to h: a tag per type, tables in key order (toml++ keeps
+/// them sorted), values as parsed (a float by its bits, so "1.0" and "1.00" agree).
+void addNode(StateHasher& h, const toml::node& node) {
+  node.visit([&](const auto& v) {
+    using T = std::remove_cvref_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, toml::table>) {
+      h.add('t'), h.add(static_cast<std::uint64_t>(v.size()));
+      for (const auto& [key, child] : v) h.add(key.str()), addNode(h, child);
+    } else if constexpr (std::is_same_v<T, toml::array>) {
+      h.add('a'), h.add(static_cast<std::uint64_t>(v.size()));
+      for (const toml::node& child : v) addNode(h, child);
+    } else if constexpr (std::is_same_v<T, toml::value<std::string>>) {
+      h.add('s'), h.add(std::string_view(v.get()));
+    } else if constexpr (std::is_same_v<T, toml::value<std::int64_t>>) {
+      h.add('i'), h.add(v.get());
+    } else if constexpr (std::is_same_v<T, toml::value<double>>) {
+      h.add('f'), h.add(v.get());
+    } else if constexpr (std::is_same_v<T, toml::value<bool>>) {
+      h.add('b'), h.add(v.get());
+    } else if constexpr (std::is_same_v<T, toml::value<toml::date>>) {
+      h.add('d'), h.add(v.get().year), h.add(v.get().month), h.add(v.get().day);
+    } else if constexpr (std::is_same_v<T, toml::value<toml::time>>) {
+      h.add('c'), h.add(v.get().hour), h.add(v.get().minute), h.add(v.get().second), h.add(v.get().nanosecond);
+    } else {  // toml::value<toml::date_time>: written out whole, offset included
+      const toml::date_time& t = v.get();
+      h.add('D'), h.add(t.date.year), h.add(t.date.month), h.add(t.date.day), h.add(t.time.hour);
+      h.add(t.time.minute), h.add(t.time.second), h.add(t.time.nanosecond), h.add(t.offset.has_value());
+      if (t.offset) h.add(t.offset->minutes);
+    }
+  });
+}
+
 /// The scene's identity is its parsed content, not its bytes: a comment, blank line,
-/// CRLF, spacing or key order changes nothing, any value does.
+/// CRLF, spacing, key order or spelling of a number changes nothing, any value does.
 std::uint64_t tomlContentHash(const toml::table& doc) {
-  // toml++ prints a table in key order with one spelling per value (format_flags::none:
-  // no literal or multi-line strings, integers in decimal, no indentation).
-  std::ostringstream out;
-  out << toml::toml_formatter{doc, toml::format_flags::none};
-  const std::string text = std::move(out).str();
-  return XXH3_64bits(text.data(), text.size());
+  StateHasher h(0x4C4F414D5343454EULL);  // "LOAMSCEN"
+  addNode(h, doc);
+  return h.digest();
 }
 
 }  // namespace
