@@ -38,6 +38,7 @@ const char* rejectText(sim::RejectReason r) {
     case sim::RejectReason::NotFlammable: return "does not burn";
     case sim::RejectReason::NothingToDig: return "nothing to dig";
     case sim::RejectReason::WaterLimit: return "no more water";
+    case sim::RejectReason::NoLineOfSight: return "not in sight";
   }
   return "rejected";
 }

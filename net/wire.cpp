@@ -15,7 +15,7 @@
 //  6     Splash           position  who (Actor)          speed         -               -
 //  7     AnimalCall       position  2 (Animal), animal   -             species (0..2)  call (0..2)
 //  8     Chat             not an EventRec: travels as StepBatch.chat (ChatLine)
-//  9     CommandRejected  -         1 (Player), player   sequence(u32) reason (0..12)  commandIndex (*)
+//  9     CommandRejected  -         1 (Player), player   sequence(u32) reason (0..13)  commandIndex (*)
 //  10    PlayerJoined     -         1 (Player), player   -             -               -
 //  11    PlayerLeft       -         1 (Player), player   -             -               -
 //
@@ -99,7 +99,7 @@ static_assert(std::variant_size_v<sim::Event> == 12, "new event kind: extend toW
 static_assert(kindOf<sim::IgnitedEvent>() == 0 && kindOf<sim::PlayerLeftEvent>() == 11);
 
 constexpr std::uint8_t kMaxExtinguishCause = static_cast<std::uint8_t>(sim::ExtinguishCause::Removed);
-constexpr std::uint8_t kMaxRejectReason = static_cast<std::uint8_t>(sim::RejectReason::WaterLimit);
+constexpr std::uint8_t kMaxRejectReason = static_cast<std::uint8_t>(sim::RejectReason::NoLineOfSight);
 constexpr std::uint8_t kMaxActorKind = static_cast<std::uint8_t>(sim::Actor::Kind::Animal);
 constexpr std::uint8_t kMaxSpecies = static_cast<std::uint8_t>(sim::AnimalSpecies::Dog);
 constexpr std::uint8_t kMaxCallKind = static_cast<std::uint8_t>(sim::AnimalCallKind::Greet);

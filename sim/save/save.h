@@ -38,7 +38,7 @@ namespace loam::sim {
 class BrickStore;
 
 /// The save format this build writes and reads.
-inline constexpr std::uint32_t kSaveFormatVersion = 1;
+inline constexpr std::uint32_t kSaveFormatVersion = 2;  // 2: RateBudget.pourTokens, pourTick
 /// Size of the fixed header in bytes.
 inline constexpr std::size_t kSaveHeaderBytes = 64;
 /// Largest raw payload a loader accepts (bounds allocations from corrupt headers).

@@ -6,8 +6,10 @@
 // a PlayerInput (sim/systems/player.h). Every command is validated by the step; a rejected
 // command changes nothing and produces a CommandRejected event with the reason.
 // Dig, place, pour and ignite from the server itself (kServerPlayer: console,
-// scenario events, fire tests) skip the reach and rate checks; everything else is
-// still checked. Set time and set weather are server-only.
+// scenario events, fire tests) skip the reach, sight and rate checks; everything
+// else is still checked. A player's need a line of sight from the eye: a segment to
+// some point of the target voxel (the nearest, or a face turned toward the eye)
+// that enters no colliding voxel first (RejectReason::NoLineOfSight). Set time and set weather are server-only.
 #pragma once
 
 #include <cstdint>

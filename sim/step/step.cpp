@@ -1,9 +1,12 @@
 #include "sim/step/step.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 
 #include "sim/systems/motion.h"
 #include "sim/systems/sim_context.h"
+#include "sim/world/grid_walk.h"
 
 namespace loam::sim {
 
@@ -45,8 +48,62 @@ bool inReach(const SimState& s, const Player& p, VoxelCoord target) {
   return distanceSquared(eyePosition(p.motion), voxelCentre(target)) <= r * r;
 }
 
+// Sight lines walk the one grid walk in doubles. Every input is exact in a double
+// (units are integers; a voxel is 1024 units, a power of two) and the walk uses only
+// + - * / and floor, each correctly rounded on every platform under loam_flags: the
+// verdict is the same everywhere, as integer code would be.
+using SightWalk = GridWalk<double, GridTies::LowAxis, GridBoundaries::FromCell>;
+
+// A sight line ends on the target's surface; crossings this close to the end are
+// the end itself (rounding of a line that grazes the voxels beside the target).
+constexpr double kSightEndSlack = 1e-9;
+
+// Whether the segment eye -> end (units) reaches `target` or its end without
+// entering a colliding voxel first. The eye's own voxel never blocks.
+bool clearSegment(const SimState& s, Vec3i eye, Vec3i end, VoxelCoord target) {
+  constexpr double kVoxel = kUnitsPerVoxel;
+  const double o[3] = {eye.x / kVoxel, eye.y / kVoxel, eye.z / kVoxel};
+  const double d[3] = {(std::int64_t{end.x} - eye.x) / kVoxel, (std::int64_t{end.y} - eye.y) / kVoxel,
+                       (std::int64_t{end.z} - eye.z) / kVoxel};
+  SightWalk walk(o, d, 0.0, 1);
+  const VoxelCoord from = voxelOf(eye), to = voxelOf(end);
+  // Each step crosses one boundary: the walk needs at most this many (+ slack).
+  const std::int64_t maxSteps = std::abs(std::int64_t{to.x} - from.x) + std::abs(std::int64_t{to.y} - from.y) +
+                                std::abs(std::int64_t{to.z} - from.z) + 3;
+  for (std::int64_t n = 0; n < maxSteps; ++n) {
+    const std::array<int, 3>& c = walk.cube();
+    const VoxelCoord v{c[0], c[1], c[2]};
+    if (v == target) return true;
+    if (n > 0 && s.world.bounds().containsVoxel(v) && s.lut.collides[s.world.get(v)]) return false;
+    if (walk.exitT() >= 1.0 - kSightEndSlack) return true;
+    walk.advance();
+  }
+  return true;
+}
+
+// The eye sees some of `target`: a clear segment to the point of its box nearest the
+// eye, or to the centre of one of the faces turned toward the eye (a voxel in a
+// floor seen at a low angle, a block half hidden behind another). The target itself
+// never blocks: for Place it is the solid voxel clicked, placed against.
+bool inSight(const SimState& s, const Player& p, VoxelCoord target) {
+  const Vec3i eye = eyePosition(p.motion);
+  const std::int32_t lo[3] = {target.x * kUnitsPerVoxel, target.y * kUnitsPerVoxel, target.z * kUnitsPerVoxel};
+  const std::int32_t e[3] = {eye.x, eye.y, eye.z};
+  std::int32_t nearest[3];
+  for (int a = 0; a < 3; ++a) nearest[a] = std::clamp(e[a], lo[a], lo[a] + kUnitsPerVoxel);
+  if (clearSegment(s, eye, {nearest[0], nearest[1], nearest[2]}, target)) return true;
+  const Vec3i centre = voxelCentre(target);
+  for (int a = 0; a < 3; ++a) {
+    if (e[a] >= lo[a] && e[a] <= lo[a] + kUnitsPerVoxel) continue;  // no face on this axis faces the eye
+    std::int32_t face[3] = {centre.x, centre.y, centre.z};
+    face[a] = nearest[a];
+    if (clearSegment(s, eye, {face[0], face[1], face[2]}, target)) return true;
+  }
+  return false;
+}
+
 // Common checks for dig / place / pour / ignite: the target is in the world and, for
-// a player, within reach of its eye and paid for with an edit token. The server
+// a player, within reach of its eye, in its sight and paid for with an edit token. The server
 // (player 0: console, scenario events, fire tests) has no reach and no budget.
 // Returns false after emitting the rejection; `who` is the player or null (server).
 bool editAllowed(SimState& s, SimContext& ctx, const Command& c, VoxelCoord target, Player*& who) {
@@ -64,6 +121,10 @@ bool editAllowed(SimState& s, SimContext& ctx, const Command& c, VoxelCoord targ
   }
   if (who && !inReach(s, *who, target)) {
     reject(ctx, c, RejectReason::OutOfReach);
+    return false;
+  }
+  if (who && !inSight(s, *who, target)) {
+    reject(ctx, c, RejectReason::NoLineOfSight);
     return false;
   }
   if (who && !canSpendEdit(s, *who)) {
@@ -94,6 +155,8 @@ void doJoin(SimState& s, SimContext& ctx, const Command& c, const JoinCommand& j
   p.budget.editTick = s.tick;
   p.budget.chatTokens = s.rules.chatTokenBurst;
   p.budget.chatTick = s.tick;
+  p.budget.pourTokens = s.rules.pourUnitsBurst;
+  p.budget.pourTick = s.tick;
   auto it = std::lower_bound(s.players.begin(), s.players.end(), c.player,
                              [](const Player& a, PlayerId v) { return a.id < v; });
   s.players.insert(it, p);
@@ -251,8 +314,17 @@ void doPour(SimState& s, SimContext& ctx, const Command& c, const PourCommand& p
   Player* p = nullptr;
   if (!editAllowed(s, ctx, c, pc.position, p)) return;
   if (p && waterFull(s.water)) return reject(ctx, c, RejectReason::WaterLimit);  // the server may still pour
+  // Each player's own share of the water: a budget in water units (SimRules).
+  const std::int32_t share = p ? tokensNow(p->budget.pourTokens, p->budget.pourTick, s.tick, s.rules.pourUnitsPerTick,
+                                           s.rules.pourUnitsBurst)
+                               : 0;
+  if (p && share < static_cast<std::int64_t>(pc.amount)) return reject(ctx, c, RejectReason::WaterLimit);
   if (!pourWater(s.water, ctx, pc.position, pc.amount)) return reject(ctx, c, RejectReason::Blocked);
   spendEdit(s, p);
+  if (p) {
+    p->budget.pourTokens = share - static_cast<std::int32_t>(pc.amount);
+    p->budget.pourTick = s.tick;
+  }
 }
 
 void doIgnite(SimState& s, SimContext& ctx, const Command& c, const IgniteCommand& ic) {

@@ -38,6 +38,7 @@ enum class RejectReason : std::uint8_t {
   NotFlammable = 10,  ///< ignite on something that cannot burn
   NothingToDig = 11,  ///< dig found no diggable voxel
   WaterLimit = 12,    ///< pour: the world holds as much water as players may pour
+  NoLineOfSight = 13, ///< a colliding voxel lies between the eye and the target
 };
 
 /// A fire started at position (by a command or by spreading).

@@ -124,6 +124,8 @@ struct RateBudget {
   std::uint64_t chatTick = 0;
   std::uint64_t inputTick = 0;       ///< tick of the last applied input
   std::uint32_t inputsInTick = 0;    ///< inputs applied during inputTick
+  std::int32_t pourTokens = 0;       ///< water units the player may still pour, at pourTick
+  std::uint64_t pourTick = 0;        ///< tick pourTokens was computed for
   friend bool operator==(const RateBudget&, const RateBudget&) = default;
 };
 
@@ -135,6 +137,8 @@ inline constexpr std::tuple kRateBudgetFields{
     field("chatTick", &RateBudget::chatTick),
     field("inputTick", &RateBudget::inputTick),
     field("inputsInTick", &RateBudget::inputsInTick),
+    field("pourTokens", &RateBudget::pourTokens),
+    field("pourTick", &RateBudget::pourTick),
 };
 static_assert(std::tuple_size_v<decltype(kRateBudgetFields)> == recordFieldCount<RateBudget>(),
               "a RateBudget field is missing from kRateBudgetFields");

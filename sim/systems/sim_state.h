@@ -40,6 +40,8 @@ struct SimRules {
   std::int32_t chatTokensPerTick = 1;
   std::int32_t chatTokenCost = 60;                         ///< one line per second sustained
   std::int32_t chatTokenBurst = 300;                       ///< 5 lines burst
+  std::int32_t pourUnitsPerTick = 256;                     ///< a player's water: one voxel per tick (7.5 L/s)
+  std::int32_t pourUnitsBurst = 4 * 64 * 256;              ///< four of the largest pours (32 L) at once
   std::uint32_t maxInputsPerTick = 4;                      ///< inputs per player per tick (catch-up)
 };
 

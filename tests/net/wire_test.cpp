@@ -258,8 +258,8 @@ TEST_CASE("fromWire refuses unknown kinds and out-of-range enum fields") {
   CHECK_FALSE(fromWire(eventRec(kAnimalCall, 2, 0, 3), out));  // call kind
 
   const auto commandKinds = static_cast<std::uint8_t>(std::variant_size_v<sim::CommandBody>);
-  CHECK(fromWire(eventRec(kRejected, 1, 12, commandKinds - 1), out));
-  CHECK_FALSE(fromWire(eventRec(kRejected, 1, 13, 0), out));             // reason
+  CHECK(fromWire(eventRec(kRejected, 1, 13, commandKinds - 1), out));
+  CHECK_FALSE(fromWire(eventRec(kRejected, 1, 14, 0), out));             // reason
   CHECK_FALSE(fromWire(eventRec(kRejected, 1, 0, commandKinds), out));   // command index
 
   // Exhaustively: every event kind with every actor kind byte only accepts 0..2.

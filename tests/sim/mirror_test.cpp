@@ -126,7 +126,7 @@ TEST_CASE("glade: 3,000 scripted steps, the mirror follows the streams exactly")
                              << " dig " << ev[4] << " fracture " << ev[5] << " splash " << ev[6] << " chat " << ev[8]
                              << " rejected " << ev[9] << " joined " << ev[10] << " left " << ev[11]);
   CHECK(tally.edits > 1000);
-  CHECK(ev[4] > 50);   // digs
+  CHECK(ev[4] > 40);   // digs (the script digs some pits it can no longer see into)
   CHECK(ev[3] > 100);  // footsteps
   CHECK(ev[0] > 0);    // ignitions
   CHECK(ev[1] > 0);    // extinguished (rain from 30 s)

@@ -246,7 +246,7 @@ TEST_CASE("codec: cell helpers") {
 
 TEST_CASE("codec: field tables give each record's widths, its flags byte and its difference names") {
   CHECK(encodedSize(kPlayerStateFields) == 43);  // the flags byte holds the four motion bools
-  CHECK(encodedSize(kRateBudgetFields) == 36);
+  CHECK(encodedSize(kRateBudgetFields) == 48);  // with the pour budget (i32 tokens, u64 tick)
   CHECK(encodedSize(kAnimalFields) == 32);
   CHECK(encodedSize(kFireCellFields) == 17);
 
@@ -267,7 +267,7 @@ TEST_CASE("codec: field tables give each record's widths, its flags byte and its
   std::vector<std::uint8_t> bytes;
   encodePlayers(players, bytes);
   constexpr std::size_t kMotionAt = 1 + 4 + 4 + 1;
-  REQUIRE(bytes.size() == kMotionAt + 43 + 36);
+  REQUIRE(bytes.size() == kMotionAt + 43 + 48);
   CHECK(bytes[kMotionAt] == 1);
   CHECK(bytes[kMotionAt + 28] == kMotionSwimming);
   std::vector<Player> back;

@@ -95,10 +95,10 @@ TEST_CASE("inputs move the player once per sequence number; idle players produce
 
 TEST_CASE("dig removes a sphere through the edit log, with dig and fracture events") {
   SimState s = withPlayer();
-  const VoxelCoord target{0, -3, -20};  // 1 m ahead, in the floor
+  const VoxelCoord target{0, -1, -20};  // 1 m ahead, the floor's top layer (in sight)
   StepOutput out = run(s, {cmd(1, 2, DigCommand{target, ToolSize::Cm5})});
   CHECK(rejections(out).empty());
-  REQUIRE(out.edits.size() == 7);  // centre and six neighbours
+  REQUIRE(out.edits.size() == 6);  // centre and its five neighbours in the floor
   for (const EditRecord& e : out.edits) {
     CHECK(e.kind == EditRecord::Kind::Voxel);
     CHECK(e.before == mat("stone"));
@@ -107,7 +107,7 @@ TEST_CASE("dig removes a sphere through the edit log, with dig and fracture even
   }
   auto digs = eventsOf<DigEvent>(out);
   REQUIRE(digs.size() == 1);
-  CHECK(digs[0].voxels == 7);
+  CHECK(digs[0].voxels == 6);
   CHECK(digs[0].material == mat("stone"));
   CHECK(eventsOf<FractureEvent>(out).size() == 1);
 
@@ -165,12 +165,12 @@ TEST_CASE("the server edits anywhere without reach or budget") {
 TEST_CASE("edits are rate limited per player: a burst of five, then one every 0.1 s") {
   SimState s = withPlayer();
   std::vector<Command> burst;
-  for (std::uint32_t i = 0; i < 7; ++i) burst.push_back(cmd(1, 2 + i, DigCommand{{static_cast<int>(i) * 4 - 12, -3, -20}, ToolSize::Cm5}));
+  for (std::uint32_t i = 0; i < 7; ++i) burst.push_back(cmd(1, 2 + i, DigCommand{{static_cast<int>(i) * 4 - 12, -1, -20}, ToolSize::Cm5}));
   StepOutput out = run(s, burst);
   CHECK(eventsOf<DigEvent>(out).size() == 5);
   CHECK(rejections(out) == std::vector{RejectReason::RateLimited, RejectReason::RateLimited});
   for (int i = 0; i < 5; ++i) (void)step(s, {});
-  out = run(s, {cmd(1, 20, DigCommand{{0, -3, -30}, ToolSize::Cm5}), cmd(1, 21, DigCommand{{0, -3, -34}, ToolSize::Cm5})});
+  out = run(s, {cmd(1, 20, DigCommand{{0, -1, -30}, ToolSize::Cm5}), cmd(1, 21, DigCommand{{0, -1, -34}, ToolSize::Cm5})});
   CHECK(eventsOf<DigEvent>(out).size() == 1);  // 6 ticks refilled one edit
 }
 
@@ -235,7 +235,7 @@ TEST_CASE("fire and water run through the streams and the mirror follows") {
   };
   StepOutput out = run(s, {cmd(1, 2, PlaceCommand{{0, -1, -20}, Face::PosY, ToolSize::Cm20, mat("planks")})});
   check(out);
-  out = run(s, {cmd(1, 3, IgniteCommand{{0, 0, -20}}), cmd(1, 4, IgniteCommand{{0, -1, -24}}),
+  out = run(s, {cmd(1, 3, IgniteCommand{{0, 3, -19}}), cmd(1, 4, IgniteCommand{{6, -1, -24}}),
                 cmd(1, 5, PourCommand{{8, 0, -20}, 8 * kWaterPerVoxel})});
   check(out);
   CHECK(rejections(out) == std::vector{RejectReason::NotFlammable});  // stone does not burn
