@@ -111,7 +111,7 @@ struct ServerHost::Impl {
           if (s.worldChecked) {  // done generating; waits for the join worker
             if (t - s.phaseTick > kWorldReadyTimeoutTicks) joinTimeout(s, "no room to join within 120 s");
           } else if (t - std::max(s.phaseTick, s.heardTick) > kJoinStallTicks) {
-            joinTimeout(s, "no JoinProgress for 8 s");
+            joinTimeout(s, "no JoinProgress for 20 s");
           } else if (t - std::max(s.phaseTick, s.progressTick) > kJoinNoGrowthTicks) {
             joinTimeout(s, "generation made no progress for 30 s");
           } else if (t - s.phaseTick > kWorldReadyTimeoutTicks) {
@@ -121,7 +121,7 @@ struct ServerHost::Impl {
         case Phase::Joining:
         case Phase::Playing:
           if (s.joinStreaming && s.joinState && t - s.progressTick > kJoinStallTicks) {
-            joinTimeout(s, "join stream not acknowledged for 8 s");
+            joinTimeout(s, "join stream not acknowledged for 20 s");
             break;
           }
           if ((t + core.indexOf(s)) % kBacklogCheckEvery == 0) {

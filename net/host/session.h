@@ -116,15 +116,16 @@ inline constexpr std::int64_t kMessageCostUs = 1'000'000 / kMaxMessagesPerSecond
 /// Drops closer than this (microseconds) belong to one flood.
 inline constexpr std::int64_t kFloodGapUs = 1'000'000;
 
-/// Burst of the input bucket, in ticks: inputs up to 6 ticks (100 ms) late still all
-/// reach the step when they arrive together (network jitter, a slow client frame);
-/// a client sending faster than the tick rate gains at most this much, once.
-inline constexpr std::int32_t kInputBurstTicks = 6;
+/// Burst of the input bucket, in ticks: inputs up to 7 ticks (117 ms) late still all
+/// reach the step when they arrive together (network jitter, a slow client frame).
+/// A client sending faster than the tick rate gains at most this plus
+/// kMaxInputBacklog ticks of movement, once: over 300 ticks, under 1.05x.
+inline constexpr std::int32_t kInputBurstTicks = 7;
 /// Inputs left waiting after a tick beyond this are over the rate: the oldest are
 /// dropped (a client ahead of the server this far is sending faster than it ticks;
 /// keeping them would only add latency). Room for a burst of late inputs that the
-/// step takes over two ticks (SimRules::maxInputsPerTick at a time).
-inline constexpr std::size_t kMaxInputBacklog = 6;
+/// step takes over a few ticks (SimRules::maxInputsPerTick at a time).
+inline constexpr std::size_t kMaxInputBacklog = 8;
 /// A session that dropped no input for this long (ticks) is no longer limited: the
 /// next drop is logged again.
 inline constexpr std::uint64_t kInputLimitQuietTicks = 10 * sim::kTicksPerSecond;
@@ -149,7 +150,7 @@ struct Session {
   InputQueue inputs;
   std::uint32_t newestInput = 0;  ///< newest sequence received
   std::uint32_t fedInput = 0;     ///< newest sequence handed to a step (or dropped over the rate)
-  std::int32_t inputTokens = kInputBurstTicks;  ///< inputs the step may still take (+1 per tick)
+  std::int32_t inputTokens = kInputBurstTicks;  ///< inputs the step may still take
   bool inputLimited = false;       ///< inputs were dropped over the rate lately (logged once)
   std::uint64_t inputLimitedTick = 0;  ///< tick of the last input dropped over the rate
   std::vector<PendingAction> actions;
