@@ -16,6 +16,7 @@
 
 #include "bots/attack.h"
 #include "tests/support/process_util.h"
+#include "tests/support/sanitizer_scale.h"
 
 namespace {
 
@@ -26,17 +27,7 @@ using loam::bots::AttackMode;
 
 // Under the sanitizers (the asan-net preset runs this suite too) everything costs a
 // few times more: the bot's run and its join budget are 3x there.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr int kBudgetScale = 3;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr int kBudgetScale = 3;
-#else
-constexpr int kBudgetScale = 1;
-#endif
-#else
-constexpr int kBudgetScale = 1;
-#endif
+constexpr int kBudgetScale = loam::test::kSanitizerScale;
 
 // The number after the first "key": in text from `from`, or -1 when absent.
 double jsonNumber(const std::string& text, const std::string& key, std::size_t from = 0) {

@@ -21,6 +21,7 @@
 #include "net/tick_pacer.h"
 #include "sim/gen/scene.h"
 #include "sim/systems/sim_state.h"
+#include "tests/support/sanitizer_scale.h"
 
 namespace {
 
@@ -33,17 +34,7 @@ double msSince(Clock::time_point t) { return std::chrono::duration<double, std::
 // the sanitizers (the asan-net preset runs this suite too) everything costs a few
 // times more, so there they are 3x; what is tested, that the attack does not lock
 // out or stall the honest join, stays the same.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr double kBudgetScale = 3;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr double kBudgetScale = 3;
-#else
-constexpr double kBudgetScale = 1;
-#endif
-#else
-constexpr double kBudgetScale = 1;
-#endif
+constexpr double kBudgetScale = loam::test::kSanitizerScale;
 
 std::unique_ptr<bots::Attack> openAttack(bots::AttackMode mode, const std::string& bind, std::uint32_t count,
                                          std::uint16_t port, std::uint64_t seed, const std::string& prefix) {

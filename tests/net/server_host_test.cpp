@@ -34,6 +34,7 @@
 #include "sim/gen/scene.h"
 #include "sim/step/step.h"
 #include "sim/world/world_hash.h"
+#include "tests/support/sanitizer_scale.h"
 
 using namespace loam;
 
@@ -201,7 +202,8 @@ void tickAll(net::ServerHost& server, std::initializer_list<RawClient*> clients)
 /// clients that send once per tick must stay under kMaxMessagesPerSecond).
 bool tickUntil(net::ServerHost& server, std::initializer_list<RawClient*> clients, int maxTicks,
                const std::function<bool()>& pred, int sleepMs = 1) {
-  for (int i = 0; i < maxTicks; ++i) {
+  // Budgets in ticks are wall time too (each tick sleeps): longer under sanitizers.
+  for (int i = 0; i < maxTicks * loam::test::kSanitizerScale; ++i) {
     tickAll(server, clients);
     if (pred()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(sleepMs));
