@@ -1,7 +1,7 @@
 // decodeSave against crafted payloads (JoinSnapshots from a hostile server, corrupt
 // save files): every count is checked against the bytes its records need before the
 // list is allocated, and the payload buffer grows only as zstd yields it. The
-// largest single allocation is measured by replacing operator new for this binary.
+// largest single allocation is measured by tests/support/alloc_counter.h.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -13,28 +13,9 @@
 #include <zstd.h>
 
 #include "sim/save/save.h"
+#include "tests/support/alloc_counter.h"
 
-namespace {
-std::atomic<std::size_t> gLargestAlloc{0};
-}  // namespace
-
-// These replace the global operators for the whole binary, so malloc/free pair up;
-// GCC cannot see that once std::allocator inlines them and warns wrongly.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-void* operator new(std::size_t n) {
-  std::size_t seen = gLargestAlloc.load(std::memory_order_relaxed);
-  while (n > seen && !gLargestAlloc.compare_exchange_weak(seen, n, std::memory_order_relaxed)) {
-  }
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+using loam::test::gLargestAlloc;
 
 using namespace loam::sim;
 

@@ -1,5 +1,6 @@
 // Counts heap allocations, for tests that assert a path never allocates (the audio
-// thread). Replaces the global operator new/delete for the whole test binary: include
+// thread), and keeps the largest single one, for tests that bound what a decoder of
+// hostile bytes allocates (gLargestAlloc = 0; ...; gLargestAlloc.load()). Replaces the global operator new/delete for the whole test binary: include
 // this header in exactly one source file of a test executable.
 //   loam::test::gAllocs = 0; loam::test::gCountAllocs = true; ...; gCountAllocs = false;
 #pragma once
@@ -10,6 +11,7 @@
 namespace loam::test {
 inline std::atomic<bool> gCountAllocs{false};
 inline std::atomic<long> gAllocs{0};
+inline std::atomic<std::size_t> gLargestAlloc{0};
 }  // namespace loam::test
 
 // These replace the global operators for the whole binary, so malloc/free pair up;
@@ -20,6 +22,9 @@ inline std::atomic<long> gAllocs{0};
 void* operator new(std::size_t n) {
   if (loam::test::gCountAllocs.load(std::memory_order_relaxed))
     loam::test::gAllocs.fetch_add(1, std::memory_order_relaxed);
+  std::size_t seen = loam::test::gLargestAlloc.load(std::memory_order_relaxed);
+  while (n > seen && !loam::test::gLargestAlloc.compare_exchange_weak(seen, n, std::memory_order_relaxed)) {
+  }
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
