@@ -29,29 +29,14 @@
 #include "sim/gen/scene.h"
 #include "sim/trace/script.h"
 #include "tests/support/process_util.h"
+#include "tests/support/flat_world.h"
 
 using namespace loam;
 using net::RejectCode;
 
 namespace {
 
-struct World {
-  sim::SimState state;
-  net::HostedWorld hosted;
-};
-
-const World& flatWorld() {
-  static const World w = [] {
-    auto scene = sim::loadScene(LOAM_SOURCE_DIR "/scenes/flat.toml");
-    REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
-    auto state = sim::createSimState(*scene, scene->defaultSeed);
-    REQUIRE(state.has_value());
-    World out{std::move(*state), {}};
-    out.hosted = net::describeHostedWorld(scene->name, out.state.world);
-    return out;
-  }();
-  return w;
-}
+using test::flatWorld;
 
 std::filesystem::path tempDir(const char* tag) {
   const auto dir =

@@ -35,29 +35,13 @@
 #include "sim/step/step.h"
 #include "sim/world/world_hash.h"
 #include "tests/support/sanitizer_scale.h"
+#include "tests/support/flat_world.h"
 
 using namespace loam;
 
 namespace {
 
-struct World {
-  sim::SimState state;
-  net::HostedWorld hosted;
-};
-
-/// The flat scene, generated once for the whole suite (copied per server).
-const World& flatWorld() {
-  static const World w = [] {
-    auto scene = sim::loadScene(LOAM_SOURCE_DIR "/scenes/flat.toml");
-    REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
-    auto state = sim::createSimState(*scene, scene->defaultSeed);
-    REQUIRE(state.has_value());
-    World out{std::move(*state), {}};
-    out.hosted = net::describeHostedWorld(scene->name, out.state.world);
-    return out;
-  }();
-  return w;
-}
+using test::flatWorld;
 
 std::unique_ptr<net::ServerHost> openServer(net::ServerConfig config = {}) {
   config.bindAddress = "127.0.0.1";
