@@ -1,6 +1,7 @@
-// ServerHost against raw ENet clients written here (no ClientConnection): joins,
-// inputs and snapshots, step batches, actions, and hostile input; and the rules of
-// its session part (phase transitions, rate limit, step commands) directly.
+// ServerHost against raw ENet clients (tests/support/raw_client.h, no
+// ClientConnection): joins, inputs and snapshots, step batches, actions, and hostile
+// input; and the rules of its session part (phase transitions, rate limit, step
+// commands) directly.
 #include "net/server_host.h"
 
 #include <arpa/inet.h>
@@ -34,152 +35,28 @@
 #include "sim/gen/scene.h"
 #include "sim/step/step.h"
 #include "sim/world/world_hash.h"
-#include "tests/support/sanitizer_scale.h"
 #include "tests/support/flat_world.h"
+#include "tests/support/raw_client.h"
+#include "tests/support/sanitizer_scale.h"
 
 using namespace loam;
 
 namespace {
 
+using test::buildDig;
+using test::buildHello;
+using test::buildInputs;
+using test::buildJoinProgress;
+using test::buildWorldReady;
 using test::flatWorld;
+using test::forwardInput;
+using test::parseServerMessage;
+using test::RawClient;
+using test::tickAll;
 
 std::unique_ptr<net::ServerHost> openServer(net::ServerConfig config = {}) {
-  config.bindAddress = "127.0.0.1";
-  config.port = 0;
   config.maxPeersPerAddress = 256;  // every raw client here is on 127.0.0.1
-  auto host = net::ServerHost::open(config, flatWorld().state, flatWorld().hosted);
-  REQUIRE_MESSAGE(host.has_value(), (host ? "" : host.error().message));
-  REQUIRE(host.value()->port() != 0);
-  return std::move(host.value());
-}
-
-const wire::ServerMessage* parse(const std::vector<std::uint8_t>& bytes) {
-  flatbuffers::Verifier v(bytes.data(), bytes.size());
-  if (!v.VerifyBuffer<wire::ServerMessage>(nullptr)) return nullptr;
-  return flatbuffers::GetRoot<wire::ServerMessage>(bytes.data());
-}
-
-/// A bare ENet client that records every message it gets.
-class RawClient {
- public:
-  explicit RawClient(std::uint16_t port, std::uint32_t connectData = net::kProtocolVersion) {
-    host_ = enet_host_create(nullptr, 1, net::kChannelCount, 0, 0);
-    REQUIRE(host_ != nullptr);
-    ENetAddress a{};
-    enet_address_set_host_ip(&a, "127.0.0.1");
-    a.port = port;
-    peer_ = enet_host_connect(host_, &a, net::kChannelCount, connectData);
-    REQUIRE(peer_ != nullptr);
-  }
-  ~RawClient() {
-    if (host_) enet_host_destroy(host_);
-  }
-  RawClient(const RawClient&) = delete;
-  RawClient& operator=(const RawClient&) = delete;
-
-  void service() {
-    ENetEvent ev;
-    while (host_ && enet_host_service(host_, &ev, 0) > 0) {
-      switch (ev.type) {
-        case ENET_EVENT_TYPE_CONNECT: connected = true; break;
-        case ENET_EVENT_TYPE_DISCONNECT:
-          disconnected = true;
-          disconnectData = ev.data;
-          break;
-        case ENET_EVENT_TYPE_RECEIVE: {
-          // Large messages arrive in a Compressed envelope: keep the inner message.
-          const std::span<const std::uint8_t> bytes(ev.packet->data, ev.packet->dataLength);
-          const wire::ServerMessage* outer = net::verifyServerMessage(bytes, std::size_t{1} << 28);
-          if (outer && outer->body_type() == wire::ServerBody::Compressed &&
-              net::openServerMessage(bytes, std::size_t{1} << 28, unpacked)) {
-            ++compressed;
-            inbox.push_back(unpacked);
-          } else {
-            inbox.emplace_back(bytes.begin(), bytes.end());
-          }
-          enet_packet_destroy(ev.packet);
-          break;
-        }
-        case ENET_EVENT_TYPE_NONE: break;
-      }
-    }
-  }
-
-  void sendBytes(const void* data, std::size_t size, std::uint8_t channel, std::uint32_t flags) {
-    ENetPacket* p = enet_packet_create(data, size, flags);
-    if (enet_peer_send(peer_, channel, p) < 0) enet_packet_destroy(p);
-  }
-  void send(flatbuffers::FlatBufferBuilder& fbb, std::uint8_t channel = net::kChannelReliable) {
-    sendBytes(fbb.GetBufferPointer(), fbb.GetSize(), channel,
-              channel == net::kChannelReliable ? ENET_PACKET_FLAG_RELIABLE : 0);
-  }
-  void flush() { enet_host_flush(host_); }
-  void disconnect() { enet_peer_disconnect(peer_, 0); }
-
-  /// Removes and returns the messages of one type (verified), oldest first.
-  std::vector<std::vector<std::uint8_t>> take(wire::ServerBody type) {
-    std::vector<std::vector<std::uint8_t>> got, rest;
-    for (auto& m : inbox) {
-      const wire::ServerMessage* msg = parse(m);
-      REQUIRE(msg != nullptr);
-      (msg->body_type() == type ? got : rest).push_back(std::move(m));
-    }
-    inbox = std::move(rest);
-    return got;
-  }
-
-  bool connected = false, disconnected = false;
-  std::uint32_t disconnectData = 0;
-  std::vector<std::vector<std::uint8_t>> inbox;
-  std::vector<std::uint8_t> unpacked;
-  int compressed = 0;  ///< messages that came in a Compressed envelope
-
- private:
-  ENetHost* host_ = nullptr;
-  ENetPeer* peer_ = nullptr;
-};
-
-// ---- message builders --------------------------------------------------------------
-
-void hello(flatbuffers::FlatBufferBuilder& fbb, const char* name, bool wantsWorld,
-           std::uint32_t protocol = net::kProtocolVersion) {
-  fbb.Clear();
-  auto h = wire::CreateHelloDirect(
-      fbb, protocol, name,
-      static_cast<std::uint8_t>(wantsWorld ? net::ClientKind::FullBot : net::ClientKind::SwarmBot), wantsWorld);
-  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Hello, h.Union()));
-}
-
-void worldReady(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t hash) {
-  fbb.Clear();
-  auto w = wire::CreateWorldReady(fbb, hash);
-  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::WorldReady, w.Union()));
-}
-
-void joinProgress(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t permille, std::uint32_t received) {
-  fbb.Clear();
-  auto j = wire::CreateJoinProgress(fbb, permille, received);
-  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::JoinProgress, j.Union()));
-}
-
-void inputs(flatbuffers::FlatBufferBuilder& fbb, const std::vector<wire::InputRec>& recs, std::uint32_t ack) {
-  fbb.Clear();
-  auto i = wire::CreateInputsDirect(fbb, &recs, ack);
-  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Inputs, i.Union()));
-}
-
-void dig(flatbuffers::FlatBufferBuilder& fbb, sim::VoxelCoord v, std::uint32_t afterInput) {
-  fbb.Clear();
-  auto d = wire::CreateDig(fbb, v.x, v.y, v.z, 2);
-  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Action,
-                                       wire::CreateAction(fbb, afterInput, wire::ActionBody::Dig, d.Union()).Union()));
-}
-
-/// One server tick, then every client services its socket.
-void tickAll(net::ServerHost& server, std::initializer_list<RawClient*> clients) {
-  for (RawClient* c : clients) c->flush();
-  server.tick();
-  for (RawClient* c : clients) c->service();
+  return test::openFlatServer(std::move(config));
 }
 
 /// Ticks until pred holds or maxTicks pass, sleepMs apart (ENet runs on wall time;
@@ -203,7 +80,7 @@ std::uint64_t awaitJoinState(net::ServerHost& server, RawClient& c, flatbuffers:
   std::uint32_t received = 0, total = 1;
   const bool done = tickUntil(server, {&c}, 2000, [&] {
     for (const auto& bytes : c.take(wire::ServerBody::JoinChunk)) {
-      const wire::JoinChunk* j = parse(bytes)->body_as_JoinChunk();
+      const wire::JoinChunk* j = parseServerMessage(bytes)->body_as_JoinChunk();
       tick = j->tick();
       total = j->total();
       CHECK(j->offset() == received);
@@ -212,7 +89,7 @@ std::uint64_t awaitJoinState(net::ServerHost& server, RawClient& c, flatbuffers:
     return received == total;
   });
   if (!done) return 0;
-  joinProgress(fbb, 1000, received);
+  buildJoinProgress(fbb, 1000, received);
   c.send(fbb);
   return tick;
 }
@@ -221,10 +98,20 @@ std::uint32_t awaitWelcome(net::ServerHost& server, RawClient& c) {
   std::uint32_t id = 0;
   REQUIRE(tickUntil(server, {&c}, 2000, [&] {
     auto w = c.take(wire::ServerBody::Welcome);
-    if (!w.empty()) id = parse(w[0])->body_as_Welcome()->player_id();
+    if (!w.empty()) id = parseServerMessage(w[0])->body_as_Welcome()->player_id();
     return id != 0;
   }));
   return id;
+}
+
+/// Waits for c's connection, says Hello as `name` (a full bot when wantsWorld) and
+/// returns the player id of the Welcome (REQUIREs both within 2000 ticks).
+std::uint32_t joinAs(net::ServerHost& server, RawClient& c, flatbuffers::FlatBufferBuilder& fbb, const char* name,
+                     bool wantsWorld) {
+  REQUIRE(tickUntil(server, {&c}, 2000, [&] { return c.connected; }));
+  buildHello(fbb, name, wantsWorld);
+  c.send(fbb);
+  return awaitWelcome(server, c);
 }
 
 std::optional<net::RejectCode> awaitReject(net::ServerHost& server, std::initializer_list<RawClient*> clients,
@@ -232,14 +119,10 @@ std::optional<net::RejectCode> awaitReject(net::ServerHost& server, std::initial
   std::optional<net::RejectCode> code;
   tickUntil(server, clients, maxTicks, [&] {
     auto r = c.take(wire::ServerBody::Reject);
-    if (!r.empty() && !code) code = static_cast<net::RejectCode>(parse(r[0])->body_as_Reject()->code());
+    if (!r.empty() && !code) code = static_cast<net::RejectCode>(parseServerMessage(r[0])->body_as_Reject()->code());
     return code.has_value() && c.disconnected;
   });
   return code;
-}
-
-wire::InputRec forwardInput(std::uint32_t seq, std::uint16_t yaw = 0, std::uint8_t buttons = 0) {
-  return wire::InputRec(seq, yaw, /*pitch*/ 0, /*forward*/ 127, /*right*/ 0, buttons);
 }
 
 /// An honest player: one forward input per tick, resending what is not acknowledged.
@@ -257,14 +140,14 @@ struct Walker {
 
   void step(flatbuffers::FlatBufferBuilder& fbb) {
     for (auto& m : client->take(wire::ServerBody::Snapshot)) {
-      const wire::Snapshot* s = parse(m)->body_as_Snapshot();
+      const wire::Snapshot* s = parseServerMessage(m)->body_as_Snapshot();
       REQUIRE(s->own() != nullptr);
       own.push_back(*s->own());
       acked = std::max(acked, s->own()->last_input());
       snapshotAck = std::max(snapshotAck, s->sequence());
     }
     for (auto& m : client->take(wire::ServerBody::StepBatch)) {
-      const std::uint64_t t = parse(m)->body_as_StepBatch()->tick();
+      const std::uint64_t t = parseServerMessage(m)->body_as_StepBatch()->tick();
       if (lastBatch != 0 && t != lastBatch + 1) batchGap = true;
       lastBatch = t;
       ++batches;
@@ -276,7 +159,7 @@ struct Walker {
       recs.push_back(forwardInput(s, yaw, buttons));
     }
     if (!maxSeq || nextSeq < maxSeq) ++nextSeq;
-    inputs(fbb, recs, snapshotAck);
+    buildInputs(fbb, recs, snapshotAck);
     client->send(fbb, net::kChannelUnreliable);
   }
 };
@@ -289,10 +172,7 @@ TEST_CASE("swarm join: Welcome, inputs move the own player, last_input acknowled
   auto server = openServer();
   RawClient c(server->port());
   flatbuffers::FlatBufferBuilder fbb;
-  REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
-  hello(fbb, "swarm-1", false);
-  c.send(fbb);
-  const std::uint32_t id = awaitWelcome(*server, c);
+  const std::uint32_t id = joinAs(*server, c, fbb, "swarm-1", false);
   CHECK(id >= 1);
 
   Walker w;
@@ -331,11 +211,8 @@ TEST_CASE("full join: the join stream then consecutive StepBatches; mismatches a
 
   SUBCASE("right hash") {
     RawClient c(server->port());
-    REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
-    hello(fbb, "full-1", true);
-    c.send(fbb);
-    awaitWelcome(*server, c);
-    worldReady(fbb, flatWorld().hosted.generatedHash);
+    joinAs(*server, c, fbb, "full-1", true);
+    buildWorldReady(fbb, flatWorld().hosted.generatedHash);
     c.send(fbb);
     // StepBatches from the join tick on may come before the stream ends (the client
     // holds them until the state is complete).
@@ -343,7 +220,9 @@ TEST_CASE("full join: the join stream then consecutive StepBatches; mismatches a
     REQUIRE(snapshotTick > 0);
     std::vector<std::uint64_t> ticks;
     REQUIRE(tickUntil(*server, {&c}, 3000, [&] {
-      for (const auto& m : c.take(wire::ServerBody::StepBatch)) ticks.push_back(parse(m)->body_as_StepBatch()->tick());
+      for (const auto& m : c.take(wire::ServerBody::StepBatch)) {
+        ticks.push_back(parseServerMessage(m)->body_as_StepBatch()->tick());
+      }
       c.inbox.clear();
       return ticks.size() >= 30;
     }));
@@ -361,11 +240,8 @@ TEST_CASE("full join: the join stream then consecutive StepBatches; mismatches a
   }
   SUBCASE("wrong hash") {
     RawClient c(server->port());
-    REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
-    hello(fbb, "full-2", true);
-    c.send(fbb);
-    awaitWelcome(*server, c);
-    worldReady(fbb, flatWorld().hosted.generatedHash ^ 1);
+    joinAs(*server, c, fbb, "full-2", true);
+    buildWorldReady(fbb, flatWorld().hosted.generatedHash ^ 1);
     c.send(fbb);
     CHECK(awaitReject(*server, {&c}, c) == net::RejectCode::WorldMismatch);
     CHECK(c.disconnectData == static_cast<std::uint32_t>(net::RejectCode::WorldMismatch));
@@ -374,7 +250,7 @@ TEST_CASE("full join: the join stream then consecutive StepBatches; mismatches a
   SUBCASE("wrong protocol in Hello") {
     RawClient c(server->port());
     REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
-    hello(fbb, "old", true, net::kProtocolVersion + 1);
+    buildHello(fbb, "old", true, net::kProtocolVersion + 1);
     c.send(fbb);
     CHECK(awaitReject(*server, {&c}, c) == net::RejectCode::ProtocolMismatch);
   }
@@ -390,22 +266,19 @@ TEST_CASE("an Action dig at a reachable voxel comes back as edits in a StepBatch
   auto server = openServer();
   RawClient c(server->port());
   flatbuffers::FlatBufferBuilder fbb;
-  REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
-  hello(fbb, "digger", false);
-  c.send(fbb);
-  const std::uint32_t id = awaitWelcome(*server, c);
+  const std::uint32_t id = joinAs(*server, c, fbb, "digger", false);
   REQUIRE(tickUntil(*server, {&c}, 100, [&] { return server->state().findPlayer(sim::PlayerId{id}) != nullptr; }));
   const sim::Player* p = server->state().findPlayer(sim::PlayerId{id});
   // The ground right in front of the feet (yaw 0 faces -z): within reach of the eye.
   const sim::VoxelCoord feet = sim::voxelOf(p->motion.position);
   const sim::VoxelCoord target{feet.x, feet.y - 1, feet.z - 10};
   REQUIRE(server->state().world.get(target) != sim::kAir);
-  dig(fbb, target, 0);
+  buildDig(fbb, target, 0);
   c.send(fbb);
   bool sawEdits = false;
   REQUIRE(tickUntil(*server, {&c}, 500, [&] {
     for (auto& m : c.take(wire::ServerBody::StepBatch)) {
-      const wire::StepBatch* b = parse(m)->body_as_StepBatch();
+      const wire::StepBatch* b = parseServerMessage(m)->body_as_StepBatch();
       if (!b->edits() || b->edits()->size() <= 1) continue;
       std::vector<sim::EditRecord> edits;
       auto r = net::decodeEdits(std::span<const std::uint8_t>(b->edits()->data(), b->edits()->size()), edits);
@@ -452,11 +325,8 @@ TEST_CASE("hostile peers are dropped; the server keeps ticking and the honest pl
 
   // Honest full client first (id 1), so the reference walk uses the same spawn.
   RawClient honest(server->port());
-  REQUIRE(tickUntil(*server, {&honest}, 2000, [&] { return honest.connected; }));
-  hello(fbb, "honest", true);
-  honest.send(fbb);
-  const std::uint32_t honestId = awaitWelcome(*server, honest);
-  worldReady(fbb, flatWorld().hosted.generatedHash);
+  const std::uint32_t honestId = joinAs(*server, honest, fbb, "honest", true);
+  buildWorldReady(fbb, flatWorld().hosted.generatedHash);
   honest.send(fbb);
   REQUIRE(awaitJoinState(*server, honest, fbb) > 0);
   Walker walker;
@@ -477,14 +347,14 @@ TEST_CASE("hostile peers are dropped; the server keeps ticking and the honest pl
     }
     return true;
   }));
-  hello(fbb, "mangler", false);
+  buildHello(fbb, "mangler", false);
   mangler.send(fbb);
-  hello(fbb, "flooder", false);
+  buildHello(fbb, "flooder", false);
   flooder.send(fbb);
-  hello(fbb, "twice", false);
+  buildHello(fbb, "twice", false);
   twice.send(fbb);
   twice.send(fbb);
-  hello(fbb, "oversize", false);
+  buildHello(fbb, "oversize", false);
   oversize.send(fbb);
 
   // Raw UDP garbage straight at the port.
@@ -499,7 +369,7 @@ TEST_CASE("hostile peers are dropped; the server keeps ticking and the honest pl
   std::vector<std::uint8_t> valid;
   {
     std::vector<wire::InputRec> recs{forwardInput(1), forwardInput(2), forwardInput(3)};
-    inputs(fbb, recs, 0);
+    buildInputs(fbb, recs, 0);
     valid.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   }
   const std::uint64_t startTick = server->state().tick;
@@ -539,7 +409,7 @@ TEST_CASE("hostile peers are dropped; the server keeps ticking and the honest pl
                                std::chrono::steady_clock::now() - start).count();
     while (!flooder.disconnected && flooded < elapsedMs) {
       std::vector<wire::InputRec> recs{forwardInput(static_cast<std::uint32_t>(++flooded))};
-      inputs(fbb, recs, 0);
+      buildInputs(fbb, recs, 0);
       flooder.send(fbb, net::kChannelUnreliable);
     }
     if (loop % 5 == 0 && !early.disconnected) {
@@ -558,7 +428,7 @@ TEST_CASE("hostile peers are dropped; the server keeps ticking and the honest pl
 
   const auto rejectOf = [](RawClient& c) {
     for (auto& m : c.inbox) {
-      const wire::ServerMessage* msg = parse(m);
+      const wire::ServerMessage* msg = parseServerMessage(m);
       if (msg && msg->body_type() == wire::ServerBody::Reject) {
         return static_cast<net::RejectCode>(msg->body_as_Reject()->code());
       }
@@ -654,13 +524,10 @@ TEST_CASE("snapshots: other players as deltas against the acknowledged baseline,
   auto server = openServer();
   flatbuffers::FlatBufferBuilder fbb;
   RawClient a(server->port());
-  REQUIRE(tickUntil(*server, {&a}, 2000, [&] { return a.connected; }));
-  hello(fbb, "observer", false);
-  a.send(fbb);
-  awaitWelcome(*server, a);
+  joinAs(*server, a, fbb, "observer", false);
   RawClient b(server->port());
   REQUIRE(tickUntil(*server, {&a, &b}, 2000, [&] { return b.connected; }));
-  hello(fbb, "walker", false);
+  buildHello(fbb, "walker", false);
   b.send(fbb);
   const std::uint32_t bId = awaitWelcome(*server, b);
 
@@ -671,8 +538,8 @@ TEST_CASE("snapshots: other players as deltas against the acknowledged baseline,
   walker.maxSeq = 150;
   walker.buttons = sim::kButtonRun;
   const auto observe = [&] {
-    for (auto& m : a.take(wire::ServerBody::Snapshot)) mirror.apply(*parse(m)->body_as_Snapshot());
-    inputs(fbb, {}, mirror.newest);  // acknowledgement only
+    for (auto& m : a.take(wire::ServerBody::Snapshot)) mirror.apply(*parseServerMessage(m)->body_as_Snapshot());
+    buildInputs(fbb, {}, mirror.newest);  // acknowledgement only
     a.send(fbb, net::kChannelUnreliable);
   };
   // The walker moves and stops; the observer's rebuilt view must end exactly on
@@ -711,10 +578,7 @@ TEST_CASE("CellState: water out of reach waits, arrives in full when the player 
   auto server = openServer(config);
   flatbuffers::FlatBufferBuilder fbb;
   RawClient a(server->port());
-  REQUIRE(tickUntil(*server, {&a}, 2000, [&] { return a.connected; }));
-  hello(fbb, "explorer", false);
-  a.send(fbb);
-  const std::uint32_t id = awaitWelcome(*server, a);
+  const std::uint32_t id = joinAs(*server, a, fbb, "explorer", false);
   REQUIRE(tickUntil(*server, {&a}, 100, [&] { return server->state().findPlayer(sim::PlayerId{id}) != nullptr; }));
   const sim::SimState& st = server->state();
   const sim::VoxelCoord feet = sim::voxelOf(st.findPlayer(sim::PlayerId{id})->motion.position);
@@ -764,7 +628,7 @@ TEST_CASE("CellState: water out of reach waits, arrives in full when the player 
   std::vector<Got> got;
   const auto collect = [&] {
     for (auto& m : a.take(wire::ServerBody::CellState)) {
-      const wire::CellState* c = parse(m)->body_as_CellState();
+      const wire::CellState* c = parseServerMessage(m)->body_as_CellState();
       if (c->cell_x() == cell.x && c->cell_z() == cell.z) {
         got.push_back({c->full(), inReach(), c->water() ? c->water()->size() : 0});
       }
@@ -817,10 +681,7 @@ TEST_CASE("a peer that stops reading is rejected as TooSlow and its slot is free
   auto server = openServer(config);
   flatbuffers::FlatBufferBuilder fbb;
   RawClient c(server->port());
-  REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
-  hello(fbb, "sleepy", false);
-  c.send(fbb);
-  awaitWelcome(*server, c);
+  joinAs(*server, c, fbb, "sleepy", false);
   // Stop servicing: StepBatches pile up unacknowledged on the server.
   REQUIRE(tickUntil(*server, {}, 5000, [&] { return server->stats().rejected == 1; }));
   CHECK(server->stats().players == 0);
@@ -836,10 +697,7 @@ TEST_CASE("content checks: each bad message is dropped and counted, the peer sta
   auto server = openServer();
   flatbuffers::FlatBufferBuilder fbb;
   RawClient c(server->port());
-  REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
-  hello(fbb, "checker", false);
-  c.send(fbb);
-  const std::uint32_t id = awaitWelcome(*server, c);
+  const std::uint32_t id = joinAs(*server, c, fbb, "checker", false);
 
   const auto action = [&](wire::ActionBody type, flatbuffers::Offset<void> body) {
     auto a = wire::CreateAction(fbb, 0, type, body);
@@ -870,17 +728,17 @@ TEST_CASE("content checks: each bad message is dropped and counted, the peer sta
   // Inputs: too many, out of order, unknown buttons, acknowledging an unsent snapshot.
   std::vector<wire::InputRec> many;
   for (std::uint32_t s = 1; s <= net::kMaxInputsPerMessage + 1; ++s) many.push_back(forwardInput(s));
-  inputs(fbb, many, 0);
+  buildInputs(fbb, many, 0);
   c.send(fbb);
-  inputs(fbb, {forwardInput(5), forwardInput(4)}, 0);
+  buildInputs(fbb, {forwardInput(5), forwardInput(4)}, 0);
   c.send(fbb);
-  inputs(fbb, {forwardInput(1, 0, 0x80)}, 0);
+  buildInputs(fbb, {forwardInput(1, 0, 0x80)}, 0);
   c.send(fbb);
-  inputs(fbb, {forwardInput(1)}, 1000000);
+  buildInputs(fbb, {forwardInput(1)}, 1000000);
   c.send(fbb);
   bad += 4;
   // Wrong phase: WorldReady from a playing swarm bot.
-  worldReady(fbb, flatWorld().hosted.generatedHash);
+  buildWorldReady(fbb, flatWorld().hosted.generatedHash);
   c.send(fbb);
   ++bad;
   REQUIRE(tickUntil(*server, {&c}, 500, [&] { return server->stats().malformed == std::uint64_t(bad); }));
@@ -893,7 +751,7 @@ TEST_CASE("content checks: each bad message is dropped and counted, the peer sta
   REQUIRE(p != nullptr);
   CHECK(p->motion.lastInput == 0);
   CHECK(server->state().world.modifiedCount() == flatWorld().state.world.modifiedCount());
-  inputs(fbb, {forwardInput(1)}, 0);
+  buildInputs(fbb, {forwardInput(1)}, 0);
   c.send(fbb);
   REQUIRE(tickUntil(*server, {&c}, 200, [&] { return server->state().findPlayer(sim::PlayerId{id})->motion.lastInput == 1; }));
 }
@@ -910,11 +768,8 @@ TEST_CASE("budget: over a tiny downstream cap the own player still arrives, othe
   for (std::size_t i = 0; i < walkers.size(); ++i) {
     clients.push_back(std::make_unique<RawClient>(server->port()));
     RawClient& c = *clients.back();
-    REQUIRE(tickUntil(*server, {&c}, 2000, [&] { return c.connected; }));
     const std::string name = "walker-" + std::to_string(i);
-    hello(fbb, name.c_str(), false);
-    c.send(fbb);
-    awaitWelcome(*server, c);
+    joinAs(*server, c, fbb, name.c_str(), false);
     walkers[i].client = &c;
     walkers[i].yaw = static_cast<std::uint16_t>(i * 10000);
   }
@@ -922,7 +777,7 @@ TEST_CASE("budget: over a tiny downstream cap the own player still arrives, othe
   for (int t = 0; t < 240; ++t) {
     for (Walker& w : walkers) {
       for (const auto& m : w.client->inbox) {
-        const wire::ServerMessage* msg = parse(m);
+        const wire::ServerMessage* msg = parseServerMessage(m);
         if (msg->body_type() != wire::ServerBody::Snapshot) continue;
         ++snapshots;
         if (msg->body_as_Snapshot()->players() && msg->body_as_Snapshot()->players()->size() > 0) ++withOthers;

@@ -1,0 +1,222 @@
+// RawClient: a bare ENet client of an in-process ServerHost on loopback, for the net
+// suites that speak the wire protocol themselves instead of through ClientConnection
+// (server_host_test, auth_test, upstream_limits_test). It connects, sends what the test
+// builds, and keeps every server message it receives, verified and taken out of its
+// Compressed envelope, for the test to read. Beside it: the flat-world server those
+// suites open, the builders of the client messages they send, and the tick that
+// drives a server and its raw clients together.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <enet/enet.h>
+#include <flatbuffers/flatbuffers.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "loam_generated.h"
+#include "net/protocol.h"
+#include "net/server_host.h"
+#include "net/wire.h"
+#include "sim/world/voxel.h"
+#include "tests/support/flat_world.h"
+
+namespace loam::test {
+
+/// Opens a ServerHost on the flat world (flatWorld()), bound to 127.0.0.1 on a port the
+/// system picks; the rest of `config` is kept. Suites that connect more raw clients
+/// than maxPeersPerAddress allows raise it (every raw client is on 127.0.0.1).
+/// REQUIREs that it opened and has a port.
+inline std::unique_ptr<net::ServerHost> openFlatServer(net::ServerConfig config = {}) {
+  config.bindAddress = "127.0.0.1";
+  config.port = 0;
+  auto host = net::ServerHost::open(config, flatWorld().state, flatWorld().hosted);
+  REQUIRE_MESSAGE(host.has_value(), (host ? "" : host.error().message));
+  REQUIRE(host.value()->port() != 0);
+  return std::move(host.value());
+}
+
+/// The server message in `bytes` (one of RawClient::inbox), verified; nullptr when the
+/// bytes are not one.
+inline const wire::ServerMessage* parseServerMessage(const std::vector<std::uint8_t>& bytes) {
+  return net::verifyServerMessage(bytes, net::kMaxServerMessageBytes);
+}
+
+/// A bare ENet client: one peer to 127.0.0.1:port, no world, no protocol logic of its
+/// own. Not thread-safe; use it on the test thread with ENet held (net::EnetGuard, or
+/// an open ServerHost, which holds one).
+class RawClient {
+ public:
+  /// Connects to 127.0.0.1:port; `connectData` is what the server checks as the
+  /// protocol version before any message. REQUIREs the ENet host and peer.
+  explicit RawClient(std::uint16_t port, std::uint32_t connectData = net::kProtocolVersion) {
+    host_ = enet_host_create(nullptr, 1, net::kChannelCount, 0, 0);
+    REQUIRE(host_ != nullptr);
+    ENetAddress a{};
+    enet_address_set_host_ip(&a, "127.0.0.1");
+    a.port = port;
+    peer_ = enet_host_connect(host_, &a, net::kChannelCount, connectData);
+    REQUIRE(peer_ != nullptr);
+  }
+  /// Destroys the host without a goodbye: the server notices only when the peer times
+  /// out. Call disconnectNow() first for a prompt leave.
+  ~RawClient() {
+    if (host_) enet_host_destroy(host_);
+  }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+  /// Handles every pending ENet event without waiting: sets connected, disconnected and
+  /// disconnectData; each received message is opened (REQUIREd to verify, within
+  /// kMaxServerMessageBytes; a Compressed one is unwrapped and counted) and appended to
+  /// inbox; a Welcome sets playerId, a Reject sets rejected.
+  void service() {
+    ENetEvent ev;
+    while (enet_host_service(host_, &ev, 0) > 0) {
+      switch (ev.type) {
+        case ENET_EVENT_TYPE_CONNECT: connected = true; break;
+        case ENET_EVENT_TYPE_DISCONNECT:
+          disconnected = true;
+          disconnectData = ev.data;
+          break;
+        case ENET_EVENT_TYPE_RECEIVE: {
+          const std::span<const std::uint8_t> bytes(ev.packet->data, ev.packet->dataLength);
+          const wire::ServerMessage* msg = net::openServerMessage(bytes, net::kMaxServerMessageBytes, unpacked_);
+          REQUIRE_MESSAGE(msg != nullptr, "a server message that does not verify (", bytes.size(), " bytes)");
+          if (msg->body_type() == wire::ServerBody::Welcome) playerId = msg->body_as_Welcome()->player_id();
+          if (msg->body_type() == wire::ServerBody::Reject) rejected = true;
+          // openServerMessage verified the envelope: its type says where the message is.
+          if (flatbuffers::GetRoot<wire::ServerMessage>(bytes.data())->body_type() == wire::ServerBody::Compressed) {
+            ++compressed;
+            inbox.push_back(unpacked_);
+          } else {
+            inbox.emplace_back(bytes.begin(), bytes.end());
+          }
+          enet_packet_destroy(ev.packet);
+          break;
+        }
+        case ENET_EVENT_TYPE_NONE: break;
+      }
+    }
+  }
+
+  /// Queues `size` bytes as one packet on `channel` with ENet packet `flags` (any
+  /// bytes: hostile tests send garbage). Goes out on the next flush() or service().
+  void sendBytes(const void* data, std::size_t size, std::uint8_t channel, std::uint32_t flags) {
+    ENetPacket* p = enet_packet_create(data, size, flags);
+    if (enet_peer_send(peer_, channel, p) < 0) enet_packet_destroy(p);
+  }
+  /// Queues the finished message in `fbb`: reliable on kChannelReliable, unreliable
+  /// on any other channel.
+  void send(flatbuffers::FlatBufferBuilder& fbb, std::uint8_t channel = net::kChannelReliable) {
+    sendBytes(fbb.GetBufferPointer(), fbb.GetSize(), channel,
+              channel == net::kChannelReliable ? ENET_PACKET_FLAG_RELIABLE : 0);
+  }
+  /// Sends everything queued now.
+  void flush() { enet_host_flush(host_); }
+  /// Asks the server to end the connection; a later service() sees the disconnect.
+  void disconnect() { enet_peer_disconnect(peer_, 0); }
+  /// Tells the server at once and forgets the peer (no confirmation comes).
+  void disconnectNow() { enet_peer_disconnect_now(peer_, 0); }
+
+  /// Removes and returns the inbox messages of one type, oldest first.
+  std::vector<std::vector<std::uint8_t>> take(wire::ServerBody type) {
+    std::vector<std::vector<std::uint8_t>> got, rest;
+    for (auto& m : inbox) {
+      const wire::ServerMessage* msg = parseServerMessage(m);
+      REQUIRE(msg != nullptr);
+      (msg->body_type() == type ? got : rest).push_back(std::move(m));
+    }
+    inbox = std::move(rest);
+    return got;
+  }
+  /// The inbox messages of one type, oldest first, left in the inbox (the pointers
+  /// are valid until the inbox changes).
+  std::vector<const wire::ServerMessage*> received(wire::ServerBody type) const {
+    std::vector<const wire::ServerMessage*> out;
+    for (const auto& m : inbox) {
+      const wire::ServerMessage* msg = parseServerMessage(m);
+      REQUIRE(msg != nullptr);
+      if (msg->body_type() == type) out.push_back(msg);
+    }
+    return out;
+  }
+
+  bool connected = false;          ///< ENet's connect event came
+  bool disconnected = false;       ///< ENet's disconnect event came (the server's or ours)
+  std::uint32_t disconnectData = 0;  ///< its data: the server's RejectCode, or 0
+  bool rejected = false;           ///< a Reject message came
+  std::uint32_t playerId = 0;      ///< from the last Welcome; 0 before one
+  int compressed = 0;              ///< messages that came in a Compressed envelope
+  /// Every message received and not taken yet, oldest first: verified, never Compressed.
+  std::vector<std::vector<std::uint8_t>> inbox;
+
+ private:
+  ENetHost* host_ = nullptr;
+  ENetPeer* peer_ = nullptr;
+  std::vector<std::uint8_t> unpacked_;  // openServerMessage's scratch
+};
+
+/// One server tick: every client flushes before it and services its socket after it.
+inline void tickAll(net::ServerHost& server, std::initializer_list<RawClient*> clients) {
+  for (RawClient* c : clients) c->flush();
+  server.tick();
+  for (RawClient* c : clients) c->service();
+}
+
+// ---- client message builders: each clears fbb and finishes one ClientMessage in it ----
+
+/// A Hello as a full bot (wantsWorld) or a swarm bot, with an account public key when
+/// `publicKey` is not empty.
+inline void buildHello(flatbuffers::FlatBufferBuilder& fbb, const char* name, bool wantsWorld,
+                       std::uint32_t protocol = net::kProtocolVersion,
+                       std::span<const std::uint8_t> publicKey = {}) {
+  fbb.Clear();
+  const auto nameOffset = fbb.CreateString(name);
+  flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> key;
+  if (!publicKey.empty()) key = fbb.CreateVector(publicKey.data(), publicKey.size());
+  const auto kind = wantsWorld ? net::ClientKind::FullBot : net::ClientKind::SwarmBot;
+  auto h = wire::CreateHello(fbb, protocol, nameOffset, static_cast<std::uint8_t>(kind), wantsWorld, key);
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Hello, h.Union()));
+}
+
+/// A WorldReady with the client's generated-world hash.
+inline void buildWorldReady(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t hash) {
+  fbb.Clear();
+  auto w = wire::CreateWorldReady(fbb, hash);
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::WorldReady, w.Union()));
+}
+
+/// A JoinProgress: `received` bytes of the join stream, `permille` of the join done.
+inline void buildJoinProgress(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t permille, std::uint32_t received) {
+  fbb.Clear();
+  auto j = wire::CreateJoinProgress(fbb, permille, received);
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::JoinProgress, j.Union()));
+}
+
+/// An Inputs message with `recs`, acknowledging snapshot `ack`.
+inline void buildInputs(flatbuffers::FlatBufferBuilder& fbb, const std::vector<wire::InputRec>& recs,
+                        std::uint32_t ack) {
+  fbb.Clear();
+  auto i = wire::CreateInputsDirect(fbb, &recs, ack);
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Inputs, i.Union()));
+}
+
+/// An Action: dig at v (ToolSize::Cm10, 2 voxels) once input afterInput has been applied.
+inline void buildDig(flatbuffers::FlatBufferBuilder& fbb, sim::VoxelCoord v, std::uint32_t afterInput) {
+  fbb.Clear();
+  auto d = wire::CreateDig(fbb, v.x, v.y, v.z, 2);
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Action,
+                                       wire::CreateAction(fbb, afterInput, wire::ActionBody::Dig, d.Union()).Union()));
+}
+
+/// Input `seq`: full forward at `yaw`, no strafe, pitch 0, with `buttons`.
+inline wire::InputRec forwardInput(std::uint32_t seq, std::uint16_t yaw = 0, std::uint8_t buttons = 0) {
+  return wire::InputRec(seq, yaw, /*pitch*/ 0, /*forward*/ 127, /*right*/ 0, buttons);
+}
+
+}  // namespace loam::test
