@@ -572,28 +572,11 @@ void Attack::service(double nowMs, bool tick) {
 }
 
 void Attack::close(int waitMs) {
-  std::size_t live = 0;
+  std::vector<ENetPeer*> peers;
+  peers.reserve(attackers_.size());
+  for (const Attacker& a : attackers_) peers.push_back(a.peer);
+  net::disconnectPeers(host_, peers, waitMs);
   for (Attacker& a : attackers_) {
-    if (!a.peer) continue;
-    enet_peer_disconnect(a.peer, 0);
-    ++live;
-  }
-  enet_host_flush(host_);
-  const auto t0 = std::chrono::steady_clock::now();
-  ENetEvent ev;
-  while (live > 0 && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(waitMs)) {
-    if (enet_host_service(host_, &ev, 10) <= 0) continue;
-    if (ev.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(ev.packet);
-    if (ev.type == ENET_EVENT_TYPE_DISCONNECT && ev.peer) {
-      const auto index = reinterpret_cast<std::uintptr_t>(ev.peer->data);
-      if (index >= 1 && index <= attackers_.size() && attackers_[index - 1].peer == ev.peer) {
-        attackers_[index - 1].peer = nullptr;
-        --live;
-      }
-    }
-  }
-  for (Attacker& a : attackers_) {
-    if (a.peer) enet_peer_reset(a.peer);
     a.peer = nullptr;
     a.state = Attacker::State::Waiting;
   }

@@ -221,28 +221,11 @@ void Swarm::service(double nowMs, bool tick) {
 }
 
 void Swarm::disconnect(int waitMs) {
-  std::size_t live = 0;
-  for (SwarmBot& bot : bots_) {
-    if (bot.peer) {
-      enet_peer_disconnect(bot.peer, 0);
-      ++live;
-    }
-  }
-  enet_host_flush(host_);
-  const auto t0 = std::chrono::steady_clock::now();
-  ENetEvent ev;
-  while (live > 0 && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(waitMs)) {
-    if (enet_host_service(host_, &ev, 10) <= 0) continue;
-    if (ev.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(ev.packet);
-    if (ev.type == ENET_EVENT_TYPE_DISCONNECT && ev.peer) {
-      bots_[reinterpret_cast<std::uintptr_t>(ev.peer->data)].peer = nullptr;
-      --live;
-    }
-  }
-  for (SwarmBot& bot : bots_) {
-    if (bot.peer) enet_peer_reset(bot.peer);
-    bot.peer = nullptr;
-  }
+  std::vector<ENetPeer*> peers;
+  peers.reserve(bots_.size());
+  for (const SwarmBot& bot : bots_) peers.push_back(bot.peer);
+  net::disconnectPeers(host_, peers, waitMs);
+  for (SwarmBot& bot : bots_) bot.peer = nullptr;
 }
 
 }  // namespace loam::bots

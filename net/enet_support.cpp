@@ -1,6 +1,7 @@
 #include "net/enet_support.h"
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 
 #include "net/protocol.h"
@@ -55,6 +56,31 @@ void capRetransmitBackoff(ENetHost* host) noexcept {
       auto* command = reinterpret_cast<ENetOutgoingCommand*>(it);
       if (command->roundTripTimeout > cap) command->roundTripTimeout = cap;
     }
+  }
+}
+
+void disconnectPeers(ENetHost* host, std::span<ENetPeer*> peers, int waitMs) noexcept {
+  std::size_t live = 0;
+  for (ENetPeer* peer : peers) {
+    if (!peer) continue;
+    enet_peer_disconnect(peer, 0);
+    ++live;
+  }
+  enet_host_flush(host);
+  const auto t0 = std::chrono::steady_clock::now();
+  ENetEvent ev;
+  while (live > 0 && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(waitMs)) {
+    if (enet_host_service(host, &ev, 10) <= 0) continue;
+    if (ev.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(ev.packet);
+    if (ev.type != ENET_EVENT_TYPE_DISCONNECT || !ev.peer) continue;
+    const auto it = std::find(peers.begin(), peers.end(), ev.peer);
+    if (it == peers.end()) continue;
+    *it = nullptr;  // confirmed: ENet has reset it already
+    --live;
+  }
+  for (ENetPeer*& peer : peers) {
+    if (peer) enet_peer_reset(peer);
+    peer = nullptr;
   }
 }
 

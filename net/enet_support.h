@@ -6,6 +6,8 @@
 
 #include <enet/enet.h>
 
+#include <span>
+
 namespace loam::net {
 
 /// Initialises ENet if no one holds it yet. Returns false when enet_initialize
@@ -59,5 +61,15 @@ void enlargeSocketBuffers(ENetHost* host) noexcept;
 /// least once per tick (a timeout doubles at most once between calls then). Cost: one
 /// pass over every peer's commands in flight.
 void capRetransmitBackoff(ENetHost* host) noexcept;
+
+/// Ends the connections of `peers` (one host's; null entries are skipped) as politely as
+/// the wait allows: asks each to disconnect, then services `host` until every one has
+/// confirmed or waitMs has passed, and resets those that have not (they send nothing
+/// more). A peer still connecting is dropped at once by ENet and never confirms, so it
+/// keeps the wait going to its end. What arrives meanwhile is thrown away, and events of
+/// peers not in the list are ignored. Sets every entry to null. Blocks the caller for
+/// up to waitMs; allocates nothing; O(peers) per event. For shutting down a client host
+/// with many peers (loam-bots' swarm and attackers).
+void disconnectPeers(ENetHost* host, std::span<ENetPeer*> peers, int waitMs) noexcept;
 
 }  // namespace loam::net
