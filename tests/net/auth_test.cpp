@@ -1,9 +1,8 @@
 // Names and accounts end to end (docs/PROTOCOL.md, Names and Accounts): a ServerHost
-// in this process, raw ENet clients that say Hello as swarm bots (no world to build)
-// and answer AuthChallenges with net/account_key.h, and the accounts file of
-// server/accounts.h, reopened to stand for a server restart.
+// in this process, raw ENet clients (tests/support/raw_client.h) that say Hello as
+// swarm bots (no world to build) and answer AuthChallenges with net/account_key.h,
+// and the accounts file of server/accounts.h, reopened to stand for a server restart.
 #include <doctest/doctest.h>
-#include <enet/enet.h>
 #include <flatbuffers/flatbuffers.h>
 #include <unistd.h>
 
@@ -28,8 +27,9 @@
 #include "server/accounts.h"
 #include "sim/gen/scene.h"
 #include "sim/trace/script.h"
-#include "tests/support/process_util.h"
 #include "tests/support/flat_world.h"
+#include "tests/support/process_util.h"
+#include "tests/support/raw_client.h"
 
 using namespace loam;
 using net::RejectCode;
@@ -55,14 +55,10 @@ std::shared_ptr<server::AccountStore> openStore(const std::filesystem::path& dir
 std::unique_ptr<net::ServerHost> openServer(net::AuthMode auth, std::shared_ptr<net::AccountBook> accounts) {
   net::ServerConfig config;
   config.name = "auth test";
-  config.bindAddress = "127.0.0.1";
-  config.port = 0;
   config.maxPeersPerAddress = 64;  // every client here is on 127.0.0.1
   config.auth = auth;
   config.accounts = std::move(accounts);
-  auto host = net::ServerHost::open(config, flatWorld().state, flatWorld().hosted);
-  REQUIRE_MESSAGE(host.has_value(), (host ? "" : host.error().message));
-  return std::move(host.value());
+  return test::openFlatServer(std::move(config));
 }
 
 /// How a join ended.
@@ -73,71 +69,55 @@ struct Outcome {
   std::string text;
 };
 
-/// A swarm-bot-like client: Hello with an optional key, answers the challenge with
-/// `signer` (the key's own signature by default; tests pass a wrong one).
+/// A swarm-bot-like client on a RawClient: Hello with an optional key, answers the
+/// challenge with `signer` (the key's own signature by default; tests pass a wrong one).
 class Joiner {
  public:
   using Signer = std::function<net::Signature(const net::AuthNonce&, std::string_view server, std::string_view name)>;
 
   Joiner(std::uint16_t port, std::string name, std::optional<net::AccountKey> key, Signer signer = {})
-      : name_(std::move(name)), key_(std::move(key)), signer_(std::move(signer)) {
-    host_ = enet_host_create(nullptr, 1, net::kChannelCount, 0, 0);
-    REQUIRE(host_ != nullptr);
-    ENetAddress a{};
-    enet_address_set_host_ip(&a, "127.0.0.1");
-    a.port = port;
-    peer_ = enet_host_connect(host_, &a, net::kChannelCount, net::kProtocolVersion);
-    REQUIRE(peer_ != nullptr);
-  }
+      : client_(port), name_(std::move(name)), key_(std::move(key)), signer_(std::move(signer)) {}
   ~Joiner() {
-    if (peer_ && !lost_) enet_peer_disconnect_now(peer_, 0);  // sent at once: the server frees the name
-    if (host_) enet_host_destroy(host_);
+    if (!client_.disconnected) client_.disconnectNow();  // sent at once: the server frees the name
   }
   Joiner(const Joiner&) = delete;
   Joiner& operator=(const Joiner&) = delete;
 
-  bool done() const { return outcome.welcomed || outcome.code != RejectCode::None || lost_; }
+  bool done() const { return outcome.welcomed || outcome.code != RejectCode::None || client_.disconnected; }
 
   void service() {
-    ENetEvent ev;
-    while (enet_host_service(host_, &ev, 0) > 0) {
-      if (ev.type == ENET_EVENT_TYPE_CONNECT) sendHello();
-      if (ev.type == ENET_EVENT_TYPE_DISCONNECT) lost_ = true;
-      if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
-        onMessage(std::span<const std::uint8_t>(ev.packet->data, ev.packet->dataLength));
-        enet_packet_destroy(ev.packet);
-      }
+    client_.service();
+    if (client_.connected && !helloSent_) {
+      helloSent_ = true;
+      std::span<const std::uint8_t> publicKey;
+      if (key_) publicKey = key_->publicKey;
+      test::buildHello(fbb_, name_.c_str(), /*wantsWorld*/ false, net::kProtocolVersion, publicKey);
+      send();
     }
+    for (const auto& bytes : client_.inbox) {
+      const wire::ServerMessage* msg = test::parseServerMessage(bytes);
+      REQUIRE(msg != nullptr);
+      onMessage(*msg);
+    }
+    client_.inbox.clear();
   }
 
   Outcome outcome;
 
  private:
-  void send(flatbuffers::FlatBufferBuilder& fbb) {
-    ENetPacket* p = enet_packet_create(fbb.GetBufferPointer(), fbb.GetSize(), ENET_PACKET_FLAG_RELIABLE);
-    if (enet_peer_send(peer_, net::kChannelReliable, p) < 0) enet_packet_destroy(p);
-    enet_host_flush(host_);
+  void send() {
+    client_.send(fbb_);
+    client_.flush();
   }
-  void sendHello() {
-    flatbuffers::FlatBufferBuilder fbb;
-    flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> key;
-    if (key_) key = fbb.CreateVector(key_->publicKey.data(), key_->publicKey.size());
-    auto hello = wire::CreateHello(fbb, net::kProtocolVersion, fbb.CreateString(name_),
-                                   static_cast<std::uint8_t>(net::ClientKind::SwarmBot), false, key);
-    fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Hello, hello.Union()));
-    send(fbb);
-  }
-  void onMessage(std::span<const std::uint8_t> bytes) {
-    const wire::ServerMessage* msg = net::openServerMessage(bytes, net::kMaxServerMessageBytes, unpacked_);
-    REQUIRE(msg != nullptr);
-    if (msg->body_type() == wire::ServerBody::Welcome) outcome.welcomed = true;
-    if (msg->body_type() == wire::ServerBody::Reject) {
-      outcome.code = static_cast<RejectCode>(msg->body_as_Reject()->code());
-      outcome.text = msg->body_as_Reject()->text() ? msg->body_as_Reject()->text()->str() : "";
+  void onMessage(const wire::ServerMessage& msg) {
+    if (msg.body_type() == wire::ServerBody::Welcome) outcome.welcomed = true;
+    if (msg.body_type() == wire::ServerBody::Reject) {
+      outcome.code = static_cast<RejectCode>(msg.body_as_Reject()->code());
+      outcome.text = msg.body_as_Reject()->text() ? msg.body_as_Reject()->text()->str() : "";
     }
-    if (msg->body_type() == wire::ServerBody::AuthChallenge) {
+    if (msg.body_type() == wire::ServerBody::AuthChallenge) {
       outcome.challenged = true;
-      const wire::AuthChallenge* c = msg->body_as_AuthChallenge();
+      const wire::AuthChallenge* c = msg.body_as_AuthChallenge();
       REQUIRE(c->nonce() != nullptr);
       REQUIRE(c->nonce()->size() == net::kAuthNonceBytes);
       net::AuthNonce nonce{};
@@ -145,20 +125,19 @@ class Joiner {
       const std::string server = c->server_name() ? c->server_name()->str() : "";
       REQUIRE(key_.has_value());
       const net::Signature sig = signer_ ? signer_(nonce, server, name_) : net::signChallenge(*key_, nonce, server, name_);
-      flatbuffers::FlatBufferBuilder fbb;
-      auto proof = wire::CreateAuthProof(fbb, fbb.CreateVector(sig.data(), sig.size()));
-      fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::AuthProof, proof.Union()));
-      send(fbb);
+      fbb_.Clear();
+      auto proof = wire::CreateAuthProof(fbb_, fbb_.CreateVector(sig.data(), sig.size()));
+      fbb_.Finish(wire::CreateClientMessage(fbb_, wire::ClientBody::AuthProof, proof.Union()));
+      send();
     }
   }
 
+  test::RawClient client_;
   std::string name_;
   std::optional<net::AccountKey> key_;
   Signer signer_;
-  ENetHost* host_ = nullptr;
-  ENetPeer* peer_ = nullptr;
-  bool lost_ = false;
-  std::vector<std::uint8_t> unpacked_;
+  bool helloSent_ = false;
+  flatbuffers::FlatBufferBuilder fbb_;
 };
 
 /// Ticks the server until the joiner is welcomed or refused (5 s at most).
