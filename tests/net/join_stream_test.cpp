@@ -34,6 +34,22 @@ using Clock = std::chrono::steady_clock;
 
 double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
+/// A full bot's config for the server at port whose world factory copies `world` (no
+/// generation, so a join costs the stream alone). `world` must outlive the connection.
+net::ClientConfig fullBotConfig(std::uint16_t port, std::string name, const sim::SimState& world) {
+  net::ClientConfig cfg;
+  cfg.port = port;
+  cfg.name = std::move(name);
+  cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
+  cfg.kind = net::ClientKind::FullBot;
+  cfg.worldFactory = [&world](const sim::Scene&, std::uint64_t, const std::function<void(double)>& progress)
+      -> sim::Result<sim::SimState> {
+    progress(1.0);
+    return sim::SimState(world);
+  };
+  return cfg;
+}
+
 /// A hostile server: answers Hello with a true Welcome (flat), then, after
 /// WorldReady, sends the JoinChunks `chunks` builds. Returns the client's error
 /// once it has failed ("" if it never did within 20 s).
@@ -56,17 +72,7 @@ std::string joinFromHostileServer(
   ENetAddress bound{};
   REQUIRE(enet_socket_get_address(server->socket, &bound) == 0);
 
-  net::ClientConfig cfg;
-  cfg.port = bound.port;
-  cfg.name = "victim";
-  cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
-  cfg.kind = net::ClientKind::FullBot;
-  cfg.worldFactory = [](const sim::Scene&, std::uint64_t, const std::function<void(double)>& progress)
-      -> sim::Result<sim::SimState> {
-    progress(1.0);
-    return sim::SimState(flat.second);
-  };
-  auto conn = net::ClientConnection::connect(cfg);
+  auto conn = net::ClientConnection::connect(fullBotConfig(bound.port, "victim", flat.second));
   REQUIRE(conn.has_value());
   net::ClientConnection& client = **conn;
   const std::uint64_t generatedHash = sim::hashWorld(flat.second.world).world;
@@ -154,18 +160,7 @@ TEST_CASE("a world with 100,000 scattered single-voxel edits is joined through t
   REQUIRE_MESSAGE(server.has_value(), (server ? "" : server.error().message));
   net::ServerHost& host = **server;
 
-  const sim::SimState& shared = *generated;
-  net::ClientConfig cfg;
-  cfg.port = host.port();
-  cfg.name = "joiner";
-  cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
-  cfg.kind = net::ClientKind::FullBot;
-  cfg.worldFactory = [&shared](const sim::Scene&, std::uint64_t, const std::function<void(double)>& progress)
-      -> sim::Result<sim::SimState> {
-    progress(1.0);
-    return sim::SimState(shared);
-  };
-  auto conn = net::ClientConnection::connect(cfg);
+  auto conn = net::ClientConnection::connect(fullBotConfig(host.port(), "joiner", *generated));
   REQUIRE_MESSAGE(conn.has_value(), (conn ? "" : conn.error().message));
   net::ClientConnection& bot = **conn;
 
@@ -204,39 +199,38 @@ TEST_CASE("a world with 100,000 scattered single-voxel edits is joined through t
 }
 
 TEST_CASE("a hostile server's join stream: the total is checked before anything grows, every piece against what arrived") {
-  SUBCASE("total over the limit") {
-    const std::string error = joinFromHostileServer([](auto& fbb, auto& out) {
-      out.push_back(chunk(fbb, 5, 0, std::uint32_t{0xffffffff}, 16));
-    });
-    CHECK(error.find("join state of 4294967295 bytes (limit") != std::string::npos);
-  }
-  SUBCASE("a gap") {
-    const std::string error = joinFromHostileServer([](auto& fbb, auto& out) {
-      out.push_back(chunk(fbb, 5, 0, 1000, 100));
-      out.push_back(chunk(fbb, 5, 200, 1000, 100));
-    });
-    CHECK(error.find("JoinChunk at 200 of 100 bytes, 100 of 1000 received") != std::string::npos);
-  }
-  SUBCASE("past the total") {
-    const std::string error = joinFromHostileServer([](auto& fbb, auto& out) {
-      out.push_back(chunk(fbb, 5, 0, 150, 100));
-      out.push_back(chunk(fbb, 5, 100, 150, 100));
-    });
-    CHECK(error.find("JoinChunk at 100 of 100 bytes, 100 of 150 received") != std::string::npos);
-  }
-  SUBCASE("another stream's piece") {
-    const std::string error = joinFromHostileServer([](auto& fbb, auto& out) {
-      out.push_back(chunk(fbb, 5, 0, 1000, 100));
-      out.push_back(chunk(fbb, 6, 100, 1000, 100));
-    });
-    CHECK(error.find("JoinChunk for tick 6") != std::string::npos);
-  }
-  SUBCASE("a complete stream that is not a save") {
-    const std::string error = joinFromHostileServer([](auto& fbb, auto& out) {
-      out.push_back(chunk(fbb, 5, 0, 200, 100));
-      out.push_back(chunk(fbb, 5, 100, 200, 100));
-    });
-    CHECK(error.find("join state: ") == 0);
+  /// One JoinChunk of the hostile stream: its tick, offset, declared total and size.
+  struct Piece {
+    std::uint64_t tick;
+    std::uint32_t offset, total;
+    std::size_t size;
+  };
+  struct Case {
+    const char* name;
+    std::vector<Piece> pieces;  ///< sent in this order after WorldReady
+    const char* error;          ///< what the client's error says
+    bool errorStarts;           ///< the error starts with it (else: contains it)
+  };
+  const Case cases[] = {
+      {"total over the limit", {{5, 0, std::uint32_t{0xffffffff}, 16}}, "join state of 4294967295 bytes (limit", false},
+      {"a gap", {{5, 0, 1000, 100}, {5, 200, 1000, 100}}, "JoinChunk at 200 of 100 bytes, 100 of 1000 received", false},
+      {"past the total", {{5, 0, 150, 100}, {5, 100, 150, 100}}, "JoinChunk at 100 of 100 bytes, 100 of 150 received",
+       false},
+      {"another stream's piece", {{5, 0, 1000, 100}, {6, 100, 1000, 100}}, "JoinChunk for tick 6", false},
+      {"a complete stream that is not a save", {{5, 0, 200, 100}, {5, 100, 200, 100}}, "join state: ", true},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      const std::string error = joinFromHostileServer([&c](auto& fbb, auto& out) {
+        for (const Piece& p : c.pieces) out.push_back(chunk(fbb, p.tick, p.offset, p.total, p.size));
+      });
+      CAPTURE(error);
+      if (c.errorStarts) {
+        CHECK(error.find(c.error) == 0);
+      } else {
+        CHECK(error.find(c.error) != std::string::npos);
+      }
+    }
   }
 }
 
@@ -252,19 +246,8 @@ TEST_CASE("edits made while the server runs reach the join state of a later join
                                       net::describeHostedWorld(scene->name, generated->world));
   REQUIRE(server.has_value());
   net::ServerHost& host = **server;
-  const sim::SimState& shared = *generated;
   auto connect = [&](const std::string& name) {
-    net::ClientConfig cfg;
-    cfg.port = host.port();
-    cfg.name = name;
-    cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
-    cfg.kind = net::ClientKind::FullBot;
-    cfg.worldFactory = [&shared](const sim::Scene&, std::uint64_t, const std::function<void(double)>& progress)
-        -> sim::Result<sim::SimState> {
-      progress(1.0);
-      return sim::SimState(shared);
-    };
-    auto conn = net::ClientConnection::connect(cfg);
+    auto conn = net::ClientConnection::connect(fullBotConfig(host.port(), name, *generated));
     REQUIRE(conn.has_value());
     return std::move(*conn);
   };
