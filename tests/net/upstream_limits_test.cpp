@@ -41,33 +41,10 @@ void sendInputs(RawClient& c, flatbuffers::FlatBufferBuilder& fbb, std::uint32_t
 /// wall time: 3 ms between ticks lets loopback deliveries and acks through and keeps
 /// a client's message a tick under kMaxMessagesPerSecond (the test ticks faster than
 /// 60 Hz; the input bucket counts ticks, the message bucket wall time).
+constexpr int kTickSleepMs = 3;
 void tick(net::ServerHost& server, std::initializer_list<RawClient*> clients) {
   test::tickAll(server, clients);
-  std::this_thread::sleep_for(std::chrono::milliseconds(3));
-}
-
-/// Connects, says Hello and ticks until every client is in the world.
-void join(net::ServerHost& server, std::initializer_list<RawClient*> clients) {
-  flatbuffers::FlatBufferBuilder fbb;
-  bool helloSent = false;
-  for (int i = 0; i < 3000; ++i) {
-    tick(server, clients);
-    bool all = true;
-    for (RawClient* c : clients) all = all && c->connected;
-    if (all && !helloSent) {
-      int n = 0;
-      static constexpr const char* kNames[] = {"first", "second", "third"};
-      for (RawClient* c : clients) {
-        test::buildHello(fbb, kNames[n++ % 3], /*wantsWorld*/ false);
-        c->send(fbb);
-      }
-      helloSent = true;
-    }
-    bool in = helloSent;
-    for (RawClient* c : clients) in = in && c->playerId != 0 && server.state().findPlayer(sim::PlayerId{c->playerId});
-    if (in) return;
-  }
-  FAIL("clients did not join");
+  std::this_thread::sleep_for(std::chrono::milliseconds(kTickSleepMs));
 }
 
 const sim::Player& playerOf(const net::ServerHost& server, const RawClient& c) {
@@ -88,7 +65,7 @@ TEST_CASE("a client sending 4 inputs per tick moves no farther than an honest on
   REQUIRE(enet.ok());
   auto server = test::openFlatServer();
   RawClient honest(server->port()), cheat(server->port());
-  join(*server, {&honest, &cheat});
+  test::joinSwarmBots(*server, {&honest, &cheat}, kTickSleepMs);
   const sim::Vec3i honestStart = playerOf(*server, honest).motion.position;
   const sim::Vec3i cheatStart = playerOf(*server, cheat).motion.position;
 
@@ -118,7 +95,7 @@ TEST_CASE("an honest client whose inputs arrive in bunches (up to 100 ms late) l
   REQUIRE(enet.ok());
   auto server = test::openFlatServer();
   RawClient steady(server->port()), jittery(server->port()), bursty(server->port());
-  join(*server, {&steady, &jittery, &bursty});
+  test::joinSwarmBots(*server, {&steady, &jittery, &bursty}, kTickSleepMs);
   const auto startOf = [&](const RawClient& c) { return playerOf(*server, c).motion.position; };
   const sim::Vec3i start[3] = {startOf(steady), startOf(jittery), startOf(bursty)};
   flatbuffers::FlatBufferBuilder fbb;
@@ -166,7 +143,7 @@ TEST_CASE("a refused action is told to its sender alone, not in the shared StepB
   REQUIRE(enet.ok());
   auto server = test::openFlatServer();
   RawClient digger(server->port()), other(server->port());
-  join(*server, {&digger, &other});
+  test::joinSwarmBots(*server, {&digger, &other}, kTickSleepMs);
   flatbuffers::FlatBufferBuilder fbb;
   digger.inbox.clear();
   other.inbox.clear();

@@ -3,18 +3,21 @@
 // (server_host_test, auth_test, upstream_limits_test). It connects, sends what the test
 // builds, and keeps every server message it receives, verified and taken out of its
 // Compressed envelope, for the test to read. Beside it: the flat-world server those
-// suites open, the builders of the client messages they send, and the tick that
-// drives a server and its raw clients together.
+// suites open, the builders of the client messages they send, the tick that drives a
+// server and its raw clients together, and a swarm join of several raw clients.
 #pragma once
 
 #include <doctest/doctest.h>
 #include <enet/enet.h>
 #include <flatbuffers/flatbuffers.h>
 
+#include <chrono>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <span>
+#include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -217,6 +220,34 @@ inline void buildDig(flatbuffers::FlatBufferBuilder& fbb, sim::VoxelCoord v, std
 /// Input `seq`: full forward at `yaw`, no strafe, pitch 0, with `buttons`.
 inline wire::InputRec forwardInput(std::uint32_t seq, std::uint16_t yaw = 0, std::uint8_t buttons = 0) {
   return wire::InputRec(seq, yaw, /*pitch*/ 0, /*forward*/ 127, /*right*/ 0, buttons);
+}
+
+/// Ticks until every client has connected, says Hello for each as a swarm bot
+/// ("swarm-1", "swarm-2", ... in order), then ticks until each has a player in the
+/// world; sleepMs after every tick (the suite's pacing: ENet runs on wall time). FAILs
+/// after 3000 ticks.
+inline void joinSwarmBots(net::ServerHost& server, std::initializer_list<RawClient*> clients, int sleepMs) {
+  flatbuffers::FlatBufferBuilder fbb;
+  bool helloSent = false;
+  for (int i = 0; i < 3000; ++i) {
+    tickAll(server, clients);
+    std::this_thread::sleep_for(std::chrono::milliseconds(sleepMs));
+    bool all = true;
+    for (RawClient* c : clients) all = all && c->connected;
+    if (all && !helloSent) {
+      int n = 0;
+      for (RawClient* c : clients) {
+        const std::string name = "swarm-" + std::to_string(++n);
+        buildHello(fbb, name.c_str(), /*wantsWorld*/ false);
+        c->send(fbb);
+      }
+      helloSent = true;
+    }
+    bool in = helloSent;
+    for (RawClient* c : clients) in = in && c->playerId != 0 && server.state().findPlayer(sim::PlayerId{c->playerId});
+    if (in) return;
+  }
+  FAIL("clients did not join");
 }
 
 }  // namespace loam::test
