@@ -45,6 +45,7 @@ void Session::reset() noexcept {
   inputs.clear();
   newestInput = fedInput = 0;
   inputTokens = kInputBurstTicks;
+  lateTokens = 0;
   inputLimited = false;
   inputLimitedTick = 0;
   actions.clear();
@@ -96,20 +97,31 @@ std::uint64_t appendSessionCommands(std::span<Session> sessions, std::uint64_t t
       commands.push_back({s.id, 0, sim::JoinCommand{s.name}});
       s.joinIssued = true;
     }
+    // One token per tick. A tick the player stands still for want of input, once it
+    // has played, is a tick its client owes: banked as late credit when the burst is
+    // full, so the catch-up (inputs it sends late, all at once) is not over the rate.
+    // A player with input waiting is never owed, so a fast sender earns none. Before
+    // its first input the player has not started (a join), and is owed nothing.
+    if (s.inputs.empty() && s.fedInput > 0 && s.inputTokens == kInputBurstTicks) {
+      s.lateTokens = std::min(s.lateTokens + 1, kInputLateTicks);
+    }
+    s.inputTokens = std::min(s.inputTokens + 1, kInputBurstTicks);
     // Inputs first in the span: an action with sequence == after_input ties with
     // that input and the span position puts it after (sim/step/step.h ordering).
-    s.inputTokens = std::min(s.inputTokens + 1, kInputBurstTicks);
-    for (std::uint32_t n = 0; n < perTick && !s.inputs.empty() && s.inputTokens > 0; ++n) {
+    for (std::uint32_t n = 0; n < perTick && !s.inputs.empty() && s.inputTokens + s.lateTokens > 0; ++n) {
       const sim::PlayerInput& in = s.inputs.front();
       commands.push_back({s.id, in.sequence, sim::InputCommand{in}});
       s.fedInput = std::max(s.fedInput, in.sequence);
       s.inputs.pop();
-      --s.inputTokens;
+      // The burst first: it refills every tick, the late credit only standing idle.
+      if (s.inputTokens > 0) --s.inputTokens;
+      else --s.lateTokens;
     }
     // The oldest go: their moment has passed, and the client reconciles to what the
-    // server applied. Their actions are due as if they had been fed.
+    // server applied. Their actions are due as if they had been fed. Inputs the late
+    // credit will pay for are a catch-up still going in, not over the rate.
     std::uint64_t dropped = 0;
-    for (; s.inputs.count > kMaxInputBacklog; ++dropped) {
+    for (; s.inputs.count > kMaxInputBacklog + static_cast<std::size_t>(s.lateTokens); ++dropped) {
       s.fedInput = std::max(s.fedInput, s.inputs.front().sequence);
       s.inputs.pop();
     }

@@ -121,10 +121,20 @@ inline constexpr std::int64_t kFloodGapUs = 1'000'000;
 /// A client sending faster than the tick rate gains at most this plus
 /// kMaxInputBacklog ticks of movement, once: over 300 ticks, under 1.05x.
 inline constexpr std::int32_t kInputBurstTicks = 7;
-/// Inputs left waiting after a tick beyond this are over the rate: the oldest are
-/// dropped (a client ahead of the server this far is sending faster than it ticks;
-/// keeping them would only add latency). Room for a burst of late inputs that the
-/// step takes over a few ticks (SimRules::maxInputsPerTick at a time).
+/// Late credit, in ticks: a tick in which a player who has played stood still for lack
+/// of input, while the burst was already full, banks one more token, up to this many
+/// (500 ms). Its client is late, not fast (a stalled frame loop, a run of lost
+/// packets): when the inputs it owes arrive together they all go in, at
+/// SimRules::maxInputsPerTick a tick, instead of being dropped as over the rate. A
+/// client that always has input waiting (sending faster than the tick rate) never
+/// earns any; one that stands still to bank it can spend it once, then it is back
+/// to one input per tick (at most 45 ticks of movement ahead over any stretch).
+inline constexpr std::int32_t kInputLateTicks = 30;
+/// Inputs left waiting after a tick beyond this (plus the late credit still banked)
+/// are over the rate: the oldest are dropped (a client ahead of the server this far
+/// is sending faster than it ticks; keeping them would only add latency). Room for a
+/// burst of late inputs that the step takes over a few ticks
+/// (SimRules::maxInputsPerTick at a time).
 inline constexpr std::size_t kMaxInputBacklog = 8;
 /// A session that dropped no input for this long (ticks) is no longer limited: the
 /// next drop is logged again.
@@ -150,7 +160,8 @@ struct Session {
   InputQueue inputs;
   std::uint32_t newestInput = 0;  ///< newest sequence received
   std::uint32_t fedInput = 0;     ///< newest sequence handed to a step (or dropped over the rate)
-  std::int32_t inputTokens = kInputBurstTicks;  ///< inputs the step may still take
+  std::int32_t inputTokens = kInputBurstTicks;  ///< inputs the step may still take (the burst)
+  std::int32_t lateTokens = 0;     ///< late credit banked beyond the burst (kInputLateTicks)
   bool inputLimited = false;       ///< inputs were dropped over the rate lately (logged once)
   std::uint64_t inputLimitedTick = 0;  ///< tick of the last input dropped over the rate
   std::vector<PendingAction> actions;
@@ -206,8 +217,9 @@ inline constexpr std::uint64_t kActionWaitTicks = 2 * sim::kTicksPerSecond;
 /// Appends the sessions' commands for the step at `tick`, in the order the step
 /// needs (sim/step/step.h): for each session in the game, its JoinCommand if none
 /// was issued yet and up to perTick queued inputs (oldest first) the session's input
-/// bucket pays for (one token each, one token per tick, at most kInputBurstTicks), the
-/// oldest of those still waiting beyond kMaxInputBacklog dropped; then each
+/// bucket pays for (one token each, one token per tick, at most kInputBurstTicks, and
+/// up to kInputLateTicks more earned standing idle for lack of input), the oldest of
+/// those still waiting beyond kMaxInputBacklog plus the late credit dropped; then each
 /// session's due actions (its input was fed, or no input is queued and it arrived,
 /// or it waited kActionWaitTicks). Logs one line when a session starts being
 /// limited. Returns the inputs dropped over the rate. Allocates command growth only.
