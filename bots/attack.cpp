@@ -21,6 +21,12 @@ constexpr std::uint32_t kPreHelloTicks = 30;      // garbage before Hello: then 
 // Chat text with an escape sequence, invalid UTF-8, a bidi override and a zero-width space.
 constexpr char kHostileText[] = "hi\x1b[2J\xff\xfe " "\xe2\x80\xae" " evil " "\xe2\x80\x8b";
 
+// A session the server refused, by a Reject message's code or the disconnect's.
+void countRejection(AttackStats& s, std::uint16_t code) {
+  ++s.rejected;
+  ++s.rejectsByCode[code];
+}
+
 }  // namespace
 
 const char* attackModeName(AttackMode mode) noexcept {
@@ -124,8 +130,7 @@ void Attack::sessionEnded(Attacker& a, std::uint32_t disconnectData, double nowM
   switch (a.state) {
     case Attacker::State::Connecting:  // refused with a code (AddressLimit), or no answer at all
       if (disconnectData != 0) {
-        ++stats_.rejected;
-        ++stats_.rejectsByCode[static_cast<std::uint16_t>(disconnectData)];
+        countRejection(stats_, static_cast<std::uint16_t>(disconnectData));
       } else {
         ++stats_.connectFailed;
       }
@@ -138,8 +143,7 @@ void Attack::sessionEnded(Attacker& a, std::uint32_t disconnectData, double nowM
     case Attacker::State::Playing:
       if (a.rejected) break;  // the Reject message was counted
       if (disconnectData != 0) {
-        ++stats_.rejected;
-        ++stats_.rejectsByCode[static_cast<std::uint16_t>(disconnectData)];
+        countRejection(stats_, static_cast<std::uint16_t>(disconnectData));
       } else {
         ++stats_.dropped;
       }
@@ -212,8 +216,7 @@ void Attack::onPacket(Attacker& a, const std::uint8_t* data, std::size_t size, d
   } else if (type == wire::ServerBody::Reject) {
     if (a.rejected) return;
     a.rejected = true;
-    ++stats_.rejected;
-    ++stats_.rejectsByCode[msg->body_as_Reject()->code()];
+    countRejection(stats_, msg->body_as_Reject()->code());
   } else if (type == wire::ServerBody::Snapshot) {
     const wire::Snapshot* s = msg->body_as_Snapshot();
     if (s->sequence() > a.snapshotAck) a.snapshotAck = s->sequence();
