@@ -23,6 +23,7 @@ const char* rejectCodeName(RejectCode code) noexcept {
     case RejectCode::AuthFailed: return "authentication failed";
     case RejectCode::AuthRateLimited: return "too many failed authentications";
     case RejectCode::AddressLimit: return "too many connections from this address";
+    case RejectCode::JoinRate: return "this address connects too often: try again shortly";
   }
   return "unknown";
 }

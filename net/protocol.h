@@ -11,7 +11,7 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kProtocolVersion = 2;
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, steps, cell states, actions
@@ -97,6 +97,7 @@ enum class RejectCode : std::uint16_t {
   AuthFailed = 16,       ///< the key is not the name's, or the AuthProof does not verify
   AuthRateLimited = 17,  ///< too many failed proofs from this address lately: try later
   AddressLimit = 18,     ///< too many peers from this address (ENet disconnect data only)
+  JoinRate = 19,         ///< this address connects too often: try later (ENet disconnect data only)
 };
 
 /// Human-readable name of a reject code ("protocol mismatch").

@@ -249,10 +249,13 @@ sim::Result<std::unique_ptr<ServerHost>> ServerHost::open(const ServerConfig& co
   if (!core.enet.ok()) return sim::makeError("ENet initialisation failed");
   if (config.maxPlayers == 0) return sim::makeError("maxPlayers must be at least 1");
   if (config.maxPeersPerAddress == 0) return sim::makeError("maxPeersPerAddress must be at least 1");
+  if (config.joinsPerMinutePerAddress == 0) return sim::makeError("joinsPerMinutePerAddress must be at least 1");
   if (config.maxPlayers + 32 > ENET_PROTOCOL_MAXIMUM_PEER_ID) {
     return sim::makeError("maxPlayers " + std::to_string(config.maxPlayers) + " is more than ENet can serve");
   }
   core.config = config;
+  core.joinRate = host::JoinRate(config.maxPeersPerAddress,
+                                 60 * sim::kTicksPerSecond / std::uint64_t{config.joinsPerMinutePerAddress});
   core.world = std::move(world);
   core.state.rules.maxPlayers = config.maxPlayers;
 

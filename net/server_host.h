@@ -74,6 +74,9 @@ struct ServerConfig {
   /// ENet peers one IP address may hold at once (any phase, loopback included); more
   /// are refused at connect (AddressLimit) so one host cannot take every slot.
   std::uint32_t maxPeersPerAddress = 4;
+  /// Connects one IP address may make per minute, after a burst of maxPeersPerAddress;
+  /// more are refused at connect (JoinRate), so a join-and-leave loop stays cheap.
+  std::uint32_t joinsPerMinutePerAddress = 30;
   InterestConfig interest;
   /// What a joining player's account key must prove (docs/PROTOCOL.md, Accounts).
   AuthMode auth = AuthMode::Off;
@@ -97,6 +100,8 @@ struct ServerStats {
   std::uint64_t flooded = 0;               ///< dropped for rate
   std::uint64_t rejected = 0;              ///< sessions ended with a Reject
   std::uint64_t addressRefused = 0;        ///< connects refused: the address had maxPeersPerAddress peers
+  std::uint64_t joinRateRefused = 0;       ///< connects refused: the address connected too often (JoinRate)
+  std::uint64_t authFailures = 0;          ///< account proofs that failed (wrong key or bad signature)
   std::uint64_t joinTimeouts = 0;          ///< sessions dropped for no Hello or no join progress in time
   std::uint64_t joins = 0, leaves = 0;
   std::array<std::uint64_t, kJoinBucketsSeconds.size() + 1> joinSecondsBuckets{};  ///< per bucket; last = +Inf

@@ -295,7 +295,9 @@ struct Renderer::Impl {
         std::uint32_t at = next[static_cast<std::size_t>(mesh::vertexFace(m.opaque[q * 4]) % 6)]++;
         std::memcpy(dst + at * 4, m.opaque.data() + q * 4, 4 * sizeof(mesh::PackedVertex));
       }
-      std::memcpy(dst + m.opaque.size(), m.water.data(), m.water.size() * sizeof(mesh::PackedVertex));
+      // memcpy with an empty vector's null data() is undefined even for 0 bytes (UBSan).
+      if (!m.water.empty())
+        std::memcpy(dst + m.opaque.size(), m.water.data(), m.water.size() * sizeof(mesh::PackedVertex));
       int lo[3] = {255, 255, 255}, hi[3] = {0, 0, 0};
       for (std::size_t i = 0; i < verts; ++i) {
         int p[3] = {mesh::vertexX(dst[i]), mesh::vertexY(dst[i]), mesh::vertexZ(dst[i])};

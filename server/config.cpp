@@ -115,7 +115,7 @@ struct Spec {
   Problem (*set)(const Raw&, ServerOptions&);
 };
 
-const std::array<Spec, 18> kSpecs{{
+const std::array<Spec, 19> kSpecs{{
     {"scene", "FILE", "Scene file (.toml) to generate and host (required)",
      [](const Raw& r, ServerOptions& o) { return readText(r, 4096, o.scenePath); }},
     {"seed", "N", "World seed (default: the scene's seed)",
@@ -160,6 +160,14 @@ const std::array<Spec, 18> kSpecs{{
        std::uint64_t v = 0;
        if (auto p = readUnsigned(r, 1, 4096, v)) return p;
        o.maxPeersPerAddress = static_cast<std::uint32_t>(v);
+       return std::nullopt;
+     }},
+    {"joins-per-minute-per-address", "N",
+     "Connects one IP address may make per minute after a burst of max-peers-per-address, 1..3600 (default 30)",
+     [](const Raw& r, ServerOptions& o) -> Problem {
+       std::uint64_t v = 0;
+       if (auto p = readUnsigned(r, 1, 3600, v)) return p;
+       o.joinsPerMinutePerAddress = static_cast<std::uint32_t>(v);
        return std::nullopt;
      }},
     {"duration", "SECONDS", "Run this many seconds, save and exit 0; 0 = until signalled (default 0)",

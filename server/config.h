@@ -31,6 +31,7 @@ struct ServerOptions {
   double saveIntervalSeconds = 300;      ///< --save-interval: 0 = only on exit
   std::uint32_t bandwidthCapKBps = 256;  ///< --bandwidth-cap: KB/s (1024 bytes) per client
   std::uint32_t maxPeersPerAddress = 4;  ///< --max-peers-per-address: connections per IP address (loopback too)
+  std::uint32_t joinsPerMinutePerAddress = 30;  ///< --joins-per-minute-per-address: connects per minute, after a burst
   double durationSeconds = 0;            ///< --duration: run this long then exit 0; 0 = forever
   double statsIntervalSeconds = 10;      ///< --stats-interval: 0 = no stats lines
   std::uint16_t httpPort = 0;            ///< --http-port: TCP port of /healthz /readyz /metrics /status; 0 = off

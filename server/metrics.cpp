@@ -239,6 +239,10 @@ std::string formatPrometheus(const OpsIdentity& id, const OpsSnapshot& s, const 
   w.counter("loam_rejected_sessions_total", "Sessions ended with a Reject.", s.host.rejected);
   w.counter("loam_address_refused_total", "Connects refused: the address already held its peer limit.",
             s.host.addressRefused);
+  w.counter("loam_join_rate_refused_total", "Connects refused: the address connected too often.",
+            s.host.joinRateRefused);
+  w.counter("loam_auth_failures_total", "Account proofs that failed: a wrong key or a bad signature.",
+            s.host.authFailures);
   w.counter("loam_join_timeouts_total", "Sessions dropped for no Hello or no join progress in time.",
             s.host.joinTimeouts);
   w.counter("loam_malformed_packets_total", "Inbound messages dropped as malformed.", s.host.malformed);

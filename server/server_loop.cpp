@@ -243,6 +243,7 @@ int runServer(const ServerOptions& options) {
   config.maxPlayers = options.maxPlayers;
   config.bandwidthCapBytesPerSecond = options.bandwidthCapKBps * 1024u;
   config.maxPeersPerAddress = options.maxPeersPerAddress;
+  config.joinsPerMinutePerAddress = options.joinsPerMinutePerAddress;
   config.auth = net::parseAuthMode(options.auth).value_or(net::AuthMode::Off);  // config checked the name
   if (config.auth != net::AuthMode::Off) {
     auto accounts = AccountStore::open((std::filesystem::path(options.saveDir) / "accounts.txt").string());

@@ -16,6 +16,7 @@
 
 #include "net/enet_support.h"
 #include "net/host/host_stats.h"
+#include "net/host/join_rate.h"
 #include "net/host/session.h"
 #include "net/server_host.h"
 #include "sim/systems/sim_state.h"
@@ -41,6 +42,7 @@ struct HostCore {
   std::vector<sim::PlayerId> pendingLeaves;  ///< LeaveCommands for the next step
   HostStats stats;
   AuthFailureLimiter authFailures;  ///< failed account proofs per address (Inbound)
+  JoinRate joinRate{1, 1};          ///< connects per address (Inbound; set from config at open)
   flatbuffers::FlatBufferBuilder fbb{16 * 1024};  ///< the message being built (one at a time)
 
   explicit HostCore(sim::SimState initial) : state(std::move(initial)) {}

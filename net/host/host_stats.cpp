@@ -32,6 +32,8 @@ ServerStats HostStats::toServerStats() const {
   st.flooded = flooded;
   st.rejected = rejected;
   st.addressRefused = addressRefused;
+  st.joinRateRefused = joinRateRefused;
+  st.authFailures = authFailures;
   st.joinTimeouts = joinTimeouts;
   st.joins = joins;
   st.joinSecondsBuckets = joinSecondsBuckets;

@@ -22,6 +22,8 @@ struct HostStats {
   std::uint64_t flooded = 0;
   std::uint64_t rejected = 0;
   std::uint64_t addressRefused = 0;
+  std::uint64_t joinRateRefused = 0;
+  std::uint64_t authFailures = 0;
   std::uint64_t joinTimeouts = 0;
   std::uint64_t joins = 0, leaves = 0;
   std::uint64_t inputsDropped = 0;

@@ -94,6 +94,13 @@ void Inbound::onConnect(ENetPeer* peer, std::uint32_t data) {
     enet_peer_disconnect_now(peer, static_cast<std::uint32_t>(RejectCode::AddressLimit));
     return;
   }
+  // Nor connect too often: each join costs a session, a join state and a snapshot
+  // stream, and a join-and-leave loop is cheap for the peer (net/host/join_rate.h).
+  if (!core_.joinRate.admit(peer->address.host, core_.state.tick)) {
+    ++core_.stats.joinRateRefused;
+    enet_peer_disconnect_now(peer, static_cast<std::uint32_t>(RejectCode::JoinRate));
+    return;
+  }
   s.peer = peer;
   peer->data = reinterpret_cast<void*>(index + 1);
   configurePeer(peer);
@@ -248,6 +255,7 @@ void Inbound::challengeOrAdmit(Session& s) {
     return;
   }
   if (bound && *bound != s.publicKey) {
+    ++core_.stats.authFailures;
     core_.authFailures.fail(address, now);
     core_.reject(s, RejectCode::AuthFailed, "the name \"" + std::string(name) + "\" is claimed by another key");
     return;
@@ -269,6 +277,7 @@ bool Inbound::onAuthProof(Session& s, const wire::AuthProof& proof) {
   const flatbuffers::Vector<std::uint8_t>* sig = proof.signature();
   if (sig == nullptr || !verifyProof(s.publicKey, std::span(sig->data(), sig->size()), s.authNonce,
                                      core_.config.name, s.name.view())) {
+    ++core_.stats.authFailures;
     core_.authFailures.fail(address, AuthFailureLimiter::Clock::now());
     core_.reject(s, RejectCode::AuthFailed, "the proof does not verify for the key sent");
     return true;

@@ -17,6 +17,7 @@
 
 #include "bots/attack.h"
 #include "net/client_connection.h"
+#include "net/host/join_rate.h"
 #include "net/server_host.h"
 #include "net/tick_pacer.h"
 #include "sim/gen/scene.h"
@@ -175,6 +176,73 @@ TEST_CASE("join flood: connect-only, Hello-only and join-spam peers do not lock 
   CHECK(p99 < 16667 * kBudgetScale);
   CHECK(st.addressRefused > 0);  // the attackers' address was held to its cap
   CHECK(spamJoins > 30);         // the cheap joiners really joined, over and over
+  // ... but each address only at its join rate: 4 at once, then one per 2 s.
+  const double seconds = msSince(t0) / 1000;
+  CHECK(spamJoins <= 30 * (4 + static_cast<std::uint64_t>(seconds / 2) + 1));
+  CHECK(st.joinRateRefused > 0);
+}
+
+TEST_CASE("join rate: a burst of the address's slots, then one connect per interval; bounded memory") {
+  net::host::JoinRate rate(4, 120);  // 4 at once, then one per 2 s (30 a minute)
+  const std::uint32_t a = 0x0100007f, b = 0x0200007f;
+  for (int i = 0; i < 4; ++i) CHECK(rate.admit(a, 1000));
+  CHECK_FALSE(rate.admit(a, 1000));  // the burst is spent
+  CHECK(rate.waitTicks(a, 1000) == 120);
+  CHECK(rate.admit(b, 1000));         // another address is not held up
+  CHECK_FALSE(rate.admit(a, 1119));
+  CHECK(rate.admit(a, 1120));         // one token back after an interval
+  CHECK_FALSE(rate.admit(a, 1120));
+  // A long quiet time refills the burst, never more.
+  for (int i = 0; i < 4; ++i) CHECK(rate.admit(a, 100000));
+  CHECK_FALSE(rate.admit(a, 100000));
+  // A loop at any speed gets one connect per interval over a minute: 4 + 30.
+  net::host::JoinRate loop(4, 120);
+  int admitted = 0;
+  for (std::uint64_t t = 0; t < 3600; ++t) {
+    for (int k = 0; k < 3; ++k) admitted += loop.admit(a, t) ? 1 : 0;
+  }
+  CHECK(admitted == 4 + 29);  // the burst at tick 0, then one at 120, 240, ... 3480
+  // Many addresses: the table stays bounded; a refilled address is the one evicted.
+  net::host::JoinRate many(1, 600);
+  for (std::uint32_t i = 0; i < 3 * net::host::JoinRate::kMaxAddresses; ++i) CHECK(many.admit(i, i));
+  CHECK(many.size() == net::host::JoinRate::kMaxAddresses);
+}
+
+TEST_CASE("join rate: join-and-leave in a loop from one address is refused with JoinRate; other addresses join") {
+  auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/flat.toml");
+  REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
+  auto generated = sim::createSimState(*scene, scene->defaultSeed);
+  REQUIRE_MESSAGE(generated.has_value(), (generated ? "" : generated.error().message));
+  net::ServerConfig sc;
+  sc.bindAddress = "127.0.0.1";
+  sc.port = 0;
+  REQUIRE(sc.joinsPerMinutePerAddress == 30);  // the default is what is tested
+  auto opened = net::ServerHost::open(sc, sim::SimState(*generated),
+                                      net::describeHostedWorld(scene->name, generated->world));
+  REQUIRE_MESSAGE(opened.has_value(), (opened ? "" : opened.error().message));
+  net::ServerHost& host = **opened;
+  auto spam = openAttack(bots::AttackMode::JoinSpam, "127.0.0.7", 4, host.port(), 1, "spam");
+  auto other = openAttack(bots::AttackMode::JoinSpam, "127.0.0.8", 1, host.port(), 2, "other");
+  // Ticks faster than real time: 1,800 ticks are 30 s of the server's clock.
+  const Clock::time_point t0 = Clock::now();
+  for (int i = 0; i < 1800; ++i) {
+    host.tick();
+    for (bots::Attack* a : {spam.get(), other.get()}) a->service(msSince(t0), true);
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  const net::ServerStats st = host.stats();
+  const auto code = [](const bots::Attack& a, net::RejectCode c) {
+    auto it = a.stats().rejectsByCode.find(static_cast<std::uint16_t>(c));
+    return it == a.stats().rejectsByCode.end() ? std::uint64_t{0} : it->second;
+  };
+  MESSAGE("spam joins " << spam->stats().joins << ", refused " << code(*spam, net::RejectCode::JoinRate)
+                        << "; other joins " << other->stats().joins << "; server refused " << st.joinRateRefused);
+  // 30 s at 30 a minute after a burst of 4: at most 4 + 15 connects, so at most as many joins.
+  CHECK(spam->stats().joins >= 4);
+  CHECK(spam->stats().joins <= 4 + 15);
+  CHECK(code(*spam, net::RejectCode::JoinRate) > 0);
+  CHECK(other->stats().joins >= 4);  // its own bucket
+  CHECK(st.joinRateRefused == code(*spam, net::RejectCode::JoinRate) + code(*other, net::RejectCode::JoinRate));
 }
 
 TEST_CASE("deadlines and the cap: silent and Hello-only peers time out, an address's extra peers are refused") {

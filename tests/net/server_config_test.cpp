@@ -75,6 +75,7 @@ TEST_CASE("defaults apply when only the scene is given") {
   CHECK(o.saveIntervalSeconds == 300.0);
   CHECK(o.bandwidthCapKBps == 256);
   CHECK(o.maxPeersPerAddress == 4);
+  CHECK(o.joinsPerMinutePerAddress == 30);
   CHECK(o.durationSeconds == 0.0);
   CHECK(o.statsIntervalSeconds == 10.0);
   CHECK(o.httpPort == 0);  // no HTTP endpoint unless asked for
@@ -87,7 +88,7 @@ TEST_CASE("every option can be set by flag, by variable and by file key") {
   SUBCASE("flags") {
     ParseResult r = parse({"--scene", kScene, "--seed", "18446744073709551615", "--port", "0", "--bind", "127.0.0.1",
                            "--name", "test server", "--max-players", "8", "--save-dir", "/tmp/x", "--save-interval",
-                           "2.5", "--bandwidth-cap=512", "--max-peers-per-address", "40", "--duration", "6", "--stats-interval", "0", "--http-port", "9100",
+                           "2.5", "--bandwidth-cap=512", "--max-peers-per-address", "40", "--joins-per-minute-per-address", "90", "--duration", "6", "--stats-interval", "0", "--http-port", "9100",
                            "--http-bind", "0.0.0.0", "--log-format", "json"});
     REQUIRE(r.action == ParseResult::Action::Run);
     CHECK(r.options.seed == 18446744073709551615ull);
@@ -99,6 +100,7 @@ TEST_CASE("every option can be set by flag, by variable and by file key") {
     CHECK(r.options.saveIntervalSeconds == 2.5);
     CHECK(r.options.bandwidthCapKBps == 512);
     CHECK(r.options.maxPeersPerAddress == 40);
+    CHECK(r.options.joinsPerMinutePerAddress == 90);
     CHECK(r.options.durationSeconds == 6.0);
     CHECK(r.options.statsIntervalSeconds == 0.0);
     CHECK(r.options.httpPort == 9100);
@@ -205,6 +207,8 @@ TEST_CASE("bad flag values are one-line errors naming the flag") {
   expectError(parse({"--scene", kScene, "--max-players", "0"}), {"--max-players 0", "out of range 1..1024"});
   expectError(parse({"--scene", kScene, "--max-players", "5000"}), {"--max-players 5000", "out of range"});
   expectError(parse({"--scene", kScene, "--bandwidth-cap", "0"}), {"--bandwidth-cap 0", "out of range"});
+  expectError(parse({"--scene", kScene, "--joins-per-minute-per-address", "0"}),
+              {"--joins-per-minute-per-address 0", "out of range 1..3600"});
   expectError(parse({"--scene", kScene, "--save-interval=-1"}), {"--save-interval -1", "negative"});
   expectError(parse({"--scene", kScene, "--save-interval", "soon"}), {"--save-interval soon", "seconds"});
   expectError(parse({"--scene", kScene, "--duration", "inf"}), {"--duration inf", "seconds"});
