@@ -258,6 +258,9 @@ std::string formatPrometheus(const OpsIdentity& id, const OpsSnapshot& s, const 
   w.gauge("loam_save_duration_seconds", "Capture, encode and write time of the last save written.",
           s.lastSaveSeconds);
   w.gauge("loam_save_size_bytes", "File size of the last save written.", s.lastSaveBytes);
+  w.gauge("loam_world_bytes", "Heap bytes of the voxel store (tables, bricks, change sets).", s.worldBytes);
+  w.gauge("loam_world_modified_bricks", "Bricks changed since the world was generated.", s.modifiedBricks);
+  w.gauge("loam_fire_cells", "Cells burning.", s.fireCells);
   if (p.residentBytes) w.gauge("loam_resident_memory_bytes", "Resident memory of the process.", *p.residentBytes);
   return w.out;
 }

@@ -59,6 +59,10 @@ struct OpsSnapshot {
   std::uint64_t saveFailures = 0;
   double lastSaveSeconds = 0;       ///< capture + encode + write of the last save written
   std::uint64_t lastSaveBytes = 0;  ///< file size of the last save written
+  // What the world holds: memory that follows play, not a leak (the soak tells them apart).
+  std::uint64_t worldBytes = 0;      ///< BrickStore::memoryBytes()
+  std::uint64_t modifiedBricks = 0;  ///< bricks changed since generation (what a save stores)
+  std::uint64_t fireCells = 0;       ///< cells burning
 };
 
 /// Where the server is in its life.

@@ -282,6 +282,10 @@ int runServer(const ServerOptions& options) {
     o.saveFailures = ss.failures;
     o.lastSaveSeconds = ss.lastSeconds;
     o.lastSaveBytes = ss.lastBytes;
+    const sim::SimState& state = host.state();
+    o.worldBytes = state.world.memoryBytes();  // O(chunks), 10 times a second
+    o.modifiedBricks = state.world.modifiedCount();
+    o.fireCells = state.fire.cells.size();
   };
   fillSnapshot(published);
   board.publish(published);

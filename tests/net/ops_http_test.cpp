@@ -282,6 +282,11 @@ TEST_CASE("Prometheus text: every family typed, histogram cumulative, traffic by
   s.overruns = 1;
   s.lastSaveSeconds = 0.25;
   s.lastSaveBytes = 4096;
+  s.host.joinRateRefused = 6;
+  s.host.authFailures = 3;
+  s.worldBytes = 123456;
+  s.modifiedBricks = 42;
+  s.fireCells = 7;
   ProcessSample p{OpsPhase::Ready, 12.5, std::uint64_t{1} << 20};
   std::string text = formatPrometheus(id, s, p);
   INFO(text);
@@ -318,6 +323,11 @@ TEST_CASE("Prometheus text: every family typed, histogram cumulative, traffic by
   CHECK(m.at("loam_save_duration_seconds") == 0.25);
   CHECK(m.at("loam_save_size_bytes") == 4096);
   CHECK(m.at("loam_resident_memory_bytes") == 1048576);
+  CHECK(m.at("loam_join_rate_refused_total") == 6);
+  CHECK(m.at("loam_auth_failures_total") == 3);
+  CHECK(m.at("loam_world_bytes") == 123456);
+  CHECK(m.at("loam_world_modified_bricks") == 42);
+  CHECK(m.at("loam_fire_cells") == 7);
   CHECK(m.count("loam_info{name=\"my \\\"server\\\"\",scene=\"flat\",seed=\"7\",version=\"0.1.0\"}") == 1);
 
   // Without a memory reading the family is left out, not reported as 0.
@@ -395,13 +405,16 @@ TEST_CASE("loam-server serves /readyz, /healthz, /metrics and /status on --http-
                            "loam_step_seconds_sum", "loam_step_seconds_count", "loam_tick_overruns_total",
                            "loam_received_bytes_total", "loam_sent_bytes_total", "loam_joins_total",
                            "loam_malformed_packets_total", "loam_flooded_packets_total", "loam_save_duration_seconds",
-                           "loam_save_size_bytes", "loam_resident_memory_bytes", "loam_uptime_seconds"}) {
+                           "loam_save_size_bytes", "loam_resident_memory_bytes", "loam_uptime_seconds",
+                           "loam_join_rate_refused_total", "loam_auth_failures_total", "loam_world_bytes",
+                           "loam_world_modified_bricks", "loam_fire_cells"}) {
     INFO(name);
     CHECK(second.count(name) == 1);
   }
   CHECK(second.at("loam_ready") == 1);
   CHECK(second.at("loam_players") == 0);
   CHECK(second.at("loam_resident_memory_bytes") > 1e6);
+  CHECK(second.at("loam_world_bytes") > 1e5);  // the generated world's store
   auto endsWith = [](const std::string& s, const std::string& tail) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
   };
