@@ -191,12 +191,14 @@ void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint
   const net::LinkStats ls = (*link)->stats();
   MESSAGE("server: ticks " << host.state().tick - firstTick << ", players " << ss.players << ", malformed "
                            << ss.malformed << ", flooded " << ss.flooded << ", rejected " << ss.rejected
-                           << ", leaves " << ss.leaves << ", inputs dropped " << ss.inputsDropped << "; link: forwarded "
+                           << ", leaves " << ss.leaves << ", inputs dropped " << ss.inputsDropped << ", over rate "
+                           << ss.inputsOverRate << "; link: forwarded "
                            << ls.forwarded << ", dropped " << ls.dropped << ", duplicated " << ls.duplicated
                            << ", reordered " << ls.reordered);
   CHECK(acknowledged);
   CHECK(drained);
   CHECK(ss.malformed == 0);
+  CHECK(ss.inputsOverRate == 0);  // honest bots, however late their inputs arrive
   for (std::size_t i = 0; i < bots.size(); ++i) {
     Bot& b = bots[i];
     const net::ClientStats s = b.conn->stats();
