@@ -183,3 +183,36 @@ TEST_CASE("a refused action is told to its sender alone, not in the shared StepB
     }
   }
 }
+
+TEST_CASE("a client whose reliable stream stalls behind a packet over the limit is ended, not buffered") {
+  // ENet refuses a reliable packet over kMaxClientPacketBytes without acknowledging
+  // it, so the client resends it forever and everything it sends after waits in the
+  // server's ENet behind it (up to 32 MB a peer by ENet's default; 8 such garbage
+  // attackers held 250 MB in the hostile soak).
+  auto server = test::openFlatServer();
+  RawClient stuck(server->port()), honest(server->port());
+  test::joinSwarmBots(*server, {&stuck, &honest}, kTickSleepMs);
+  const std::vector<std::uint8_t> oversized(net::kMaxClientPacketBytes + 512, 0x5a);
+  stuck.sendBytes(oversized.data(), oversized.size(), net::kChannelReliable, ENET_PACKET_FLAG_RELIABLE);
+  flatbuffers::FlatBufferBuilder fbb;
+  int ticks = 0;
+  for (std::uint32_t seq = 1; ticks < 600 && !stuck.disconnected; ++ticks, ++seq) {
+    // 1 KB of reliable messages a tick behind the refused one, as a flooding client would.
+    std::vector<std::uint8_t> filler(1000, 0x11);
+    stuck.sendBytes(filler.data(), filler.size(), net::kChannelReliable, ENET_PACKET_FLAG_RELIABLE);
+    sendInputs(honest, fbb, seq, seq);
+    tick(*server, {&stuck, &honest});
+  }
+  MESSAGE("stuck client ended after " << ticks << " ticks, disconnect data " << stuck.disconnectData);
+  CHECK(stuck.rejected);  // a Reject{Malformed} reached it: the server's stream to it still works
+  const auto rejects = stuck.received(wire::ServerBody::Reject);
+  REQUIRE(!rejects.empty());
+  CHECK(rejects.back()->body_as_Reject()->code() == static_cast<std::uint16_t>(net::RejectCode::Malformed));
+  const flatbuffers::String* why = rejects.back()->body_as_Reject()->text();
+  REQUIRE(why != nullptr);
+  CHECK(why->str().find("held behind") != std::string::npos);
+  CHECK(ticks < 300);  // 64 KB held is a stall: about 70 ticks of this client's 1 KB
+  CHECK(server->stats().malformed >= 1);
+  CHECK_FALSE(honest.disconnected);  // the other client plays on
+  CHECK(server->state().findPlayer(sim::PlayerId{honest.playerId}) != nullptr);
+}
