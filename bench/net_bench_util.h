@@ -113,8 +113,9 @@ class Pacer {
         pacer_.ticked();
         return;
       }
-      if (pacer_.endBurst(now) > 0) {  // burst used up and still behind: backlog dropped
+      if (const std::int64_t dropped = pacer_.endBurst(now); dropped > 0) {  // burst used up and still behind
         ++overruns_;
+        if (host) host->skippedTicks(static_cast<std::uint64_t>(dropped));
         continue;
       }
       const double left = std::chrono::duration<double, std::milli>(pacer_.nextDue() - now).count();

@@ -156,6 +156,12 @@ class ServerHost {
   /// instead of spinning), handling what arrives. The next tick() handles the rest.
   void waitForInput(int timeoutMs);
 
+  /// The caller's loop dropped `ticks` ticks to catch up (TickPacer::endBurst). The
+  /// clients went on sending an input per tick of real time, so the catch-up that
+  /// arrives is owed, not fast: each playing session banks the ticks as late credit
+  /// (net/host/session.h, at most kInputLateTicks) instead of having it dropped.
+  void skippedTicks(std::uint64_t ticks) noexcept;
+
   /// Sessions past Hello (welcomed, joining or playing). Allocates.
   std::vector<PeerInfo> players() const;
 

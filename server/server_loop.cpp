@@ -417,6 +417,7 @@ int runServer(const ServerOptions& options) {
       ++overrunsTotal;
       ++window.overruns;
       droppedTotal += static_cast<std::uint64_t>(dropped);
+      host.skippedTicks(static_cast<std::uint64_t>(dropped));  // the clients' inputs for them are owed
       if (!inOverrun) {
         logLine("overrun at tick %" PRIu64 ": still %.0f ms behind after %d catch-up ticks (slowest %.1f ms); "
                 "dropped %" PRId64 " ticks (one line per episode; %" PRIu64 " overruns since start)",

@@ -155,4 +155,11 @@ std::uint64_t appendSessionCommands(std::span<Session> sessions, std::uint64_t t
   return overRate;
 }
 
+void creditSkippedTicks(std::span<Session> sessions, std::uint64_t ticks) noexcept {
+  const auto credit = static_cast<std::int32_t>(std::min<std::uint64_t>(ticks, kInputLateTicks));
+  for (Session& s : sessions) {
+    if (inGame(s.phase) && s.fedInput > 0) s.lateTokens = std::min(s.lateTokens + credit, kInputLateTicks);
+  }
+}
+
 }  // namespace loam::net::host

@@ -226,4 +226,9 @@ inline constexpr std::uint64_t kActionWaitTicks = 2 * sim::kTicksPerSecond;
 std::uint64_t appendSessionCommands(std::span<Session> sessions, std::uint64_t tick, std::uint32_t perTick,
                                     std::vector<sim::Command>& commands);
 
+/// The server's loop skipped `ticks` ticks: every session in the game that has played
+/// banks them as late credit (up to kInputLateTicks), as a tick it stood idle for
+/// lack of input would. Its client sent inputs for those ticks in real time.
+void creditSkippedTicks(std::span<Session> sessions, std::uint64_t ticks) noexcept;
+
 }  // namespace loam::net::host

@@ -86,7 +86,7 @@ TEST_CASE("join flood: connect-only, Hello-only and join-spam peers do not lock 
         if (measuring.load()) tickUs.push_back(host.lastTickTimes().totalUs);
         continue;
       }
-      pacer.endBurst(now);
+      if (const std::int64_t dropped = pacer.endBurst(now); dropped > 0) host.skippedTicks(static_cast<std::uint64_t>(dropped));
       const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(pacer.nextDue() - now).count();
       host.waitForInput(static_cast<int>(std::clamp<long long>(wait, 0, 16)));
     }

@@ -137,7 +137,10 @@ void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint
   auto pace = [&] {
     next += tickLen;
     const Clock::time_point t = Clock::now();
-    if (next < t - std::chrono::milliseconds(100)) next = t;  // behind: no burst
+    if (next < t - std::chrono::milliseconds(100)) {  // behind: no burst; the ticks are skipped
+      host.skippedTicks(static_cast<std::uint64_t>((t - next) / tickLen));
+      next = t;
+    }
     std::this_thread::sleep_until(next);
   };
   // The server may drop a peer the client still thinks is connected (an ENet

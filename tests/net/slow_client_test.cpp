@@ -33,29 +33,9 @@ void tick(net::ServerHost& server, std::initializer_list<RawClient*> clients) {
   std::this_thread::sleep_for(std::chrono::milliseconds(3));
 }
 
-/// Connects every client, says Hello (swarm kind: no world) and ticks until all are in
-/// the world.
+/// Connects every client and ticks until all are in the world as swarm bots.
 void join(net::ServerHost& server, std::initializer_list<RawClient*> clients) {
-  flatbuffers::FlatBufferBuilder fbb;
-  bool helloSent = false;
-  for (int i = 0; i < 3000; ++i) {
-    tick(server, clients);
-    bool all = true;
-    for (RawClient* c : clients) all = all && c->connected;
-    if (all && !helloSent) {
-      int n = 0;
-      static constexpr const char* kNames[] = {"steady", "slow", "lossy", "banker"};
-      for (RawClient* c : clients) {
-        test::buildHello(fbb, kNames[n++ % 4], /*wantsWorld*/ false);
-        c->send(fbb);
-      }
-      helloSent = true;
-    }
-    bool in = helloSent;
-    for (RawClient* c : clients) in = in && c->playerId != 0 && server.state().findPlayer(sim::PlayerId{c->playerId});
-    if (in) return;
-  }
-  FAIL("clients did not join");
+  test::joinSwarmBots(server, clients, 3);
 }
 
 /// Sends inputs first..last (forward) in messages of at most kMaxInputsPerMessage,
@@ -184,4 +164,35 @@ TEST_CASE("a client that stands still to bank credit, then sends 4 inputs per ti
   MESSAGE("applied ", applied, " of ", sent, " inputs over ", kTicks, " ticks of sending");
   CHECK(applied <= 1 + kTicks + net::host::kInputBurstTicks + net::host::kInputLateTicks + net::host::kMaxInputBacklog);
   CHECK(playerOf(*server, banker).motion.lastInput == sent);  // the newest went in; the dropped were older
+}
+
+TEST_CASE("inputs a client sent while the server skipped ticks to catch up are owed: none is dropped") {
+  auto server = test::openFlatServer();
+  RawClient client(server->port());
+  join(*server, {&client});
+  const sim::PlayerState start = playerOf(*server, client).motion;
+
+  // One input per tick of real time. After ticks 200 and 400 the server stalls for 24
+  // and 30 ticks: the client's inputs for them arrive while it does not tick, then its
+  // loop drops those ticks (TickPacer::endBurst) and says so (skippedTicks).
+  constexpr std::uint32_t kTicks = 600;
+  for (std::uint32_t t = 1; t <= kTicks; ++t) {
+    sendInputs(client, t, t);
+    if (t == 200 || t == 400) {
+      const std::uint32_t stall = t == 200 ? 24 : 30;
+      for (std::uint32_t k = 1; k <= stall; ++k) {
+        sendInputs(client, t + k, t + k);
+        client.flush();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      server->skippedTicks(stall);
+      t += stall;
+    }
+    tick(*server, {&client});
+  }
+  for (int t = 0; t < 30; ++t) tick(*server, {&client});
+
+  CHECK(playerOf(*server, client).motion.lastInput == kTicks);
+  CHECK(playerOf(*server, client).motion == predicted(*server, start, kTicks));
+  CHECK(server->stats().inputsOverRate == 0);
 }
