@@ -22,6 +22,7 @@
 #include "net/tick_pacer.h"
 #include "sim/gen/scene.h"
 #include "sim/systems/sim_state.h"
+#include "tests/support/raw_client.h"
 #include "tests/support/sanitizer_scale.h"
 
 namespace {
@@ -209,18 +210,9 @@ TEST_CASE("join rate: a burst of the address's slots, then one connect per inter
 }
 
 TEST_CASE("join rate: join-and-leave in a loop from one address is refused with JoinRate; other addresses join") {
-  auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/flat.toml");
-  REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
-  auto generated = sim::createSimState(*scene, scene->defaultSeed);
-  REQUIRE_MESSAGE(generated.has_value(), (generated ? "" : generated.error().message));
-  net::ServerConfig sc;
-  sc.bindAddress = "127.0.0.1";
-  sc.port = 0;
-  REQUIRE(sc.joinsPerMinutePerAddress == 30);  // the default is what is tested
-  auto opened = net::ServerHost::open(sc, sim::SimState(*generated),
-                                      net::describeHostedWorld(scene->name, generated->world));
-  REQUIRE_MESSAGE(opened.has_value(), (opened ? "" : opened.error().message));
-  net::ServerHost& host = **opened;
+  REQUIRE(net::ServerConfig{}.joinsPerMinutePerAddress == 30);  // the default is what is tested
+  auto opened = test::openFlatServer();
+  net::ServerHost& host = *opened;
   auto spam = openAttack(bots::AttackMode::JoinSpam, "127.0.0.7", 4, host.port(), 1, "spam");
   auto other = openAttack(bots::AttackMode::JoinSpam, "127.0.0.8", 1, host.port(), 2, "other");
   // Ticks faster than real time: 1,800 ticks are 30 s of the server's clock.
@@ -246,18 +238,10 @@ TEST_CASE("join rate: join-and-leave in a loop from one address is refused with 
 }
 
 TEST_CASE("deadlines and the cap: silent and Hello-only peers time out, an address's extra peers are refused") {
-  auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/flat.toml");
-  REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
-  auto generated = sim::createSimState(*scene, scene->defaultSeed);
-  REQUIRE_MESSAGE(generated.has_value(), (generated ? "" : generated.error().message));
   net::ServerConfig sc;
-  sc.bindAddress = "127.0.0.1";
-  sc.port = 0;
   sc.maxPeersPerAddress = 2;
-  auto opened = net::ServerHost::open(sc, sim::SimState(*generated),
-                                      net::describeHostedWorld(scene->name, generated->world));
-  REQUIRE_MESSAGE(opened.has_value(), (opened ? "" : opened.error().message));
-  net::ServerHost& host = **opened;
+  auto opened = test::openFlatServer(sc);
+  net::ServerHost& host = *opened;
 
   auto silent = openAttack(bots::AttackMode::ConnectOnly, "127.0.0.3", 1, host.port(), 1, "silent");
   auto helloOnly = openAttack(bots::AttackMode::HelloOnly, "127.0.0.4", 1, host.port(), 2, "hello");
