@@ -326,6 +326,8 @@ void BrickOccupancy::buildChunk(const sim::BrickStore& store, int i) {
 void BrickOccupancy::refresh(const sim::BrickStore& store, sim::BrickCoord b) {
   int i = store.chunkIndex(sim::chunkOf(b));
   if (i < 0) return;
+  // A chunk made resident after construction (an edit in air) gets a new slot.
+  if (static_cast<std::size_t>(i) >= maskOf_.size()) maskOf_.resize(static_cast<std::size_t>(i) + 1, -1);
   std::int32_t m = maskOf_[static_cast<std::size_t>(i)];
   if (m < 0) {
     if (!store.chunkIsCollapsed(i)) buildChunk(store, i);

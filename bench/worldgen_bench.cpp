@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
         rssAfter = statusKb("VmRSS");
         heap = world->memoryBytes();
         stats = world->memoryStats();
-        hash = worldHash(*world);
+        hash = hashContent(*world).world;
       }
     }
     std::vector<double> sorted = wall;

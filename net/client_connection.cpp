@@ -354,7 +354,7 @@ struct ClientConnection::Impl {
           genError = "generating " + path + ": " + state.error().message;
         } else {
           tracker.reset(state->world);
-          worldHashValue = tracker.worldHash();
+          worldHashValue = sim::hashContent(state->world).world;
           generated.emplace(std::move(*state));
         }
       }
@@ -412,7 +412,7 @@ struct ClientConnection::Impl {
       for (const wire::CellHashRec* r : *g.cells()) theirs.push_back({sim::CellCoord{r->x(), r->z()}, r->hash()});
     }
     std::sort(theirs.begin(), theirs.end(), [](const sim::CellHash& a, const sim::CellHash& b) { return a.cell < b.cell; });
-    const std::vector<sim::CellCoord> diff = sim::differingCells(sim::cellHashes(mirror->world), theirs);
+    const std::vector<sim::CellCoord> diff = sim::differingCells(sim::hashContent(mirror->world).cells, theirs);
     std::string msg = "world differs from the server's in " + std::to_string(diff.size()) + " cells:";
     for (std::size_t i = 0; i < diff.size() && i < 12; ++i)
       msg += " (" + std::to_string(diff[i].x) + "," + std::to_string(diff[i].z) + ")";

@@ -250,7 +250,7 @@ struct ServerHost::Impl {
 // ---- ServerHost -------------------------------------------------------------------------
 
 HostedWorld describeHostedWorld(const std::string& sceneName, const sim::BrickStore& generated) {
-  sim::WorldHashes h = sim::hashWorld(generated);
+  sim::WorldHashes h = sim::hashContent(generated);
   return HostedWorld{sceneName, h.world, std::move(h.cells)};
 }
 

@@ -135,7 +135,7 @@ struct PeerInfo {
 using AdmissionFilter = std::function<std::string(const std::string& address, const std::string& name)>;
 
 /// Describes a freshly generated world (before any save is applied) for Welcome.
-/// Costs one full hashWorld.
+/// Costs one hashContent.
 HostedWorld describeHostedWorld(const std::string& sceneName, const sim::BrickStore& generated);
 
 class ServerHost {

@@ -31,7 +31,7 @@ void addGenCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--seed", opt->seed, "World seed (default: the scene's seed)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", opt->threads, "Worker threads (0 = all cores); never changes the result")
       ->check(CLI::Range(0, 1024));
-  cmd->add_flag("--hash", opt->hash, "Print the world hash (16 hex digits) as the last line of stdout");
+  cmd->add_flag("--hash", opt->hash, "Print the content hash of the generated world (16 hex digits) as the last line of stdout");
   cmd->add_flag("--cells", opt->cells, "Also print every 12.8 m cell's hash (x z hash)");
   cmd->add_flag("--quiet", opt->quiet, "No progress on stderr");
   cmd->callback([opt, &exitCode] {
@@ -50,7 +50,7 @@ void addGenCommand(CLI::App& app, int& exitCode) {
       exitCode = 1;
       return;
     }
-    sim::WorldHashes h = sim::hashWorld(*world);
+    sim::WorldHashes h = sim::hashContent(*world);
     auto t3 = std::chrono::steady_clock::now();
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     sim::StoreMemoryStats mem = world->memoryStats();

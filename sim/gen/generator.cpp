@@ -301,12 +301,23 @@ Result<BrickStore> generateWorld(const Scene& scene, std::uint64_t seed, std::ui
   if (!BrickStore::validBounds(scene.worldBounds)) {
     return makeError(scene.sourcePath + ": world bounds are not whole chunks or are too large");
   }
-  BrickStore store(scene.worldBounds);
-  Generator gen(scene, seed, store);
-
   const WorldBounds& wb = scene.worldBounds;
   std::int32_t cx0 = wb.minBrick.x >> kChunkShift, cx1 = wb.maxBrick.x >> kChunkShift;
+  std::int32_t cy0 = wb.minBrick.y >> kChunkShift, cy1 = wb.maxBrick.y >> kChunkShift;
   std::int32_t cz0 = wb.minBrick.z >> kChunkShift, cz1 = wb.maxBrick.z >> kChunkShift;
+  // The whole world is generated at once, so it must fit in memory first.
+  if (std::int64_t{cx1 - cx0} * (cy1 - cy0) * (cz1 - cz0) > kMaxGeneratedChunks) {
+    return makeError(scene.sourcePath + ": world bounds hold more than " + std::to_string(kMaxGeneratedChunks) +
+                     " chunks, too many to generate whole");
+  }
+  BrickStore store(scene.worldBounds);
+  // Workers write different chunks concurrently, which the store allows only for
+  // resident chunks: make every chunk resident first (markGenerated releases air).
+  for (std::int32_t cz = cz0; cz < cz1; ++cz)
+    for (std::int32_t cy = cy0; cy < cy1; ++cy)
+      for (std::int32_t cx = cx0; cx < cx1; ++cx) store.addChunk(ChunkCoord{cx, cy, cz});
+  Generator gen(scene, seed, store);
+
   struct Item {
     std::int32_t cx, cz;
   };

@@ -28,6 +28,9 @@ struct GenerateOptions {
   std::function<void(double)> progress;
 };
 
+/// The most chunks generateWorld builds (it generates the whole bounds at once).
+inline constexpr std::int64_t kMaxGeneratedChunks = std::int64_t{1} << 20;
+
 /// Builds the world of scene with seed. generatorVersion must be kGeneratorVersion
 /// (an Error otherwise, e.g. for a server on another version). The store is returned
 /// after markGenerated() (no dirty or modified bricks). Allocates the world; starts

@@ -28,26 +28,54 @@ void appendPacked(const BrickStore& store, int i, int local, std::vector<std::ui
 
 }  // namespace
 
+namespace {
+
+std::uint64_t cellKey(CellCoord c) noexcept {
+  return (std::uint64_t{static_cast<std::uint32_t>(c.x)} << 32) | static_cast<std::uint32_t>(c.z);
+}
+
+}  // namespace
+
+void WorldHashTracker::setTerm(ChunkCoord c, bool changed, std::uint64_t term) {
+  const std::uint64_t key = internal::chunkKey(c);
+  auto it = terms_.find(key);
+  if (it == terms_.end() && !changed) return;
+  internal::TermSum& cell = cells_[cellKey(internal::cellOfChunk(c))];
+  if (it != terms_.end()) {
+    all_.remove(it->second);
+    cell.remove(it->second);
+    if (!changed) terms_.erase(it);
+  }
+  if (changed) {
+    terms_[key] = term;
+    all_.add(term);
+    cell.add(term);
+  }
+  if (cell.count == 0) cells_.erase(cellKey(internal::cellOfChunk(c)));
+}
+
 void WorldHashTracker::reset(const BrickStore& store) {
-  const auto n = static_cast<std::size_t>(store.chunkCount());
-  chunkHashes_.assign(n, 0);
   packed_.clear();
-  dirtyList_.clear();
-  dirtyList_.reserve(n);
-  for (int i = 0; i < store.chunkCount(); ++i) dirtyList_.push_back(i);
-  internal::hashChunks(store, dirtyList_, chunkHashes_);
-  dirtyList_.clear();
+  terms_.clear();
+  cells_.clear();
+  all_ = {};
   touched_.clear();
-  world_ = internal::combineWorldHash(store.bounds(), chunkHashes_);
+  for (int i : store.canonicalChunks()) {
+    if (internal::chunkChanged(store, i))
+      setTerm(store.chunkCoord(i), true, internal::chunkTerm(store.chunkCoord(i), internal::chunkContentHash(store, i)));
+  }
+  world_ = internal::combineWorldHash(all_);
+  reset_ = true;
 }
 
 std::uint64_t WorldHashTracker::hashTouchedChunk(const BrickStore& store, int chunk, std::span<const int> localBricks) {
+  const std::uint64_t key = internal::chunkKey(store.chunkCoord(chunk));
   if (std::optional<MaterialId> m = store.chunkUniform(chunk)) {
-    packed_.erase(chunk);
+    packed_.erase(key);
     const std::uint8_t rec[2] = {'U', *m};
     return XXH3_64bits(rec, sizeof rec);
   }
-  auto it = packed_.find(chunk);
+  auto it = packed_.find(key);
   if (it == packed_.end()) {
     if (packed_.size() >= kCachedChunks) {  // drop the least recently used
       auto oldest = std::min_element(packed_.begin(), packed_.end(), [](const auto& a, const auto& b) {
@@ -55,7 +83,7 @@ std::uint64_t WorldHashTracker::hashTouchedChunk(const BrickStore& store, int ch
       });
       packed_.erase(oldest);
     }
-    PackedChunk& p = packed_[chunk];
+    PackedChunk& p = packed_[key];
     p.offsets.resize(kChunkBrickCount + 1);
     for (int k = 0; k < kChunkBrickCount; ++k) {
       p.offsets[static_cast<std::size_t>(k)] = static_cast<std::uint32_t>(p.bytes.size());
@@ -94,47 +122,50 @@ std::uint64_t WorldHashTracker::hashTouchedChunk(const BrickStore& store, int ch
 }
 
 void WorldHashTracker::update(const BrickStore& store, std::span<const EditRecord> edits) {
-  if (chunkHashes_.size() != static_cast<std::size_t>(store.chunkCount())) {
-    reset(store);  // never reset, or another world: start over
+  if (!reset_) {
+    reset(store);
     return;
   }
   ++updates_;
   touched_.clear();
-  dirtyList_.clear();
   touchedBricks_.clear();
   for (const EditRecord& e : edits) {
     const BrickCoord b =
         e.kind == EditRecord::Kind::Voxel ? brickOf(VoxelCoord{e.x, e.y, e.z}) : BrickCoord{e.x, e.y, e.z};
-    const int i = store.chunkIndex(chunkOf(b));
-    if (i >= 0) touchedBricks_.emplace_back(i, brickIndexInChunk(b));
+    if (store.bounds().containsBrick(b)) touchedBricks_.emplace_back(internal::chunkKey(chunkOf(b)), brickIndexInChunk(b));
   }
   if (touchedBricks_.empty()) return;
   std::sort(touchedBricks_.begin(), touchedBricks_.end());
   touchedBricks_.erase(std::unique(touchedBricks_.begin(), touchedBricks_.end()), touchedBricks_.end());
   for (std::size_t a = 0; a < touchedBricks_.size();) {
-    const int chunk = touchedBricks_[a].first;
+    const std::uint64_t key = touchedBricks_[a].first;
     localScratch_.clear();
-    for (; a < touchedBricks_.size() && touchedBricks_[a].first == chunk; ++a)
+    for (; a < touchedBricks_.size() && touchedBricks_[a].first == key; ++a)
       localScratch_.push_back(touchedBricks_[a].second);
-    chunkHashes_[static_cast<std::size_t>(chunk)] = hashTouchedChunk(store, chunk, localScratch_);
-    dirtyList_.push_back(chunk);
+    const ChunkCoord c = internal::chunkOfKey(key);
+    const int slot = store.chunkIndex(c);
+    if (slot >= 0 && internal::chunkChanged(store, slot)) {
+      setTerm(c, true, internal::chunkTerm(c, hashTouchedChunk(store, slot, localScratch_)));
+    } else {
+      // Back to what generation made (or air that was never resident): no term, and
+      // its packed bricks are stale.
+      packed_.erase(key);
+      setTerm(c, false, 0);
+    }
+    touched_.push_back({internal::cellOfChunk(c), 0});
   }
-  world_ = internal::combineWorldHash(store.bounds(), chunkHashes_);
+  world_ = internal::combineWorldHash(all_);
 
-  for (int i : dirtyList_) {
-    const ChunkCoord cc = store.chunkCoord(i);
-    touched_.push_back({cellOf(BrickCoord{cc.x * kChunkBricks, 0, cc.z * kChunkBricks}), 0});
-  }
   std::sort(touched_.begin(), touched_.end(), [](const CellHash& a, const CellHash& b) { return a.cell < b.cell; });
   touched_.erase(std::unique(touched_.begin(), touched_.end(),
                              [](const CellHash& a, const CellHash& b) { return a.cell == b.cell; }),
                  touched_.end());
-  for (CellHash& c : touched_) c.hash = internal::combineCellHash(store, c.cell, chunkHashes_);
+  for (CellHash& c : touched_) c.hash = cellHash(store, c.cell);
 }
 
-std::uint64_t WorldHashTracker::cellHash(const BrickStore& store, CellCoord cell) const {
-  LOAM_ASSERT(chunkHashes_.size() == static_cast<std::size_t>(store.chunkCount()));
-  return internal::combineCellHash(store, cell, chunkHashes_);
+std::uint64_t WorldHashTracker::cellHash(const BrickStore&, CellCoord cell) const {
+  auto it = cells_.find(cellKey(cell));
+  return internal::combineCellHash(cell, it == cells_.end() ? internal::TermSum{} : it->second);
 }
 
 }  // namespace loam::sim

@@ -1,9 +1,10 @@
 // WorldHashTracker: the world hash and cell hashes of sim/world/world_hash.h kept up to
-// date per step instead of recomputed from scratch. It caches every chunk's hash;
-// after a step, the chunks that step's edit log touched are rehashed, and the world
-// hash and the hashes of the touched cells are rebuilt from the cache. The server
-// sends the result with every step; every full client computes the same from the
-// same edits and compares (net/client_connection.h).
+// date per step instead of recomputed from scratch. It keeps the term of every
+// changed chunk and the sums per cell; after a step, the chunks that step's edit log
+// touched are checked and rehashed, and their terms swapped in the sums, so a step
+// costs what it touched whatever the world's size. The server sends the result with
+// every step; every full client computes the same from the same edits and compares
+// (net/client_connection.h).
 //
 // Equal by construction to hashWorld(store) after every update (tested).
 //
@@ -20,19 +21,20 @@
 #include <vector>
 
 #include "sim/systems/streams.h"
+#include "sim/world/internal/world_hash_combine.h"
 #include "sim/world/world_hash.h"
 
 namespace loam::sim {
 
 class WorldHashTracker {
  public:
-  /// Hashes every chunk of store (as hashWorld; about as long).
+  /// Hashes every changed chunk of store (as hashWorld; about as long).
   void reset(const BrickStore& store);
 
   /// Rehashes the chunks touched by edits (the edit log of the step just applied to
-  /// store), then the world hash and the touched cells' hashes. Cost: the touched
-  /// chunks plus 8 bytes per chunk of the world. Allocation: only growth of the
-  /// internal lists.
+  /// store), then the world hash and the touched cells' hashes (a tracker never reset
+  /// resets first). Cost: the touched chunks. Allocation: only growth of the internal
+  /// tables.
   void update(const BrickStore& store, std::span<const EditRecord> edits);
 
   /// The world hash after the last reset / update.
@@ -41,7 +43,8 @@ class WorldHashTracker {
   /// The cells the last update touched, with their hashes, sorted by cell.
   std::span<const CellHash> touchedCells() const noexcept { return touched_; }
 
-  /// The hash of any cell (from the cache).
+  /// The hash of any cell (from the sums; a cell without changed chunks has the hash
+  /// of an empty sum).
   std::uint64_t cellHash(const BrickStore& store, CellCoord cell) const;
 
   /// Chunks whose packed bricks are kept, at most (about 100 KB each in a forest).
@@ -55,17 +58,20 @@ class WorldHashTracker {
     std::uint64_t lastUse = 0;           ///< update counter when last touched
   };
   std::uint64_t hashTouchedChunk(const BrickStore& store, int chunk, std::span<const int> localBricks);
-  std::unordered_map<int, PackedChunk> packed_;
+  void setTerm(ChunkCoord c, bool changed, std::uint64_t term);
+  std::unordered_map<std::uint64_t, PackedChunk> packed_;  ///< by chunkKey
   std::uint64_t updates_ = 0;
-  std::vector<std::pair<int, int>> touchedBricks_;  ///< (chunk, local brick) of this update
+  std::vector<std::pair<std::uint64_t, int>> touchedBricks_;  ///< (chunkKey, local brick) of this update
   std::vector<std::uint8_t> spliceBytes_;
   std::vector<std::uint32_t> spliceOffsets_;
   std::vector<int> localScratch_;
 
-  std::vector<std::uint64_t> chunkHashes_;  ///< by chunk index
-  std::vector<int> dirtyList_;
+  std::unordered_map<std::uint64_t, std::uint64_t> terms_;  ///< chunkKey -> term, changed chunks only
+  std::unordered_map<std::uint64_t, internal::TermSum> cells_;  ///< cellKey -> sum of its terms
+  internal::TermSum all_;
   std::vector<CellHash> touched_;
   std::uint64_t world_ = 0;
+  bool reset_ = false;
 };
 
 }  // namespace loam::sim

@@ -59,8 +59,7 @@ void findPerches(const BrickStore& world, const MaterialLut& lut, const std::arr
         const BrickCoord b{bx, by, bz};
         if ((by & (kChunkBricks - 1)) == kChunkBricks - 1) {
           // Top brick of a chunk: skip the whole chunk when it is collapsed to air.
-          const int ci = world.chunkIndex(chunkOf(b));
-          if (ci >= 0 && world.chunkIsCollapsed(ci) && world.chunkUniform(ci) == kAir) {
+          if (world.chunkIsAir(chunkOf(b))) {
             by -= kChunkBricks - 1;
             continue;
           }

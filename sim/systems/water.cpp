@@ -154,7 +154,7 @@ void initWater(WaterState& s, const SimSetup& setup) {
   // Generated water: every liquid voxel is a full cell.
   std::vector<BrickCoord> wet;
   MaterialId m[kBrickVoxels];
-  for (int ci = 0; ci < world.chunkCount(); ++ci) {
+  for (int ci : world.canonicalChunks()) {
     if (world.chunkIsCollapsed(ci) && !liquid[world.chunkUniform(ci).value_or(kAir)]) continue;
     const ChunkCoord cc = world.chunkCoord(ci);
     for (int local = 0; local < 16 * 16 * 16; ++local) {

@@ -54,37 +54,29 @@ bool BrickStore::validBounds(const WorldBounds& b) noexcept {
   if (lo.x >= hi.x || lo.y >= hi.y || lo.z >= hi.z) return false;
   for (std::int32_t v : {lo.x, lo.y, lo.z, hi.x, hi.y, hi.z}) {
     if (v % kChunkBricks != 0) return false;
-    // Voxel coordinates of the whole world must fit int32 with room to spare.
-    if (v < -(1 << 26) || v > (1 << 26)) return false;
+    // Chunk coordinates must fit the chunk map's keys (voxels then fit int32).
+    if (v < -internal::kMaxChunkCoord * kChunkBricks || v > internal::kMaxChunkCoord * kChunkBricks) return false;
   }
-  std::int64_t chunks = std::int64_t{hi.x - lo.x} / kChunkBricks * ((hi.y - lo.y) / kChunkBricks) *
-                        ((hi.z - lo.z) / kChunkBricks);
-  return chunks <= (std::int64_t{1} << 20);
+  return true;
 }
 
 BrickStore::BrickStore(WorldBounds bounds, const CoarseLut& coarseLut) : bounds_(bounds), coarseLut_(coarseLut) {
   LOAM_ASSERT(validBounds(bounds));
-  minChunk_ = chunkOf(bounds.minBrick);
-  nx_ = (bounds.maxBrick.x - bounds.minBrick.x) / kChunkBricks;
-  ny_ = (bounds.maxBrick.y - bounds.minBrick.y) / kChunkBricks;
-  nz_ = (bounds.maxBrick.z - bounds.minBrick.z) / kChunkBricks;
   minVoxel_ = {bounds.minBrick.x * kBrickSize, bounds.minBrick.y * kBrickSize, bounds.minBrick.z * kBrickSize};
-  sizeVx_ = static_cast<std::uint32_t>(nx_) * kChunkBricks * kBrickSize;
-  sizeVy_ = static_cast<std::uint32_t>(ny_) * kChunkBricks * kBrickSize;
-  sizeVz_ = static_cast<std::uint32_t>(nz_) * kChunkBricks * kBrickSize;
-  chunks_.resize(static_cast<std::size_t>(nx_) * static_cast<std::size_t>(ny_) * static_cast<std::size_t>(nz_));
+  sizeVx_ = static_cast<std::uint32_t>(bounds.maxBrick.x - bounds.minBrick.x) * kBrickSize;
+  sizeVy_ = static_cast<std::uint32_t>(bounds.maxBrick.y - bounds.minBrick.y) * kBrickSize;
+  sizeVz_ = static_cast<std::uint32_t>(bounds.maxBrick.z - bounds.minBrick.z) * kBrickSize;
 }
 
 BrickStore::BrickStore(const BrickStore& other)
     : bounds_(other.bounds_),
-      minChunk_(other.minChunk_),
-      nx_(other.nx_),
-      ny_(other.ny_),
-      nz_(other.nz_),
       sizeVx_(other.sizeVx_),
       sizeVy_(other.sizeVy_),
       sizeVz_(other.sizeVz_),
       minVoxel_(other.minVoxel_),
+      coords_(other.coords_),
+      canonical_(other.canonical_),
+      map_(other.map_),
       coarseLut_(other.coarseLut_),
       keepBaseline_(other.keepBaseline_),
       subscribers_(other.subscribers_) {
@@ -110,25 +102,76 @@ BrickStore::~BrickStore() = default;
 
 // ---- chunk addressing -------------------------------------------------------------
 
-ChunkCoord BrickStore::chunkCoord(int i) const noexcept {
-  return {minChunk_.x + i % nx_, minChunk_.y + (i / nx_) % ny_, minChunk_.z + i / (nx_ * ny_)};
+namespace {
+
+bool chunkInBounds(const WorldBounds& b, ChunkCoord c) noexcept {
+  return b.containsBrick(BrickCoord{c.x * kChunkBricks, c.y * kChunkBricks, c.z * kChunkBricks});
 }
 
+}  // namespace
+
 int BrickStore::chunkIndex(ChunkCoord c) const noexcept {
-  int x = c.x - minChunk_.x, y = c.y - minChunk_.y, z = c.z - minChunk_.z;
-  if (x < 0 || y < 0 || z < 0 || x >= nx_ || y >= ny_ || z >= nz_) return -1;
-  return x + nx_ * (y + ny_ * z);
+  if (!chunkInBounds(bounds_, c)) return -1;
+  return map_.find(internal::chunkKey(c));
+}
+
+int BrickStore::addChunk(ChunkCoord c) {
+  if (!chunkInBounds(bounds_, c)) return -1;
+  const std::uint64_t key = internal::chunkKey(c);
+  if (int i = map_.find(key); i >= 0) return i;
+  const int slot = static_cast<int>(chunks_.size());
+  chunks_.emplace_back();
+  coords_.push_back(c);
+  map_.insert(key, slot);
+  // Generation adds chunks in canonical order, so this is almost always an append.
+  auto at = std::upper_bound(canonical_.begin(), canonical_.end(), c, [&](ChunkCoord v, int s) {
+    return internal::canonicalBefore(v, coords_[static_cast<std::size_t>(s)]);
+  });
+  canonical_.insert(at, slot);
+  return slot;
+}
+
+bool BrickStore::chunkIsAir(ChunkCoord c) const noexcept {
+  const int i = chunkIndex(c);
+  if (i < 0) return true;
+  const Chunk& ch = chunks_[static_cast<std::size_t>(i)];
+  return !ch.data && ch.uniform == kAir;
 }
 
 const BrickStore::Chunk* BrickStore::chunkOfBrick(BrickCoord b, int& local) const noexcept {
   local = brickIndexInChunk(b);
-  int i = chunkIndex(chunkOf(b));
-  LOAM_ASSERT(i >= 0);
-  return &chunks_[static_cast<std::size_t>(i)];
+  const int i = map_.find(internal::chunkKey(chunkOf(b)));
+  return i < 0 ? nullptr : &chunks_[static_cast<std::size_t>(i)];
 }
 
-BrickStore::Chunk* BrickStore::chunkOfBrick(BrickCoord b, int& local) noexcept {
-  return const_cast<Chunk*>(static_cast<const BrickStore*>(this)->chunkOfBrick(b, local));
+BrickStore::Chunk& BrickStore::residentChunkOfBrick(BrickCoord b, int& local) {
+  local = brickIndexInChunk(b);
+  const int i = addChunk(chunkOf(b));
+  LOAM_ASSERT(i >= 0);
+  return chunks_[static_cast<std::size_t>(i)];
+}
+
+bool BrickStore::chunkModified(int i) const noexcept {
+  const Chunk& c = chunks_[static_cast<std::size_t>(i)];
+  return c.dirty && (c.dirty->any & (1u << kModifiedSet));
+}
+
+bool BrickStore::brickMatchesGenerated(int i, int local) const noexcept {
+  const Chunk& c = chunks_[static_cast<std::size_t>(i)];
+  const BrickView v = viewOf(c, local);
+  if (!keepBaseline_) return v.isAir();
+  if (!c.dirty || !((c.dirty->bits[kModifiedSet][local >> 6] >> (local & 63)) & 1u)) return true;
+  const Baseline* bl = c.baseline.get();
+  if (!bl) return v.isAir();  // made resident after markGenerated(): generated as air
+  auto at = std::lower_bound(bl->locals.begin(), bl->locals.end(), static_cast<std::uint16_t>(local));
+  if (at == bl->locals.end() || *at != local) return true;
+  // Forms are appended in the order bricks first changed, so the stored one's end is
+  // not the next offset; but canonical forms are prefix-free, so equal leading bytes
+  // mean equal forms.
+  const std::size_t from = bl->offsets[static_cast<std::size_t>(at - bl->locals.begin())];
+  std::uint8_t form[BrickView::kMaxPackedBytes];
+  const std::size_t len = v.packCanonical(form);
+  return from + len <= bl->bytes.size() && std::memcmp(form, bl->bytes.data() + from, len) == 0;
 }
 
 std::optional<MaterialId> BrickStore::chunkUniform(int i) const noexcept {
@@ -202,7 +245,7 @@ bool BrickStore::generatedBrick(BrickCoord b, MaterialId* out512) const noexcept
   if (!bounds_.containsBrick(b)) return false;
   int local = 0;
   const Chunk* c = chunkOfBrick(b, local);
-  if (!c->baseline) return false;
+  if (!c || !c->baseline) return false;
   const Baseline& bl = *c->baseline;
   auto at = std::lower_bound(bl.locals.begin(), bl.locals.end(), static_cast<std::uint16_t>(local));
   if (at == bl.locals.end() || *at != local) return false;
@@ -381,9 +424,10 @@ bool BrickStore::set(VoxelCoord v, MaterialId m) noexcept {
   if (!bounds_.containsVoxel(v)) return false;
   BrickCoord b = brickOf(v);
   int local = 0;
-  Chunk& c = *chunkOfBrick(b, local);
   unsigned vi = static_cast<unsigned>(voxelIndexInBrick(v.x & 7, v.y & 7, v.z & 7));
-  if (viewOf(c, local).at(static_cast<int>(vi)) == m) return true;
+  const Chunk* had = chunkOfBrick(b, local);
+  if ((had ? viewOf(*had, local).at(static_cast<int>(vi)) : kAir) == m) return true;
+  Chunk& c = residentChunkOfBrick(b, local);
   noteFirstChange(c, local);
   if (!c.data) expand(c);
   ChunkData& d = *c.data;
@@ -410,7 +454,7 @@ bool BrickStore::writeBrick(BrickCoord b, const MaterialId* voxels512) noexcept 
   if (!bounds_.containsBrick(b)) return false;
   if (allEqual(voxels512, kBrickVoxels)) return fillBrick(b, voxels512[0]);
   int local = 0;
-  Chunk& c = *chunkOfBrick(b, local);
+  Chunk& c = residentChunkOfBrick(b, local);
   if (c.data && c.data->slots[local] >= kMixedSlotBase) {
     MaterialId cur[kBrickVoxels];
     viewOf(c, local).decode(cur);
@@ -432,7 +476,8 @@ bool BrickStore::writeBrick(BrickCoord b, const MaterialId* voxels512) noexcept 
 bool BrickStore::fillBrick(BrickCoord b, MaterialId m) noexcept {
   if (!bounds_.containsBrick(b)) return false;
   int local = 0;
-  Chunk& c = *chunkOfBrick(b, local);
+  if (m == kAir && !chunkOfBrick(b, local)) return true;
+  Chunk& c = residentChunkOfBrick(b, local);
   if (!c.data) {
     if (c.uniform == m) return true;
   } else if (c.data->slots[local] == m) {
@@ -446,8 +491,10 @@ bool BrickStore::fillBrick(BrickCoord b, MaterialId m) noexcept {
 }
 
 bool BrickStore::fillChunk(ChunkCoord cc, MaterialId m) noexcept {
+  if (!chunkInBounds(bounds_, cc)) return false;
   int i = chunkIndex(cc);
-  if (i < 0) return false;
+  if (i < 0 && m == kAir) return true;
+  if (i < 0) i = addChunk(cc);
   Chunk& c = chunks_[static_cast<std::size_t>(i)];
   if (!c.data) {
     if (c.uniform == m) return true;
@@ -475,7 +522,7 @@ BrickView BrickStore::brick(BrickCoord b) const noexcept {
   if (!bounds_.containsBrick(b)) return BrickView(kAir);
   int local = 0;
   const Chunk* c = chunkOfBrick(b, local);
-  return viewOf(*c, local);
+  return c ? viewOf(*c, local) : BrickView(kAir);
 }
 
 std::size_t BrickStore::queryBox(const VoxelBox& box, std::vector<BrickHit>& out, BrickFilter filter) const {
@@ -542,7 +589,7 @@ bool BrickStore::isChanged(BrickCoord b, ChangeSubscriber sub) const noexcept {
   if (!bounds_.containsBrick(b)) return false;
   int local = 0;
   const Chunk* c = chunkOfBrick(b, local);
-  if (!c->dirty) return false;
+  if (!c || !c->dirty) return false;
   return (c->dirty->bits[sub.value - 1][local >> 6] >> (local & 63)) & 1u;
 }
 
@@ -550,7 +597,7 @@ bool BrickStore::isModified(BrickCoord b) const noexcept {
   if (!bounds_.containsBrick(b)) return false;
   int local = 0;
   const Chunk* c = chunkOfBrick(b, local);
-  if (!c->dirty) return false;
+  if (!c || !c->dirty) return false;
   return (c->dirty->bits[kModifiedSet][local >> 6] >> (local & 63)) & 1u;
 }
 
@@ -558,8 +605,9 @@ void BrickStore::clearChanged(BrickCoord b, ChangeSubscriber sub) noexcept {
   LOAM_ASSERT(sub.value >= 1 && sub.value <= subscribers_);
   if (!bounds_.containsBrick(b)) return;
   int local = 0;
-  Chunk* c = chunkOfBrick(b, local);
-  if (!c->dirty) return;
+  const Chunk* found = chunkOfBrick(b, local);
+  if (!found || !found->dirty) return;
+  Chunk* c = const_cast<Chunk*>(found);
   c->dirty->bits[sub.value - 1][local >> 6] &= ~(std::uint64_t{1} << (local & 63));
 }
 
@@ -592,10 +640,25 @@ std::size_t BrickStore::modifiedCount() const noexcept {
 
 void BrickStore::markGenerated() noexcept {
   keepBaseline_ = true;
-  for (Chunk& c : chunks_) {
+  // Keep the chunks that are not all air, renumbered in canonical order.
+  std::vector<Chunk> kept;
+  std::vector<ChunkCoord> keptCoords;
+  for (int i : canonical_) {
+    Chunk& c = chunks_[static_cast<std::size_t>(i)];
     c.dirty.reset();
     c.baseline.reset();
     compactChunkAt(c);
+    if (!c.data && c.uniform == kAir) continue;
+    kept.push_back(std::move(c));
+    keptCoords.push_back(coords_[static_cast<std::size_t>(i)]);
+  }
+  chunks_ = std::move(kept);
+  coords_ = std::move(keptCoords);
+  map_.clear();
+  canonical_.resize(chunks_.size());
+  for (std::size_t i = 0; i < chunks_.size(); ++i) {
+    canonical_[i] = static_cast<int>(i);
+    map_.insert(internal::chunkKey(coords_[i]), static_cast<int>(i));
   }
 }
 
@@ -633,6 +696,7 @@ CoarseSample BrickStore::coarse(BrickCoord b) const noexcept {
   if (!bounds_.containsBrick(b)) return coarseFromSums(kBrickVoxels * coarseLut_.solid[kAir], kBrickVoxels * coarseLut_.opacity[kAir]);
   int local = 0;
   const Chunk* c = chunkOfBrick(b, local);
+  if (!c) return coarseFromSums(kBrickVoxels * coarseLut_.solid[kAir], kBrickVoxels * coarseLut_.opacity[kAir]);
   unsigned m = c->uniform;
   if (c->data) {
     unsigned s = c->data->slots[local];
@@ -653,7 +717,8 @@ std::size_t BrickStore::baselineBytes(const Baseline& bl) noexcept {
 // ---- memory -----------------------------------------------------------------------
 
 std::size_t BrickStore::memoryBytes() const noexcept {
-  std::size_t n = chunks_.capacity() * sizeof(Chunk);
+  std::size_t n = chunks_.capacity() * sizeof(Chunk) + coords_.capacity() * sizeof(ChunkCoord) +
+                  canonical_.capacity() * sizeof(int) + map_.memoryBytes();
   for (const Chunk& c : chunks_) {
     if (c.data) {
       n += sizeof(ChunkData) + c.data->entries.capacity() * sizeof(BrickEntry) +
@@ -667,7 +732,8 @@ std::size_t BrickStore::memoryBytes() const noexcept {
 
 StoreMemoryStats BrickStore::memoryStats() const noexcept {
   StoreMemoryStats st;
-  st.chunkTableBytes = chunks_.capacity() * sizeof(Chunk);
+  st.chunkTableBytes = chunks_.capacity() * sizeof(Chunk) + coords_.capacity() * sizeof(ChunkCoord) +
+                      canonical_.capacity() * sizeof(int) + map_.memoryBytes();
   for (const Chunk& c : chunks_) {
     if (c.dirty) st.dirtyBytes += sizeof(DirtyBits);
     if (c.baseline) st.baselineBytes += baselineBytes(*c.baseline);

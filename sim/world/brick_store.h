@@ -1,22 +1,29 @@
-// BrickStore: the sparse voxel world. 5 cm voxels in 8^3 bricks in 16^3-brick chunks
-// over a fixed WorldBounds.
+// BrickStore: the sparse voxel world. 5 cm voxels in 8^3 bricks in 16^3-brick chunks,
+// inside WorldBounds that may be kilometres across (validBounds).
 //
-// Storage: a dense table of chunks over the bounds. A chunk that is one material
-// stores only that material; otherwise it holds one 16-bit slot per brick. A brick
-// that is one material is its material alone; a mixed brick is palette-compressed
-// with 1, 2, 4 or 8 bits per voxel in a pool owned by its chunk. Palettes grow as
-// materials appear and shrink (repacked to fewer bits) as they disappear; a brick
-// with one material left collapses to a uniform slot. Chunks collapse to a single
-// material in compactChunk() / markGenerated().
+// Storage: a map from chunk coordinates to the chunks that are resident; a chunk that
+// is not resident reads as air. A resident chunk that is one material stores only that
+// material; otherwise it holds one 16-bit slot per brick. A brick that is one material
+// is its material alone; a mixed brick is palette-compressed with 1, 2, 4 or 8 bits per
+// voxel in a pool owned by its chunk. Palettes grow as materials appear and shrink
+// (repacked to fewer bits) as they disappear; a brick with one material left collapses
+// to a uniform slot. Chunks collapse to a single material in compactChunk() /
+// markGenerated(), and markGenerated() releases the chunks that are all air.
+//
+// Chunk handles: a resident chunk has a slot (0..chunkCount()-1, chunkIndex); slots
+// are stable until markGenerated(), which renumbers them. Nothing may depend on slot
+// order: canonicalChunks() lists the slots in canonical order.
 //
 // Canonical order: chunks by (z, y, x) with x fastest, then the bricks of a chunk by
 // brickIndexInChunk (x fastest), then voxels by voxelIndexInBrick. Every iteration,
 // the world hash and saves use it.
 //
 // Threads: reads may run concurrently with each other. Writes (set, writeBrick,
-// fillBrick, fillChunk, compactChunk, clearing change bits) to bricks in different
-// chunks may run concurrently from different threads, without locks, as long as no
-// thread reads those chunks meanwhile. Everything else is single-threaded.
+// fillBrick, fillChunk, compactChunk, clearing change bits) to bricks of different
+// resident chunks may run concurrently from different threads, without locks, as long
+// as no thread reads those chunks meanwhile. Making a chunk resident (addChunk, or the
+// first write that is not air to a chunk that is not) and everything else is
+// single-threaded.
 #pragma once
 
 #include <bit>
@@ -24,12 +31,14 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "sim/core/assert.h"
 #include "sim/world/brick_view.h"
 #include "sim/world/coarse_grid.h"
 #include "sim/world/internal/brick_chunk.h"
+#include "sim/world/internal/chunk_map.h"
 #include "sim/world/voxel.h"
 
 namespace loam::sim {
@@ -69,7 +78,7 @@ struct BrickHit {
 /// Heap use by kind, for budgets and benchmarks (bytes are capacities held).
 struct StoreMemoryStats {
   std::size_t totalBytes = 0;         ///< same as BrickStore::memoryBytes()
-  std::size_t chunkTableBytes = 0;    ///< the dense chunk table
+  std::size_t chunkTableBytes = 0;    ///< the chunk map, slots and canonical list
   std::size_t chunkSlotBytes = 0;     ///< slot arrays + entries of non-uniform chunks
   std::size_t poolBytes = 0;          ///< palette records (capacity)
   std::size_t dirtyBytes = 0;         ///< dirty bit sets
@@ -80,12 +89,12 @@ struct StoreMemoryStats {
   std::size_t mixedBricks[4] = {};    ///< palette bricks at 1, 2, 4, 8 bits per voxel
 };
 
-/// The sparse voxel world over fixed bounds. Movable and copyable (deep copy).
+/// The sparse voxel world inside bounds. Movable and copyable (deep copy).
 class BrickStore {
  public:
-  /// An all-air store over bounds. bounds must be whole chunks aligned to the chunk
-  /// grid (validBounds); anything else is a programmer error (LOAM_ASSERT; scene
-  /// loaders check it first). Allocates the chunk table (32 bytes per chunk).
+  /// An all-air store inside bounds, with no chunk resident. bounds must be whole
+  /// chunks aligned to the chunk grid (validBounds); anything else is a programmer
+  /// error (LOAM_ASSERT; scene loaders check it first). Allocates nothing.
   explicit BrickStore(WorldBounds bounds, const CoarseLut& coarseLut = defaultCoarseLut());
   /// Deep copy (content, change bits and subscriptions, generated content kept).
   /// Allocates as much as other holds.
@@ -101,7 +110,7 @@ class BrickStore {
   ~BrickStore();
 
   /// True when bounds are non-empty, aligned to chunk boundaries (multiples of 16
-  /// bricks) and at most 2^20 chunks.
+  /// bricks) and within +-2^20 chunks on every axis (+-6,700 km).
   static bool validBounds(const WorldBounds& bounds) noexcept;
 
   /// The bounds given at construction, in bricks.
@@ -155,26 +164,39 @@ class BrickStore {
 
   // ---- chunks -------------------------------------------------------------------
 
-  /// Number of chunks in the bounds.
+  /// Number of resident chunks.
   int chunkCount() const noexcept { return static_cast<int>(chunks_.size()); }
-  /// The chunk at canonical index i (0..chunkCount()-1).
-  ChunkCoord chunkCoord(int i) const noexcept;
-  /// Canonical index of chunk c, or -1 outside the bounds.
+  /// The coordinates of the chunk in slot i (0..chunkCount()-1).
+  ChunkCoord chunkCoord(int i) const noexcept { return coords_[static_cast<std::size_t>(i)]; }
+  /// The slot of chunk c, or -1 when c is not resident (it reads as air). O(1).
   int chunkIndex(ChunkCoord c) const noexcept;
-  /// The material when every voxel of chunk index i is one material (however it is
+  /// The slots of every resident chunk in canonical chunk order.
+  std::span<const int> canonicalChunks() const noexcept { return canonical_; }
+  /// Makes chunk c resident (all air) if it is not; returns its slot, or -1 outside
+  /// the bounds. Single-threaded; lets threads write different chunks afterwards.
+  int addChunk(ChunkCoord c);
+  /// The material when every voxel of slot i is one material (however it is
   /// stored), else nullopt. O(4096) for an expanded chunk, O(1) otherwise.
   std::optional<MaterialId> chunkUniform(int i) const noexcept;
-  /// True when chunk index i is stored as one material (no per-brick storage).
+  /// True when slot i is stored as one material (no per-brick storage).
   bool chunkIsCollapsed(int i) const noexcept { return chunks_[static_cast<std::size_t>(i)].data == nullptr; }
-  /// A view of brick localIndex (brickIndexInChunk) of chunk index i.
+  /// True when chunk c is not resident or is stored as all air.
+  bool chunkIsAir(ChunkCoord c) const noexcept;
+  /// A view of brick localIndex (brickIndexInChunk) of slot i.
   BrickView brickInChunk(int i, int localIndex) const noexcept;
+  /// True when slot i holds a brick modified since markGenerated(). O(1).
+  bool chunkModified(int i) const noexcept;
+  /// True when brick localIndex of slot i holds what it held at markGenerated() (it
+  /// is unmodified, or changed back); before markGenerated(), when it is all air (a
+  /// store never generated counts as changed from an empty world). O(one brick).
+  bool brickMatchesGenerated(int i, int localIndex) const noexcept;
 
   /// Collapses chunk c to one material when all its bricks are that material, else
   /// repacks its pool tightly (dropping holes). Returns true if it collapsed. Content
   /// and change bits are unchanged. Thread: see top (per chunk; the generator calls
   /// it after finishing a chunk to keep peak memory low).
   bool compactChunk(ChunkCoord c) noexcept;
-  /// compactChunk() on every chunk. Single-threaded.
+  /// compactChunk() on every resident chunk. Single-threaded.
   void compactAll() noexcept;
 
   // ---- change tracking ----------------------------------------------------------
@@ -206,9 +228,12 @@ class BrickStore {
   /// Number of modified bricks. O(chunks).
   std::size_t modifiedCount() const noexcept;
   /// Ends generation: clears every changed and modified bit (freeing their storage),
-  /// compacts every chunk and from then on keeps, for each brick at its first change,
-  /// the content it had (generatedBrick). Call once after generating, before edits.
+  /// compacts every chunk, releases the chunks that are all air (renumbering slots)
+  /// and from then on keeps, for each brick at its first change, the content it had
+  /// (generatedBrick). Call once after generating, before edits.
   void markGenerated() noexcept;
+  /// True once markGenerated() has been called.
+  bool markedGenerated() const noexcept { return keepBaseline_; }
   /// Writes to out512 the content brick b had at the last markGenerated(), if b has
   /// been modified since (and returns true); false when b is unmodified (read it
   /// directly), outside the bounds, or markGenerated() was never called. Saves use
@@ -250,8 +275,10 @@ class BrickStore {
     MaterialId uniform = kAir;
   };
 
+  /// The resident chunk holding b (nullptr when none), and b's index in it.
   const Chunk* chunkOfBrick(BrickCoord b, int& local) const noexcept;
-  Chunk* chunkOfBrick(BrickCoord b, int& local) noexcept;
+  /// The chunk holding b, made resident (b must be inside the bounds).
+  Chunk& residentChunkOfBrick(BrickCoord b, int& local);
   static BrickView viewOf(const Chunk& c, int local) noexcept;
   void markChanged(Chunk& c, int local) noexcept;
   void noteFirstChange(Chunk& c, int local);
@@ -271,11 +298,12 @@ class BrickStore {
   void forEachSetBit(int set, F&& fn) const;
 
   WorldBounds bounds_;
-  ChunkCoord minChunk_;
-  int nx_ = 0, ny_ = 0, nz_ = 0;  // chunks per axis
   std::uint32_t sizeVx_ = 0, sizeVy_ = 0, sizeVz_ = 0;  // voxels per axis
   VoxelCoord minVoxel_;
-  std::vector<Chunk> chunks_;
+  std::vector<Chunk> chunks_;        // by slot
+  std::vector<ChunkCoord> coords_;   // by slot
+  std::vector<int> canonical_;       // slots in canonical order
+  internal::ChunkMap map_;           // chunkKey -> slot
   CoarseLut coarseLut_;
   bool keepBaseline_ = false;  // set by markGenerated()
   std::uint8_t subscribers_ = 0;  // handed out by subscribeChanges()
@@ -290,13 +318,13 @@ inline MaterialId BrickStore::get(int x, int y, int z) const noexcept {
   std::uint32_t uz = static_cast<std::uint32_t>(z) - static_cast<std::uint32_t>(minVoxel_.z);
   if ((ux >= sizeVx_) | (uy >= sizeVy_) | (uz >= sizeVz_)) return kAir;
   constexpr unsigned kChunkVoxelShift = kBrickShift + kChunkShift;
-  std::size_t ci = (ux >> kChunkVoxelShift) +
-                   static_cast<std::size_t>(nx_) * ((uy >> kChunkVoxelShift) +
-                                                    static_cast<std::size_t>(ny_) * (uz >> kChunkVoxelShift));
-  const Chunk& c = chunks_[ci];
+  const int ci = map_.find(internal::chunkKey({x >> kChunkVoxelShift, y >> kChunkVoxelShift, z >> kChunkVoxelShift}));
+  if (ci < 0) return kAir;
+  const Chunk& c = chunks_[static_cast<std::size_t>(ci)];
   const internal::ChunkData* d = c.data.get();
   if (!d) return c.uniform;
   unsigned local = ((ux >> kBrickShift) & 15u) | (((uy >> kBrickShift) & 15u) << 4) | (((uz >> kBrickShift) & 15u) << 8);
+  // (ux and x agree in their low 7 bits: the bounds are whole chunks.)
   unsigned s = d->slots[local];
   if (s < internal::kMixedSlotBase) return static_cast<MaterialId>(s);
   const internal::BrickEntry& e = d->entries[s - internal::kMixedSlotBase];
@@ -334,7 +362,8 @@ inline bool passesFilter(const BrickView& v, BrickFilter f) noexcept {
 
 template <class F>
 void BrickStore::forEachBrick(F&& fn, BrickFilter filter) const {
-  for (int i = 0; i < chunkCount(); ++i) {
+  // Chunks that are not resident are air: reported only under BrickFilter::All.
+  for (int i : canonical_) {
     const Chunk& c = chunks_[static_cast<std::size_t>(i)];
     if (!c.data) {
       if (filter == BrickFilter::Mixed) continue;
@@ -371,7 +400,7 @@ void BrickStore::forEachBrickInBox(const VoxelBox& box, F&& fn, BrickFilter filt
         BrickCoord b{x, y, z};
         int local = 0;
         const Chunk* c = chunkOfBrick(b, local);
-        BrickView v = viewOf(*c, local);
+        BrickView v = c ? viewOf(*c, local) : BrickView(kAir);
         if (passesFilter(v, filter)) fn(b, v);
       }
     }
@@ -380,7 +409,7 @@ void BrickStore::forEachBrickInBox(const VoxelBox& box, F&& fn, BrickFilter filt
 
 template <class F>
 void BrickStore::forEachSetBit(int set, F&& fn) const {
-  for (int i = 0; i < chunkCount(); ++i) {
+  for (int i : canonical_) {
     const Chunk& c = chunks_[static_cast<std::size_t>(i)];
     if (!c.dirty || !(c.dirty->any & (1u << set))) continue;
     ChunkCoord cc = chunkCoord(i);

@@ -42,7 +42,7 @@ CoarseSample coarseSampleFromVoxels(const BrickStore& store, const CoarseLut& lu
 std::vector<CoarseMismatch> verifyCoarse(const BrickStore& store) {
   std::vector<CoarseMismatch> out;
   const CoarseLut& lut = store.coarseLut();
-  for (int i = 0; i < store.chunkCount(); ++i) {
+  for (int i : store.canonicalChunks()) {
     ChunkCoord cc = store.chunkCoord(i);
     // A collapsed chunk has one sample for all its bricks: check its first brick.
     int bricks = store.chunkIsCollapsed(i) ? 1 : kChunkBricks * kChunkBricks * kChunkBricks;

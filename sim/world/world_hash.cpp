@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <xxhash.h>
 
 #include "sim/world/brick_store.h"
@@ -121,11 +122,36 @@ class U64Hasher {
   XXH3_state_t state_;
 };
 
-}  // namespace
+// The dense list of content hashes of every chunk in the bounds, canonical order; a
+// chunk that is not resident is air.
+struct ContentChunks {
+  ChunkCoord lo, hi;  // inclusive
+  std::vector<std::uint64_t> hashes;
+  std::size_t index(ChunkCoord c) const noexcept {
+    const auto nx = static_cast<std::size_t>(hi.x - lo.x + 1), ny = static_cast<std::size_t>(hi.y - lo.y + 1);
+    return static_cast<std::size_t>(c.x - lo.x) +
+           nx * (static_cast<std::size_t>(c.y - lo.y) + ny * static_cast<std::size_t>(c.z - lo.z));
+  }
+};
 
-namespace internal {
+ContentChunks contentChunks(const BrickStore& store) {
+  const WorldBounds& b = store.bounds();
+  ContentChunks cc;
+  cc.lo = chunkOf(b.minBrick);
+  cc.hi = chunkOf(BrickCoord{b.maxBrick.x - 1, b.maxBrick.y - 1, b.maxBrick.z - 1});
+  const std::uint8_t airRec[2] = {'U', kAir};
+  const std::uint64_t air = XXH3_64bits(airRec, sizeof airRec);
+  HashStream& hs = threadStream();
+  for (int z = cc.lo.z; z <= cc.hi.z; ++z)
+    for (int y = cc.lo.y; y <= cc.hi.y; ++y)
+      for (int x = cc.lo.x; x <= cc.hi.x; ++x) {
+        const int i = store.chunkIndex(ChunkCoord{x, y, z});
+        cc.hashes.push_back(i < 0 ? air : chunkHashWith(store, i, hs));
+      }
+  return cc;
+}
 
-std::uint64_t combineWorldHash(const WorldBounds& b, std::span<const std::uint64_t> chunkHashes) {
+std::uint64_t contentWorldHash(const WorldBounds& b, std::span<const std::uint64_t> chunkHashes) {
   std::uint8_t head[8 + 24];
   std::memcpy(head, "LOAMWH1\0", 8);
   std::int32_t v[6] = {b.minBrick.x, b.minBrick.y, b.minBrick.z, b.maxBrick.x, b.maxBrick.y, b.maxBrick.z};
@@ -136,21 +162,12 @@ std::uint64_t combineWorldHash(const WorldBounds& b, std::span<const std::uint64
   return h.digest();
 }
 
-void cellRange(const BrickStore& store, CellCoord& min, CellCoord& max) noexcept {
-  const WorldBounds& b = store.bounds();
-  min = cellOf(b.minBrick);
-  max = cellOf(BrickCoord{b.maxBrick.x - 1, 0, b.maxBrick.z - 1});
-}
-
-std::uint64_t combineCellHash(const BrickStore& store, CellCoord cell, std::span<const std::uint64_t> chunkHashes) {
-  const WorldBounds& b = store.bounds();
-  const ChunkCoord lo = chunkOf(b.minBrick);
-  const ChunkCoord hi = chunkOf(BrickCoord{b.maxBrick.x - 1, b.maxBrick.y - 1, b.maxBrick.z - 1});
+std::uint64_t contentCellHash(const ContentChunks& cc, CellCoord cell) {
   // The chunks of a cell: x and z in {2 * cell, 2 * cell + 1} (32 bricks = 2 chunks), clipped.
-  const int x0 = std::max(2 * cell.x, lo.x), x1 = std::min(2 * cell.x + 1, hi.x);
-  const int z0 = std::max(2 * cell.z, lo.z), z1 = std::min(2 * cell.z + 1, hi.z);
+  const int x0 = std::max(2 * cell.x, cc.lo.x), x1 = std::min(2 * cell.x + 1, cc.hi.x);
+  const int z0 = std::max(2 * cell.z, cc.lo.z), z1 = std::min(2 * cell.z + 1, cc.hi.z);
   const std::size_t chunks =
-      x1 < x0 || z1 < z0 ? 0 : static_cast<std::size_t>((x1 - x0 + 1) * (z1 - z0 + 1) * (hi.y - lo.y + 1));
+      x1 < x0 || z1 < z0 ? 0 : static_cast<std::size_t>((x1 - x0 + 1) * (z1 - z0 + 1) * (cc.hi.y - cc.lo.y + 1));
   U64Hasher h(8 + 8 * chunks);
   std::uint8_t head[8];
   putU32(head, static_cast<std::uint32_t>(cell.x));
@@ -158,42 +175,76 @@ std::uint64_t combineCellHash(const BrickStore& store, CellCoord cell, std::span
   h.put(head, sizeof head);
   if (chunks == 0) return h.digest();
   for (int z = z0; z <= z1; ++z) {  // canonical order: z, y, x
-    for (int y = lo.y; y <= hi.y; ++y) {
-      for (int x = x0; x <= x1; ++x) {
-        h.addU64(chunkHashes[static_cast<std::size_t>(store.chunkIndex(ChunkCoord{x, y, z}))]);
-      }
+    for (int y = cc.lo.y; y <= cc.hi.y; ++y) {
+      for (int x = x0; x <= x1; ++x) h.addU64(cc.hashes[cc.index(ChunkCoord{x, y, z})]);
     }
   }
   return h.digest();
 }
 
-void hashChunks(const BrickStore& store, std::span<const int> indices, std::span<std::uint64_t> out) {
-  HashStream& hs = threadStream();
-  for (int i : indices) out[static_cast<std::size_t>(i)] = chunkHashWith(store, i, hs);
+}  // namespace
+
+namespace internal {
+
+std::uint64_t chunkContentHash(const BrickStore& store, int slot) { return chunkHashWith(store, slot, threadStream()); }
+
+bool chunkChanged(const BrickStore& store, int slot) {
+  if (!store.markedGenerated()) return store.chunkUniform(slot) != kAir;
+  if (!store.chunkModified(slot)) return false;
+  for (int local = 0; local < kChunkBricks * kChunkBricks * kChunkBricks; ++local)
+    if (!store.brickMatchesGenerated(slot, local)) return true;
+  return false;
+}
+
+std::uint64_t chunkTerm(ChunkCoord c, std::uint64_t contentHash) noexcept {
+  std::uint8_t rec[8 + 12 + 8];
+  std::memcpy(rec, "LOAMWC2\0", 8);
+  putU32(rec + 8, static_cast<std::uint32_t>(c.x));
+  putU32(rec + 12, static_cast<std::uint32_t>(c.y));
+  putU32(rec + 16, static_cast<std::uint32_t>(c.z));
+  putU64(rec + 20, contentHash);
+  return XXH3_64bits(rec, sizeof rec);
+}
+
+std::uint64_t combineWorldHash(const TermSum& all) noexcept {
+  std::uint8_t rec[8 + 16];
+  std::memcpy(rec, "LOAMWH2\0", 8);
+  putU64(rec + 8, all.sum);
+  putU64(rec + 16, all.count);
+  return XXH3_64bits(rec, sizeof rec);
+}
+
+std::uint64_t combineCellHash(CellCoord cell, const TermSum& inCell) noexcept {
+  std::uint8_t rec[8 + 16];
+  putU32(rec, static_cast<std::uint32_t>(cell.x));
+  putU32(rec + 4, static_cast<std::uint32_t>(cell.z));
+  putU64(rec + 8, inCell.sum);
+  putU64(rec + 16, inCell.count);
+  return XXH3_64bits(rec, sizeof rec);
 }
 
 }  // namespace internal
 
-std::uint64_t chunkHash(const BrickStore& store, int chunkIndex) {
-  return chunkHashWith(store, chunkIndex, threadStream());
-}
+std::uint64_t chunkHash(const BrickStore& store, int chunkIndex) { return internal::chunkContentHash(store, chunkIndex); }
 
 WorldHashes hashWorld(const BrickStore& store) {
-  HashStream& hs = threadStream();
-  std::vector<std::uint64_t> chunkHashes(static_cast<std::size_t>(store.chunkCount()));
-  for (int i = 0; i < store.chunkCount(); ++i) chunkHashes[static_cast<std::size_t>(i)] = chunkHashWith(store, i, hs);
-
+  internal::TermSum all;
+  std::vector<std::pair<CellCoord, std::uint64_t>> terms;  // (cell, term) of changed chunks
+  for (int i : store.canonicalChunks()) {
+    if (!internal::chunkChanged(store, i)) continue;
+    const ChunkCoord c = store.chunkCoord(i);
+    const std::uint64_t t = internal::chunkTerm(c, internal::chunkContentHash(store, i));
+    all.add(t);
+    terms.emplace_back(internal::cellOfChunk(c), t);
+  }
+  std::sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   WorldHashes out;
-  out.world = internal::combineWorldHash(store.bounds(), chunkHashes);
-  // Cells sorted by (x, z); every cell of the covered range holds at least one chunk.
-  CellCoord lo, hi;
-  internal::cellRange(store, lo, hi);
-  out.cells.reserve(static_cast<std::size_t>((hi.x - lo.x + 1) * (hi.z - lo.z + 1)));
-  for (int x = lo.x; x <= hi.x; ++x) {
-    for (int z = lo.z; z <= hi.z; ++z) {
-      const CellCoord c{x, z};
-      out.cells.push_back({c, internal::combineCellHash(store, c, chunkHashes)});
-    }
+  out.world = internal::combineWorldHash(all);
+  for (std::size_t k = 0; k < terms.size();) {
+    const CellCoord cell = terms[k].first;
+    internal::TermSum in;
+    for (; k < terms.size() && terms[k].first == cell; ++k) in.add(terms[k].second);
+    out.cells.push_back({cell, internal::combineCellHash(cell, in)});
   }
   return out;
 }
@@ -201,6 +252,19 @@ WorldHashes hashWorld(const BrickStore& store) {
 std::uint64_t worldHash(const BrickStore& store) { return hashWorld(store).world; }
 
 std::vector<CellHash> cellHashes(const BrickStore& store) { return std::move(hashWorld(store).cells); }
+
+WorldHashes hashContent(const BrickStore& store) {
+  const ContentChunks cc = contentChunks(store);
+  WorldHashes out;
+  out.world = contentWorldHash(store.bounds(), cc.hashes);
+  // Cells sorted by (x, z); every cell of the covered range holds at least one chunk.
+  const CellCoord lo = internal::cellOfChunk(cc.lo), hi = internal::cellOfChunk(cc.hi);
+  out.cells.reserve(static_cast<std::size_t>((hi.x - lo.x + 1) * (hi.z - lo.z + 1)));
+  for (int x = lo.x; x <= hi.x; ++x) {
+    for (int z = lo.z; z <= hi.z; ++z) out.cells.push_back({CellCoord{x, z}, contentCellHash(cc, CellCoord{x, z})});
+  }
+  return out;
+}
 
 std::vector<CellCoord> differingCells(const std::vector<CellHash>& a, const std::vector<CellHash>& b) {
   std::vector<CellCoord> out;

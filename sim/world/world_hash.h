@@ -1,20 +1,37 @@
-// World hashes: XXH3-64 over a canonical serialisation of the store's content, so
-// that equal worlds hash equal whatever their internal encoding (palette order,
-// collapsed or expanded chunks, edit history), plus per-cell hashes (12.8 m cells,
-// 32x32 bricks in plan, full height) to localise a difference.
+// World hashes. Two families, both XXH3-64 over canonical serialisations, so equal
+// worlds hash equal whatever their internal encoding (palette order, collapsed or
+// expanded chunks, edit history) and whichever chunks happen to be resident:
 //
-// Canonical serialisation (version 1), all integers little-endian:
-//   chunk c, when all its voxels are one material m:  'U' m
-//   otherwise, for each brick in brickIndexInChunk order, its canonical packed form
+// - The world hash (hashWorld, worldHash, cellHashes) covers what changed since
+//   generation: the chunks whose content differs from what the generator made (for a
+//   store never marked generated, the chunks that are not all air). The generated
+//   world is a function of the scene and the seed, so this is what the simulation,
+//   traces and the step stream's desync check need, and it costs what changed, not
+//   the world's area.
+// - The content hash (hashContent) covers every chunk inside the bounds: a check
+//   that a client generated the same world as the server, and the generator's goldens.
+//
+// Serialisations, all integers little-endian:
+//   chunk content: when all its voxels are one material m:  'U' m
+//     otherwise, for each brick in brickIndexInChunk order, its canonical packed form
 //     (BrickView::packCanonical: 0x00 m for a uniform brick; else the ascending
 //     palette and minimal-width indices, or the 512 materials past 16 of them), a
 //     bijection of the brick's 512 materials that does not depend on history
-//   chunkHash(c)  = XXH3-64 of that serialisation
-//   world hash    = XXH3-64 of "LOAMWH1\0", the bounds (min x, y, z, max x, y, z as
-//                   int32) and every chunkHash as uint64 in canonical chunk order
-//   cell hash     = XXH3-64 of the cell (x, z as int32) and the chunkHash of every
-//                   chunk in the cell, canonical chunk order
-// Changing any of this changes every golden hash: bump the version and say why.
+//   chunkHash(c)  = XXH3-64 of its content (a chunk that is not resident is air)
+//   world hash (version 2):
+//     term(c)     = XXH3-64 of "LOAMWC2\0", c (x, y, z as int32), chunkHash(c)
+//     world hash  = XXH3-64 of "LOAMWH2\0", then the sum (mod 2^64) of term(c) over the
+//                   changed chunks and their count, as uint64
+//     cell hash   = XXH3-64 of the cell (x, z as int32), then the same sum and count
+//                   over the changed chunks in the cell; only cells holding a changed
+//                   chunk are listed
+//     (sums, so that a step updates the hash in proportion to what it touched)
+//   content hash (version 1):
+//     world       = XXH3-64 of "LOAMWH1\0", the bounds (min x, y, z, max x, y, z as
+//                   int32) and every chunkHash in the bounds as uint64, canonical order
+//     cell        = XXH3-64 of the cell (x, z as int32) and the chunkHash of every
+//                   chunk of the bounds in the cell, canonical chunk order
+// Changing any of this changes golden hashes: bump the version and say why.
 #pragma once
 
 #include <cstdint>
@@ -33,24 +50,29 @@ struct CellHash {
   friend bool operator==(const CellHash&, const CellHash&) = default;
 };
 
-/// The world hash and the cell hashes, computed in one pass.
+/// A world hash and its cell hashes, computed in one pass.
 struct WorldHashes {
-  std::uint64_t world = 0;      ///< the world hash
+  std::uint64_t world = 0;      ///< the world (or content) hash
   std::vector<CellHash> cells;  ///< sorted by cell (x, then z)
 };
 
-/// Hashes the world and its cells in one pass. Allocates the cell list (and a 64 KB
-/// scratch buffer once per thread). Thread: any, while nobody writes the store. O(voxels in mixed
-/// bricks + bricks in expanded chunks + chunks).
+/// The world hash of what changed since generation, and its cells. Allocates the cell
+/// list (and a 64 KB scratch buffer once per thread). Thread: any, while nobody
+/// writes the store. O(resident chunks + modified bricks + voxels of changed chunks).
 WorldHashes hashWorld(const BrickStore& store);
 
 /// The world hash (hashWorld(store).world).
 std::uint64_t worldHash(const BrickStore& store);
 
-/// The cell hashes, sorted by cell (hashWorld(store).cells).
+/// The cell hashes of the world hash, sorted by cell (hashWorld(store).cells).
 std::vector<CellHash> cellHashes(const BrickStore& store);
 
-/// The hash of chunk index i's canonical serialisation.
+/// The content hash of every chunk in the bounds, and its cells (every cell of the
+/// bounds). O(chunks in the bounds + voxels in mixed bricks): for tools, tests and
+/// the join's generation check, not per step.
+WorldHashes hashContent(const BrickStore& store);
+
+/// The hash of slot i's content.
 std::uint64_t chunkHash(const BrickStore& store, int chunkIndex);
 
 /// The cells whose hashes differ between two stores, sorted; a cell present in only

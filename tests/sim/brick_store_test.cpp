@@ -52,11 +52,43 @@ TEST_CASE("empty store reads air everywhere and rejects writes outside") {
   CHECK_FALSE(s.set({0, 128, 0}, 3));
   CHECK_FALSE(s.set({-129, 0, 0}, 3));
   CHECK(s.modifiedCount() == 0);
-  CHECK(s.chunkCount() == 4);
-  for (int i = 0; i < s.chunkCount(); ++i) CHECK(s.chunkIsCollapsed(i));
+  // Nothing is resident until something that is not air is written.
+  CHECK(s.chunkCount() == 0);
+  CHECK(s.set({-100, 0, -100}, kAir));
+  CHECK(s.fillBrick({3, 3, 3}, kAir));
+  CHECK(s.fillChunk({0, 0, 0}, kAir));
+  CHECK(s.chunkCount() == 0);
   CHECK(s.set({-128, 0, -128}, 3));
+  CHECK(s.chunkCount() == 1);
+  CHECK(s.chunkIndex({-1, 0, -1}) == 0);
+  CHECK(s.chunkIndex({0, 0, 0}) == -1);
+  CHECK(s.chunkIsAir({0, 0, 0}));
+  CHECK_FALSE(s.chunkIsAir({-1, 0, -1}));
   CHECK(s.get(-128, 0, -128) == 3);
   CHECK(s.get(-127, 0, -128) == kAir);
+}
+
+TEST_CASE("chunks far apart in a world kilometres across cost only themselves") {
+  // +-32 km horizontally, 512 m high: 10,000 x 80 x 10,000 chunks, none allocated.
+  constexpr int kHalf = 5000 * 16;  // bricks
+  BrickStore s(WorldBounds{{-kHalf, -640, -kHalf}, {kHalf, 640, kHalf}});
+  CHECK(s.memoryBytes() == 0);
+  const VoxelCoord far[] = {{-kHalf * 8, -5120, -kHalf * 8}, {kHalf * 8 - 1, 5119, kHalf * 8 - 1}, {0, 0, 0},
+                            {-kHalf * 8, 0, kHalf * 8 - 1}};
+  for (const VoxelCoord& v : far) CHECK(s.set(v, 9));
+  CHECK_FALSE(s.set({kHalf * 8, 0, 0}, 9));
+  CHECK(s.chunkCount() == 4);
+  for (const VoxelCoord& v : far) CHECK(s.get(v) == 9);
+  CHECK(s.get(1, 0, 0) == kAir);
+  CHECK(s.memoryBytes() < 4 * 12000);  // four expanded chunks of one mixed brick each
+  // Canonical order: z, then y, then x.
+  std::vector<ChunkCoord> order;
+  for (int i : s.canonicalChunks()) order.push_back(s.chunkCoord(i));
+  REQUIRE(order.size() == 4);
+  CHECK(order[0] == ChunkCoord{-5000, -40, -5000});
+  CHECK(order[1] == ChunkCoord{0, 0, 0});
+  CHECK(order[2] == ChunkCoord{-5000, 0, 4999});
+  CHECK(order[3] == ChunkCoord{4999, 39, 4999});
 }
 
 TEST_CASE("validBounds requires chunk-aligned non-empty bounds") {
@@ -146,8 +178,10 @@ TEST_CASE("writeBrick picks the smallest encoding and readBrick returns it") {
 TEST_CASE("chunks collapse to one material") {
   BrickStore s(smallBounds());
   ChunkCoord cc{0, 0, 0};
-  int ci = s.chunkIndex(cc);
+  int ci = s.addChunk(cc);
   REQUIRE(ci >= 0);
+  CHECK(s.addChunk(cc) == ci);
+  CHECK(s.addChunk({1, 0, 0}) == -1);  // outside the bounds
   // Fill brick by brick, as a generator might: expanded until compacted.
   for (int z = 0; z < 16; ++z)
     for (int y = 0; y < 16; ++y)
@@ -284,7 +318,7 @@ TEST_CASE("iteration is in canonical order and filters") {
   CHECK(mixed[0] == BrickCoord{0, 0, 0});
   std::size_t all = 0;
   s.forEachBrick([&](BrickCoord, BrickView) { ++all; }, BrickFilter::All);
-  CHECK(all == 32u * 16u * 32u);
+  CHECK(all == 3u * 4096u);  // the resident chunks (the rest reads as air)
 }
 
 TEST_CASE("box query returns whole bricks overlapping the box") {
@@ -374,12 +408,12 @@ TEST_CASE("change tracking: independent subscribers, modified since generation")
 
 TEST_CASE("uniform chunks cost almost nothing; memory is accounted") {
   BrickStore s(WorldBounds{{0, 0, 0}, {64, 32, 64}});  // 32 chunks
-  std::size_t empty = s.memoryBytes();
-  CHECK(empty < 32 * 64);
+  CHECK(s.memoryBytes() == 0);
   for (int z = 0; z < 4; ++z)
     for (int x = 0; x < 4; ++x) s.fillChunk({x, 0, z}, 5);
   s.markGenerated();
-  CHECK(s.memoryBytes() == empty);
+  const std::size_t uniform = s.memoryBytes();
+  CHECK(uniform < 16 * 200);
   s.set({3, 130, 3}, 1);  // one mixed brick in an air chunk
   s.markGenerated();
   StoreMemoryStats st = s.memoryStats();
@@ -387,7 +421,7 @@ TEST_CASE("uniform chunks cost almost nothing; memory is accounted") {
   CHECK(st.mixedBricks[0] == 1);
   CHECK(st.uniformBricks == 4095);
   CHECK(st.totalBytes == s.memoryBytes());
-  CHECK(s.memoryBytes() < empty + 9000);
+  CHECK(s.memoryBytes() < uniform + 9500);  // one expanded chunk (and a slot more)
 }
 
 TEST_CASE("different chunks can be written from different threads") {
@@ -404,9 +438,16 @@ TEST_CASE("different chunks can be written from different threads") {
     }
     s.compactChunk(cc);
   };
+  // Threads may write only resident chunks: make them resident first, as the generator does.
+  auto addAll = [&](BrickStore& s) {
+    for (int z = 0; z < 4; ++z)
+      for (int x = 0; x < 4; ++x) s.addChunk({x, 0, z});
+  };
   BrickStore serial(bounds);
+  addAll(serial);
   for (int i = 0; i < serial.chunkCount(); ++i) fill(serial, i);
   BrickStore parallel(bounds);
+  addAll(parallel);
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {

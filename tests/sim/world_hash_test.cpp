@@ -75,10 +75,54 @@ TEST_CASE("equal worlds hash equal however they were built") {
   c.compactAll();
   CHECK(worldHash(c) == ha);
   CHECK(differingCells(a, c).empty());
-  // The hash depends on the bounds too.
+  CHECK(hashContent(a).world == hashContent(c).world);
+  CHECK(hashContent(a).cells == hashContent(c).cells);
+  // The content hash depends on the bounds too; the world hash of changes does not.
   BrickStore empty1(kBounds);
   BrickStore empty2(WorldBounds{{-32, 0, -32}, {32, 16, 32}});
-  CHECK(worldHash(empty1) != worldHash(empty2));
+  CHECK(hashContent(empty1).world != hashContent(empty2).world);
+  CHECK(worldHash(empty1) == worldHash(empty2));
+}
+
+TEST_CASE("the world hash covers what changed since generation, whichever chunks are resident") {
+  BrickStore generated = buildByBricks();
+  generated.markGenerated();
+  // Nothing changed yet: the hash of no changes, whatever was generated.
+  BrickStore nothing(kBounds);
+  nothing.markGenerated();
+  CHECK(worldHash(generated) == worldHash(nothing));
+  CHECK(cellHashes(generated).empty());
+  CHECK(hashContent(generated).world != hashContent(nothing).world);
+
+  // An edit shows in the world hash and its cell; undone, the hash comes back even
+  // though the brick stays modified.
+  BrickStore edited = generated;
+  const VoxelCoord v{-100, 90, 37};
+  const MaterialId old = edited.get(v);
+  edited.set(v, static_cast<MaterialId>(old + 3));
+  CHECK(worldHash(edited) != worldHash(generated));
+  REQUIRE(cellHashes(edited).size() == 1);
+  CHECK(cellHashes(edited)[0].cell == cellOf(brickOf(v)));
+  edited.set(v, old);
+  CHECK(edited.isModified(brickOf(v)));
+  CHECK(worldHash(edited) == worldHash(generated));
+  CHECK(cellHashes(edited).empty());
+
+  // Residency: an air chunk made resident (and written back to air) changes neither
+  // hash; the same edit made in two worlds that differ only in resident air chunks
+  // hashes equal.
+  BrickStore a = generated, b = generated;
+  const VoxelCoord high{5, 250, 5};  // in a chunk that generation left all air
+  REQUIRE(b.chunkIndex(chunkOf(brickOf(high))) == -1);
+  b.set(high, 4);
+  b.set(high, kAir);
+  CHECK(b.chunkIndex(chunkOf(brickOf(high))) >= 0);
+  CHECK(worldHash(a) == worldHash(b));
+  CHECK(hashContent(a).world == hashContent(b).world);
+  a.set(v, 9);
+  b.set(v, 9);
+  CHECK(worldHash(a) == worldHash(b));
+  CHECK(cellHashes(a) == cellHashes(b));
 }
 
 TEST_CASE("one voxel changed changes the world hash and exactly one cell hash") {
@@ -107,11 +151,21 @@ TEST_CASE("golden hashes of fixed content") {
   s.fillChunk({0, 0, 0}, 5);
   s.set({1, 2, 3}, 7);
   s.fillBrick({-5, 6, 7}, 3);
-  std::uint64_t h = worldHash(s);
-  INFO("world hash: " << h);
+  // The content hash (version 1) is what the dense store hashed before chunks became
+  // sparse: these are its values from then.
+  std::uint64_t h = hashContent(s).world;
+  INFO("content hash: " << h);
   CHECK(h == 17506143653981307268ull);
   BrickStore empty(kBounds);
-  std::uint64_t he = worldHash(empty);
-  INFO("empty world hash: " << he);
+  std::uint64_t he = hashContent(empty).world;
+  INFO("empty content hash: " << he);
   CHECK(he == 16472349645225648714ull);
+  // The world hash (version 2) of the same content, never marked generated: every
+  // chunk that is not air is a change.
+  std::uint64_t w = worldHash(s);
+  INFO("world hash: " << w);
+  CHECK(w == 13357442028537073841ull);
+  std::uint64_t we = worldHash(empty);
+  INFO("empty world hash: " << we);
+  CHECK(we == 12628758414541914904ull);
 }

@@ -25,9 +25,11 @@ void checkAgainstFull(const WorldHashTracker& t, const BrickStore& store, std::u
   for (const CellHash& c : t.touchedCells()) {
     auto it = std::lower_bound(full.cells.begin(), full.cells.end(), c.cell,
                                [](const CellHash& a, CellCoord b) { return a.cell < b; });
-    REQUIRE(it != full.cells.end());
-    REQUIRE(it->cell == c.cell);
-    REQUIRE_MESSAGE(it->hash == c.hash, "tick " << tick << " cell " << c.cell.x << "," << c.cell.z);
+    // hashWorld lists only cells holding changed chunks; a touched cell back to what
+    // generation made has the hash of an empty sum (a tracker never reset has only those).
+    const std::uint64_t want =
+        it != full.cells.end() && it->cell == c.cell ? it->hash : WorldHashTracker{}.cellHash(store, c.cell);
+    REQUIRE_MESSAGE(want == c.hash, "tick " << tick << " cell " << c.cell.x << "," << c.cell.z);
   }
   for (std::size_t i = 1; i < t.touchedCells().size(); ++i) {
     REQUIRE(t.touchedCells()[i - 1].cell < t.touchedCells()[i].cell);

@@ -1,10 +1,9 @@
-// The combining steps of the world hash (sim/world/world_hash.h): world hash and cell
-// hash from chunk hashes. One copy, shared by hashWorld and WorldHashTracker so the
-// incremental result cannot drift from the full one. Internal to sim.
+// The pieces of the world hash (sim/world/world_hash.h) that hashWorld and
+// WorldHashTracker share, so the incremental result cannot drift from the full one.
+// Internal to sim.
 #pragma once
 
 #include <cstdint>
-#include <span>
 
 #include "sim/world/voxel.h"
 
@@ -14,19 +13,33 @@ class BrickStore;
 
 namespace loam::sim::internal {
 
-/// The world hash from every chunk's hash (canonical chunk order) and the bounds.
-/// No allocation.
-std::uint64_t combineWorldHash(const WorldBounds& bounds, std::span<const std::uint64_t> chunkHashes);
+/// The hash of slot i's content (reuses one per-thread buffer, allocated on first use).
+std::uint64_t chunkContentHash(const BrickStore& store, int slot);
 
-/// The hash of `cell` from the chunk hashes of the whole store (indexed by canonical
-/// chunk index): its chunks are folded in canonical order. No allocation.
-std::uint64_t combineCellHash(const BrickStore& store, CellCoord cell, std::span<const std::uint64_t> chunkHashes);
+/// True when slot i's content differs from what generation made (before
+/// markGenerated: when it is not all air). O(1) for a chunk without modified bricks.
+bool chunkChanged(const BrickStore& store, int slot);
 
-/// Hashes chunks indices[k] into out[indices[k]] (reuses one per-thread buffer,
-/// allocated on first use).
-void hashChunks(const BrickStore& store, std::span<const int> indices, std::span<std::uint64_t> out);
+/// A changed chunk's term in the world and cell sums.
+std::uint64_t chunkTerm(ChunkCoord c, std::uint64_t contentHash) noexcept;
 
-/// The range of cells the store's chunks cover, [min, max] inclusive on each axis.
-void cellRange(const BrickStore& store, CellCoord& min, CellCoord& max) noexcept;
+/// The sum and count of the terms of a set of changed chunks.
+struct TermSum {
+  std::uint64_t sum = 0;
+  std::uint64_t count = 0;
+  void add(std::uint64_t term) noexcept { sum += term, ++count; }
+  void remove(std::uint64_t term) noexcept { sum -= term, --count; }
+};
+
+/// The world hash of the changed chunks' terms.
+std::uint64_t combineWorldHash(const TermSum& all) noexcept;
+
+/// The hash of a cell from the terms of its changed chunks.
+std::uint64_t combineCellHash(CellCoord cell, const TermSum& inCell) noexcept;
+
+/// The cell holding chunk c.
+inline CellCoord cellOfChunk(ChunkCoord c) noexcept {
+  return cellOf(BrickCoord{c.x * kChunkBricks, 0, c.z * kChunkBricks});
+}
 
 }  // namespace loam::sim::internal
