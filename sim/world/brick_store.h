@@ -148,8 +148,9 @@ class BrickStore {
   /// A view of brick b (uniform air outside the bounds). O(1).
   BrickView brick(BrickCoord b) const noexcept;
 
-  /// Calls fn(BrickCoord, BrickView) for every brick passing filter, in canonical
-  /// order. Uniform chunks are visited brick by brick (unless filtered out whole).
+  /// Calls fn(BrickCoord, BrickView) for every brick of the resident chunks passing
+  /// filter, in canonical order (chunks that are not resident are air and are not
+  /// visited). Uniform chunks are visited brick by brick (unless filtered out whole).
   template <class F>
   void forEachBrick(F&& fn, BrickFilter filter = BrickFilter::NonAir) const;
 
