@@ -26,10 +26,6 @@ void appendPacked(const BrickStore& store, int i, int local, std::vector<std::ui
   out.resize(at + v.packCanonical(out.data() + at));
 }
 
-}  // namespace
-
-namespace {
-
 std::uint64_t cellKey(CellCoord c) noexcept {
   return (std::uint64_t{static_cast<std::uint32_t>(c.x)} << 32) | static_cast<std::uint32_t>(c.z);
 }
@@ -62,7 +58,7 @@ void WorldHashTracker::reset(const BrickStore& store) {
   touched_.clear();
   for (int i : store.canonicalChunks()) {
     if (internal::chunkChanged(store, i))
-      setTerm(store.chunkCoord(i), true, internal::chunkTerm(store.chunkCoord(i), internal::chunkContentHash(store, i)));
+      setTerm(store.chunkCoord(i), true, internal::chunkTerm(store.chunkCoord(i), chunkHash(store, i)));
   }
   world_ = internal::combineWorldHash(all_);
   reset_ = true;

@@ -186,8 +186,6 @@ std::uint64_t contentCellHash(const ContentChunks& cc, CellCoord cell) {
 
 namespace internal {
 
-std::uint64_t chunkContentHash(const BrickStore& store, int slot) { return chunkHashWith(store, slot, threadStream()); }
-
 bool chunkChanged(const BrickStore& store, int slot) {
   if (!store.markedGenerated()) return store.chunkUniform(slot) != kAir;
   if (!store.chunkModified(slot)) return false;
@@ -225,7 +223,7 @@ std::uint64_t combineCellHash(CellCoord cell, const TermSum& inCell) noexcept {
 
 }  // namespace internal
 
-std::uint64_t chunkHash(const BrickStore& store, int chunkIndex) { return internal::chunkContentHash(store, chunkIndex); }
+std::uint64_t chunkHash(const BrickStore& store, int chunkIndex) { return chunkHashWith(store, chunkIndex, threadStream()); }
 
 WorldHashes hashWorld(const BrickStore& store) {
   internal::TermSum all;
@@ -233,7 +231,7 @@ WorldHashes hashWorld(const BrickStore& store) {
   for (int i : store.canonicalChunks()) {
     if (!internal::chunkChanged(store, i)) continue;
     const ChunkCoord c = store.chunkCoord(i);
-    const std::uint64_t t = internal::chunkTerm(c, internal::chunkContentHash(store, i));
+    const std::uint64_t t = internal::chunkTerm(c, chunkHash(store, i));
     all.add(t);
     terms.emplace_back(internal::cellOfChunk(c), t);
   }

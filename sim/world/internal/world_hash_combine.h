@@ -13,9 +13,6 @@ class BrickStore;
 
 namespace loam::sim::internal {
 
-/// The hash of slot i's content (reuses one per-thread buffer, allocated on first use).
-std::uint64_t chunkContentHash(const BrickStore& store, int slot);
-
 /// True when slot i's content differs from what generation made (before
 /// markGenerated: when it is not all air). O(1) for a chunk without modified bricks.
 bool chunkChanged(const BrickStore& store, int slot);
