@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +24,7 @@ using internal::Shape;
 using internal::VoxelBounds;
 
 constexpr int kChunkVoxels = kChunkBricks * kBrickSize;  // 128
+constexpr int kChunkVoxelShift = kBrickShift + kChunkShift;
 constexpr int kBricksPerLayer = kChunkBricks * kChunkBricks;
 constexpr int kMixed = -1;  // classification: not one material (MaterialId values are 0..255)
 
@@ -50,8 +52,7 @@ struct Scratch {
 
 class Generator {
  public:
-  Generator(const Scene& scene, std::uint64_t seed, BrickStore& store)
-      : scene_(scene), field_(scene, seed), store_(store) {
+  Generator(const Scene& scene, std::uint64_t seed) : scene_(scene), field_(scene, seed) {
     internal::buildFixedShapes(scene, seed, fixed_);
     deep_ = scene.terrain.deep.id;
     sub_ = scene.terrain.subsurface.id;
@@ -59,7 +60,10 @@ class Generator {
     surfV_ = field_.surfaceVoxels();
   }
 
-  void chunkColumn(std::int32_t cx, std::int32_t cz, Scratch& s) {
+  /// Writes the chunks of column (cx, cz) into out. Threads may fill different
+  /// columns of one store at once when those chunks are resident (generateRegion), or
+  /// each its own store (ChunkGenerator).
+  void chunkColumn(std::int32_t cx, std::int32_t cz, Scratch& s, BrickStore& out) const {
     const WorldBounds& wb = scene_.worldBounds;
     std::int32_t x0 = cx * kChunkVoxels, z0 = cz * kChunkVoxels;
     std::int32_t yLo = wb.minBrick.y * kBrickSize, yHi = wb.maxBrick.y * kBrickSize;
@@ -95,13 +99,13 @@ class Generator {
       if (s.chunkShapes.empty()) {
         if (y0 >= all.maxTop) continue;  // all air: the store starts as air
         if (y0 + kChunkVoxels <= all.minDeepTop) {
-          store_.fillChunk(cc, deep_);
+          out.fillChunk(cc, deep_);
           continue;
         }
         // Terrain alone may still make the chunk one material (e.g. a thick layer).
         std::optional<MaterialId> one = uniformChunk(s, y0);
         if (one) {
-          if (*one != kAir) store_.fillChunk(cc, *one);
+          if (*one != kAir) out.fillChunk(cc, *one);
           continue;
         }
       }
@@ -109,11 +113,11 @@ class Generator {
       for (int lz = 0; lz < kChunkBricks; ++lz) {
         for (int ly = 0; ly < kChunkBricks; ++ly) {
           for (int lx = 0; lx < kChunkBricks; ++lx) {
-            brick(s, win, cc, lx, ly, lz);
+            brick(s, win, cc, lx, ly, lz, out);
           }
         }
       }
-      store_.compactChunk(cc);
+      out.compactChunk(cc);
     }
   }
 
@@ -239,7 +243,7 @@ class Generator {
     }
   }
 
-  void brick(Scratch& s, const ColumnWindow& win, ChunkCoord cc, int lx, int ly, int lz) {
+  void brick(Scratch& s, const ColumnWindow& win, ChunkCoord cc, int lx, int ly, int lz, BrickStore& out) const {
     BrickCoord b{cc.x * kChunkBricks + lx, cc.y * kChunkBricks + ly, cc.z * kChunkBricks + lz};
     std::int32_t ox = b.x * kBrickSize, oy = b.y * kBrickSize, oz = b.z * kBrickSize;
     const BrickColumnStats& st = s.stats[lz * kChunkBricks + lx];
@@ -248,7 +252,7 @@ class Generator {
     auto bi = static_cast<size_t>(brickIndexInChunk(BrickCoord{lx, ly, lz}));
     std::uint32_t first = s.brickStart[bi], last = s.brickStart[bi + 1];
     if (first == last && uni != kMixed) {
-      if (!air) store_.fillBrick(b, static_cast<MaterialId>(uni));
+      if (!air) out.fillBrick(b, static_cast<MaterialId>(uni));
       return;
     }
     if (uni != kMixed) {
@@ -261,7 +265,7 @@ class Generator {
       wrote = internal::paintShape(s.shapes[s.brickShapes[i]], ox, oy, oz, win, s.vox) || wrote;
     }
     if (!wrote && uni != kMixed) {  // shapes' boxes reached the brick, their voxels did not
-      if (!air) store_.fillBrick(b, static_cast<MaterialId>(uni));
+      if (!air) out.fillBrick(b, static_cast<MaterialId>(uni));
       return;
     }
     // Shapes often leave a brick uniform (inside a rock or canopy core, carved air).
@@ -273,24 +277,32 @@ class Generator {
       uniform = w == pattern;
     }
     if (uniform) {
-      if (s.vox[0] != kAir) store_.fillBrick(b, s.vox[0]);
+      if (s.vox[0] != kAir) out.fillBrick(b, s.vox[0]);
       return;
     }
-    store_.writeBrick(b, s.vox);
+    out.writeBrick(b, s.vox);
   }
 
   const Scene& scene_;
   internal::WorldField field_;
   internal::FixedShapes fixed_;
-  BrickStore& store_;
   MaterialId deep_ = kAir, sub_ = kAir;
   std::int32_t deepV_ = 0, surfV_ = 0;
 };
 
 }  // namespace
 
-Result<BrickStore> generateWorld(const Scene& scene, std::uint64_t seed, std::uint32_t generatorVersion,
-                                 const GenerateOptions& options) {
+// ---- ChunkGenerator -----------------------------------------------------------------
+
+struct ChunkGenerator::Impl {
+  explicit Impl(const Scene& s, std::uint64_t seed) : scene(s), gen(scene, seed) {}
+  Scene scene;  // a copy: the generator outlives the caller's scene
+  Generator gen;
+};
+
+namespace {
+
+Result<void> checkGeneratable(const Scene& scene, std::uint32_t generatorVersion) {
   if (generatorVersion != kGeneratorVersion) {
     return makeError("generator version " + std::to_string(generatorVersion) + " requested; this build implements " +
                      std::to_string(kGeneratorVersion));
@@ -301,34 +313,116 @@ Result<BrickStore> generateWorld(const Scene& scene, std::uint64_t seed, std::ui
   if (!BrickStore::validBounds(scene.worldBounds)) {
     return makeError(scene.sourcePath + ": world bounds are not whole chunks or are too large");
   }
-  const WorldBounds& wb = scene.worldBounds;
-  std::int32_t cx0 = wb.minBrick.x >> kChunkShift, cx1 = wb.maxBrick.x >> kChunkShift;
-  std::int32_t cy0 = wb.minBrick.y >> kChunkShift, cy1 = wb.maxBrick.y >> kChunkShift;
-  std::int32_t cz0 = wb.minBrick.z >> kChunkShift, cz1 = wb.maxBrick.z >> kChunkShift;
-  // The whole world is generated at once, so it must fit in memory first.
-  if (std::int64_t{cx1 - cx0} * (cy1 - cy0) * (cz1 - cz0) > kMaxGeneratedChunks) {
-    return makeError(scene.sourcePath + ": world bounds hold more than " + std::to_string(kMaxGeneratedChunks) +
-                     " chunks, too many to generate whole");
+  return {};
+}
+
+}  // namespace
+
+Result<ChunkGenerator> ChunkGenerator::create(const Scene& scene, std::uint64_t seed, std::uint32_t generatorVersion) {
+  if (auto ok = checkGeneratable(scene, generatorVersion); !ok) return ok.error();
+  ChunkGenerator g;
+  g.impl_ = std::make_unique<Impl>(scene, seed);
+  return g;
+}
+
+ChunkGenerator::ChunkGenerator() = default;
+ChunkGenerator::ChunkGenerator(ChunkGenerator&&) noexcept = default;
+ChunkGenerator& ChunkGenerator::operator=(ChunkGenerator&&) noexcept = default;
+ChunkGenerator::~ChunkGenerator() = default;
+
+const WorldBounds& ChunkGenerator::bounds() const noexcept { return impl_->scene.worldBounds; }
+
+bool ChunkGenerator::contains(ChunkColumn column) const noexcept {
+  const WorldBounds& wb = impl_->scene.worldBounds;
+  return column.x >= (wb.minBrick.x >> kChunkShift) && column.x < (wb.maxBrick.x >> kChunkShift) &&
+         column.z >= (wb.minBrick.z >> kChunkShift) && column.z < (wb.maxBrick.z >> kChunkShift);
+}
+
+void ChunkGenerator::generateColumn(ChunkColumn column, BrickStore& out) const {
+  LOAM_ASSERT(contains(column));
+  thread_local std::unique_ptr<Scratch> scratch;
+  if (!scratch) scratch = std::make_unique<Scratch>();
+  impl_->gen.chunkColumn(column.x, column.z, *scratch, out);
+}
+
+std::vector<ChunkColumn> columnsAround(const WorldBounds& bounds, std::int32_t voxelX, std::int32_t voxelZ,
+                                       std::int32_t radiusVoxels) {
+  std::vector<ChunkColumn> out;
+  if (radiusVoxels < 0) return out;
+  const std::int64_t cx0 = std::max<std::int64_t>(bounds.minBrick.x >> kChunkShift,
+                                                  (std::int64_t{voxelX} - radiusVoxels) >> kChunkVoxelShift);
+  const std::int64_t cx1 = std::min<std::int64_t>((bounds.maxBrick.x >> kChunkShift) - 1,
+                                                  (std::int64_t{voxelX} + radiusVoxels) >> kChunkVoxelShift);
+  const std::int64_t cz0 = std::max<std::int64_t>(bounds.minBrick.z >> kChunkShift,
+                                                  (std::int64_t{voxelZ} - radiusVoxels) >> kChunkVoxelShift);
+  const std::int64_t cz1 = std::min<std::int64_t>((bounds.maxBrick.z >> kChunkShift) - 1,
+                                                  (std::int64_t{voxelZ} + radiusVoxels) >> kChunkVoxelShift);
+  // Distance from the point to the nearest voxel of a column's square (0 inside).
+  auto distance2 = [&](std::int64_t cx, std::int64_t cz) {
+    auto axis = [](std::int64_t p, std::int64_t c) {
+      const std::int64_t lo = c * kChunkVoxels, hi = lo + kChunkVoxels - 1;
+      return p < lo ? lo - p : (p > hi ? p - hi : 0);
+    };
+    const std::int64_t dx = axis(voxelX, cx), dz = axis(voxelZ, cz);
+    return dx * dx + dz * dz;
+  };
+  std::vector<std::pair<std::int64_t, ChunkColumn>> keyed;
+  const std::int64_t r2 = std::int64_t{radiusVoxels} * radiusVoxels;
+  for (std::int64_t cz = cz0; cz <= cz1; ++cz) {
+    for (std::int64_t cx = cx0; cx <= cx1; ++cx) {
+      const std::int64_t d2 = distance2(cx, cz);
+      if (d2 <= r2) keyed.push_back({d2, ChunkColumn{static_cast<std::int32_t>(cx), static_cast<std::int32_t>(cz)}});
+    }
   }
+  // Nearest first; ties in canonical order (z, then x), so the list is a function of
+  // its arguments alone.
+  std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return a.second.z != b.second.z ? a.second.z < b.second.z : a.second.x < b.second.x;
+  });
+  out.reserve(keyed.size());
+  for (const auto& k : keyed) out.push_back(k.second);
+  return out;
+}
+
+// ---- whole worlds and regions --------------------------------------------------------
+
+Result<BrickStore> generateRegion(const Scene& scene, std::uint64_t seed, std::span<const ChunkColumn> columns,
+                                  std::uint32_t generatorVersion, const GenerateOptions& options) {
+  if (auto ok = checkGeneratable(scene, generatorVersion); !ok) return ok.error();
+  const WorldBounds& wb = scene.worldBounds;
+  const std::int32_t cy0 = wb.minBrick.y >> kChunkShift, cy1 = wb.maxBrick.y >> kChunkShift;
+  // The region is generated at once, so it must fit in memory first.
+  if (static_cast<std::int64_t>(columns.size()) * (cy1 - cy0) > kMaxGeneratedChunks) {
+    return makeError(scene.sourcePath + ": the region holds more than " + std::to_string(kMaxGeneratedChunks) +
+                     " chunks, too many to generate at once");
+  }
+  auto made = ChunkGenerator::create(scene, seed, generatorVersion);
+  if (!made) return made.error();
+  const ChunkGenerator& gen = *made;
+  std::vector<ChunkColumn> work;
+  work.reserve(columns.size());
+  for (ChunkColumn c : columns) {
+    if (!gen.contains(c)) {
+      return makeError(scene.sourcePath + ": chunk column " + std::to_string(c.x) + "," + std::to_string(c.z) +
+                       " is outside the world bounds");
+    }
+    work.push_back(c);
+  }
+  // Each column once, in canonical order: duplicates would be two writers of a chunk.
+  std::sort(work.begin(), work.end(), [](ChunkColumn a, ChunkColumn b) { return a.z != b.z ? a.z < b.z : a.x < b.x; });
+  work.erase(std::unique(work.begin(), work.end()), work.end());
+
   BrickStore store(scene.worldBounds);
   // Workers write different chunks concurrently, which the store allows only for
   // resident chunks: make every chunk resident first (markGenerated releases air).
-  for (std::int32_t cz = cz0; cz < cz1; ++cz)
-    for (std::int32_t cy = cy0; cy < cy1; ++cy)
-      for (std::int32_t cx = cx0; cx < cx1; ++cx) store.addChunk(ChunkCoord{cx, cy, cz});
-  Generator gen(scene, seed, store);
+  for (ChunkColumn c : work)
+    for (std::int32_t cy = cy0; cy < cy1; ++cy) store.addChunk(ChunkCoord{c.x, cy, c.z});
 
-  struct Item {
-    std::int32_t cx, cz;
-  };
-  std::vector<Item> work;
-  for (std::int32_t cz = cz0; cz < cz1; ++cz) {
-    for (std::int32_t cx = cx0; cx < cx1; ++cx) work.push_back({cx, cz});
-  }
   if (options.orderSeed != 0) {
     // A keyed shuffle: sort by a hash of the position (tests prove order independence).
-    std::vector<std::pair<std::uint64_t, Item>> keyed;
-    for (const Item& it : work) keyed.push_back({genHash(options.orderSeed, GenPurpose::ChunkOrder, it.cx, it.cz), it});
+    std::vector<std::pair<std::uint64_t, ChunkColumn>> keyed;
+    for (ChunkColumn c : work) keyed.push_back({genHash(options.orderSeed, GenPurpose::ChunkOrder, c.x, c.z), c});
     std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t i = 0; i < work.size(); ++i) work[i] = keyed[i].second;
   }
@@ -340,11 +434,10 @@ Result<BrickStore> generateWorld(const Scene& scene, std::uint64_t seed, std::ui
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
   auto worker = [&](bool caller) {
-    auto scratch = std::make_unique<Scratch>();
     for (;;) {
       size_t i = next.fetch_add(1, std::memory_order_relaxed);
       if (i >= work.size()) break;
-      gen.chunkColumn(work[i].cx, work[i].cz, *scratch);
+      gen.generateColumn(work[i], store);
       size_t d = done.fetch_add(1, std::memory_order_acq_rel) + 1;
       if (caller && options.progress) options.progress(static_cast<double>(d) / static_cast<double>(work.size()));
     }
@@ -356,6 +449,24 @@ Result<BrickStore> generateWorld(const Scene& scene, std::uint64_t seed, std::ui
   if (options.progress) options.progress(1.0);
   store.markGenerated();
   return store;
+}
+
+Result<BrickStore> generateWorld(const Scene& scene, std::uint64_t seed, std::uint32_t generatorVersion,
+                                 const GenerateOptions& options) {
+  if (auto ok = checkGeneratable(scene, generatorVersion); !ok) return ok.error();
+  const WorldBounds& wb = scene.worldBounds;
+  const std::int32_t cx0 = wb.minBrick.x >> kChunkShift, cx1 = wb.maxBrick.x >> kChunkShift;
+  const std::int32_t cz0 = wb.minBrick.z >> kChunkShift, cz1 = wb.maxBrick.z >> kChunkShift;
+  const std::int32_t cy0 = wb.minBrick.y >> kChunkShift, cy1 = wb.maxBrick.y >> kChunkShift;
+  // Checked before listing the columns, so a huge world costs nothing to refuse.
+  if (std::int64_t{cx1 - cx0} * (cy1 - cy0) * (cz1 - cz0) > kMaxGeneratedChunks) {
+    return makeError(scene.sourcePath + ": world bounds hold more than " + std::to_string(kMaxGeneratedChunks) +
+                     " chunks, too many to generate whole");
+  }
+  std::vector<ChunkColumn> all;
+  for (std::int32_t cz = cz0; cz < cz1; ++cz)
+    for (std::int32_t cx = cx0; cx < cx1; ++cx) all.push_back({cx, cz});
+  return generateRegion(scene, seed, all, generatorVersion, options);
 }
 
 TerrainColumn terrainColumnAt(const Scene& scene, std::uint64_t seed, std::int32_t x, std::int32_t z) {

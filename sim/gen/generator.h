@@ -1,4 +1,5 @@
-// The world generator: world = generateWorld(scene, seed, kGeneratorVersion).
+// The world generator: world = generateWorld(scene, seed, kGeneratorVersion), or a
+// region of it (generateRegion), or a chunk column at a time on demand (ChunkGenerator).
 //
 // Deterministic by chunk plus margin: every chunk's voxels are a pure function of
 // (scene, seed, chunk coordinates). Terrain comes from keyed lattice noise
@@ -11,6 +12,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <span>
+#include <vector>
 
 #include "sim/world/brick_store.h"
 #include "sim/gen/generator_version.h"
@@ -28,8 +32,62 @@ struct GenerateOptions {
   std::function<void(double)> progress;
 };
 
-/// The most chunks generateWorld builds (it generates the whole bounds at once).
+/// The most chunks generateWorld or generateRegion builds at once.
 inline constexpr std::int64_t kMaxGeneratedChunks = std::int64_t{1} << 20;
+
+/// A column of chunks: chunk (x, y, z) for every y of the world's vertical range.
+struct ChunkColumn {
+  std::int32_t x = 0, z = 0;  ///< chunk coordinates
+  friend bool operator==(const ChunkColumn&, const ChunkColumn&) = default;
+};
+
+/// Generates a world a chunk column at a time, on demand: the scene's whole-world
+/// setup (terrain field, tunnels, structures) is made once in create(); after that a
+/// column's content is a function of (scene, seed, column) alone, never of which
+/// columns were generated before, on which thread or in which order. Filling a store
+/// column by column therefore gives the bits generateWorld gives for those columns
+/// (tests: generator_test). Chunks generated into a store of their own join a world
+/// through BrickStore::adoptChunks.
+class ChunkGenerator {
+ public:
+  /// The generator of scene with seed; an Error for another generator version, a
+  /// scene without materials or invalid bounds. Copies the scene.
+  static Result<ChunkGenerator> create(const Scene& scene, std::uint64_t seed,
+                                       std::uint32_t generatorVersion = kGeneratorVersion);
+  ChunkGenerator(ChunkGenerator&&) noexcept;
+  ChunkGenerator& operator=(ChunkGenerator&&) noexcept;
+  ~ChunkGenerator();
+
+  /// The world bounds of the scene.
+  const WorldBounds& bounds() const noexcept;
+  /// True when column lies inside the world bounds.
+  bool contains(ChunkColumn column) const noexcept;
+  /// Writes the generated content of column into out (a store with the scene's
+  /// bounds), creating its chunks that are not all air. Any number of threads may
+  /// generate at once into different stores, or into different columns of one store
+  /// whose chunks are already resident (the store's threading rule). column must be
+  /// inside the bounds (asserted). Each thread keeps one scratch buffer (about 60 KB).
+  void generateColumn(ChunkColumn column, BrickStore& out) const;
+
+ private:
+  ChunkGenerator();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The chunk columns inside bounds within radiusVoxels (horizontally) of voxel column
+/// (voxelX, voxelZ), nearest first (distance to the column's nearest voxel; ties in
+/// canonical z, x order). Empty for a negative radius. O(columns in the square).
+std::vector<ChunkColumn> columnsAround(const WorldBounds& bounds, std::int32_t voxelX, std::int32_t voxelZ,
+                                       std::int32_t radiusVoxels);
+
+/// Builds the given chunk columns of the world of scene (duplicates count once; the
+/// rest of the world reads as air), on options.threads workers: the same bits in
+/// those columns as generateWorld. An Error for a column outside the bounds or a
+/// region of more than kMaxGeneratedChunks chunks. Returned after markGenerated().
+Result<BrickStore> generateRegion(const Scene& scene, std::uint64_t seed, std::span<const ChunkColumn> columns,
+                                  std::uint32_t generatorVersion = kGeneratorVersion,
+                                  const GenerateOptions& options = {});
 
 /// Builds the world of scene with seed. generatorVersion must be kGeneratorVersion
 /// (an Error otherwise, e.g. for a server on another version). The store is returned

@@ -131,6 +131,44 @@ int BrickStore::addChunk(ChunkCoord c) {
   return slot;
 }
 
+int BrickStore::adoptChunks(BrickStore& from) {
+  LOAM_ASSERT(from.bounds_.minBrick == bounds_.minBrick && from.bounds_.maxBrick == bounds_.maxBrick);
+  const bool sameLut = from.coarseLut_.solid == coarseLut_.solid && from.coarseLut_.opacity == coarseLut_.opacity;
+  int moved = 0;
+  for (int s : from.canonical_) {
+    Chunk& theirs = from.chunks_[static_cast<std::size_t>(s)];
+    from.compactChunkAt(theirs);
+    if (!theirs.data && theirs.uniform == kAir) continue;
+    const ChunkCoord cc = from.coords_[static_cast<std::size_t>(s)];
+    if (chunkIndex(cc) >= 0) continue;
+    const int slot = addChunk(cc);
+    if (slot < 0) continue;  // unreachable with equal bounds
+    Chunk& mine = chunks_[static_cast<std::size_t>(slot)];
+    mine.data = std::move(theirs.data);
+    mine.uniform = theirs.uniform;
+    theirs.uniform = kAir;
+    theirs.dirty.reset();
+    theirs.baseline.reset();
+    if (!sameLut && mine.data) {
+      ChunkData& d = *mine.data;
+      for (int local = 0; local < kChunkBrickCount; ++local) {
+        const unsigned m = d.slots[local];
+        if (m >= kMixedSlotBase) recomputeSums(d, d.entries[m - kMixedSlotBase]);
+      }
+    }
+    if (subscribers_ != 0) {
+      // Every brick is new to the subscribers; none is modified since generation.
+      mine.dirty = std::make_unique<DirtyBits>();
+      for (int set = 0; set < subscribers_; ++set) {
+        for (std::uint64_t& w : mine.dirty->bits[set]) w = ~std::uint64_t{0};
+        mine.dirty->any = static_cast<std::uint8_t>(mine.dirty->any | (1u << set));
+      }
+    }
+    ++moved;
+  }
+  return moved;
+}
+
 bool BrickStore::chunkIsAir(ChunkCoord c) const noexcept {
   const int i = chunkIndex(c);
   if (i < 0) return true;

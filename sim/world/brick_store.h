@@ -176,6 +176,15 @@ class BrickStore {
   /// Makes chunk c resident (all air) if it is not; returns its slot, or -1 outside
   /// the bounds. Single-threaded; lets threads write different chunks afterwards.
   int addChunk(ChunkCoord c);
+  /// Moves every chunk of from that is not all air and not resident here into this
+  /// store as generated content: not modified (so the world hash and saves ignore it
+  /// until it is edited), and changed for every subscriber (meshes, caches and
+  /// probes see it arrive). A chunk already resident here is left as it is (it may
+  /// hold edits) and stays in from. from must have this store's bounds; its coarse
+  /// sums are recomputed if its lookup differs. Returns the number moved. This is how
+  /// chunks generated on demand (ChunkGenerator, sim/gen/generator.h) join a world.
+  /// Single-threaded, like addChunk.
+  int adoptChunks(BrickStore& from);
   /// The material when every voxel of slot i is one material (however it is
   /// stored), else nullopt. O(4096) for an expanded chunk, O(1) otherwise.
   std::optional<MaterialId> chunkUniform(int i) const noexcept;

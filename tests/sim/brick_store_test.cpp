@@ -406,6 +406,37 @@ TEST_CASE("change tracking: independent subscribers, modified since generation")
   CHECK_FALSE(s.isChanged({0, 0, 0}, stream));
 }
 
+TEST_CASE("adopted chunks arrive as generated content: changed for subscribers, never modified") {
+  BrickStore world(smallBounds());
+  const ChangeSubscriber mesh = world.subscribeChanges();
+  world.markGenerated();
+  CHECK(world.set({-3, 3, 3}, 4));  // an edit in chunk (-1, 0, 0) before anything arrives
+
+  BrickStore arriving(smallBounds());
+  arriving.fillBrick({2, 2, 2}, 1);    // chunk (0, 0, 0)
+  arriving.set({-9, 9, 9}, 2);         // chunk (-1, 0, 0): resident in world, kept as it is
+  arriving.set({20, 1, -20}, 3);       // chunk (0, 0, -1)
+  arriving.set({20, 1, -20}, kAir);    // ... then all air again: not adopted
+  CHECK(world.adoptChunks(arriving) == 1);
+
+  CHECK(world.get({2 * 8 + 1, 2 * 8 + 1, 2 * 8 + 1}) == 1);
+  CHECK(world.get({-9, 9, 9}) == kAir);  // the world's chunk won
+  CHECK(world.get({-3, 3, 3}) == 4);
+  CHECK(arriving.get({-9, 9, 9}) == 2);  // and the arriving one stayed where it was
+  CHECK(world.chunkIndex({0, 0, -1}) < 0);
+  CHECK(world.isChanged({2, 2, 2}, mesh));
+  CHECK(world.isChanged({0, 15, 15}, mesh));  // every brick of a new chunk is news
+  CHECK_FALSE(world.isModified({2, 2, 2}));
+  CHECK(world.modifiedCount() == 1);  // only the edit
+  // The first edit of an adopted brick keeps what was generated.
+  CHECK(world.set({17, 17, 17}, 5));
+  CHECK(world.isModified({2, 2, 2}));
+  const int slot = world.chunkIndex({0, 0, 0});
+  CHECK_FALSE(world.brickMatchesGenerated(slot, brickIndexInChunk({2, 2, 2})));
+  CHECK(world.set({17, 17, 17}, 1));
+  CHECK(world.brickMatchesGenerated(slot, brickIndexInChunk({2, 2, 2})));
+}
+
 TEST_CASE("uniform chunks cost almost nothing; memory is accounted") {
   BrickStore s(WorldBounds{{0, 0, 0}, {64, 32, 64}});  // 32 chunks
   CHECK(s.memoryBytes() == 0);

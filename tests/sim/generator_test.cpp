@@ -5,15 +5,19 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "sim/gen/gen_random.h"
 #include "sim/gen/internal/shapes.h"
 #include "sim/gen/internal/world_field.h"
 #include "sim/gen/scatter.h"
@@ -329,4 +333,137 @@ TEST_CASE("glade has what the issue asks for") {
   int vy = static_cast<int>((mid.y + 0.5) * kVoxelsPerMetre);
   CHECK(w.get(vx, vy, vz) == kAir);
   CHECK((*s.materials)[w.get(vx, vy + static_cast<int>(3.0 * kVoxelsPerMetre), vz)].solid);
+}
+
+namespace {
+
+/// Every chunk column of the scene's bounds, in canonical (z, x) order.
+std::vector<ChunkColumn> allColumns(const WorldBounds& wb) {
+  std::vector<ChunkColumn> out;
+  for (std::int32_t cz = wb.minBrick.z >> kChunkShift; cz < (wb.maxBrick.z >> kChunkShift); ++cz)
+    for (std::int32_t cx = wb.minBrick.x >> kChunkShift; cx < (wb.maxBrick.x >> kChunkShift); ++cx)
+      out.push_back({cx, cz});
+  return out;
+}
+
+/// Bricks of column c that differ between a and b (content, voxel by voxel).
+int differingBricks(const BrickStore& a, const BrickStore& b, ChunkColumn c) {
+  const WorldBounds& wb = a.bounds();
+  int differ = 0;
+  MaterialId va[kBrickVoxels], vb[kBrickVoxels];
+  for (std::int32_t cy = wb.minBrick.y >> kChunkShift; cy < (wb.maxBrick.y >> kChunkShift); ++cy) {
+    for (int local = 0; local < kChunkBricks * kChunkBricks * kChunkBricks; ++local) {
+      const BrickCoord b0{c.x * kChunkBricks + (local & 15), cy * kChunkBricks + ((local >> 4) & 15),
+                          c.z * kChunkBricks + (local >> 8)};
+      a.readBrick(b0, va);
+      b.readBrick(b0, vb);
+      if (std::memcmp(va, vb, sizeof va) != 0) ++differ;
+    }
+  }
+  return differ;
+}
+
+}  // namespace
+
+TEST_CASE("on demand: columns generated one at a time, on two threads, adopted in any order, equal the whole world") {
+  Scene glade = loadShipped("glade");
+  const BrickStore whole = generate(glade, 1);
+  auto gen = ChunkGenerator::create(glade, 1);
+  REQUIRE_MESSAGE(gen.has_value(), (gen ? "" : gen.error().message));
+
+  // Each column into a store of its own, half of them on a second thread.
+  std::vector<ChunkColumn> columns = allColumns(glade.worldBounds);
+  std::vector<BrickStore> parts;
+  for (std::size_t i = 0; i < columns.size(); ++i) parts.emplace_back(glade.worldBounds);
+  std::thread other([&] {
+    for (std::size_t i = 1; i < columns.size(); i += 2) gen->generateColumn(columns[i], parts[i]);
+  });
+  for (std::size_t i = 0; i < columns.size(); i += 2) gen->generateColumn(columns[i], parts[i]);
+  other.join();
+
+  // Adopted into a world that starts empty, in a keyed shuffle.
+  BrickStore world(glade.worldBounds);
+  world.markGenerated();
+  std::vector<std::pair<std::uint64_t, std::size_t>> order;
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    order.push_back({genHash(99, GenPurpose::ChunkOrder, columns[i].x, columns[i].z), i});
+  std::sort(order.begin(), order.end());
+  int adopted = 0;
+  for (const auto& [key, i] : order) adopted += world.adoptChunks(parts[i]);
+
+  CHECK(adopted == whole.chunkCount());
+  CHECK(world.chunkCount() == whole.chunkCount());
+  const WorldHashes a = hashContent(world), b = hashContent(whole);
+  CHECK(a.world == b.world);
+  CHECK(a.cells == b.cells);
+  // Adopted chunks are generated content: nothing is modified, the world hash is
+  // the generated world's, and an edit and its undo move both worlds alike.
+  CHECK(world.modifiedCount() == 0);
+  CHECK(worldHash(world) == worldHash(whole));
+  BrickStore edited = whole;
+  const VoxelCoord v{100, static_cast<std::int32_t>(terrainColumnAt(glade, 1, 100, 100).ground) - 1, 100};
+  const MaterialId was = world.get(v);
+  REQUIRE(was != kAir);
+  world.set(v, kAir);
+  edited.set(v, kAir);
+  CHECK(worldHash(world) == worldHash(edited));
+  CHECK(worldHash(world) != worldHash(whole));
+  world.set(v, was);
+  CHECK(worldHash(world) == worldHash(whole));
+  // A chunk already resident (it may hold edits) is never replaced.
+  BrickStore again(glade.worldBounds);
+  gen->generateColumn(columns[0], again);
+  CHECK(world.adoptChunks(again) == 0);
+}
+
+TEST_CASE("a region: a chunk column generated alone equals the same column generated with its neighbours") {
+  Scene glade = loadShipped("glade");
+  const BrickStore whole = generate(glade, 1);
+  // A 20 m radius around a point near the middle: a handful of columns.
+  const std::vector<ChunkColumn> near = columnsAround(glade.worldBounds, 300, 300, 400);
+  REQUIRE(near.size() >= 4);
+  auto region = generateRegion(glade, 1, near);
+  REQUIRE_MESSAGE(region.has_value(), (region ? "" : region.error().message));
+  for (ChunkColumn c : near) {
+    CAPTURE(c.x);
+    CAPTURE(c.z);
+    auto alone = generateRegion(glade, 1, std::vector<ChunkColumn>{c}, kGeneratorVersion, GenerateOptions{1, 0, {}});
+    REQUIRE(alone.has_value());
+    CHECK(differingBricks(*alone, whole, c) == 0);
+    CHECK(differingBricks(*region, whole, c) == 0);
+  }
+  // Outside the region nothing was generated.
+  const ChunkColumn far{(glade.worldBounds.minBrick.x >> kChunkShift), (glade.worldBounds.minBrick.z >> kChunkShift)};
+  CHECK(std::find(near.begin(), near.end(), far) == near.end());
+  for (int i : region->canonicalChunks()) {
+    const ChunkCoord cc = region->chunkCoord(i);
+    CHECK(std::find(near.begin(), near.end(), ChunkColumn{cc.x, cc.z}) != near.end());
+  }
+  // A column outside the bounds is an error, not a crash.
+  auto outside = generateRegion(glade, 1, std::vector<ChunkColumn>{{1 << 19, 0}});
+  REQUIRE(!outside);
+  CHECK(outside.error().message.find("outside the world bounds") != std::string::npos);
+}
+
+TEST_CASE("columnsAround lists the columns within the radius, nearest first, clipped to the bounds") {
+  WorldBounds wb{{-64, 0, -64}, {64, 32, 64}};  // 8 x 8 chunk columns
+  const std::vector<ChunkColumn> one = columnsAround(wb, 5, 5, 0);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0] == ChunkColumn{0, 0});
+  const std::vector<ChunkColumn> ring = columnsAround(wb, 64, 64, 200);  // centre of column (0, 0)
+  REQUIRE(ring.size() >= 9);
+  CHECK(ring[0] == ChunkColumn{0, 0});
+  std::int64_t last = 0;
+  for (ChunkColumn c : ring) {
+    const std::int64_t dx = c.x < 0 ? 64 - (c.x * 128 + 127) : (c.x > 0 ? c.x * 128 - 64 : 0);
+    const std::int64_t dz = c.z < 0 ? 64 - (c.z * 128 + 127) : (c.z > 0 ? c.z * 128 - 64 : 0);
+    const std::int64_t d2 = dx * dx + dz * dz;
+    CHECK(d2 <= 200 * 200);
+    CHECK(d2 >= last);
+    last = d2;
+  }
+  // The whole world fits in a large radius; nothing outside it is listed.
+  CHECK(columnsAround(wb, 0, 0, 1 << 20).size() == 64);
+  CHECK(columnsAround(wb, 10'000'000, 0, 100).empty());
+  CHECK(columnsAround(wb, 0, 0, -1).empty());
 }
