@@ -105,6 +105,13 @@ std::uint64_t appendSessionCommands(std::span<Session> sessions, std::uint64_t t
     if (s.inputs.empty() && s.fedInput > 0 && s.inputTokens == kInputBurstTicks) {
       s.lateTokens = std::min(s.lateTokens + 1, kInputLateTicks);
     }
+    // A client plays once its join snapshot is whole, which can be a round trip
+    // before this server counts it in game, and inputs before that are ignored: its
+    // first message then carries every input since (at most kMaxInputsPerMessage).
+    // That is the join's catch-up, owed like a stall's; it can happen once a join.
+    if (s.fedInput == 0 && s.inputs.count > static_cast<std::size_t>(kInputBurstTicks)) {
+      s.lateTokens = std::max(s.lateTokens, static_cast<std::int32_t>(s.inputs.count) - kInputBurstTicks);
+    }
     s.inputTokens = std::min(s.inputTokens + 1, kInputBurstTicks);
     // Inputs first in the span: an action with sequence == after_input ties with
     // that input and the span position puts it after (sim/step/step.h ordering).

@@ -128,7 +128,10 @@ inline constexpr std::int32_t kInputBurstTicks = 7;
 /// SimRules::maxInputsPerTick a tick, instead of being dropped as over the rate. A
 /// client that always has input waiting (sending faster than the tick rate) never
 /// earns any; one that stands still to bank it can spend it once, then it is back
-/// to one input per tick (at most 45 ticks of movement ahead over any stretch).
+/// to one input per tick (at most 45 ticks of movement ahead over any stretch). A
+/// join's first message, sent while the server had not yet counted the player in
+/// game, earns what it carries beyond the burst (at most kMaxInputsPerMessage - 7 =
+/// 9 ticks, once a join).
 inline constexpr std::int32_t kInputLateTicks = 30;
 /// Inputs left waiting after a tick beyond this (plus the late credit still banked)
 /// are over the rate: the oldest are dropped (a client ahead of the server this far
