@@ -1,13 +1,18 @@
-// `loam-tool gen`: generate a scene's world and print its hash (the determinism gate
-// runs this on every build), with timing, memory and progress on stderr.
+// `loam-tool gen`: generate a scene's world (or, with --around and --radius, only the
+// chunk columns near a point) and print its content hash (the determinism gate runs
+// this on every build), with timing, memory and progress on stderr.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "sim/gen/gen_random.h"
 #include "sim/gen/generator.h"
 #include "sim/gen/scene.h"
 #include "sim/world/world_hash.h"
@@ -24,6 +29,8 @@ void addGenCommand(CLI::App& app, int& exitCode) {
     bool hash = false;
     bool cells = false;
     bool quiet = false;
+    std::vector<double> around;  // x, z in metres
+    double radius = -1;          // metres; < 0: the whole world
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("gen", "Generate a scene's world; print its hash with --hash");
@@ -31,9 +38,14 @@ void addGenCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--seed", opt->seed, "World seed (default: the scene's seed)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", opt->threads, "Worker threads (0 = all cores); never changes the result")
       ->check(CLI::Range(0, 1024));
-  cmd->add_flag("--hash", opt->hash, "Print the content hash of the generated world (16 hex digits) as the last line of stdout");
+  cmd->add_flag("--hash", opt->hash, "Print the content hash of the generated world, or with --around of the region (16 hex digits), as the last line of stdout");
   cmd->add_flag("--cells", opt->cells, "Also print every 12.8 m cell's hash (x z hash)");
   cmd->add_flag("--quiet", opt->quiet, "No progress on stderr");
+  cmd->add_option("--around", opt->around, "Generate only the chunk columns near this point: x,z in metres")
+      ->delimiter(',')
+      ->expected(2);
+  cmd->add_option("--radius", opt->radius, "With --around: the radius in metres (chunk columns reaching into it)")
+      ->check(CLI::Range(0.0, 1.0e6));
   cmd->callback([opt, &exitCode] {
     auto t0 = std::chrono::steady_clock::now();
     auto scene = sim::loadScene(opt->scene);
@@ -43,14 +55,51 @@ void addGenCommand(CLI::App& app, int& exitCode) {
       return;
     }
     const std::uint64_t seed = seedFor(*scene, opt->seed);
+    if (opt->around.empty() != (opt->radius < 0)) {
+      std::fprintf(stderr, "gen: --around and --radius go together\n");
+      exitCode = 2;
+      return;
+    }
+    if (opt->cells && !opt->around.empty()) {
+      std::fprintf(stderr, "gen: --cells needs the whole world (not --around)\n");
+      exitCode = 2;
+      return;
+    }
+    std::vector<sim::ChunkColumn> region;
+    if (!opt->around.empty()) {
+      auto voxel = [](double m) {
+        return static_cast<std::int32_t>(std::floor(std::clamp(m, -1.0e7, 1.0e7) * sim::kVoxelsPerMetre));
+      };
+      region = sim::columnsAround(scene->worldBounds, voxel(opt->around[0]), voxel(opt->around[1]), voxel(opt->radius));
+      if (region.empty()) {
+        std::fprintf(stderr, "gen: no chunk column of the world lies within %.1f m of %.1f,%.1f\n", opt->radius,
+                     opt->around[0], opt->around[1]);
+        exitCode = 2;
+        return;
+      }
+    }
     auto t1 = std::chrono::steady_clock::now();
-    std::optional<sim::BrickStore> world = generateForCommand(*scene, seed, opt->threads, "gen", opt->quiet);
+    std::optional<sim::BrickStore> world = generateForCommand(*scene, seed, opt->threads, "gen", opt->quiet, region);
     auto t2 = std::chrono::steady_clock::now();
     if (!world) {
       exitCode = 1;
       return;
     }
-    sim::WorldHashes h = sim::hashContent(*world);
+    // The whole world's content hash costs every chunk of the bounds; a region's is a
+    // fold of its resident chunks' hashes in canonical order (the rest is absent).
+    sim::WorldHashes h;
+    if (region.empty()) {
+      h = sim::hashContent(*world);
+    } else {
+      std::uint64_t fold = 0x4c4f414d52454731ull;  // "LOAMREG1"
+      for (int slot : world->canonicalChunks()) {
+        const sim::ChunkCoord c = world->chunkCoord(slot);
+        fold = sim::genMix64(fold ^ sim::chunkHash(*world, slot));
+        fold = sim::genMix64(fold ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(c.x)) << 32 ^
+                                     static_cast<std::uint32_t>(c.z)) ^ static_cast<std::uint64_t>(c.y) << 48);
+      }
+      h.world = fold;
+    }
     auto t3 = std::chrono::steady_clock::now();
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     sim::StoreMemoryStats mem = world->memoryStats();
@@ -61,6 +110,13 @@ void addGenCommand(CLI::App& app, int& exitCode) {
                  scene->name.c_str(), seed, sim::kGeneratorVersion, ms(t0, t1), ms(t1, t2), ms(t2, t3),
                  static_cast<double>(mem.totalBytes) / 1048576.0, mixed, mem.expandedChunks, world->chunkCount(),
                  peakRssText().c_str());
+    if (!region.empty()) {
+      const sim::WorldBounds& wb = scene->worldBounds;
+      const std::int64_t perColumn = (wb.maxBrick.y >> sim::kChunkShift) - (wb.minBrick.y >> sim::kChunkShift);
+      const double chunks = static_cast<double>(region.size()) * static_cast<double>(perColumn);
+      std::fprintf(stderr, "gen: region of %zu chunk columns (%.0f chunks) within %.1f m of %.1f,%.1f: %.0f chunks/s\n",
+                   region.size(), chunks, opt->radius, opt->around[0], opt->around[1], chunks / (ms(t1, t2) / 1000.0));
+    }
     if (opt->cells) {
       for (const sim::CellHash& c : h.cells) {
         std::printf("%d %d %016" PRIx64 "\n", c.cell.x, c.cell.z, c.hash);

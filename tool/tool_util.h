@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -77,16 +78,19 @@ inline std::uint64_t seedFor(const sim::Scene& scene, std::int64_t seedOption) {
   return seedOption >= 0 ? static_cast<std::uint64_t>(seedOption) : scene.defaultSeed;
 }
 
-/// Generates the scene's world for `command` (threads 0: all cores), with progress
-/// "command scene: 10% ..." on stderr unless quiet. On failure prints "command: why"
-/// and returns nothing (the command exits 1).
+/// Generates the scene's world for `command` (threads 0: all cores), or only the
+/// chunk columns of region when it is not empty, with progress "command scene: 10%
+/// ..." on stderr unless quiet. On failure prints "command: why" and returns nothing
+/// (the command exits 1).
 inline std::optional<sim::BrickStore> generateForCommand(const sim::Scene& scene, std::uint64_t seed, int threads,
-                                                         const std::string& command, bool quiet) {
+                                                         const std::string& command, bool quiet,
+                                                         std::span<const sim::ChunkColumn> region = {}) {
   sim::GenerateOptions go;
   go.threads = threads;
   ProgressPrinter progress(command + " " + scene.name, quiet);
   go.progress = [&progress](double f) { progress.update(f); };
-  auto world = sim::generateWorld(scene, seed, sim::kGeneratorVersion, go);
+  auto world = region.empty() ? sim::generateWorld(scene, seed, sim::kGeneratorVersion, go)
+                              : sim::generateRegion(scene, seed, region, sim::kGeneratorVersion, go);
   if (!world) {
     std::fprintf(stderr, "%s: %s\n", command.c_str(), world.error().message.c_str());
     return std::nullopt;

@@ -362,8 +362,8 @@ void readDocument(const toml::table& doc, const Ctx& ctx, Scene& s) {
 
   auto b = root.sub("bounds");
   if (!b) root.missing("bounds");
-  s.bounds.min = b->vec3("min", 4096.0);
-  s.bounds.max = b->vec3("max", 4096.0);
+  s.bounds.min = b->vec3("min", kMaxSceneCoordinate);
+  s.bounds.max = b->vec3("max", kMaxSceneCoordinate);
   const Vec3& lo = s.bounds.min;
   const Vec3& hi = s.bounds.max;
   if (!(lo.x < hi.x && lo.y < hi.y && lo.z < hi.z)) b->fail(*b->table().get("max"), "max", "max must exceed min on every axis");
@@ -375,15 +375,7 @@ void readDocument(const toml::table& doc, const Ctx& ctx, Scene& s) {
   }
   b->finish();
   s.worldBounds = worldBoundsFromMetres(lo, hi);
-  {
-    const WorldBounds& wb = s.worldBounds;
-    std::int64_t chunks = static_cast<std::int64_t>((wb.maxBrick.x - wb.minBrick.x) / kChunkBricks) *
-                          ((wb.maxBrick.y - wb.minBrick.y) / kChunkBricks) * ((wb.maxBrick.z - wb.minBrick.z) / kChunkBricks);
-    if (chunks > (std::int64_t{1} << 20)) {
-      root.fail(*doc.get("bounds"), "bounds",
-                "world of " + std::to_string(chunks) + " chunks (6.4 m) is larger than the 1048576 allowed");
-    }
-  }
+
 
   if (auto t = root.sub("terrain")) {
     readTerrain(*t, s.terrain);

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <string>
@@ -466,4 +468,30 @@ TEST_CASE("columnsAround lists the columns within the radius, nearest first, cli
   CHECK(columnsAround(wb, 0, 0, 1 << 20).size() == 64);
   CHECK(columnsAround(wb, 10'000'000, 0, 100).empty());
   CHECK(columnsAround(wb, 0, 0, -1).empty());
+}
+
+TEST_CASE("a chunk does not depend on the world's bounds: glade's middle in a +-32 km world equals glade's") {
+  Scene glade = loadShipped("glade");
+  std::ifstream in(std::string(LOAM_SOURCE_DIR) + "/scenes/glade.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text = replaced(text, "min = [-64.0, -6.4, -64.0]", "min = [-32768.0, -6.4, -32768.0]");
+  text = replaced(text, "max = [64.0, 25.6, 64.0]", "max = [32768.0, 25.6, 32768.0]");
+  auto big = parseScene(text, "glade-32km.toml", materials());
+  REQUIRE_MESSAGE(big.has_value(), (big ? "" : big.error().message));
+  // Whole, it is refused with a reason (not allocated); by region it is cheap.
+  auto whole = generateWorld(*big, 1);
+  REQUIRE(!whole);
+  CHECK(whole.error().message.find("too many to generate whole") != std::string::npos);
+  const std::vector<ChunkColumn> middle = columnsAround(glade.worldBounds, 0, 0, 200);  // 10 m
+  REQUIRE(!middle.empty());
+  auto small = generateRegion(glade, 1, middle);
+  auto wide = generateRegion(*big, 1, middle);
+  REQUIRE(small.has_value());
+  REQUIRE(wide.has_value());
+  for (ChunkColumn c : middle) CHECK(differingBricks(*small, *wide, c) == 0);
+  // Far out, the same rules make ground too.
+  auto far = generateRegion(*big, 1, columnsAround(big->worldBounds, 600'000, -400'000, 100));
+  REQUIRE(far.has_value());
+  CHECK(far->chunkCount() > 0);
+  CHECK(far->memoryBytes() < 64u << 20);
 }
