@@ -1,12 +1,18 @@
 // worldgen_bench: world generation time and memory for glade and flat, printed as
 // one JSON object. Never run as a test; results and commands go in docs/PERF.md.
 //
-//   worldgen_bench [--threads N] [--repeat N] [--scenes glade,flat,...]
+//   worldgen_bench [--threads N] [--repeat N] [--scenes glade,flat,...] [--radius M]
+//                  [--half-width M]
 //
-// For each scene: wall time of generateWorld (min and median over --repeat runs, the
-// default 2 threads as the budget says), CPU time of the same runs, the store's heap
-// bytes and brick counts, and the process's resident memory before and after (the
-// world's resident cost is the difference, measured on the first run).
+// For each scene (a name in scenes/, or a path ending in .toml): wall time of
+// generateWorld (min and median over --repeat runs, the default 2 threads as the
+// budget says), CPU time of the same runs, the store's heap bytes and brick counts,
+// and the process's resident memory before and after (the world's resident cost is
+// the difference, measured on the first run). With --radius, only the chunk columns
+// within M metres of the origin are generated (generateRegion: what on-demand
+// generation costs, whatever the world's size), with chunks per CPU second. With
+// --half-width, each scene's bounds are widened to +-M metres in x and z (its rules
+// unchanged): the same region of a world up to +-32 km.
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -45,6 +51,8 @@ int main(int argc, char** argv) {
   int threads = 2;
   int repeat = 3;
   std::string scenes = "glade,flat";
+  double radius = -1;      // metres; < 0: whole worlds
+  double halfWidth = -1;   // metres; < 0: the scene's own bounds
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--threads") {
@@ -53,6 +61,18 @@ int main(int argc, char** argv) {
       repeat = std::max(1, std::atoi(argv[i + 1]));
     } else if (a == "--scenes") {
       scenes = argv[i + 1];
+    } else if (a == "--half-width") {
+      halfWidth = std::atof(argv[i + 1]);
+      if (!(halfWidth >= 6.4 && halfWidth <= kMaxSceneCoordinate)) {
+        std::fprintf(stderr, "worldgen_bench: --half-width must be in [6.4, 32768] m\n");
+        return 2;
+      }
+    } else if (a == "--radius") {
+      radius = std::atof(argv[i + 1]);
+      if (!(radius >= 0 && radius <= 1.0e5)) {
+        std::fprintf(stderr, "worldgen_bench: --radius must be in [0, 100000] m\n");
+        return 2;
+      }
     } else {
       std::fprintf(stderr, "worldgen_bench: unknown option %s\n", a.c_str());
       return 2;
@@ -62,27 +82,40 @@ int main(int argc, char** argv) {
   std::stringstream ss(scenes);
   for (std::string n; std::getline(ss, n, ',');) names.push_back(n);
 
-  std::printf("{\n  \"benchmark\": \"worldgen\",\n  \"threads\": %d,\n  \"repeat\": %d,\n  \"scenes\": [\n", threads,
-              repeat);
+  std::printf("{\n  \"benchmark\": \"worldgen\",\n  \"threads\": %d,\n  \"repeat\": %d,\n  \"radius_m\": %.1f,\n"
+              "  \"scenes\": [\n",
+              threads, repeat, radius);
   for (size_t si = 0; si < names.size(); ++si) {
-    const std::string path = std::string(LOAM_SOURCE_DIR) + "/scenes/" + names[si] + ".toml";
+    const bool isPath = names[si].size() > 5 && names[si].ends_with(".toml");
+    const std::string path = isPath ? names[si] : std::string(LOAM_SOURCE_DIR) + "/scenes/" + names[si] + ".toml";
     auto scene = loadScene(path);
     if (!scene) {
       std::fprintf(stderr, "%s\n", scene.error().message.c_str());
       return 2;
+    }
+    if (halfWidth > 0) {
+      scene->bounds.min.x = scene->bounds.min.z = -halfWidth;
+      scene->bounds.max.x = scene->bounds.max.z = halfWidth;
+      scene->worldBounds = worldBoundsFromMetres(scene->bounds.min, scene->bounds.max);
     }
     std::vector<double> wall, cpu;
     long rssBefore = 0, rssAfter = 0;
     std::size_t heap = 0;
     StoreMemoryStats stats;
     std::uint64_t hash = 0;
+    const std::vector<ChunkColumn> region =
+        radius < 0 ? std::vector<ChunkColumn>{}
+                   : columnsAround(scene->worldBounds, 0, 0, static_cast<std::int32_t>(radius * kVoxelsPerMetre));
+    const std::int64_t chunksPerColumn =
+        (scene->worldBounds.maxBrick.y >> kChunkShift) - (scene->worldBounds.minBrick.y >> kChunkShift);
     for (int r = 0; r < repeat; ++r) {
       if (r == 0) rssBefore = statusKb("VmRSS");
       GenerateOptions o;
       o.threads = threads;
       double c0 = cpuSeconds();
       auto t0 = std::chrono::steady_clock::now();
-      auto world = generateWorld(*scene, 1, kGeneratorVersion, o);
+      auto world = radius < 0 ? generateWorld(*scene, 1, kGeneratorVersion, o)
+                              : generateRegion(*scene, 1, region, kGeneratorVersion, o);
       auto t1 = std::chrono::steady_clock::now();
       double c1 = cpuSeconds();
       if (!world) {
@@ -95,7 +128,7 @@ int main(int argc, char** argv) {
         rssAfter = statusKb("VmRSS");
         heap = world->memoryBytes();
         stats = world->memoryStats();
-        hash = hashContent(*world).world;
+        if (radius < 0) hash = hashContent(*world).world;  // a region's would cost the whole bounds
       }
     }
     std::vector<double> sorted = wall;
@@ -108,18 +141,24 @@ int main(int argc, char** argv) {
       cpuMedian = c[c.size() / 2];
     }
     const WorldBounds& b = scene->worldBounds;
+    // Every chunk of the columns generated (the whole bounds, or the region's columns).
+    const double generated =
+        radius < 0 ? static_cast<double>(b.maxBrick.x - b.minBrick.x) * (b.maxBrick.z - b.minBrick.z) /
+                         (kChunkBricks * kChunkBricks) * static_cast<double>(chunksPerColumn)
+                   : static_cast<double>(region.size()) * static_cast<double>(chunksPerColumn);
     std::size_t mixed = stats.mixedBricks[0] + stats.mixedBricks[1] + stats.mixedBricks[2] + stats.mixedBricks[3];
     std::printf(
         "    {\n      \"scene\": \"%s\",\n      \"size_m\": [%.1f, %.1f, %.1f],\n      \"chunks\": %zu,\n"
         "      \"world_hash\": \"%016" PRIx64 "\",\n      \"wall_s_min\": %.4f,\n      \"wall_s_median\": %.4f,\n"
         "      \"cpu_s_median\": %.4f,\n      \"world_heap_mb\": %.2f,\n      \"world_resident_mb\": %.2f,\n"
         "      \"process_peak_rss_mb\": %.2f,\n      \"mixed_bricks\": %zu,\n      \"expanded_chunks\": %zu,\n"
-        "      \"uniform_chunks\": %zu\n    }%s\n",
+        "      \"uniform_chunks\": %zu,\n      \"region_columns\": %zu,\n      \"generated_chunks\": %.0f,\n"
+        "      \"chunks_per_cpu_s\": %.1f\n    }%s\n",
         names[si].c_str(), (b.maxBrick.x - b.minBrick.x) * 0.4, (b.maxBrick.y - b.minBrick.y) * 0.4,
         (b.maxBrick.z - b.minBrick.z) * 0.4, stats.uniformChunks + stats.expandedChunks, hash, sorted.front(), median,
         cpuMedian, static_cast<double>(heap) / 1048576.0, static_cast<double>(rssAfter - rssBefore) / 1024.0,
         static_cast<double>(statusKb("VmHWM")) / 1024.0, mixed, stats.expandedChunks, stats.uniformChunks,
-        si + 1 < names.size() ? "," : "");
+        region.size(), generated, generated / std::max(cpuMedian, 1e-9), si + 1 < names.size() ? "," : "");
   }
   std::printf("  ]\n}\n");
   return 0;
