@@ -92,9 +92,9 @@ struct ServerConfig {
 /// included); +Inf is implied.
 inline constexpr std::array<double, 7> kJoinBucketsSeconds{0.5, 1, 2, 3, 5, 10, 30};
 
-struct ServerStats {
-  std::uint32_t players = 0;               ///< sessions in Playing
-  std::uint32_t peers = 0;                 ///< ENet peers connected
+/// The counters the host keeps as it runs, listed once: the host counts into them
+/// (net/host/host_stats.h) and ServerStats reports them.
+struct ServerCounters {
   std::uint64_t bytesIn = 0, bytesOut = 0; ///< UDP payload incl. ENet headers (host totals)
   std::uint64_t malformed = 0;             ///< dropped inbound messages (bad size, verifier, content)
   std::uint64_t flooded = 0;               ///< dropped for rate
@@ -111,6 +111,13 @@ struct ServerStats {
   std::uint64_t inputsOverRate = 0;        ///< dropped by the input bucket: sent faster than the tick rate
   std::uint64_t budgetDeferred = 0;        ///< records held back by per-client budgets
   std::uint64_t illegalTransitions = 0;    ///< session phase changes the state machine forbids (server bugs)
+};
+
+/// What ServerHost::stats() reports: the counters, the population and the traffic
+/// by message name.
+struct ServerStats : ServerCounters {
+  std::uint32_t players = 0;               ///< sessions in Playing
+  std::uint32_t peers = 0;                 ///< ENet peers connected
   std::map<std::string, TrafficCounters> sent;      ///< by ServerBody name
   std::map<std::string, TrafficCounters> received;  ///< by ClientBody name
 };

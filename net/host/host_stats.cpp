@@ -26,24 +26,7 @@ void HostStats::countJoinTime(double seconds) noexcept {
 
 ServerStats HostStats::toServerStats() const {
   ServerStats st;
-  st.bytesIn = bytesIn;
-  st.bytesOut = bytesOut;
-  st.malformed = malformed;
-  st.flooded = flooded;
-  st.rejected = rejected;
-  st.addressRefused = addressRefused;
-  st.joinRateRefused = joinRateRefused;
-  st.authFailures = authFailures;
-  st.joinTimeouts = joinTimeouts;
-  st.joins = joins;
-  st.joinSecondsBuckets = joinSecondsBuckets;
-  st.joinSecondsSum = joinSecondsSum;
-  st.joinSecondsCount = joinSecondsCount;
-  st.leaves = leaves;
-  st.inputsDropped = inputsDropped;
-  st.inputsOverRate = inputsOverRate;
-  st.budgetDeferred = budgetDeferred;
-  st.illegalTransitions = illegalTransitions;
+  static_cast<ServerCounters&>(st) = *this;
   for (std::size_t i = 1; i < kServerBodyCount; ++i) {
     if (sent[i].messages) st.sent[messageName(static_cast<wire::ServerBody>(i))] = sent[i];
   }

@@ -15,25 +15,10 @@ namespace loam::net::host {
 inline constexpr std::size_t kServerBodyCount = static_cast<std::size_t>(wire::ServerBody::MAX) + 1;
 inline constexpr std::size_t kClientBodyCount = static_cast<std::size_t>(wire::ClientBody::MAX) + 1;
 
-/// The counters ServerStats reports; fields mean what ServerStats' fields of the same
-/// name say. Plain data: one per host, single-threaded like the host.
-struct HostStats {
-  std::uint64_t malformed = 0;
-  std::uint64_t flooded = 0;
-  std::uint64_t rejected = 0;
-  std::uint64_t addressRefused = 0;
-  std::uint64_t joinRateRefused = 0;
-  std::uint64_t authFailures = 0;
-  std::uint64_t joinTimeouts = 0;
-  std::uint64_t joins = 0, leaves = 0;
-  std::uint64_t inputsDropped = 0;
-  std::uint64_t inputsOverRate = 0;
-  std::uint64_t budgetDeferred = 0;
-  std::uint64_t illegalTransitions = 0;
-  std::array<std::uint64_t, kJoinBucketsSeconds.size() + 1> joinSecondsBuckets{};
-  double joinSecondsSum = 0;
-  std::uint64_t joinSecondsCount = 0;
-  std::uint64_t bytesIn = 0, bytesOut = 0;  ///< ENet's 32-bit host totals, folded in by the host
+/// The counters ServerStats reports (ServerCounters; bytesIn and bytesOut are ENet's
+/// 32-bit host totals, folded in by the host), plus traffic by message type. Plain
+/// data: one per host, single-threaded like the host.
+struct HostStats : ServerCounters {
   std::array<TrafficCounters, kServerBodyCount> sent{};      ///< by ServerBody
   std::array<TrafficCounters, kClientBodyCount> received{};  ///< by ClientBody
 
