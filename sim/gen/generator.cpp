@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -382,6 +383,39 @@ std::vector<ChunkColumn> columnsAround(const WorldBounds& bounds, std::int32_t v
   });
   out.reserve(keyed.size());
   for (const auto& k : keyed) out.push_back(k.second);
+  return out;
+}
+
+std::vector<ChunkColumn> waterColumns(const Scene& scene) {
+  const WorldBounds& wb = scene.worldBounds;
+  constexpr double kColumnMetres = static_cast<double>(kChunkBricks * kBrickSize) / kVoxelsPerMetre;
+  std::vector<ChunkColumn> out;
+  // A plan box in metres, widened by one column, to the columns it touches.
+  auto add = [&](double x0, double z0, double x1, double z1) {
+    const auto lo = [](double m) { return static_cast<std::int32_t>(std::floor(m / kColumnMetres)) - 1; };
+    const std::int32_t cx0 = std::max(lo(x0), wb.minBrick.x >> kChunkShift);
+    const std::int32_t cz0 = std::max(lo(z0), wb.minBrick.z >> kChunkShift);
+    const std::int32_t cx1 = std::min(lo(x1) + 2, (wb.maxBrick.x >> kChunkShift) - 1);
+    const std::int32_t cz1 = std::min(lo(z1) + 2, (wb.maxBrick.z >> kChunkShift) - 1);
+    for (std::int32_t cz = cz0; cz <= cz1; ++cz)
+      for (std::int32_t cx = cx0; cx <= cx1; ++cx) out.push_back({cx, cz});
+  };
+  for (const Pond& p : scene.ponds) {
+    const double r = p.radius + p.shoreWidth;
+    add(p.center.x - r, p.center.z - r, p.center.x + r, p.center.z + r);
+  }
+  for (const Stream& s : scene.streams) {
+    if (s.points.empty()) continue;
+    double x0 = s.points[0].x, x1 = x0, z0 = s.points[0].z, z1 = z0;
+    for (const Vec2& q : s.points) {
+      x0 = std::min(x0, q.x), x1 = std::max(x1, q.x);
+      z0 = std::min(z0, q.z), z1 = std::max(z1, q.z);
+    }
+    const double w = s.width / 2 + s.shoreWidth;
+    add(x0 - w, z0 - w, x1 + w, z1 + w);
+  }
+  std::sort(out.begin(), out.end(), [](ChunkColumn a, ChunkColumn b) { return canonicalBefore(a, b); });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sim/world/brick_store.h"
+#include "sim/world/column_source.h"
 #include "sim/gen/generator_version.h"
 #include "sim/core/result.h"
 #include "sim/gen/scene.h"
@@ -34,12 +35,6 @@ struct GenerateOptions {
 
 /// The most chunks generateWorld or generateRegion builds at once.
 inline constexpr std::int64_t kMaxGeneratedChunks = std::int64_t{1} << 20;
-
-/// A column of chunks: chunk (x, y, z) for every y of the world's vertical range.
-struct ChunkColumn {
-  std::int32_t x = 0, z = 0;  ///< chunk coordinates
-  friend bool operator==(const ChunkColumn&, const ChunkColumn&) = default;
-};
 
 /// Generates a world a chunk column at a time, on demand: the scene's whole-world
 /// setup (terrain field, tunnels, structures) is made once in create(); after that a
@@ -81,6 +76,12 @@ class ChunkGenerator {
 /// canonical z, x order). Empty for a negative radius. O(columns in the square).
 std::vector<ChunkColumn> columnsAround(const WorldBounds& bounds, std::int32_t voxelX, std::int32_t voxelZ,
                                        std::int32_t radiusVoxels);
+
+/// The chunk columns that may hold generated water (ponds and streams with their
+/// shores, and one column around them), canonical order: what a streamed world holds
+/// before the water system scans it for its generated water (createStreamedSimState).
+/// O(columns listed).
+std::vector<ChunkColumn> waterColumns(const Scene& scene);
 
 /// Builds the given chunk columns of the world of scene (duplicates count once; the
 /// rest of the world reads as air), on options.threads workers: the same bits in

@@ -29,6 +29,19 @@
 //
 // Everything that changes the world goes through SimContext::setVoxel/fillBrick,
 // which write the edit log in the same call. Systems never see the commands.
+//
+// WHAT THE STEP READS is the whole world, generated or not. A streamed world
+// (BrickStore::setColumnSource, sim/gen/column_streamer.h) generates a chunk column
+// the first time the step reads or writes it, and the step waits for it; the owner
+// generates ahead around the players and releases unmodified columns between steps.
+// Which columns are resident, which thread generated them, when, and whether they
+// were released and generated again never changes a result: what the server
+// simulates depends only on the simulation state (tests: the trace goldens with the
+// world streamed on 1 and 2 threads with a tiny and a large residency budget,
+// tests/determinism/sim_trace_test.cpp). The cost follows the activity, since each
+// system reads only near what it simulates (players, wet and burning cells,
+// animals), but nothing yet bounds the activity itself: a fire that spreads where
+// nobody is keeps generating what it reaches.
 #pragma once
 
 #include <span>

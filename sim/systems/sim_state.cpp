@@ -115,4 +115,20 @@ Result<SimState> createSimState(const Scene& scene, std::uint64_t seed) {
 #endif
 }
 
+Result<SimState> createStreamedSimState(const Scene& scene, std::uint64_t seed, ColumnSource& source) {
+#ifdef LOAM_SIM_HAS_GENERATOR
+  if (!BrickStore::validBounds(scene.worldBounds)) return makeError(scene.sourcePath + ": invalid world bounds");
+  BrickStore world(scene.worldBounds);
+  world.markGenerated();
+  world.setColumnSource(&source);
+  for (ChunkColumn c : waterColumns(scene)) world.ensureColumn(c);
+  return createSimStateFromWorld(scene, seed, std::move(world));
+#else
+  (void)scene;
+  (void)seed;
+  (void)source;
+  return makeError("createStreamedSimState: the generator is not built yet");
+#endif
+}
+
 }  // namespace loam::sim

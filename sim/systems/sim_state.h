@@ -85,6 +85,13 @@ struct SimState {
 /// threads inside generation (results do not depend on them).
 Result<SimState> createSimState(const Scene& scene, std::uint64_t seed);
 
+/// As createSimState, but the world is streamed (BrickStore::setColumnSource): it
+/// starts with only the columns that may hold generated water (waterColumns, which
+/// the water system scans) and grows as the systems and the step read it. The state
+/// is the one createSimState gives, bit for bit, wherever it is read; source must
+/// outlive the state. Errors: as createSimState.
+Result<SimState> createStreamedSimState(const Scene& scene, std::uint64_t seed, ColumnSource& source);
+
 /// As createSimState, but around an already generated world (tests, benches, loading
 /// a save). The world must be over scene.worldBounds with markGenerated() called.
 SimState createSimStateFromWorld(const Scene& scene, std::uint64_t seed, BrickStore world);

@@ -1,5 +1,6 @@
 #include "sim/trace/trace_run.h"
 
+#include <memory>
 #include <vector>
 
 #include "sim/gen/scene.h"
@@ -11,7 +12,7 @@
 namespace loam::sim {
 
 Result<TraceRun> runTrace(const std::string& scenePath, std::optional<std::uint64_t> seed,
-                          const std::string& scriptPath, std::uint64_t steps) {
+                          const std::string& scriptPath, std::uint64_t steps, const TraceOptions& options) {
   auto scene = loadScene(scenePath);
   if (!scene) return scene.error();
   Script script;
@@ -20,9 +21,17 @@ Result<TraceRun> runTrace(const std::string& scenePath, std::optional<std::uint6
     if (!s) return s.error();
     script = std::move(s).value();
   }
-  auto state = createSimState(*scene, seed ? *seed : scene->defaultSeed);
+  const std::uint64_t worldSeed = seed ? *seed : scene->defaultSeed;
+  std::unique_ptr<ColumnStreamer> streamer;
+  if (options.stream) {
+    auto made = ColumnStreamer::create(*scene, worldSeed, *options.stream);
+    if (!made) return made.error();
+    streamer = std::move(made).value();
+  }
+  auto state = streamer ? createStreamedSimState(*scene, worldSeed, *streamer) : createSimState(*scene, worldSeed);
   if (!state) return state.error();
   SimState& st = *state;
+  std::vector<StreamCentre> centres;
   TraceRun run;
   TraceHasher trace(st);
   ScriptRunner runner(std::move(script));
@@ -31,6 +40,11 @@ Result<TraceRun> runTrace(const std::string& scenePath, std::optional<std::uint6
   for (std::uint64_t i = 0; i < steps; ++i) {
     commands.clear();
     runner.commandsFor(st, commands);
+    if (streamer) {
+      centres.clear();
+      for (const Player& p : st.players) centres.push_back({p.motion.position.x >> kUnitShift, p.motion.position.z >> kUnitShift});
+      streamer->update(st.world, centres);
+    }
     step(st, commands, out);
     trace.addStep(st, out);
     run.stats.edits += out.edits.size();
@@ -44,6 +58,7 @@ Result<TraceRun> runTrace(const std::string& scenePath, std::optional<std::uint6
   run.stats.players = st.players.size();
   run.stats.animals = st.animals.animals.size();
   run.hash = trace.finish(st);
+  if (streamer) run.stats.stream = streamer->stats();
   return run;
 }
 

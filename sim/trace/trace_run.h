@@ -9,8 +9,9 @@
 #include <string>
 #include <variant>
 
-#include "sim/systems/events.h"
 #include "sim/core/result.h"
+#include "sim/gen/column_streamer.h"
+#include "sim/systems/events.h"
 
 namespace loam::sim {
 
@@ -22,6 +23,14 @@ struct TraceRunStats {
   std::array<std::uint64_t, std::variant_size_v<Event>> events{};  ///< by Event alternative
   std::array<std::uint64_t, 16> rejections{};                      ///< by RejectReason
   std::size_t players = 0, animals = 0;    ///< at the end
+  StreamStats stream;                      ///< a streamed run's residency (zero otherwise)
+};
+
+/// How to run a trace (none of it changes the hash).
+struct TraceOptions {
+  /// Stream the world (createStreamedSimState and a ColumnStreamer updated around
+  /// the players before every step) instead of generating it whole.
+  std::optional<StreamOptions> stream;
 };
 
 /// The result of a run.
@@ -35,6 +44,6 @@ struct TraceRun {
 /// and returns the trace hash. Errors: unreadable or invalid scene / script, or a
 /// world that cannot be built. Allocates; single-threaded except inside generation.
 Result<TraceRun> runTrace(const std::string& scenePath, std::optional<std::uint64_t> seed,
-                          const std::string& scriptPath, std::uint64_t steps);
+                          const std::string& scriptPath, std::uint64_t steps, const TraceOptions& options = {});
 
 }  // namespace loam::sim

@@ -24,6 +24,14 @@
 // as no thread reads those chunks meanwhile. Making a chunk resident (addChunk, or the
 // first write that is not air to a chunk that is not) and everything else is
 // single-threaded.
+//
+// Streaming: a store given a ColumnSource (setColumnSource) reads as the whole
+// generated world although only some columns are resident: the first read or write
+// of a column that is not present asks the source to generate it (and waits), and
+// releaseColumns drops unmodified columns again. What is read never depends on which
+// columns are present. A streamed store is single-threaded (any read may generate),
+// and nothing may read or write it from inside forEachBrick / forEachChanged /
+// forEachModified callbacks (a column arriving reorders the canonical list).
 #pragma once
 
 #include <bit>
@@ -37,6 +45,7 @@
 #include "sim/core/assert.h"
 #include "sim/world/brick_view.h"
 #include "sim/world/coarse_grid.h"
+#include "sim/world/column_source.h"
 #include "sim/world/internal/brick_chunk.h"
 #include "sim/world/internal/chunk_map.h"
 #include "sim/world/voxel.h"
@@ -209,6 +218,35 @@ class BrickStore {
   /// compactChunk() on every resident chunk. Single-threaded.
   void compactAll() noexcept;
 
+  // ---- streaming ----------------------------------------------------------------
+
+  /// Makes this a streamed store whose missing columns come from source (nullptr:
+  /// not streamed; every column counts as present). The source must outlive the
+  /// store and its copies, which share it. Call before anything reads the store,
+  /// after markGenerated().
+  void setColumnSource(ColumnSource* source) noexcept { source_ = source; }
+  /// The source given to setColumnSource (nullptr when not streamed).
+  ColumnSource* columnSource() const noexcept { return source_; }
+  /// True when column is generated here (always, for a store that is not streamed).
+  /// O(1).
+  bool columnPresent(ChunkColumn column) const noexcept;
+  /// Generates column now if it is not present (a read would). Streamed stores only.
+  void ensureColumn(ChunkColumn column);
+  /// Adopts from's chunks (adoptChunks), which must be column's generated content and
+  /// nothing else, and records column as present. A no-op returning 0 when column is
+  /// present already (work done twice is dropped). Returns the chunks moved.
+  int adoptColumn(ChunkColumn column, BrickStore& from);
+  /// True when a resident chunk of column holds a brick modified since generation
+  /// (releaseColumns keeps such columns). O(chunks in a column).
+  bool columnModified(ChunkColumn column) const noexcept;
+  /// The present columns, in the order they arrived (not canonical).
+  std::span<const ChunkColumn> presentColumns() const noexcept { return presentList_; }
+  /// Releases each present column of columns that holds no modified brick: its chunks
+  /// leave memory (with their change bits: a consumer hears of the column again when
+  /// it is generated again) and the next read or write generates it again. Modified
+  /// columns stay. Renumbers chunk slots. O(resident chunks). Returns the columns released.
+  int releaseColumns(std::span<const ChunkColumn> columns);
+
   // ---- change tracking ----------------------------------------------------------
 
   /// Registers a consumer of brick changes (a mesher, a sound cache, a test). Its
@@ -285,8 +323,14 @@ class BrickStore {
     MaterialId uniform = kAir;
   };
 
-  /// The resident chunk holding b (nullptr when none), and b's index in it.
+  /// The resident chunk holding b (nullptr when none), and b's index in it. In a
+  /// streamed store, generates b's column first when it is not present.
   const Chunk* chunkOfBrick(BrickCoord b, int& local) const noexcept;
+  /// Streamed stores: generates c's column if it is inside the bounds and not present
+  /// (true when it did). Const because reads fault columns in; see the file comment.
+  bool faultIfAbsent(ChunkCoord c) const;
+  /// get() for a chunk that is not resident: air, after faulting its column in.
+  MaterialId readAbsent(int x, int y, int z) const noexcept;
   /// The chunk holding b, made resident (b must be inside the bounds).
   Chunk& residentChunkOfBrick(BrickCoord b, int& local);
   static BrickView viewOf(const Chunk& c, int local) noexcept;
@@ -315,6 +359,9 @@ class BrickStore {
   std::vector<int> canonical_;       // slots in canonical order
   internal::ChunkMap map_;           // chunkKey -> slot
   CoarseLut coarseLut_;
+  ColumnSource* source_ = nullptr;      // set: a streamed store (columns fault in)
+  internal::ChunkMap present_;          // chunkKey({x, 0, z}) of present columns -> index in presentList_
+  std::vector<ChunkColumn> presentList_;
   bool keepBaseline_ = false;  // set by markGenerated()
   std::uint8_t subscribers_ = 0;  // handed out by subscribeChanges()
 };
@@ -329,7 +376,7 @@ inline MaterialId BrickStore::get(int x, int y, int z) const noexcept {
   if ((ux >= sizeVx_) | (uy >= sizeVy_) | (uz >= sizeVz_)) return kAir;
   constexpr unsigned kChunkVoxelShift = kBrickShift + kChunkShift;
   const int ci = map_.find(internal::chunkKey({x >> kChunkVoxelShift, y >> kChunkVoxelShift, z >> kChunkVoxelShift}));
-  if (ci < 0) return kAir;
+  if (ci < 0) return source_ ? readAbsent(x, y, z) : kAir;
   const Chunk& c = chunks_[static_cast<std::size_t>(ci)];
   const internal::ChunkData* d = c.data.get();
   if (!d) return c.uniform;

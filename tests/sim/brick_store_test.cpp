@@ -566,3 +566,90 @@ TEST_CASE("generated content of modified bricks is kept after markGenerated") {
   s.markGenerated();
   CHECK_FALSE(s.generatedBrick({0, 0, 0}, buf));
 }
+
+// ---- streaming (setColumnSource) ----------------------------------------------------
+
+namespace {
+
+/// A column source whose generated content is a floor: voxel y < 10 + column x is
+/// material 2 + (column z & 1). Counts its faults.
+struct FloorSource final : ColumnSource {
+  explicit FloorSource(WorldBounds b) : bounds(b) {}
+  void fault(ChunkColumn c, BrickStore& store) override {
+    ++faults;
+    BrickStore made(bounds);
+    const MaterialId m = static_cast<MaterialId>(2 + (c.z & 1));
+    for (int z = c.z * 128; z < c.z * 128 + 128; ++z)
+      for (int x = c.x * 128; x < c.x * 128 + 128; ++x)
+        for (int y = 0; y < 10 + c.x; ++y) made.set(x, y, z, m);
+    store.adoptColumn(c, made);
+  }
+  static MaterialId expected(int x, int y, int z) {
+    const int cx = x >> 7, cz = z >> 7;
+    return y < 10 + cx ? static_cast<MaterialId>(2 + (cz & 1)) : kAir;
+  }
+  WorldBounds bounds;
+  int faults = 0;
+};
+
+}  // namespace
+
+TEST_CASE("streamed store: the first read or write of a column generates it, once; releases keep edits") {
+  const WorldBounds wb = smallBounds();
+  FloorSource source(wb);
+  BrickStore s(wb);
+  s.markGenerated();
+  s.setColumnSource(&source);
+  CHECK(!s.columnPresent({0, 0}));
+  CHECK(s.chunkCount() == 0);
+
+  // A read of the sky of a column generates the column (the read must not depend on it).
+  CHECK(s.get(5, 100, 5) == kAir);
+  CHECK(source.faults == 1);
+  CHECK(s.columnPresent({0, 0}));
+  CHECK(s.get(5, 3, 5) == FloorSource::expected(5, 3, 5));
+  CHECK(source.faults == 1);
+  // Brick views, box queries and writes fault too.
+  CHECK(s.brick(BrickCoord{-16, 0, 0}).uniformMaterial() == FloorSource::expected(-128, 0, 0));
+  CHECK(source.faults == 2);
+  CHECK(s.set(VoxelCoord{-1, 50, -1}, 7));
+  CHECK(source.faults == 3);
+  CHECK(s.get(-1, 2, -1) == FloorSource::expected(-1, 2, -1));  // the write kept the generated floor
+  CHECK(!s.chunkIsAir(ChunkCoord{0, 0, -1}));
+  CHECK(source.faults == 4);
+  // Outside the bounds nothing faults.
+  CHECK(s.get(10000, 0, 0) == kAir);
+  CHECK(source.faults == 4);
+  CHECK(s.presentColumns().size() == 4);
+
+  // Every voxel reads as the generated floor plus the one edit, whatever is present.
+  auto matches = [&] {
+    for (int z = -128; z < 128; z += 7)
+      for (int x = -128; x < 128; x += 5)
+        for (int y = 0; y < 128; y += 3) {
+          const MaterialId want = (x == -1 && y == 50 && z == -1) ? 7 : FloorSource::expected(x, y, z);
+          if (s.get(x, y, z) != want) return false;
+        }
+    return s.get(-1, 50, -1) == 7;
+  };
+  CHECK(matches());
+  const std::uint64_t hash = worldHash(s);
+
+  // Releasing everything keeps the modified column; the others come back on the next read.
+  const std::vector<ChunkColumn> all{{-1, -1}, {0, -1}, {-1, 0}, {0, 0}};
+  CHECK(s.releaseColumns(all) == 3);
+  CHECK(s.columnPresent({-1, -1}));
+  CHECK(!s.columnPresent({0, 0}));
+  CHECK(s.presentColumns().size() == 1);
+  CHECK(worldHash(s) == hash);
+  const int before = source.faults;
+  CHECK(matches());
+  CHECK(source.faults == before + 3);
+  CHECK(worldHash(s) == hash);
+
+  // A copy shares the source and what is present.
+  BrickStore copy = s;
+  CHECK(copy.columnSource() == &source);
+  CHECK(copy.columnPresent({0, 0}));
+  CHECK(copy.get(-1, 50, -1) == 7);
+}

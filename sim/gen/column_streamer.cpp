@@ -1,0 +1,214 @@
+#include "sim/gen/column_streamer.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "sim/gen/scene.h"
+
+namespace loam::sim {
+
+namespace {
+
+std::uint64_t keyOf(ChunkColumn c) noexcept {
+  return (std::uint64_t{static_cast<std::uint32_t>(c.x)} << 32) | static_cast<std::uint32_t>(c.z);
+}
+
+// Squared distance in voxels from centre to the nearest voxel of column c (as
+// columnsAround measures it).
+std::int64_t distance2(ChunkColumn c, StreamCentre centre) noexcept {
+  constexpr std::int32_t kColumnVoxels = kChunkBricks * kBrickSize;
+  auto axis = [](std::int32_t lo, std::int32_t v) -> std::int64_t {
+    const std::int64_t hi = std::int64_t{lo} + kColumnVoxels - 1;
+    return v < lo ? std::int64_t{lo} - v : v > hi ? v - hi : 0;
+  };
+  const std::int64_t dx = axis(c.x * kColumnVoxels, centre.x), dz = axis(c.z * kColumnVoxels, centre.z);
+  return dx * dx + dz * dz;
+}
+
+std::int64_t nearest2(ChunkColumn c, std::span<const StreamCentre> centres) noexcept {
+  std::int64_t best = INT64_MAX;
+  for (const StreamCentre& s : centres) best = std::min(best, distance2(c, s));
+  return best;
+}
+
+}  // namespace
+
+struct ColumnStreamer::Impl {
+  explicit Impl(ChunkGenerator g, const StreamOptions& o) : gen(std::move(g)), options(o) {}
+
+  ChunkGenerator gen;
+  StreamOptions options;
+  StreamStats stats;
+  std::uint64_t epoch = 1;                                    // updates so far, plus one
+  std::unordered_map<std::uint64_t, std::uint64_t> faultedAt;  // column -> epoch of its last fault
+
+  // Shared with the workers, under mutex.
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+  std::vector<ChunkColumn> queue;              // nearest last (workers pop the back)
+  std::unordered_set<std::uint64_t> inFlight;  // queued or being generated
+  std::vector<std::pair<ChunkColumn, BrickStore>> done;
+  std::vector<std::thread> workers;
+
+  BrickStore generate(ChunkColumn c) const {
+    BrickStore out(gen.bounds());
+    gen.generateColumn(c, out);
+    return out;
+  }
+
+  void work() {
+    std::unique_lock lock(mutex);
+    for (;;) {
+      wake.wait(lock, [&] { return stopping || !queue.empty(); });
+      if (stopping) return;
+      const ChunkColumn c = queue.back();
+      queue.pop_back();
+      lock.unlock();
+      BrickStore made = generate(c);
+      lock.lock();
+      inFlight.erase(keyOf(c));
+      done.emplace_back(c, std::move(made));
+    }
+  }
+};
+
+ColumnStreamer::ColumnStreamer() = default;
+
+ColumnStreamer::~ColumnStreamer() {
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->stopping = true;
+  }
+  impl_->wake.notify_all();
+  for (std::thread& t : impl_->workers) t.join();
+}
+
+Result<std::unique_ptr<ColumnStreamer>> ColumnStreamer::create(const Scene& scene, std::uint64_t seed,
+                                                               const StreamOptions& options) {
+  auto gen = ChunkGenerator::create(scene, seed);
+  if (!gen) return gen.error();
+  std::unique_ptr<ColumnStreamer> s(new ColumnStreamer());
+  s->impl_ = std::make_unique<Impl>(std::move(gen).value(), options);
+  for (int t = 1; t < options.threads; ++t) s->impl_->workers.emplace_back([impl = s->impl_.get()] { impl->work(); });
+  return s;
+}
+
+const ChunkGenerator& ColumnStreamer::generator() const noexcept { return impl_->gen; }
+
+StreamStats ColumnStreamer::stats() const noexcept { return impl_->stats; }
+
+void ColumnStreamer::fault(ChunkColumn column, BrickStore& store) {
+  Impl& m = *impl_;
+  {
+    std::lock_guard lock(m.mutex);
+    for (auto it = m.done.begin(); it != m.done.end(); ++it) {
+      if (it->first == column) {
+        store.adoptColumn(column, it->second);
+        m.done.erase(it);
+        ++m.stats.prefetched;
+        return;
+      }
+    }
+  }
+  // Not finished ahead: generate it here (a worker doing it too only wastes its copy).
+  BrickStore made = m.generate(column);
+  store.adoptColumn(column, made);
+  ++m.stats.faults;
+  m.faultedAt[keyOf(column)] = m.epoch;
+}
+
+void ColumnStreamer::update(BrickStore& store, std::span<const StreamCentre> centres) {
+  Impl& m = *impl_;
+  // 1. Adopt what is finished.
+  std::vector<std::pair<ChunkColumn, BrickStore>> finished;
+  {
+    std::lock_guard lock(m.mutex);
+    finished.swap(m.done);
+  }
+  for (auto& [column, made] : finished) {
+    if (store.columnPresent(column)) {
+      ++m.stats.wasted;
+    } else {
+      store.adoptColumn(column, made);
+      ++m.stats.prefetched;
+    }
+  }
+
+  // 2. Ask for the missing columns near the centres, nearest first.
+  std::unordered_map<std::uint64_t, std::pair<std::int64_t, ChunkColumn>> wanted;
+  for (const StreamCentre& c : centres) {
+    for (ChunkColumn col : columnsAround(m.gen.bounds(), c.x, c.z, m.options.prefetchRadiusVoxels)) {
+      if (store.columnPresent(col)) continue;
+      const std::int64_t d = distance2(col, c);
+      auto [it, fresh] = wanted.try_emplace(keyOf(col), d, col);
+      if (!fresh && d < it->second.first) it->second.first = d;
+    }
+  }
+  std::vector<std::pair<std::int64_t, ChunkColumn>> order;
+  order.reserve(wanted.size());
+  for (auto& [key, v] : wanted) order.push_back(v);
+  // Farthest first, so the nearest is at the back; ties in canonical order.
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    return canonicalBefore(b.second, a.second);
+  });
+  if (m.workers.empty()) {
+    for (int i = 0; i < m.options.prefetchPerUpdate && !order.empty(); ++i) {
+      const ChunkColumn col = order.back().second;
+      order.pop_back();
+      BrickStore made = m.generate(col);
+      store.adoptColumn(col, made);
+      ++m.stats.prefetched;
+    }
+  } else {
+    {
+      std::lock_guard lock(m.mutex);
+      for (ChunkColumn col : m.queue) m.inFlight.erase(keyOf(col));
+      m.queue.clear();
+      for (const auto& [d, col] : order)
+        if (m.inFlight.insert(keyOf(col)).second) m.queue.push_back(col);
+    }
+    m.wake.notify_all();
+  }
+
+  // 3. Release beyond the budget: the columns least recently faulted in first (the
+  // systems' working set away from the players is what faults), then the farthest
+  // from every centre.
+  const std::span<const ChunkColumn> present = store.presentColumns();
+  if (present.size() > m.options.maxResidentColumns) {
+    struct Candidate {
+      std::uint64_t faulted;
+      std::int64_t distance2;
+      ChunkColumn column;
+    };
+    std::vector<Candidate> order;
+    order.reserve(present.size());
+    for (ChunkColumn col : present) {
+      if (store.columnModified(col)) continue;  // stays: it holds edits
+      const auto it = m.faultedAt.find(keyOf(col));
+      order.push_back({it == m.faultedAt.end() ? 0 : it->second, nearest2(col, centres), col});
+    }
+    std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.faulted != b.faulted) return a.faulted < b.faulted;
+      if (a.distance2 != b.distance2) return a.distance2 > b.distance2;
+      return canonicalBefore(a.column, b.column);
+    });
+    std::vector<ChunkColumn> release;
+    const std::size_t excess = std::min(present.size() - m.options.maxResidentColumns, order.size());
+    for (std::size_t i = 0; i < excess; ++i) release.push_back(order[i].column);
+    m.stats.released += static_cast<std::uint64_t>(store.releaseColumns(release));
+    for (ChunkColumn col : release)
+      if (!store.columnPresent(col)) m.faultedAt.erase(keyOf(col));
+  }
+  m.stats.peakResident = std::max(m.stats.peakResident, store.presentColumns().size());
+  ++m.epoch;
+}
+
+}  // namespace loam::sim

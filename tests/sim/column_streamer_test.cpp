@@ -1,0 +1,132 @@
+// ColumnStreamer: a streamed world reads as the whole generated world with any thread
+// count and residency budget; update generates ahead around the centres, nearest first,
+// and keeps to its budget.
+#include "sim/gen/column_streamer.h"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_state.h"
+#include "sim/world/world_hash.h"
+
+using namespace loam::sim;
+
+namespace {
+
+Scene loadGlade() {
+  auto s = loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/glade.toml");
+  REQUIRE_MESSAGE(s.has_value(), (s ? "" : s.error().message));
+  return std::move(s).value();
+}
+
+/// Bricks that differ between a and b over the whole bounds (reads fault a streamed store).
+int differingBricks(const BrickStore& a, const BrickStore& b) {
+  const WorldBounds& wb = a.bounds();
+  int differ = 0;
+  MaterialId va[kBrickVoxels], vb[kBrickVoxels];
+  for (std::int32_t z = wb.minBrick.z; z < wb.maxBrick.z; ++z)
+    for (std::int32_t y = wb.minBrick.y; y < wb.maxBrick.y; ++y)
+      for (std::int32_t x = wb.minBrick.x; x < wb.maxBrick.x; ++x) {
+        a.readBrick({x, y, z}, va);
+        b.readBrick({x, y, z}, vb);
+        if (std::memcmp(va, vb, sizeof va) != 0) ++differ;
+      }
+  return differ;
+}
+
+}  // namespace
+
+TEST_CASE("streamed world: with 1 or 2 threads and any budget it reads as the whole world") {
+  const Scene glade = loadGlade();
+  auto whole = generateWorld(glade, 1);
+  REQUIRE(whole.has_value());
+  for (const StreamOptions options : {StreamOptions{.threads = 1, .maxResidentColumns = 4},
+                                      StreamOptions{.threads = 2, .maxResidentColumns = 100000}}) {
+    CAPTURE(options.threads);
+    auto streamer = ColumnStreamer::create(glade, 1, options);
+    REQUIRE(streamer.has_value());
+    BrickStore world(glade.worldBounds);
+    world.markGenerated();
+    world.setColumnSource(streamer->get());
+    const StreamCentre centre{0, 0};
+    (*streamer)->update(world, {&centre, 1});
+    // The same edit in both, then every brick of the bounds compared.
+    BrickStore edited = *whole;
+    for (BrickStore* s : {&edited, &world}) s->set(VoxelCoord{3, 200, -7}, 1);
+    CHECK(differingBricks(world, edited) == 0);
+    CHECK(worldHash(world) == worldHash(edited));
+    (*streamer)->update(world, {&centre, 1});
+    if (options.maxResidentColumns == 4) {
+      // Over budget: everything but the edited column could go, and did.
+      CHECK(world.presentColumns().size() <= 4);
+      CHECK((*streamer)->stats().released > 0);
+      CHECK(world.get(3, 200, -7) == 1);
+      CHECK(differingBricks(world, edited) == 0);
+    } else {
+      CHECK((*streamer)->stats().released == 0);
+    }
+  }
+}
+
+TEST_CASE("streamer: update generates ahead around the centres, nearest first, with one thread and with workers") {
+  const Scene glade = loadGlade();
+  const StreamCentre centre{-600, 400};  // voxels
+  // One thread: prefetchPerUpdate columns per update, the nearest first.
+  {
+    auto streamer = ColumnStreamer::create(glade, 1, {.threads = 1, .prefetchRadiusVoxels = 200, .prefetchPerUpdate = 2});
+    REQUIRE(streamer.has_value());
+    BrickStore world(glade.worldBounds);
+    world.markGenerated();
+    world.setColumnSource(streamer->get());
+    (*streamer)->update(world, {&centre, 1});
+    REQUIRE(world.presentColumns().size() == 2);
+    CHECK(world.presentColumns()[0] == ChunkColumn{-5, 3});  // the column holding the centre
+    const std::size_t want = columnsAround(glade.worldBounds, centre.x, centre.z, 200).size();
+    for (int i = 0; i < 100; ++i) (*streamer)->update(world, {&centre, 1});
+    CHECK(world.presentColumns().size() == want);
+    CHECK((*streamer)->stats().prefetched == want);
+    CHECK((*streamer)->stats().faults == 0);
+    // Reads there wait for nothing.
+    CHECK(world.get(centre.x, 0, centre.z) != kAir);
+    CHECK((*streamer)->stats().faults == 0);
+  }
+  // Workers: the columns arrive on later updates; reads never wait for them.
+  {
+    auto streamer = ColumnStreamer::create(glade, 1, {.threads = 2, .prefetchRadiusVoxels = 200});
+    REQUIRE(streamer.has_value());
+    BrickStore world(glade.worldBounds);
+    world.markGenerated();
+    world.setColumnSource(streamer->get());
+    const std::size_t want = columnsAround(glade.worldBounds, centre.x, centre.z, 200).size();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (world.presentColumns().size() < want && std::chrono::steady_clock::now() < deadline) {
+      (*streamer)->update(world, {&centre, 1});
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    CHECK(world.presentColumns().size() == want);
+    CHECK((*streamer)->stats().prefetched + (*streamer)->stats().faults == want);
+  }
+}
+
+TEST_CASE("streamed state: createStreamedSimState holds only the water columns at first and equals createSimState") {
+  const Scene glade = loadGlade();
+  auto streamer = ColumnStreamer::create(glade, 1, {.threads = 1});
+  REQUIRE(streamer.has_value());
+  auto streamed = createStreamedSimState(glade, 1, **streamer);
+  REQUIRE(streamed.has_value());
+  auto whole = createSimState(glade, 1);
+  REQUIRE(whole.has_value());
+  const std::size_t columns = static_cast<std::size_t>(glade.worldBounds.maxBrick.x - glade.worldBounds.minBrick.x) / 16 *
+                              static_cast<std::size_t>(glade.worldBounds.maxBrick.z - glade.worldBounds.minBrick.z) / 16;
+  CHECK(streamed->world.presentColumns().size() < columns);
+  CHECK(waterColumns(glade).size() <= streamed->world.presentColumns().size());
+  CHECK(streamed->water.grid.size() == whole->water.grid.size());
+  CHECK(streamed->animals.perches == whole->animals.perches);
+  CHECK(streamed->spawns == whole->spawns);
+  CHECK(differingBricks(streamed->world, whole->world) == 0);
+}
