@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "sim/gen/gen_random.h"
 #include "sim/gen/generator.h"
 #include "sim/gen/scene.h"
 #include "sim/world/world_hash.h"
@@ -85,20 +84,13 @@ void addGenCommand(CLI::App& app, int& exitCode) {
       exitCode = 1;
       return;
     }
-    // The whole world's content hash costs every chunk of the bounds; a region's is a
-    // fold of its resident chunks' hashes in canonical order (the rest is absent).
+    // The whole world's content hash costs every chunk of the bounds; a region's is of
+    // its resident chunks alone (the rest is absent).
     sim::WorldHashes h;
     if (region.empty()) {
       h = sim::hashContent(*world);
     } else {
-      std::uint64_t fold = 0x4c4f414d52454731ull;  // "LOAMREG1"
-      for (int slot : world->canonicalChunks()) {
-        const sim::ChunkCoord c = world->chunkCoord(slot);
-        fold = sim::genMix64(fold ^ sim::chunkHash(*world, slot));
-        fold = sim::genMix64(fold ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(c.x)) << 32 ^
-                                     static_cast<std::uint32_t>(c.z)) ^ static_cast<std::uint64_t>(c.y) << 48);
-      }
-      h.world = fold;
+      h.world = sim::residentContentHash(*world);
     }
     auto t3 = std::chrono::steady_clock::now();
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };

@@ -1,6 +1,8 @@
 // `loam-tool preview`: a shaded top-down map of a generated scene as a PNG, for scene
 // authors (material colours, hill shading, water depth, markers for spawn points,
-// dens, water sources and ignition points, optional 12.8 m cell grid).
+// dens, water sources and ignition points, optional 12.8 m cell grid). A world too big
+// to generate whole is drawn coarse: its terrain alone (TerrainSampler), forests
+// tinted by their trees' leaves, without generating a chunk.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -9,7 +11,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <stb/stb_image_write.h>
@@ -28,6 +32,8 @@ struct Top {
   sim::MaterialId m = sim::kAir;
   std::int32_t waterDepth = 0;  // voxels of liquid above the solid top
   sim::MaterialId bed = sim::kAir;
+  sim::Rgb8 tint{};             // coarse maps: canopy colour over dry ground
+  double tintShare = 0.0;       // 0..1
 };
 
 /// The first non-air voxel from the top of column (x, z), then the first non-liquid
@@ -69,6 +75,28 @@ Top columnTop(const sim::BrickStore& w, const sim::MaterialTable& mats, std::int
   return t;
 }
 
+/// The top of column (x, z) from the terrain alone, tinted by the canopy cover of its
+/// biome (cover and leaf by biome index).
+Top terrainTop(const sim::TerrainSampler& terrain, const std::vector<double>& cover,
+               const std::vector<sim::Rgb8>& leaf, std::int32_t x, std::int32_t z) {
+  const sim::TerrainSample t = terrain.at(x, z);
+  Top top;
+  if (t.biome >= 0 && static_cast<std::size_t>(t.biome) < cover.size()) {
+    top.tint = leaf[static_cast<std::size_t>(t.biome)];
+    top.tintShare = cover[static_cast<std::size_t>(t.biome)];
+  }
+  if (t.column.water > t.column.ground) {
+    top.y = t.column.water - 1;
+    top.m = t.waterMaterial;
+    top.waterDepth = t.column.water - t.column.ground - 1;
+    top.bed = t.surface;
+  } else {
+    top.y = t.column.ground - 1;
+    top.m = t.surface;
+  }
+  return top;
+}
+
 void drawMarker(std::vector<std::uint8_t>& img, int w, int h, int px, int pz, std::uint8_t r, std::uint8_t g,
                 std::uint8_t b) {
   for (int dz = -3; dz <= 3; ++dz) {
@@ -95,6 +123,7 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
     int threads = 0;
     bool grid = false;
     bool quiet = false;
+    bool coarse = false;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("preview", "Write a shaded top-down map of a scene's world as PNG");
@@ -107,6 +136,9 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--threads", opt->threads, "Generation threads (0 = all cores)")->check(CLI::Range(0, 1024));
   cmd->add_flag("--grid", opt->grid, "Draw the 12.8 m interest/hash cell grid");
   cmd->add_flag("--quiet", opt->quiet, "No progress on stderr");
+  cmd->add_flag("--coarse", opt->coarse,
+                "Draw the terrain alone, without generating the world (always, for a world too big to generate "
+                "whole)");
   cmd->callback([opt, &exitCode] {
     auto scene = sim::loadScene(opt->scene);
     if (!scene) {
@@ -115,13 +147,19 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
       return;
     }
     const std::uint64_t seed = seedFor(*scene, opt->seed);
-    std::optional<sim::BrickStore> world = generateForCommand(*scene, seed, opt->threads, "preview", opt->quiet);
-    if (!world) {
-      exitCode = 1;
-      return;
+    const sim::WorldBounds& b = scene->worldBounds;
+    const std::int64_t chunks = std::int64_t{b.maxBrick.x - b.minBrick.x} * (b.maxBrick.y - b.minBrick.y) *
+                                (b.maxBrick.z - b.minBrick.z) / (sim::kChunkBricks * sim::kChunkBricks * sim::kChunkBricks);
+    const bool coarse = opt->coarse || chunks > sim::kMaxGeneratedChunks;
+    std::optional<sim::BrickStore> world;
+    if (!coarse) {
+      world = generateForCommand(*scene, seed, opt->threads, "preview", opt->quiet);
+      if (!world) {
+        exitCode = 1;
+        return;
+      }
     }
     const sim::MaterialTable& mats = *scene->materials;
-    const sim::WorldBounds& b = world->bounds();
     double step = opt->metresPerPixel * sim::kVoxelsPerMetre;  // voxels per pixel
     std::int32_t vx0 = b.minBrick.x * sim::kBrickSize, vz0 = b.minBrick.z * sim::kBrickSize;
     int w = static_cast<int>((b.maxBrick.x - b.minBrick.x) * sim::kBrickSize / step);
@@ -132,12 +170,47 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
       return;
     }
     std::vector<Top> tops(static_cast<size_t>(w) * static_cast<size_t>(h));
-    for (int pz = 0; pz < h; ++pz) {
-      for (int px = 0; px < w; ++px) {
-        auto x = vx0 + static_cast<std::int32_t>((px + 0.5) * step);
-        auto z = vz0 + static_cast<std::int32_t>((pz + 0.5) * step);
-        tops[static_cast<size_t>(pz) * static_cast<size_t>(w) + static_cast<size_t>(px)] = columnTop(*world, mats, x, z);
+    std::optional<sim::TerrainSampler> terrain;
+    // Forests, when coarse: a biome that grows trees is tinted by their leaves, as far
+    // as their canopies cover it.
+    std::vector<double> cover(scene->biomes.size(), 0.0);
+    std::vector<sim::Rgb8> leaf(scene->biomes.size());
+    if (coarse) {
+      terrain.emplace(*scene, seed);
+      for (const sim::ScatterRule& r : scene->scatter) {
+        if (r.kind != sim::ScatterKind::Tree) continue;
+        const double share = std::min(0.85, r.density * std::min(1.0, 2.0 * r.radius.max / r.spacing));
+        for (int bi : r.biomeIndices) {
+          if (bi < 0 || static_cast<std::size_t>(bi) >= cover.size() || cover[bi] >= share) continue;
+          cover[bi] = share;
+          leaf[bi] = mats[r.leafMaterial.id].colour;
+        }
       }
+    }
+    // Rows on every thread (the sampler and the generated world are read-only here).
+    auto rows = [&](int first, int stride) {
+      for (int pz = first; pz < h; pz += stride) {
+        for (int px = 0; px < w; ++px) {
+          auto x = vx0 + static_cast<std::int32_t>((px + 0.5) * step);
+          auto z = vz0 + static_cast<std::int32_t>((pz + 0.5) * step);
+          tops[static_cast<size_t>(pz) * static_cast<size_t>(w) + static_cast<size_t>(px)] =
+              coarse ? terrainTop(*terrain, cover, leaf, x, z) : columnTop(*world, mats, x, z);
+        }
+      }
+    };
+    const int threads =
+        std::max(1, opt->threads > 0 ? opt->threads : static_cast<int>(std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(rows, t, threads);
+    rows(0, threads);
+    for (std::thread& t : pool) t.join();
+
+    double yLow = 0.0, yRange = 1.0;  // the height range drawn, for coarse maps
+    {
+      std::int32_t lo = INT32_MAX, hi = INT32_MIN;
+      for (const Top& t : tops)
+        if (t.y != INT32_MIN) lo = std::min(lo, t.y), hi = std::max(hi, t.y);
+      if (lo <= hi) yLow = lo, yRange = std::max(1.0, static_cast<double>(hi - lo));
     }
     std::vector<std::uint8_t> img(static_cast<size_t>(w) * static_cast<size_t>(h) * 3);
     auto heightAt = [&](int px, int pz) {
@@ -164,10 +237,15 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
             g = g * a + bc.g * (1 - a);
             bl = bl * a + bc.b * (1 - a);
           } else {
+            r = r * (1 - t.tintShare) + t.tint.r * t.tintShare;
+            g = g * (1 - t.tintShare) + t.tint.g * t.tintShare;
+            bl = bl * (1 - t.tintShare) + t.tint.b * t.tintShare;
             // Hill shading: light from the north-west, slope in voxels per pixel.
             double dx = heightAt(px + 1, pz) - heightAt(px - 1, pz);
             double dz = heightAt(px, pz + 1) - heightAt(px, pz - 1);
             double shade = 1.0 - (dx + dz) / (step * 4.0);
+            // A map kilometres across: steeper shading and brighter heights, or hills vanish.
+            if (coarse) shade = (1.0 - 3.0 * (dx + dz) / (step * 2.0)) * (0.75 + 0.5 * (t.y - yLow) / yRange);
             shade = std::clamp(shade, 0.45, 1.5);
             r *= shade;
             g *= shade;

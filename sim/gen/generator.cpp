@@ -504,9 +504,24 @@ Result<BrickStore> generateWorld(const Scene& scene, std::uint64_t seed, std::ui
 }
 
 TerrainColumn terrainColumnAt(const Scene& scene, std::uint64_t seed, std::int32_t x, std::int32_t z) {
-  internal::WorldField field(scene, seed);
-  Column c = field.columnAt(x, z);
-  return {c.ground, c.water};
+  return TerrainSampler(scene, seed).at(x, z).column;
+}
+
+struct TerrainSampler::Impl {
+  Impl(const Scene& s, std::uint64_t seed) : scene(s), field(scene, seed) {}
+  Scene scene;  // the field refers to it
+  internal::WorldField field;
+};
+
+TerrainSampler::TerrainSampler(const Scene& scene, std::uint64_t seed)
+    : impl_(std::make_unique<Impl>(scene, seed)) {}
+TerrainSampler::TerrainSampler(TerrainSampler&&) noexcept = default;
+TerrainSampler& TerrainSampler::operator=(TerrainSampler&&) noexcept = default;
+TerrainSampler::~TerrainSampler() = default;
+
+TerrainSample TerrainSampler::at(std::int32_t x, std::int32_t z) const noexcept {
+  const Column c = impl_->field.columnAt(x, z);
+  return {{c.ground, c.water}, c.surface, c.waterMaterial, c.biome};
 }
 
 VoxelCoord placementVoxel(const Scene& scene, std::uint64_t seed, const Vec3& position, bool onGround) {

@@ -107,7 +107,35 @@ struct TerrainColumn {
 };
 
 /// The terrain column at voxel (x, z) without generating the world. Pure; thread-safe.
+/// Sets the scene up for each call: TerrainSampler for many columns.
 TerrainColumn terrainColumnAt(const Scene& scene, std::uint64_t seed, std::int32_t x, std::int32_t z);
+
+/// The terrain at a voxel column with its materials and biome (no scatter, tunnels or
+/// structures).
+struct TerrainSample {
+  TerrainColumn column;                ///< ground and water heights
+  MaterialId surface = kAir;           ///< the top surface layer's material
+  MaterialId waterMaterial = kAir;     ///< the liquid in [ground, water)
+  std::int16_t biome = -1;             ///< index into Scene::biomes, -1 = none
+};
+
+/// A scene's terrain sampled anywhere without generating chunks, with the scene set
+/// up once: what coarse maps of a world too big to generate read (loam-tool preview;
+/// the far view later). at() is pure and thread-safe, about a microsecond a column.
+class TerrainSampler {
+ public:
+  /// The sampler of scene with seed (copies the scene).
+  TerrainSampler(const Scene& scene, std::uint64_t seed);
+  TerrainSampler(TerrainSampler&&) noexcept;
+  TerrainSampler& operator=(TerrainSampler&&) noexcept;
+  ~TerrainSampler();
+  /// The terrain at voxel column (x, z), bit-identical to what generation uses.
+  TerrainSample at(std::int32_t x, std::int32_t z) const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// The voxel a scene placement (spawn, den, ignition) refers to: with onGround, the
 /// first voxel above the terrain at (x, z) (above water, if any); otherwise the voxel

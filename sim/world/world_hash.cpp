@@ -225,6 +225,22 @@ std::uint64_t combineCellHash(CellCoord cell, const TermSum& inCell) noexcept {
 
 std::uint64_t chunkHash(const BrickStore& store, int chunkIndex) { return chunkHashWith(store, chunkIndex, threadStream()); }
 
+std::uint64_t residentContentHash(const BrickStore& store) {
+  HashStream& hs = threadStream();
+  std::vector<std::uint64_t> words;
+  words.reserve(static_cast<std::size_t>(store.chunkCount()) * 2 + 1);
+  words.push_back(0x4c4f414d52454731ull);  // "LOAMREG1"
+  for (int i : store.canonicalChunks()) {
+    const ChunkCoord c = store.chunkCoord(i);
+    // 21 bits per axis (the store's +-2^20 chunks), then the chunk's hash.
+    words.push_back((std::uint64_t{static_cast<std::uint32_t>(c.x) & 0x1FFFFFu} << 42) |
+                    (std::uint64_t{static_cast<std::uint32_t>(c.y) & 0x1FFFFFu} << 21) |
+                    (static_cast<std::uint32_t>(c.z) & 0x1FFFFFu));
+    words.push_back(chunkHashWith(store, i, hs));
+  }
+  return XXH3_64bits(words.data(), words.size() * sizeof(std::uint64_t));
+}
+
 WorldHashes hashWorld(const BrickStore& store) {
   internal::TermSum all;
   std::vector<std::pair<CellCoord, std::uint64_t>> terms;  // (cell, term) of changed chunks

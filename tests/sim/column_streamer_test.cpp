@@ -130,3 +130,22 @@ TEST_CASE("streamed state: createStreamedSimState holds only the water columns a
   CHECK(streamed->spawns == whole->spawns);
   CHECK(differingBricks(streamed->world, whole->world) == 0);
 }
+
+TEST_CASE("highlands: the 8 x 8 km scene's streamed state starts from a few hundred columns") {
+  auto scene = loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/highlands.toml");
+  REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
+  auto streamer = ColumnStreamer::create(*scene, scene->defaultSeed, {.threads = 1});
+  REQUIRE(streamer.has_value());
+  auto state = createStreamedSimState(*scene, scene->defaultSeed, **streamer);
+  REQUIRE(state.has_value());
+  // 1,280 x 1,280 columns in all; the tarns, the stream, the spawns and the dens need few.
+  CHECK(state->world.presentColumns().size() < 1000);
+  CHECK(state->world.memoryBytes() < std::size_t{200} << 20);
+  CHECK(state->water.grid.size() > 0);        // the tarns' water is there
+  CHECK(state->animals.animals.size() == 9);  // and the animals, on the ground
+  // Away from everything, the terrain sampler and the streamed world agree on the ground.
+  const TerrainSampler terrain(*scene, scene->defaultSeed);
+  const TerrainSample t = terrain.at(30000, -41000);
+  CHECK(state->world.get(30000, t.column.ground + 200, -41000) == kAir);
+  CHECK(state->world.get(30000, t.column.ground - 30, -41000) != kAir);
+}

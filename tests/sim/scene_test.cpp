@@ -64,7 +64,7 @@ std::string errorOf(const std::string& text) {
 }  // namespace
 
 TEST_CASE("shipped scenes load") {
-  for (const char* name : {"glade", "court", "flat", "forest-fires"}) {
+  for (const char* name : {"glade", "court", "flat", "forest-fires", "highlands"}) {
     CAPTURE(name);
     auto s = loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/" + name + ".toml");
     if (!s) FAIL(s.error().message);
