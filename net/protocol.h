@@ -98,6 +98,7 @@ enum class RejectCode : std::uint16_t {
   AuthRateLimited = 17,  ///< too many failed proofs from this address lately: try later
   AddressLimit = 18,     ///< too many peers from this address (ENet disconnect data only)
   JoinRate = 19,         ///< this address connects too often: try later (ENet disconnect data only)
+  WorldStreamed = 20,    ///< the world is streamed (too big to build whole): only clients without a world may join
 };
 
 /// Human-readable name of a reject code ("protocol mismatch").

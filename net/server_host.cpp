@@ -30,6 +30,7 @@
 #include "net/host/step_batch.h"
 #include "net/protocol.h"
 #include "net/tick_pacer.h"
+#include "sim/gen/column_streamer.h"
 #include "sim/gen/generator_version.h"
 #include "sim/save/save.h"
 #include "sim/save/state_codec.h"
@@ -76,6 +77,8 @@ struct ServerHost::Impl {
   host::JoinStreams joins{core};
 
   std::vector<sim::PlayerId> orphans;  ///< players loaded with the state: no session owns them
+  sim::ColumnStreamer* streamer = nullptr;  ///< a streamed world's generator (not owned)
+  std::vector<sim::StreamCentre> centres;   ///< the players' columns, for the streamer
   sim::WorldHashTracker tracker;
   sim::StepOutput out;
   std::vector<sim::Command> commands;
@@ -259,8 +262,10 @@ ServerHost::ServerHost(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ServerHost::~ServerHost() = default;
 
 sim::Result<std::unique_ptr<ServerHost>> ServerHost::open(const ServerConfig& config, sim::SimState state,
-                                                          HostedWorld world) {
+                                                          HostedWorld world, sim::ColumnStreamer* streamer) {
+  if (world.streamed != (streamer != nullptr)) return sim::makeError("a streamed world needs its streamer");
   auto impl = std::make_unique<Impl>(std::move(state));
+  impl->streamer = streamer;
   HostCore& core = impl->core;
   if (!core.enet.ok()) return sim::makeError("ENet initialisation failed");
   if (config.maxPlayers == 0) return sim::makeError("maxPlayers must be at least 1");
@@ -325,6 +330,14 @@ const sim::StepOutput& ServerHost::tick(std::span<const sim::Command> serverComm
   im.inbound.pump(0);
   im.housekeeping();
   im.buildCommands(serverCommands);
+  if (im.streamer != nullptr) {
+    // Columns generated ahead join the world between steps; what the step reads
+    // first is generated then (it waits: sim/step/step.h).
+    im.centres.clear();
+    for (const sim::Player& p : im.core.state.players)
+      im.centres.push_back({p.motion.position.x >> sim::kUnitShift, p.motion.position.z >> sim::kUnitShift});
+    im.streamer->update(im.core.state.world, im.centres);
+  }
   const auto t1 = Clock::now();
   sim::step(im.core.state, im.commands, im.out);
   const auto t2 = Clock::now();

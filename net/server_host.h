@@ -48,6 +48,10 @@
 #include "sim/systems/streams.h"
 #include "sim/world/world_hash.h"
 
+namespace loam::sim {
+class ColumnStreamer;
+}
+
 namespace loam::net {
 
 /// Interest management radii and rates.
@@ -127,6 +131,9 @@ struct HostedWorld {
   std::string sceneName;                    ///< Scene::name (clients find <name>.toml)
   std::uint64_t generatedHash = 0;          ///< world hash right after generation
   std::vector<sim::CellHash> generatedCells;  ///< cell hashes right after generation
+  /// A streamed world (too big to generate whole): no generation hashes, and only
+  /// sessions without a world are admitted (RejectCode::WorldStreamed).
+  bool streamed = false;
 };
 
 /// One admitted session, for the admin console.
@@ -149,8 +156,10 @@ class ServerHost {
  public:
   /// Binds the UDP port and takes the state. state may already be advanced (a
   /// loaded save). Errors: bind failures ("port 7777 in use").
+  /// A streamed world (world.streamed) passes the streamer behind state.world: every
+  /// tick updates it around the players before the step (it must outlive the host).
   static sim::Result<std::unique_ptr<ServerHost>> open(const ServerConfig& config, sim::SimState state,
-                                                       HostedWorld world);
+                                                       HostedWorld world, sim::ColumnStreamer* streamer = nullptr);
   ~ServerHost();
   ServerHost(const ServerHost&) = delete;
   ServerHost& operator=(const ServerHost&) = delete;

@@ -115,7 +115,7 @@ struct Spec {
   Problem (*set)(const Raw&, ServerOptions&);
 };
 
-const std::array<Spec, 19> kSpecs{{
+const std::array<Spec, 21> kSpecs{{
     {"scene", "FILE", "Scene file (.toml) to generate and host (required)",
      [](const Raw& r, ServerOptions& o) { return readText(r, 4096, o.scenePath); }},
     {"seed", "N", "World seed (default: the scene's seed)",
@@ -168,6 +168,23 @@ const std::array<Spec, 19> kSpecs{{
        std::uint64_t v = 0;
        if (auto p = readUnsigned(r, 1, 3600, v)) return p;
        o.joinsPerMinutePerAddress = static_cast<std::uint32_t>(v);
+       return std::nullopt;
+     }},
+    {"stream-threads", "N",
+     "A world too big to generate whole is streamed: generator threads, the step thread included, 1..64 (default 2)",
+     [](const Raw& r, ServerOptions& o) -> Problem {
+       std::uint64_t v = 0;
+       if (auto p = readUnsigned(r, 1, 64, v)) return p;
+       o.streamThreads = static_cast<std::uint32_t>(v);
+       return std::nullopt;
+     }},
+    {"resident-columns", "N",
+     "A streamed world's memory: 6.4 m chunk columns kept at most beyond those holding edits, 64..1048576 "
+     "(default 2048, about 400 MB on highlands)",
+     [](const Raw& r, ServerOptions& o) -> Problem {
+       std::uint64_t v = 0;
+       if (auto p = readUnsigned(r, 64, 1048576, v)) return p;
+       o.residentColumns = static_cast<std::uint32_t>(v);
        return std::nullopt;
      }},
     {"duration", "SECONDS", "Run this many seconds, save and exit 0; 0 = until signalled (default 0)",

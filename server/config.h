@@ -40,6 +40,8 @@ struct ServerOptions {
   std::string adminToken;                ///< --admin-token: secret for POST /admin; "" = /admin off (never logged)
   bool freshWorld = false;               ///< --fresh-world: an unusable newest save is put aside, not a stop (exit 2)
   std::string auth = "off";              ///< --auth: off, names or required (accounts; docs/PROTOCOL.md)
+  std::uint32_t streamThreads = 2;       ///< --stream-threads: generator threads of a streamed world, step thread included
+  std::uint32_t residentColumns = 2048;  ///< --resident-columns: chunk columns a streamed world keeps at most
   /// AGONES_SDK_HTTP_PORT (set by Agones in a GameServer pod; not a flag, variable
   /// or key of ours): the SDK sidecar's REST port; 0 = not running under Agones.
   std::uint16_t agonesSdkPort = 0;

@@ -27,6 +27,7 @@
 #include "server/metrics.h"
 #include "server/ops_http.h"
 #include "server/saves.h"
+#include "sim/gen/column_streamer.h"
 #include "sim/gen/generator.h"
 #include "sim/save/save.h"
 #include "sim/gen/scene.h"
@@ -99,9 +100,21 @@ struct StatsWindow {
 
 /// Generates the scene's world (a log line every 25%, a heartbeat per chunk) and
 /// builds the state around it; fills hosted (the generated world's hashes) when given.
+/// With a streamer, the world is streamed instead: only what the state's setup reads
+/// is generated now, the rest as the players reach it.
 sim::Result<sim::SimState> generateState(const sim::Scene& scene, std::uint64_t seed, net::HostedWorld* hosted,
-                                         OpsBoard& board) {
+                                         OpsBoard& board, sim::ColumnStreamer* streamer) {
   auto t0 = Clock::now();
+  if (streamer != nullptr) {
+    auto state = sim::createStreamedSimState(scene, seed, *streamer);
+    board.beat();
+    if (!state) return state.error();
+    if (hosted != nullptr) *hosted = net::HostedWorld{scene.name, 0, {}, true};
+    logLine("streaming world '%s' seed %" PRIu64 ": %zu chunk columns generated at start in %.0f ms, the rest "
+            "as players reach them",
+            scene.name.c_str(), seed, state->world.presentColumns().size(), msBetween(t0, Clock::now()));
+    return state;
+  }
   int lastQuarter = 0;
   sim::GenerateOptions go;
   go.progress = [&](double f) {
@@ -205,15 +218,27 @@ int runServer(const ServerOptions& options) {
   BanList bans((std::filesystem::path(options.saveDir) / "bans.txt").string());
   if (bans.size() > 0) logAs(LogLevel::Info, "admin", "loaded bans=%zu from %s", bans.size(), bans.path().c_str());
 
+  // A world too big to generate whole is streamed (sim/gen/column_streamer.h).
+  std::unique_ptr<sim::ColumnStreamer> streamer;
+  if (!sim::generatableWhole(*scene)) {
+    auto made = sim::ColumnStreamer::create(
+        *scene, seed,
+        {.threads = static_cast<int>(options.streamThreads), .maxResidentColumns = options.residentColumns});
+    if (!made) {
+      logLine("error: cannot stream scene %s: %s", options.scenePath.c_str(), made.error().message.c_str());
+      return kExitRuntime;
+    }
+    streamer = std::move(made).value();
+  }
   net::HostedWorld hosted;
-  auto state = generateState(*scene, seed, &hosted, board);
+  auto state = generateState(*scene, seed, &hosted, board, streamer.get());
   if (!state) {
     logLine("error: cannot generate scene %s: %s", options.scenePath.c_str(), state.error().message.c_str());
     return kExitRuntime;
   }
   const sim::SaveIdentity identity{state->sceneHash, seed, sim::kGeneratorVersion};
   auto loaded = loadNewestSave(options.saveDir, scene->name, identity, *state,
-                               [&] { return generateState(*scene, seed, nullptr, board); }, options.freshWorld);
+                               [&] { return generateState(*scene, seed, nullptr, board, streamer.get()); }, options.freshWorld);
   if (!loaded) {
     logLine("error: cannot regenerate scene %s: %s", options.scenePath.c_str(), loaded.error().message.c_str());
     return kExitRuntime;
@@ -255,7 +280,7 @@ int runServer(const ServerOptions& options) {
           (*accounts)->size(), LogValue((*accounts)->path()).c_str());
     config.accounts = std::move(*accounts);
   }
-  auto opened = net::ServerHost::open(config, std::move(*state), std::move(hosted));
+  auto opened = net::ServerHost::open(config, std::move(*state), std::move(hosted), streamer.get());
   if (!opened) {
     logLine("error: cannot start the server: %s", opened.error().message.c_str());
     return kExitRuntime;

@@ -148,9 +148,7 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
     }
     const std::uint64_t seed = seedFor(*scene, opt->seed);
     const sim::WorldBounds& b = scene->worldBounds;
-    const std::int64_t chunks = std::int64_t{b.maxBrick.x - b.minBrick.x} * (b.maxBrick.y - b.minBrick.y) *
-                                (b.maxBrick.z - b.minBrick.z) / (sim::kChunkBricks * sim::kChunkBricks * sim::kChunkBricks);
-    const bool coarse = opt->coarse || chunks > sim::kMaxGeneratedChunks;
+    const bool coarse = opt->coarse || !sim::generatableWhole(*scene);
     std::optional<sim::BrickStore> world;
     if (!coarse) {
       world = generateForCommand(*scene, seed, opt->threads, "preview", opt->quiet);

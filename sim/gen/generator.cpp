@@ -485,15 +485,22 @@ Result<BrickStore> generateRegion(const Scene& scene, std::uint64_t seed, std::s
   return store;
 }
 
+bool generatableWhole(const Scene& scene) noexcept {
+  const WorldBounds& wb = scene.worldBounds;
+  const std::int64_t chunks = std::int64_t{(wb.maxBrick.x >> kChunkShift) - (wb.minBrick.x >> kChunkShift)} *
+                              ((wb.maxBrick.y >> kChunkShift) - (wb.minBrick.y >> kChunkShift)) *
+                              ((wb.maxBrick.z >> kChunkShift) - (wb.minBrick.z >> kChunkShift));
+  return chunks <= kMaxGeneratedChunks;
+}
+
 Result<BrickStore> generateWorld(const Scene& scene, std::uint64_t seed, std::uint32_t generatorVersion,
                                  const GenerateOptions& options) {
   if (auto ok = checkGeneratable(scene, generatorVersion); !ok) return ok.error();
   const WorldBounds& wb = scene.worldBounds;
   const std::int32_t cx0 = wb.minBrick.x >> kChunkShift, cx1 = wb.maxBrick.x >> kChunkShift;
   const std::int32_t cz0 = wb.minBrick.z >> kChunkShift, cz1 = wb.maxBrick.z >> kChunkShift;
-  const std::int32_t cy0 = wb.minBrick.y >> kChunkShift, cy1 = wb.maxBrick.y >> kChunkShift;
   // Checked before listing the columns, so a huge world costs nothing to refuse.
-  if (std::int64_t{cx1 - cx0} * (cy1 - cy0) * (cz1 - cz0) > kMaxGeneratedChunks) {
+  if (!generatableWhole(scene)) {
     return makeError(scene.sourcePath + ": world bounds hold more than " + std::to_string(kMaxGeneratedChunks) +
                      " chunks, too many to generate whole");
   }

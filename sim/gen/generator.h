@@ -91,6 +91,10 @@ Result<BrickStore> generateRegion(const Scene& scene, std::uint64_t seed, std::s
                                   std::uint32_t generatorVersion = kGeneratorVersion,
                                   const GenerateOptions& options = {});
 
+/// True when generateWorld can build scene's world whole (at most kMaxGeneratedChunks
+/// chunks); a bigger world is streamed (sim/gen/column_streamer.h).
+bool generatableWhole(const Scene& scene) noexcept;
+
 /// Builds the world of scene with seed. generatorVersion must be kGeneratorVersion
 /// (an Error otherwise, e.g. for a server on another version). The store is returned
 /// after markGenerated() (no dirty or modified bricks). Allocates the world; starts

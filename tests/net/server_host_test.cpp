@@ -32,6 +32,7 @@
 #include "net/host/session.h"
 #include "net/protocol.h"
 #include "net/wire.h"
+#include "sim/gen/column_streamer.h"
 #include "sim/gen/scene.h"
 #include "sim/step/step.h"
 #include "sim/world/world_hash.h"
@@ -901,4 +902,48 @@ TEST_CASE("a Hello with an unknown client kind is rejected as BadHello") {
   c.send(fbb);
   CHECK(awaitReject(*server, {&c}, c) == net::RejectCode::BadHello);
   CHECK(server->stats().illegalTransitions == 0);
+}
+
+TEST_CASE("a streamed world (highlands): full clients are refused with WorldStreamed, swarm bots play and the world grows around them") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/highlands.toml");
+  REQUIRE(scene.has_value());
+  REQUIRE_FALSE(sim::generatableWhole(*scene));
+  auto streamer = sim::ColumnStreamer::create(*scene, scene->defaultSeed, {.threads = 2, .prefetchRadiusVoxels = 200});
+  REQUIRE(streamer.has_value());
+  auto state = sim::createStreamedSimState(*scene, scene->defaultSeed, **streamer);
+  REQUIRE(state.has_value());
+  const std::size_t atStart = state->world.presentColumns().size();
+  net::ServerConfig config;
+  config.maxPeersPerAddress = 256;
+  // A streamed world without its streamer is a programming error the host refuses.
+  CHECK_FALSE(net::ServerHost::open(config, sim::SimState(*state), net::HostedWorld{scene->name, 0, {}, true}).has_value());
+  auto opened = net::ServerHost::open(config, std::move(*state), net::HostedWorld{scene->name, 0, {}, true},
+                                      streamer->get());
+  REQUIRE(opened.has_value());
+  net::ServerHost& server = **opened;
+
+  RawClient full(server.port());
+  flatbuffers::FlatBufferBuilder fbb;
+  REQUIRE(tickUntil(server, {&full}, 2000, [&] { return full.connected; }));
+  buildHello(fbb, "full-1", true);
+  full.send(fbb);
+  CHECK(awaitReject(server, {&full}, full) == net::RejectCode::WorldStreamed);
+
+  RawClient c(server.port());
+  const std::uint32_t id = joinAs(server, c, fbb, "swarm-1", false);
+  CHECK(id >= 1);
+  Walker w;
+  w.client = &c;
+  w.maxSeq = 120;
+  for (int i = 0; i < 400 && w.acked < 120; ++i) {
+    w.step(fbb);
+    tickAll(server, {&c});
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(w.acked == 120);
+  REQUIRE(w.own.size() >= 10);
+  CHECK(w.own.back().pz() < w.own.front().pz() - sim::unitsFromMetres(1.0));  // walked, on generated ground
+  CHECK(server.state().world.presentColumns().size() > atStart);               // generated ahead around it
 }
