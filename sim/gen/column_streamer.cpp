@@ -1,6 +1,8 @@
 #include "sim/gen/column_streamer.h"
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -122,6 +124,26 @@ void ColumnStreamer::fault(ChunkColumn column, BrickStore& store) {
   store.adoptColumn(column, made);
   ++m.stats.faults;
   m.faultedAt[keyOf(column)] = m.epoch;
+}
+
+void ColumnStreamer::faultAll(std::span<const ChunkColumn> columns, BrickStore& store) {
+  Impl& m = *impl_;
+  std::vector<ChunkColumn> missing;
+  for (ChunkColumn c : columns)
+    if (!store.columnPresent(c)) missing.push_back(c);
+  std::sort(missing.begin(), missing.end(), [](ChunkColumn a, ChunkColumn b) { return canonicalBefore(a, b); });
+  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+  std::vector<std::optional<BrickStore>> made(missing.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next.fetch_add(1); i < missing.size(); i = next.fetch_add(1)) made[i] = m.generate(missing[i]);
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::max(1, m.options.threads); ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (std::size_t i = 0; i < missing.size(); ++i) store.adoptColumn(missing[i], *made[i]);
+  m.stats.faults += missing.size();
 }
 
 void ColumnStreamer::update(BrickStore& store, std::span<const StreamCentre> centres) {

@@ -67,6 +67,9 @@ class ColumnStreamer final : public ColumnSource {
 
   /// ColumnSource: a column finished ahead if there is one, else generated now.
   void fault(ChunkColumn column, BrickStore& store) override;
+  /// ColumnSource: the missing columns generated on `threads` threads at once (the
+  /// caller waits), then adopted in the order given.
+  void faultAll(std::span<const ChunkColumn> columns, BrickStore& store) override;
 
   /// Between steps, on store's thread: adopts the columns workers finished, asks for
   /// the missing columns within the prefetch radius of centres (nearest first,

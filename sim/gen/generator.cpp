@@ -390,20 +390,19 @@ std::vector<ChunkColumn> waterColumns(const Scene& scene) {
   const WorldBounds& wb = scene.worldBounds;
   constexpr double kColumnMetres = static_cast<double>(kChunkBricks * kBrickSize) / kVoxelsPerMetre;
   std::vector<ChunkColumn> out;
-  // A plan box in metres, widened by one column, to the columns it touches.
+  // A plan box in metres, widened by a voxel against rounding, to the columns it touches.
   auto add = [&](double x0, double z0, double x1, double z1) {
-    const auto lo = [](double m) { return static_cast<std::int32_t>(std::floor(m / kColumnMetres)) - 1; };
-    const std::int32_t cx0 = std::max(lo(x0), wb.minBrick.x >> kChunkShift);
-    const std::int32_t cz0 = std::max(lo(z0), wb.minBrick.z >> kChunkShift);
-    const std::int32_t cx1 = std::min(lo(x1) + 2, (wb.maxBrick.x >> kChunkShift) - 1);
-    const std::int32_t cz1 = std::min(lo(z1) + 2, (wb.maxBrick.z >> kChunkShift) - 1);
+    const auto at = [](double m) { return static_cast<std::int32_t>(std::floor(m / kColumnMetres)); };
+    constexpr double kVoxel = 1.0 / kVoxelsPerMetre;
+    const std::int32_t cx0 = std::max(at(x0 - kVoxel), wb.minBrick.x >> kChunkShift);
+    const std::int32_t cz0 = std::max(at(z0 - kVoxel), wb.minBrick.z >> kChunkShift);
+    const std::int32_t cx1 = std::min(at(x1 + kVoxel), (wb.maxBrick.x >> kChunkShift) - 1);
+    const std::int32_t cz1 = std::min(at(z1 + kVoxel), (wb.maxBrick.z >> kChunkShift) - 1);
     for (std::int32_t cz = cz0; cz <= cz1; ++cz)
       for (std::int32_t cx = cx0; cx <= cx1; ++cx) out.push_back({cx, cz});
   };
-  for (const Pond& p : scene.ponds) {
-    const double r = p.radius + p.shoreWidth;
-    add(p.center.x - r, p.center.z - r, p.center.x + r, p.center.z + r);
-  }
+  // Water lies within a pond's radius and a stream's half width of its line (shores are dry).
+  for (const Pond& p : scene.ponds) add(p.center.x - p.radius, p.center.z - p.radius, p.center.x + p.radius, p.center.z + p.radius);
   for (const Stream& s : scene.streams) {
     if (s.points.empty()) continue;
     double x0 = s.points[0].x, x1 = x0, z0 = s.points[0].z, z1 = z0;
@@ -411,7 +410,7 @@ std::vector<ChunkColumn> waterColumns(const Scene& scene) {
       x0 = std::min(x0, q.x), x1 = std::max(x1, q.x);
       z0 = std::min(z0, q.z), z1 = std::max(z1, q.z);
     }
-    const double w = s.width / 2 + s.shoreWidth;
+    const double w = s.width / 2;
     add(x0 - w, z0 - w, x1 + w, z1 + w);
   }
   std::sort(out.begin(), out.end(), [](ChunkColumn a, ChunkColumn b) { return canonicalBefore(a, b); });

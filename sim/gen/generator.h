@@ -77,8 +77,8 @@ class ChunkGenerator {
 std::vector<ChunkColumn> columnsAround(const WorldBounds& bounds, std::int32_t voxelX, std::int32_t voxelZ,
                                        std::int32_t radiusVoxels);
 
-/// The chunk columns that may hold generated water (ponds and streams with their
-/// shores, and one column around them), canonical order: what a streamed world holds
+/// The chunk columns that may hold generated water (within ponds' radii and streams'
+/// half widths), canonical order: what a streamed world holds
 /// before the water system scans it for its generated water (createStreamedSimState).
 /// O(columns listed).
 std::vector<ChunkColumn> waterColumns(const Scene& scene);

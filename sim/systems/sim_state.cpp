@@ -1,6 +1,7 @@
 #include "sim/systems/sim_state.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/world/material.h"
 #include "sim/systems/motion.h"
@@ -121,7 +122,19 @@ Result<SimState> createStreamedSimState(const Scene& scene, std::uint64_t seed, 
   BrickStore world(scene.worldBounds);
   world.markGenerated();
   world.setColumnSource(&source);
-  for (ChunkColumn c : waterColumns(scene)) world.ensureColumn(c);
+  // What the setup reads: the generated water (scanned, so it must be there first) and,
+  // generated at once rather than a fault at a time, the ground under the spawns and
+  // around the dens (perches, animals).
+  std::vector<ChunkColumn> start = waterColumns(scene);
+  const auto around = [&](double x, double z, double metres) {
+    for (ChunkColumn c : columnsAround(scene.worldBounds, static_cast<std::int32_t>(std::floor(x * kVoxelsPerMetre)),
+                                       static_cast<std::int32_t>(std::floor(z * kVoxelsPerMetre)),
+                                       static_cast<std::int32_t>(metres * kVoxelsPerMetre)))
+      start.push_back(c);
+  };
+  for (const SpawnPoint& sp : scene.spawns) around(sp.position.x, sp.position.z, 2.0);
+  for (const AnimalDen& d : scene.dens) around(d.position.x, d.position.z, d.range + 6.0);
+  source.faultAll(start, world);
   return createSimStateFromWorld(scene, seed, std::move(world));
 #else
   (void)scene;

@@ -209,6 +209,11 @@ MaterialId BrickStore::readAbsent(int x, int y, int z) const noexcept {
   return get(x, y, z);
 }
 
+void ColumnSource::faultAll(std::span<const ChunkColumn> columns, BrickStore& store) {
+  for (ChunkColumn c : columns)
+    if (!store.columnPresent(c)) fault(c, store);
+}
+
 void BrickStore::ensureColumn(ChunkColumn column) {
   LOAM_ASSERT(source_ != nullptr);
   faultIfAbsent(ChunkCoord{column.x, bounds_.minBrick.y >> kChunkShift, column.z});

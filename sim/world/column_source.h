@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 namespace loam::sim {
 
@@ -33,6 +34,9 @@ class ColumnSource {
   /// ahead, and ends with store.adoptColumn(column, ...). Called on the thread that
   /// reads or writes store (which waits for it).
   virtual void fault(ChunkColumn column, BrickStore& store) = 0;
+  /// Makes every column of columns that store is missing resident, as fault would
+  /// one by one; a source with threads generates them at once.
+  virtual void faultAll(std::span<const ChunkColumn> columns, BrickStore& store);
 };
 
 }  // namespace loam::sim
