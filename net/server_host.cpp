@@ -333,9 +333,7 @@ const sim::StepOutput& ServerHost::tick(std::span<const sim::Command> serverComm
   if (im.streamer != nullptr) {
     // Columns generated ahead join the world between steps; what the step reads
     // first is generated then (it waits: sim/step/step.h).
-    im.centres.clear();
-    for (const sim::Player& p : im.core.state.players)
-      im.centres.push_back({p.motion.position.x >> sim::kUnitShift, p.motion.position.z >> sim::kUnitShift});
+    sim::playerStreamCentres(im.core.state, im.centres);
     im.streamer->update(im.core.state.world, im.centres);
   }
   const auto t1 = Clock::now();

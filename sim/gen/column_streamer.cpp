@@ -33,6 +33,10 @@ std::int64_t distance2(ChunkColumn c, StreamCentre centre) noexcept {
   return dx * dx + dz * dz;
 }
 
+ChunkColumn columnOf(StreamCentre c) noexcept {
+  return {c.x >> (kBrickShift + kChunkShift), c.z >> (kBrickShift + kChunkShift)};
+}
+
 std::int64_t nearest2(ChunkColumn c, std::span<const StreamCentre> centres) noexcept {
   std::int64_t best = INT64_MAX;
   for (const StreamCentre& s : centres) best = std::min(best, distance2(c, s));
@@ -49,6 +53,10 @@ struct ColumnStreamer::Impl {
   StreamStats stats;
   std::uint64_t epoch = 1;                                    // updates so far, plus one
   std::unordered_map<std::uint64_t, std::uint64_t> faultedAt;  // column -> epoch of its last fault
+  // The step thread's plan, remade only when a centre moves to another column.
+  std::vector<ChunkColumn> planCentres;                    // the centres' columns it was made for
+  std::vector<std::pair<std::int64_t, ChunkColumn>> plan;  // missing columns, nearest last
+  std::vector<std::pair<ChunkColumn, BrickStore>> arrived;  // reused: what workers finished
 
   // Shared with the workers, under mutex.
   std::mutex mutex;
@@ -149,12 +157,11 @@ void ColumnStreamer::faultAll(std::span<const ChunkColumn> columns, BrickStore& 
 void ColumnStreamer::update(BrickStore& store, std::span<const StreamCentre> centres) {
   Impl& m = *impl_;
   // 1. Adopt what is finished.
-  std::vector<std::pair<ChunkColumn, BrickStore>> finished;
   {
     std::lock_guard lock(m.mutex);
-    finished.swap(m.done);
+    m.arrived.swap(m.done);
   }
-  for (auto& [column, made] : finished) {
+  for (auto& [column, made] : m.arrived) {
     if (store.columnPresent(column)) {
       ++m.stats.wasted;
     } else {
@@ -162,42 +169,53 @@ void ColumnStreamer::update(BrickStore& store, std::span<const StreamCentre> cen
       ++m.stats.prefetched;
     }
   }
+  m.arrived.clear();
 
-  // 2. Ask for the missing columns near the centres, nearest first.
-  std::unordered_map<std::uint64_t, std::pair<std::int64_t, ChunkColumn>> wanted;
-  for (const StreamCentre& c : centres) {
-    for (ChunkColumn col : columnsAround(m.gen.bounds(), c.x, c.z, m.options.prefetchRadiusVoxels)) {
-      if (store.columnPresent(col)) continue;
-      const std::int64_t d = distance2(col, c);
-      auto [it, fresh] = wanted.try_emplace(keyOf(col), d, col);
-      if (!fresh && d < it->second.first) it->second.first = d;
+  // 2. Ask for the missing columns near the centres, nearest first. Most steps no
+  // centre changes column, and the plan (and the workers' queue) stands.
+  bool moved = m.planCentres.size() != centres.size();
+  for (std::size_t i = 0; i < centres.size() && !moved; ++i)
+    moved = !(m.planCentres[i] == columnOf(centres[i]));
+  if (moved) {
+    m.planCentres.clear();
+    for (const StreamCentre& c : centres) m.planCentres.push_back(columnOf(c));
+    std::unordered_map<std::uint64_t, std::pair<std::int64_t, ChunkColumn>> wanted;
+    for (const StreamCentre& c : centres) {
+      for (ChunkColumn col : columnsAround(m.gen.bounds(), c.x, c.z, m.options.prefetchRadiusVoxels)) {
+        if (store.columnPresent(col)) continue;
+        const std::int64_t d = distance2(col, c);
+        auto [it, fresh] = wanted.try_emplace(keyOf(col), d, col);
+        if (!fresh && d < it->second.first) it->second.first = d;
+      }
+    }
+    m.plan.clear();
+    for (auto& [key, v] : wanted) m.plan.push_back(v);
+    // Farthest first, so the nearest is at the back; ties in canonical order.
+    std::sort(m.plan.begin(), m.plan.end(), [](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first > b.first;
+      return canonicalBefore(b.second, a.second);
+    });
+    if (!m.workers.empty()) {
+      {
+        std::lock_guard lock(m.mutex);
+        for (ChunkColumn col : m.queue) m.inFlight.erase(keyOf(col));
+        m.queue.clear();
+        for (const auto& [d, col] : m.plan)
+          if (m.inFlight.insert(keyOf(col)).second) m.queue.push_back(col);
+      }
+      m.wake.notify_all();
     }
   }
-  std::vector<std::pair<std::int64_t, ChunkColumn>> order;
-  order.reserve(wanted.size());
-  for (auto& [key, v] : wanted) order.push_back(v);
-  // Farthest first, so the nearest is at the back; ties in canonical order.
-  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first > b.first;
-    return canonicalBefore(b.second, a.second);
-  });
   if (m.workers.empty()) {
-    for (int i = 0; i < m.options.prefetchPerUpdate && !order.empty(); ++i) {
-      const ChunkColumn col = order.back().second;
-      order.pop_back();
+    for (int i = 0; i < m.options.prefetchPerUpdate && !m.plan.empty();) {
+      const ChunkColumn col = m.plan.back().second;
+      m.plan.pop_back();
+      if (store.columnPresent(col)) continue;  // faulted in since the plan was made
       BrickStore made = m.generate(col);
       store.adoptColumn(col, made);
       ++m.stats.prefetched;
+      ++i;
     }
-  } else {
-    {
-      std::lock_guard lock(m.mutex);
-      for (ChunkColumn col : m.queue) m.inFlight.erase(keyOf(col));
-      m.queue.clear();
-      for (const auto& [d, col] : order)
-        if (m.inFlight.insert(keyOf(col)).second) m.queue.push_back(col);
-    }
-    m.wake.notify_all();
   }
 
   // 3. Release beyond the budget: the columns least recently faulted in first (the
@@ -222,8 +240,10 @@ void ColumnStreamer::update(BrickStore& store, std::span<const StreamCentre> cen
       if (a.distance2 != b.distance2) return a.distance2 > b.distance2;
       return canonicalBefore(a.column, b.column);
     });
+    // Down to 7/8 of the budget, so the sort runs once per many columns, not every step.
     std::vector<ChunkColumn> release;
-    const std::size_t excess = std::min(present.size() - m.options.maxResidentColumns, order.size());
+    const std::size_t target = m.options.maxResidentColumns - m.options.maxResidentColumns / 8;
+    const std::size_t excess = std::min(present.size() - target, order.size());
     for (std::size_t i = 0; i < excess; ++i) release.push_back(order[i].column);
     m.stats.released += static_cast<std::uint64_t>(store.releaseColumns(release));
     for (ChunkColumn col : release)

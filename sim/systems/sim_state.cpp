@@ -116,6 +116,12 @@ Result<SimState> createSimState(const Scene& scene, std::uint64_t seed) {
 #endif
 }
 
+void playerStreamCentres(const SimState& state, std::vector<StreamCentre>& out) {
+  out.clear();
+  for (const Player& p : state.players)
+    out.push_back({p.motion.position.x >> kUnitShift, p.motion.position.z >> kUnitShift});
+}
+
 Result<SimState> createStreamedSimState(const Scene& scene, std::uint64_t seed, ColumnSource& source) {
 #ifdef LOAM_SIM_HAS_GENERATOR
   if (!BrickStore::validBounds(scene.worldBounds)) return makeError(scene.sourcePath + ": invalid world bounds");

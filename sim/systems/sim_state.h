@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/gen/column_streamer.h"
 #include "sim/systems/animals.h"
 #include "sim/world/brick_store.h"
 #include "sim/world/collision_cache.h"
@@ -91,6 +92,10 @@ Result<SimState> createSimState(const Scene& scene, std::uint64_t seed);
 /// is the one createSimState gives, bit for bit, wherever it is read; source must
 /// outlive the state. Errors: as createSimState.
 Result<SimState> createStreamedSimState(const Scene& scene, std::uint64_t seed, ColumnSource& source);
+
+/// The voxel column under each player's feet, in id order: the centres a streamed
+/// world's ColumnStreamer::update generates ahead around. Reuses out's capacity.
+void playerStreamCentres(const SimState& state, std::vector<StreamCentre>& out);
 
 /// As createSimState, but around an already generated world (tests, benches, loading
 /// a save). The world must be over scene.worldBounds with markGenerated() called.

@@ -41,8 +41,7 @@ Result<TraceRun> runTrace(const std::string& scenePath, std::optional<std::uint6
     commands.clear();
     runner.commandsFor(st, commands);
     if (streamer) {
-      centres.clear();
-      for (const Player& p : st.players) centres.push_back({p.motion.position.x >> kUnitShift, p.motion.position.z >> kUnitShift});
+      playerStreamCentres(st, centres);
       streamer->update(st.world, centres);
     }
     step(st, commands, out);

@@ -105,21 +105,13 @@ BrickStore::~BrickStore() = default;
 
 // ---- chunk addressing -------------------------------------------------------------
 
-namespace {
-
-bool chunkInBounds(const WorldBounds& b, ChunkCoord c) noexcept {
-  return b.containsBrick(BrickCoord{c.x * kChunkBricks, c.y * kChunkBricks, c.z * kChunkBricks});
-}
-
-}  // namespace
-
 int BrickStore::chunkIndex(ChunkCoord c) const noexcept {
-  if (!chunkInBounds(bounds_, c)) return -1;
+  if (!internal::chunkInBounds(bounds_, c)) return -1;
   return map_.find(internal::chunkKey(c));
 }
 
 int BrickStore::addChunk(ChunkCoord c) {
-  if (!chunkInBounds(bounds_, c)) return -1;
+  if (!internal::chunkInBounds(bounds_, c)) return -1;
   const std::uint64_t key = internal::chunkKey(c);
   if (int i = map_.find(key); i >= 0) return i;
   const int slot = static_cast<int>(chunks_.size());
@@ -178,100 +170,6 @@ bool BrickStore::chunkIsAir(ChunkCoord c) const noexcept {
   if (i < 0) return true;
   const Chunk& ch = chunks_[static_cast<std::size_t>(i)];
   return !ch.data && ch.uniform == kAir;
-}
-
-// ---- streaming --------------------------------------------------------------------
-
-namespace {
-
-std::uint64_t columnKey(ChunkColumn c) noexcept { return internal::chunkKey(ChunkCoord{c.x, 0, c.z}); }
-
-}  // namespace
-
-bool BrickStore::columnPresent(ChunkColumn column) const noexcept {
-  return source_ == nullptr || present_.find(columnKey(column)) >= 0;
-}
-
-bool BrickStore::faultIfAbsent(ChunkCoord c) const {
-  if (source_ == nullptr || !chunkInBounds(bounds_, c)) return false;
-  const ChunkColumn column{c.x, c.z};
-  if (present_.find(columnKey(column)) >= 0) return false;
-  // A read that faults changes what is resident, never what is read: the store is
-  // logically the whole generated world (see the file comment), hence the cast.
-  source_->fault(column, *const_cast<BrickStore*>(this));
-  LOAM_ASSERT(present_.find(columnKey(column)) >= 0);
-  return true;
-}
-
-MaterialId BrickStore::readAbsent(int x, int y, int z) const noexcept {
-  constexpr unsigned kChunkVoxelShift = kBrickShift + kChunkShift;
-  if (!faultIfAbsent(ChunkCoord{x >> kChunkVoxelShift, y >> kChunkVoxelShift, z >> kChunkVoxelShift})) return kAir;
-  return get(x, y, z);
-}
-
-void ColumnSource::faultAll(std::span<const ChunkColumn> columns, BrickStore& store) {
-  for (ChunkColumn c : columns)
-    if (!store.columnPresent(c)) fault(c, store);
-}
-
-void BrickStore::ensureColumn(ChunkColumn column) {
-  LOAM_ASSERT(source_ != nullptr);
-  faultIfAbsent(ChunkCoord{column.x, bounds_.minBrick.y >> kChunkShift, column.z});
-}
-
-int BrickStore::adoptColumn(ChunkColumn column, BrickStore& from) {
-  const std::uint64_t key = columnKey(column);
-  if (present_.find(key) >= 0) return 0;
-  const int moved = adoptChunks(from);
-  present_.insert(key, static_cast<int>(presentList_.size()));
-  presentList_.push_back(column);
-  return moved;
-}
-
-bool BrickStore::columnModified(ChunkColumn column) const noexcept {
-  const std::int32_t cy0 = bounds_.minBrick.y >> kChunkShift, cy1 = bounds_.maxBrick.y >> kChunkShift;
-  for (std::int32_t cy = cy0; cy < cy1; ++cy) {
-    const int i = map_.find(internal::chunkKey(ChunkCoord{column.x, cy, column.z}));
-    if (i >= 0 && chunkModified(i)) return true;
-  }
-  return false;
-}
-
-int BrickStore::releaseColumns(std::span<const ChunkColumn> columns) {
-  internal::ChunkMap dropped;
-  for (ChunkColumn col : columns) {
-    const std::uint64_t key = columnKey(col);
-    if (present_.find(key) < 0 || dropped.find(key) >= 0 || columnModified(col)) continue;
-    dropped.insert(key, 0);
-  }
-  if (dropped.size() == 0) return 0;
-  // Keep the other chunks, renumbered in canonical order (as markGenerated does).
-  std::vector<Chunk> kept;
-  std::vector<ChunkCoord> keptCoords;
-  kept.reserve(chunks_.size());
-  keptCoords.reserve(chunks_.size());
-  for (int i : canonical_) {
-    const ChunkCoord cc = coords_[static_cast<std::size_t>(i)];
-    if (dropped.find(columnKey(ChunkColumn{cc.x, cc.z})) >= 0) continue;
-    kept.push_back(std::move(chunks_[static_cast<std::size_t>(i)]));
-    keptCoords.push_back(cc);
-  }
-  chunks_ = std::move(kept);
-  coords_ = std::move(keptCoords);
-  map_.clear();
-  canonical_.resize(chunks_.size());
-  for (std::size_t i = 0; i < chunks_.size(); ++i) {
-    canonical_[i] = static_cast<int>(i);
-    map_.insert(internal::chunkKey(coords_[i]), static_cast<int>(i));
-  }
-  std::vector<ChunkColumn> list;
-  list.reserve(presentList_.size());
-  for (ChunkColumn col : presentList_)
-    if (dropped.find(columnKey(col)) < 0) list.push_back(col);
-  presentList_ = std::move(list);
-  present_.clear();
-  for (std::size_t i = 0; i < presentList_.size(); ++i) present_.insert(columnKey(presentList_[i]), static_cast<int>(i));
-  return static_cast<int>(dropped.size());
 }
 
 const BrickStore::Chunk* BrickStore::chunkOfBrick(BrickCoord b, int& local) const noexcept {
@@ -629,7 +527,7 @@ bool BrickStore::fillBrick(BrickCoord b, MaterialId m) noexcept {
 }
 
 bool BrickStore::fillChunk(ChunkCoord cc, MaterialId m) noexcept {
-  if (!chunkInBounds(bounds_, cc)) return false;
+  if (!internal::chunkInBounds(bounds_, cc)) return false;
   faultIfAbsent(cc);
   int i = chunkIndex(cc);
   if (i < 0 && m == kAir) return true;
@@ -780,25 +678,12 @@ std::size_t BrickStore::modifiedCount() const noexcept {
 void BrickStore::markGenerated() noexcept {
   keepBaseline_ = true;
   // Keep the chunks that are not all air, renumbered in canonical order.
-  std::vector<Chunk> kept;
-  std::vector<ChunkCoord> keptCoords;
-  for (int i : canonical_) {
-    Chunk& c = chunks_[static_cast<std::size_t>(i)];
+  keepChunksIf([this](Chunk& c, ChunkCoord) {
     c.dirty.reset();
     c.baseline.reset();
     compactChunkAt(c);
-    if (!c.data && c.uniform == kAir) continue;
-    kept.push_back(std::move(c));
-    keptCoords.push_back(coords_[static_cast<std::size_t>(i)]);
-  }
-  chunks_ = std::move(kept);
-  coords_ = std::move(keptCoords);
-  map_.clear();
-  canonical_.resize(chunks_.size());
-  for (std::size_t i = 0; i < chunks_.size(); ++i) {
-    canonical_[i] = static_cast<int>(i);
-    map_.insert(internal::chunkKey(coords_[i]), static_cast<int>(i));
-  }
+    return c.data || c.uniform != kAir;
+  });
 }
 
 // ---- coarse copy ------------------------------------------------------------------

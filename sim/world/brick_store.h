@@ -350,6 +350,10 @@ class BrickStore {
   void compactChunkAt(Chunk& c) noexcept;
   template <class F>
   void forEachSetBit(int set, F&& fn) const;
+  /// Keeps the chunks for which keep(Chunk&, ChunkCoord) is true, renumbered in
+  /// canonical order (markGenerated, releaseColumns). O(resident chunks).
+  template <class Keep>
+  void keepChunksIf(Keep&& keep);
 
   WorldBounds bounds_;
   std::uint32_t sizeVx_ = 0, sizeVy_ = 0, sizeVz_ = 0;  // voxels per axis
@@ -479,6 +483,29 @@ void BrickStore::forEachSetBit(int set, F&& fn) const {
                       cc.z * kChunkBricks + (local >> 8)});
       }
     }
+  }
+}
+
+template <class Keep>
+void BrickStore::keepChunksIf(Keep&& keep) {
+  std::vector<Chunk> kept;
+  std::vector<ChunkCoord> keptCoords;
+  kept.reserve(chunks_.size());
+  keptCoords.reserve(chunks_.size());
+  for (int i : canonical_) {
+    Chunk& c = chunks_[static_cast<std::size_t>(i)];
+    const ChunkCoord cc = coords_[static_cast<std::size_t>(i)];
+    if (!keep(c, cc)) continue;
+    kept.push_back(std::move(c));
+    keptCoords.push_back(cc);
+  }
+  chunks_ = std::move(kept);
+  coords_ = std::move(keptCoords);
+  map_.clear();
+  canonical_.resize(chunks_.size());
+  for (std::size_t i = 0; i < chunks_.size(); ++i) {
+    canonical_[i] = static_cast<int>(i);
+    map_.insert(internal::chunkKey(coords_[i]), static_cast<int>(i));
   }
 }
 

@@ -163,6 +163,17 @@ struct Walker {
     buildInputs(fbb, recs, snapshotAck);
     client->send(fbb, net::kChannelUnreliable);
   }
+
+  /// Steps and ticks server until the first `inputs` inputs are acknowledged or
+  /// maxTicks pass (sets maxSeq).
+  void walk(net::ServerHost& server, flatbuffers::FlatBufferBuilder& fbb, std::uint32_t inputs, int maxTicks) {
+    maxSeq = inputs;
+    for (int i = 0; i < maxTicks && acked < inputs; ++i) {
+      step(fbb);
+      tickAll(server, {client});
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
 };
 
 }  // namespace
@@ -178,12 +189,7 @@ TEST_CASE("swarm join: Welcome, inputs move the own player, last_input acknowled
 
   Walker w;
   w.client = &c;
-  w.maxSeq = 90;
-  for (int i = 0; i < 200 && w.acked < 90; ++i) {
-    w.step(fbb);
-    tickAll(*server, {&c});
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  w.walk(*server, fbb, 90, 200);
   REQUIRE(w.own.size() >= 10);
   CHECK(w.acked == 90);
   // Yaw 0 faces north (-z): walking forward lowers z.
@@ -936,12 +942,7 @@ TEST_CASE("a streamed world (highlands): full clients are refused with WorldStre
   CHECK(id >= 1);
   Walker w;
   w.client = &c;
-  w.maxSeq = 120;
-  for (int i = 0; i < 400 && w.acked < 120; ++i) {
-    w.step(fbb);
-    tickAll(server, {&c});
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  w.walk(server, fbb, 120, 400);
   CHECK(w.acked == 120);
   REQUIRE(w.own.size() >= 10);
   CHECK(w.own.back().pz() < w.own.front().pz() - sim::unitsFromMetres(1.0));  // walked, on generated ground

@@ -35,6 +35,11 @@ inline ChunkCoord chunkOfKey(std::uint64_t key) noexcept {
           static_cast<std::int32_t>(static_cast<std::int64_t>(key & kMask) - kBias)};
 }
 
+/// True when chunk c lies inside b (b is whole chunks, so its first brick decides).
+inline bool chunkInBounds(const WorldBounds& b, ChunkCoord c) noexcept {
+  return b.containsBrick(BrickCoord{c.x * kChunkBricks, c.y * kChunkBricks, c.z * kChunkBricks});
+}
+
 /// True when a is before b in canonical chunk order: z, then y, then x.
 inline bool canonicalBefore(ChunkCoord a, ChunkCoord b) noexcept {
   if (a.z != b.z) return a.z < b.z;
