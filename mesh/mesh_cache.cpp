@@ -4,6 +4,15 @@
 // Ordering: every gathered brick gets a sequence number stored in its record; a
 // result is applied only if its number is still the record's, so a brick re-dirtied
 // (or found hidden) while in flight never gets an older mesh back.
+//
+// Streamed worlds: a chunk is read only when its column and the 8 around it are
+// present (every brick read for it, padding and hidden tests included, lies in
+// them). A chunk met in the nearest-first walk without them is parked (waiting) with
+// its pending bits and left out of the walk; its column goes into waitingColumns with
+// one absent column it needs, and each update looks that one column up. When it is
+// present the other 8 are checked, and once all are the column's chunks rejoin the
+// walk. This does not rely on change subscribers: a column that arrives all air
+// reports no changed brick, yet its neighbours' border faces depend on it.
 #include "mesh/mesh_cache.h"
 
 #include <algorithm>
@@ -15,7 +24,9 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <utility>
 
 #include "mesh/internal/padded_gather.h"
 
@@ -70,6 +81,7 @@ struct ChunkState {
   bool changed = false;
   int changedAge = 0;
   bool reported = false;                       // last assembled mesh was non-empty
+  bool waiting = false;                        // parked: a column it reads is absent (streamed worlds)
 };
 
 enum : std::uint8_t { kClsEmpty = 0, kClsOpaque = 1, kClsLiquid = 2, kClsMixed = 3 };
@@ -149,6 +161,8 @@ struct MeshCache::Impl {
   std::size_t orderPos = 0;
   bool orderStale = true;                       // a chunk gained pending bricks or the centre moved
   std::size_t totalPending = 0;
+  std::size_t waitingBricks = 0;                // pending bricks of parked chunks (part of totalPending)
+  std::map<std::pair<int, int>, sim::ChunkColumn> waitingColumns;  // (x, z) of parked chunks -> an absent column
   std::size_t jobsOut = 0;
   std::uint64_t nextSeq = 1;
   bool hasCentre = false;
@@ -246,11 +260,12 @@ struct MeshCache::Impl {
   void addPending(ChunkState& cs, int w, std::uint64_t bits) {
     std::uint64_t fresh = bits & ~cs.pending[w];
     if (!fresh) return;
-    if (cs.pendingCount == 0) orderStale = true;
+    if (cs.pendingCount == 0 && !cs.waiting) orderStale = true;
     cs.pending[w] |= fresh;
     int n = std::popcount(fresh);
     cs.pendingCount += n;
     totalPending += static_cast<std::size_t>(n);
+    if (cs.waiting) waitingBricks += static_cast<std::size_t>(n);
   }
 
   void markChanged(ChunkState& cs) {
@@ -321,11 +336,21 @@ struct MeshCache::Impl {
       cs.pending[l >> 6] &= ~bit;
       --cs.pendingCount;
       --totalPending;
+      if (cs.waiting) --waitingBricks;
     }
+  }
+
+  /// True when some brick column of chunk column (cx, cz) is in range.
+  bool chunkColumnInRange(int cx, int cz) const {
+    const int bx0 = cx * sim::kChunkBricks, bz0 = cz * sim::kChunkBricks;
+    return inRange(std::clamp(centreBx, bx0, bx0 + 15), std::clamp(centreBz, bz0, bz0 + 15));
   }
 
   /// After the disc moved: drops bricks (and whole chunks) now outside it.
   void dropOutOfRange() {
+    for (auto it = waitingColumns.begin(); it != waitingColumns.end();) {
+      it = chunkColumnInRange(it->first.first, it->first.second) ? std::next(it) : waitingColumns.erase(it);
+    }
     for (auto it = chunks.begin(); it != chunks.end();) {
       const sim::ChunkCoord c = it->first;
       ChunkState& cs = it->second;
@@ -342,6 +367,7 @@ struct MeshCache::Impl {
       if (!inRange(nx, nz)) {
         if (cs.reported) updates[c] = ChunkMesh{c, {}, {}};
         totalPending -= static_cast<std::size_t>(cs.pendingCount);
+        if (cs.waiting) waitingBricks -= static_cast<std::size_t>(cs.pendingCount);
         it = chunks.erase(it);
         continue;
       }
@@ -372,6 +398,8 @@ struct MeshCache::Impl {
     changedList.clear();
     orderStale = true;
     totalPending = 0;
+    waitingBricks = 0;
+    waitingColumns.clear();
     bounds = world.bounds();
     setCentre(centre);
     hasCentre = true;
@@ -513,7 +541,7 @@ struct MeshCache::Impl {
     const double cx = (centreBx + 0.5) * kBrickMetres, cz = (centreBz + 0.5) * kBrickMetres;
     const double chunkM = sim::kChunkBricks * kBrickMetres;
     for (const auto& [coord, cs] : chunks) {
-      if (cs.pendingCount == 0) continue;
+      if (cs.pendingCount == 0 || cs.waiting) continue;
       double dx = (coord.x + 0.5) * chunkM - cx, dy = (coord.y + 0.5) * chunkM - centreY,
              dz = (coord.z + 0.5) * chunkM - cz;
       e.push_back({dx * dx + dy * dy + dz * dz, coord});
@@ -526,8 +554,57 @@ struct MeshCache::Impl {
     orderStale = false;
   }
 
+  // ---- streamed worlds: columns ----------------------------------------------------
+
+  /// A column that chunk column (cx, cz) or one of its 8 neighbours needs and world
+  /// lacks (columns outside the bounds read as air without faulting: never needed).
+  std::optional<sim::ChunkColumn> absentNear(const sim::BrickStore& world, int cx, int cz) const {
+    const int x0 = bounds.minBrick.x >> sim::kChunkShift, x1 = bounds.maxBrick.x >> sim::kChunkShift;
+    const int z0 = bounds.minBrick.z >> sim::kChunkShift, z1 = bounds.maxBrick.z >> sim::kChunkShift;
+    for (int z = std::max(cz - 1, z0); z <= std::min(cz + 1, z1 - 1); ++z)
+      for (int x = std::max(cx - 1, x0); x <= std::min(cx + 1, x1 - 1); ++x)
+        if (!world.columnPresent({x, z})) return sim::ChunkColumn{x, z};
+    return std::nullopt;
+  }
+
+  /// Parks cs (its pending bricks wait) until absent, and whatever else its column
+  /// needs, is present.
+  void park(ChunkState& cs, sim::ChunkColumn absent) {
+    cs.waiting = true;
+    waitingBricks += static_cast<std::size_t>(cs.pendingCount);
+    waitingColumns.insert_or_assign(std::pair<int, int>{cs.coord.x, cs.coord.z}, absent);
+  }
+
+  /// Returns the chunks of columns whose neighbourhood is now present to the walk.
+  /// O(1) per waiting column unless its awaited column arrived.
+  void retryWaiting(const sim::BrickStore& world) {
+    for (auto it = waitingColumns.begin(); it != waitingColumns.end();) {
+      if (!world.columnPresent(it->second)) {
+        ++it;
+        continue;
+      }
+      const auto [cx, cz] = it->first;
+      if (std::optional<sim::ChunkColumn> other = absentNear(world, cx, cz)) {
+        it->second = *other;
+        ++it;
+        continue;
+      }
+      for (int cy = bounds.minBrick.y >> sim::kChunkShift; cy < bounds.maxBrick.y >> sim::kChunkShift; ++cy) {
+        auto ci = chunks.find({cx, cy, cz});
+        if (ci == chunks.end() || !ci->second.waiting) continue;
+        ChunkState& cs = ci->second;
+        cs.waiting = false;
+        waitingBricks -= static_cast<std::size_t>(cs.pendingCount);
+        if (cs.pendingCount) orderStale = true;
+      }
+      it = waitingColumns.erase(it);
+    }
+  }
+
   void gather(const sim::BrickStore& world, double budgetMs, std::chrono::steady_clock::time_point start) {
-    if (totalPending == 0) return;
+    const bool streamed = world.columnSource() != nullptr;
+    if (streamed) retryWaiting(world);
+    if (totalPending == waitingBricks) return;
     if (orderStale) rebuildOrder();
     std::vector<Job> batch;
     batch.reserve(32);
@@ -538,9 +615,15 @@ struct MeshCache::Impl {
     bool dispatched = false;  // at least one brick per update, however small the budget
     for (; orderPos < order.size() && !out; ++orderPos) {
       auto it = chunks.find(order[orderPos]);
-      if (it == chunks.end() || it->second.pendingCount == 0) continue;
+      if (it == chunks.end() || it->second.pendingCount == 0 || it->second.waiting) continue;
       ChunkState& cs = it->second;
       const sim::ChunkCoord c = cs.coord;
+      if (streamed) {
+        if (std::optional<sim::ChunkColumn> absent = absentNear(world, c.x, c.z)) {
+          park(cs, *absent);  // not work done: costs no budget and no dispatch
+          continue;
+        }
+      }
       const bool useGrid = cs.pendingCount >= kGridThreshold;
       if (useGrid) buildGrid(world, c, grid);
       const int bx0 = c.x * sim::kChunkBricks, by0 = c.y * sim::kChunkBricks, bz0 = c.z * sim::kChunkBricks;
@@ -676,12 +759,14 @@ std::vector<ChunkMesh> MeshCache::takeChunkUpdates() {
   return out;
 }
 
-bool MeshCache::idle() const { return impl_->totalPending == 0 && impl_->jobsOut == 0; }
+bool MeshCache::idle() const { return impl_->totalPending == impl_->waitingBricks && impl_->jobsOut == 0; }
 
 void MeshCache::finish(const sim::BrickStore& world, const std::array<double, 3>& centreMetres) {
   // The world cannot change while we block, so the workers copy bricks out themselves
-  // and the main thread only sorts, skips hidden bricks and assembles.
-  impl_->frozenWorld = &world;
+  // and the main thread only sorts, skips hidden bricks and assembles. Not a streamed
+  // world: it is single-threaded, so this thread copies out as update() does. Ends
+  // when only bricks waiting for absent columns are left (none can arrive meanwhile).
+  impl_->frozenWorld = world.columnSource() ? nullptr : &world;
   ++impl_->finishEpoch;
   for (;;) {
     impl_->update(world, centreMetres, 1e9);
@@ -693,7 +778,8 @@ void MeshCache::finish(const sim::BrickStore& world, const std::array<double, 3>
 
 MeshCacheStats MeshCache::stats() const {
   MeshCacheStats s = impl_->stats;
-  s.queuedBricks = impl_->totalPending;
+  s.queuedBricks = impl_->totalPending - impl_->waitingBricks;
+  s.waitingForColumns = impl_->waitingBricks;
   s.inFlightBricks = impl_->jobsOut;
   s.chunks = 0;
   s.quads = 0;

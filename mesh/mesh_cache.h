@@ -11,6 +11,11 @@
 // and the AO of their faces on its edge and corner voxels). Bricks outside the
 // radius are neither queued nor kept: a brick column is in range when its distance
 // (in plan) from the viewer's brick column is at most radiusMetres.
+//
+// Streamed worlds (BrickStore::columnSource() set): the cache never makes a column
+// generate. A brick is read only once its chunk column and the 8 around it are
+// present; until then it waits (MeshCacheStats::waitingForColumns) and is meshed on
+// the first update() after those columns arrive.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -30,7 +35,8 @@ struct MeshCacheConfig {
 };
 
 struct MeshCacheStats {
-  std::size_t queuedBricks = 0;   ///< waiting to be copied out
+  std::size_t queuedBricks = 0;   ///< waiting to be copied out (columns present)
+  std::size_t waitingForColumns = 0;  ///< queued, but a column they read is absent (streamed worlds)
   std::size_t inFlightBricks = 0; ///< copied, being meshed
   std::size_t meshedBricks = 0;   ///< bricks meshed since construction
   std::size_t skippedBricks = 0;  ///< bricks found hidden without meshing
@@ -50,6 +56,7 @@ class MeshCache {
 
   /// Forgets every mesh and queues every brick of world within the radius of centre
   /// (metres, world coordinates). Chunks that had meshes are reported as removed.
+  /// Reads only world's bounds (never faults a streamed world).
   void reset(const sim::BrickStore& world, const std::array<double, 3>& centreMetres);
   /// Queues changed bricks (what a BrickStore change subscriber takes) and all 26
   /// neighbours of each (border faces and AO). Cheap; no world access.
@@ -57,13 +64,18 @@ class MeshCache {
   /// Main thread, once per frame: copies queued bricks out of world (nearest first,
   /// until budgetMs is spent), hands them to the workers and collects finished ones.
   /// Moving centre far queues newly reached bricks and drops far chunks. world must
-  /// not change during the call; it is not read after it returns.
+  /// not change during the call; it is not read after it returns. In a streamed
+  /// world, bricks next to absent columns are left waiting (not read, not counted
+  /// against the budget); each update checks O(1) per column they wait for.
   void update(const sim::BrickStore& world, const std::array<double, 3>& centreMetres, double budgetMs);
   /// Chunks whose mesh changed since the last call (an empty mesh = remove it).
   std::vector<ChunkMesh> takeChunkUpdates();
-  /// True when nothing is queued or in flight.
+  /// True when nothing is queued or in flight, bricks waiting for absent columns
+  /// aside (nothing more can be done until those columns arrive).
   bool idle() const;
-  /// Calls update() until idle() (benches, tests, offscreen shots). Blocks.
+  /// Calls update() until idle() (benches, tests, offscreen shots). Blocks. Workers
+  /// read a non-streamed world directly meanwhile; a streamed one is read only by
+  /// the calling thread. Returns with bricks still waiting when columns are absent.
   void finish(const sim::BrickStore& world, const std::array<double, 3>& centreMetres);
   MeshCacheStats stats() const;
 

@@ -299,3 +299,136 @@ TEST_CASE("update() with no budget still makes progress and ends idle") {
   CHECK(cache.stats().lastGatherMs >= 0.0);
   checkEqual(view, reference(world));
 }
+
+// ---- streamed worlds (BrickStore::setColumnSource) --------------------------------
+
+namespace {
+
+/// Serves columns of a whole world (makeWorld) to a streamed store. fault() is what
+/// a read of an absent column calls (counted: the cache must never cause one);
+/// deliver() is the client's streamer handing over a column made ahead.
+struct CopySource final : sim::ColumnSource {
+  explicit CopySource(const sim::BrickStore& w) : whole(w) {}
+  void fault(sim::ChunkColumn c, sim::BrickStore& store) override {
+    ++faults;
+    deliver(c, store);
+  }
+  void deliver(sim::ChunkColumn c, sim::BrickStore& store) const {
+    const sim::WorldBounds& b = whole.bounds();
+    sim::BrickStore made(b);
+    sim::MaterialId v[sim::kBrickVoxels];
+    for (int z = c.z * sim::kChunkBricks; z < (c.z + 1) * sim::kChunkBricks; ++z)
+      for (int y = b.minBrick.y; y < b.maxBrick.y; ++y)
+        for (int x = c.x * sim::kChunkBricks; x < (c.x + 1) * sim::kChunkBricks; ++x) {
+          whole.readBrick({x, y, z}, v);
+          made.writeBrick({x, y, z}, v);
+        }
+    store.adoptColumn(c, made);
+  }
+  const sim::BrickStore& whole;
+  int faults = 0;
+};
+
+/// A streamed store over source's world with no column present.
+sim::BrickStore streamedStore(CopySource& source) {
+  sim::BrickStore s(source.whole.bounds());
+  s.markGenerated();
+  s.setColumnSource(&source);
+  return s;
+}
+
+/// The chunks of want whose column and the 8 around it are among present.
+Meshes readyPart(const Meshes& want, const std::set<std::pair<int, int>>& present) {
+  Meshes out;
+  for (const auto& [c, m] : want) {
+    bool ready = true;
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int x = c.x + dx, z = c.z + dz;
+        const bool inBounds = x >= -1 && x <= 1 && z >= -1 && z <= 0;  // makeWorld's columns
+        ready &= !inBounds || present.count({x, z}) == 1;
+      }
+    if (ready) out[c] = m;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("streamed world: the cache never faults; bricks wait for absent columns and are meshed when they arrive") {
+  const sim::BrickStore whole = makeWorld();
+  const Meshes want = reference(whole);
+  CopySource source(whole);
+  sim::BrickStore world = streamedStore(source);
+  const sim::ChangeSubscriber meshChanges = world.subscribeChanges();
+  // Columns x -1..1, z -1..0; (1, -1) and (1, 0) are absent at first.
+  std::set<std::pair<int, int>> present{{-1, -1}, {-1, 0}, {0, -1}, {0, 0}};
+  for (const auto& [x, z] : present) source.deliver({x, z}, world);
+  const Meshes first = readyPart(want, present);
+  REQUIRE(!first.empty());
+  REQUIRE(first.size() < want.size());
+
+  MeshCache cache(table(), MeshCacheConfig{2, 1000.0});
+  Meshes view;
+  SUBCASE("update()") {
+    int frames = 0;
+    do {  // the first update() queues every brick
+      cache.update(world, kCentre, 0.2);
+      apply(view, cache.takeChunkUpdates());
+    } while (!cache.idle() && ++frames < 2000);
+  }
+  SUBCASE("finish()") {
+    cache.reset(world, kCentre);
+    cache.finish(world, kCentre);  // returns although bricks wait
+    apply(view, cache.takeChunkUpdates());
+  }
+  CHECK(source.faults == 0);
+  CHECK(cache.idle());
+  MeshCacheStats s = cache.stats();
+  CHECK(s.waitingForColumns > 0);
+  CHECK(s.queuedBricks == 0);
+  checkEqual(view, first);
+  cache.update(world, kCentre, 10.0);  // nothing arrived: nothing to do
+  CHECK(cache.stats().waitingForColumns == s.waitingForColumns);
+  CHECK(cache.stats().meshedBricks == s.meshedBricks);
+  CHECK(source.faults == 0);
+
+  // (1, -1) arrives and the store reports its bricks; (1, 0) is still absent.
+  source.deliver({1, -1}, world);
+  present.insert({1, -1});
+  cache.markDirty(world.takeChanged(meshChanges));
+  cache.finish(world, kCentre);
+  apply(view, cache.takeChunkUpdates());
+  CHECK(source.faults == 0);
+  checkEqual(view, readyPart(want, present));
+  CHECK(cache.stats().waitingForColumns > 0);
+
+  // (1, 0) arrives; no markDirty this time: waiting bricks are retried on their own.
+  source.deliver({1, 0}, world);
+  for (int i = 0; i < 2000 && !cache.idle(); ++i) {
+    cache.update(world, kCentre, 0.2);
+    apply(view, cache.takeChunkUpdates());
+  }
+  cache.finish(world, kCentre);
+  apply(view, cache.takeChunkUpdates());
+  CHECK(source.faults == 0);
+  CHECK(cache.stats().waitingForColumns == 0);
+  CHECK(cache.stats().queuedBricks == 0);
+  checkEqual(view, want);
+}
+
+TEST_CASE("streamed world with every column present meshes as the whole world does") {
+  const sim::BrickStore whole = makeWorld();
+  CopySource source(whole);
+  sim::BrickStore world = streamedStore(source);
+  for (int z = -1; z <= 0; ++z)
+    for (int x = -1; x <= 1; ++x) source.deliver({x, z}, world);
+  MeshCache cache(table(), MeshCacheConfig{2, 1000.0});
+  cache.reset(world, kCentre);
+  cache.finish(world, kCentre);
+  Meshes view;
+  apply(view, cache.takeChunkUpdates());
+  CHECK(source.faults == 0);
+  CHECK(cache.stats().waitingForColumns == 0);
+  checkEqual(view, reference(whole));
+}
