@@ -18,6 +18,7 @@
 #include "net/client_connection.h"
 #include "net/server_host.h"
 #include "net/tick_pacer.h"
+#include "sim/gen/generator.h"
 #include "sim/gen/scene.h"
 #include "sim/systems/sim_state.h"
 #include "sim/world/world_hash.h"
@@ -67,16 +68,29 @@ inline std::unique_ptr<net::ServerHost> openServer(const std::string& scenePath,
     std::fprintf(stderr, "bench: %s\n", scene.error().message.c_str());
     std::exit(1);
   }
-  auto state = sim::createSimState(*scene, seed);
+  // A world too big to generate whole is streamed, as loam-server does; the streamer
+  // must outlive the host, so it lives until the bench exits.
+  static std::vector<std::unique_ptr<sim::ColumnStreamer>> streamers;
+  sim::ColumnStreamer* streamer = nullptr;
+  if (!sim::generatableWhole(*scene)) {
+    auto made = sim::ColumnStreamer::create(*scene, seed);
+    if (!made) {
+      std::fprintf(stderr, "bench: %s\n", made.error().message.c_str());
+      std::exit(1);
+    }
+    streamer = streamers.emplace_back(std::move(made).value()).get();
+  }
+  auto state = streamer ? sim::createStreamedSimState(*scene, seed, *streamer) : sim::createSimState(*scene, seed);
   if (!state) {
     std::fprintf(stderr, "bench: %s\n", state.error().message.c_str());
     std::exit(1);
   }
-  net::HostedWorld world = net::describeHostedWorld(scene->name, state->world);
+  net::HostedWorld world = streamer ? net::describeStreamedWorld(*scene, state->world)
+                                    : net::describeHostedWorld(scene->name, state->world);
   config.bindAddress = "127.0.0.1";
   config.port = 0;
   config.maxPeersPerAddress = 4096;  // every bench client comes from 127.0.0.1
-  auto host = net::ServerHost::open(config, std::move(*state), std::move(world));
+  auto host = net::ServerHost::open(config, std::move(*state), std::move(world), streamer);
   if (!host) {
     std::fprintf(stderr, "bench: %s\n", host.error().message.c_str());
     std::exit(1);

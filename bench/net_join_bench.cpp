@@ -81,8 +81,9 @@ int main(int argc, char** argv) {
     net::ClientStats st = c.stats();
     auto snap = st.received.find("JoinChunk");
     std::uint64_t snapBytes = snap == st.received.end() ? 0 : snap->second.bytes;
-    std::printf("%s\n    {\"join_ms\": %.0f, \"generate_ms\": %.0f, \"snapshot_bytes\": %" PRIu64 "}", j ? "," : "",
-                st.joinMs, st.generateMs, snapBytes);
+    std::printf("%s\n    {\"join_ms\": %.0f, \"generate_ms\": %.0f, \"restore_ms\": %.0f, \"hold_ms\": %.0f, "
+                "\"snapshot_bytes\": %" PRIu64 "}",
+                j ? "," : "", st.joinMs, st.generateMs, st.restoreMs, st.holdMs, snapBytes);
     ok = ok && st.joinMs <= 3000;
     c.disconnect();
     for (int k = 0; k < 30; ++k) {

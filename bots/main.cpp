@@ -126,6 +126,7 @@ struct BotReport {
   std::map<std::string, net::TrafficCounters> in, out;
   std::uint64_t bytesIn = 0, bytesOut = 0;
   std::uint64_t corrections = 0, desyncCount = 0, stepsApplied = 0;
+  std::uint64_t holesMet = 0;  ///< streamed worlds: columns the player reached before they were generated ahead
   std::vector<net::Desync> desyncs;
   bool ok = false;
 };
@@ -156,7 +157,7 @@ bool writeReport(const std::string& path, const std::vector<BotReport>& reports,
     o << ", \"out\": ";
     writeTraffic(o, r.out, seconds);
     o << ", \"corrections\": " << r.corrections << ", \"steps_applied\": " << r.stepsApplied
-      << ", \"desyncs\": {\"count\": " << r.desyncCount << ", \"first\": [";
+      << ", \"holes_met\": " << r.holesMet << ", \"desyncs\": {\"count\": " << r.desyncCount << ", \"first\": [";
     for (std::size_t k = 0; k < r.desyncs.size(); ++k) {
       const net::Desync& d = r.desyncs[k];
       o << (k ? ", " : "") << "{\"tick\": " << d.tick << ", \"cell\": ";
@@ -180,6 +181,7 @@ bool writeReport(const std::string& path, const std::vector<BotReport>& reports,
     total.corrections += r.corrections;
     total.desyncCount += r.desyncCount;
     total.stepsApplied += r.stepsApplied;
+    total.holesMet += r.holesMet;
     ok += r.ok ? 1 : 0;
   }
   o << "  ],\n  \"totals\": {\"bots\": " << reports.size() << ", \"ok\": " << ok << ", \"bytes_in\": " << total.bytesIn
@@ -188,7 +190,7 @@ bool writeReport(const std::string& path, const std::vector<BotReport>& reports,
   o << ", \"out\": ";
   writeTraffic(o, total.out, seconds);
   o << ", \"corrections\": " << total.corrections << ", \"desyncs\": " << total.desyncCount
-    << ", \"steps_applied\": " << total.stepsApplied << "}\n}\n";
+    << ", \"steps_applied\": " << total.stepsApplied << ", \"holes_met\": " << total.holesMet << "}\n}\n";
   std::ofstream f(path, std::ios::binary);
   f << o.str();
   return static_cast<bool>(f);
@@ -606,6 +608,7 @@ int main(int argc, char** argv) {
     r.bytesIn = s.bytesIn;
     r.bytesOut = s.bytesOut;
     r.corrections = s.prediction.corrections;
+    r.holesMet = s.holesMet;
     r.desyncCount = s.desyncCount;
     r.desyncs = s.desyncs;
     r.stepsApplied = s.stepsApplied;

@@ -61,6 +61,9 @@ sim::Result<std::unique_ptr<ClientApp>> ClientApp::create(const ClientOptions& o
   net::ClientConfig config;
   config.name = options.name;
   config.link = options.link;
+  // A streamed world is generated a little beyond what is drawn: MeshCache meshes a
+  // chunk only once the columns around it are present.
+  config.streamRadiusMetres = std::max(options.viewDistanceMetres, net::kHeldRadiusMetres) + 16.0;
   if (!options.local) {
     // Someone else's server may hold accounts: our key proves the name is ours
     // (docs/PROTOCOL.md, Accounts). The local server has none, so no file for it.
@@ -392,10 +395,18 @@ HudModel ClientApp::hudModel() const {
   m.menuHover = ui_.menuHover;
   m.debug = ui_.debug;
   m.corrections = s.prediction.corrections;
+  m.streamed = s.streamed;
+  if (s.streamed) {
+    m.columnsPresent = conn_->mirror().world.presentColumns().size();
+    m.columnsAhead = s.stream.prefetched;
+    m.columnsOnMain = s.stream.faults;
+    m.columnsReleased = s.stream.released;
+  }
   m.frameMs = frameMs_;
   if (renderer_) {
     const render::FrameStats fs = renderer_->stats();
     m.meshQueue = fs.meshQueue;
+    m.meshWaiting = fs.meshWaiting;
     m.chunksDrawn = fs.chunksDrawn;
     m.chunksCulled = fs.chunksCulled;
     m.deviceName = fs.deviceName;

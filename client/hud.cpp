@@ -184,6 +184,14 @@ render::HudLayer buildHud(const HudModel& m) {
                          : "audio off");
     panelText(layer, margin, y, d, kWhite, fitScale(d, maxW));
     y += kLine + 4;
+    if (m.streamed) {
+      const std::string st = format("streamed: columns %zu present  %llu ahead  %llu on main  %llu released  mesh waits %zu",
+                                    m.columnsPresent, static_cast<unsigned long long>(m.columnsAhead),
+                                    static_cast<unsigned long long>(m.columnsOnMain),
+                                    static_cast<unsigned long long>(m.columnsReleased), m.meshWaiting);
+      panelText(layer, margin, y, st, kWhite, fitScale(st, maxW));
+      y += kLine + 4;
+    }
   }
 
   // Chat log above the tool line, newest at the bottom.

@@ -65,6 +65,12 @@ struct HudModel {
   std::size_t meshQueue = 0, chunksDrawn = 0, chunksCulled = 0;
   double frameMs = 0;
   std::uint64_t corrections = 0;
+  /// A streamed world (shown on a second debug line): columns present in the mirror,
+  /// generated ahead, generated on the main thread (faults and the held disc),
+  /// released, and bricks whose meshes wait for columns.
+  bool streamed = false;
+  std::size_t columnsPresent = 0, meshWaiting = 0;
+  std::uint64_t columnsAhead = 0, columnsOnMain = 0, columnsReleased = 0;
   std::string deviceName;
   bool audioOn = false;              ///< a device is playing
   int audioVoices = 0;               ///< real voices in the last block

@@ -6,6 +6,7 @@
 
 #include "net/protocol.h"
 #include "net/tick_pacer.h"
+#include "sim/gen/generator.h"
 #include "sim/gen/scene.h"
 
 namespace loam::client {
@@ -19,17 +20,26 @@ sim::Result<std::unique_ptr<LocalServer>> LocalServer::start(const std::string& 
   auto scene = sim::loadScene(scenePath);
   if (!scene) return sim::Error{"local server: cannot load scene " + scenePath + ": " + scene.error().message};
   const std::uint64_t s = seed.value_or(scene->defaultSeed);
-  auto state = sim::createSimState(*scene, s);
+  std::unique_ptr<LocalServer> server(new LocalServer());
+  // A world too big to generate whole is streamed, as loam-server does.
+  const bool streamed = !sim::generatableWhole(*scene);
+  if (streamed) {
+    auto made = sim::ColumnStreamer::create(*scene, s);
+    if (!made) return sim::Error{"local server: cannot stream " + scenePath + ": " + made.error().message};
+    server->streamer_ = std::move(made).value();
+  }
+  auto state = streamed ? sim::createStreamedSimState(*scene, s, *server->streamer_) : sim::createSimState(*scene, s);
   if (!state) return sim::Error{"local server: cannot generate " + scenePath + ": " + state.error().message};
 
-  std::unique_ptr<LocalServer> server(new LocalServer());
   server->sceneName_ = scene->name;
   std::filesystem::path dir = std::filesystem::path(scenePath).parent_path();
   server->sceneDir_ = dir.empty() ? std::string(".") : dir.string();
   server->dayLength_ = std::max<std::uint32_t>(1, state->weather.dayLength);
-  // Copy before the host takes the state: clients start from the tick-0 world.
-  server->generated_ = std::make_shared<const sim::SimState>(*state);
-  net::HostedWorld hosted = net::describeHostedWorld(scene->name, state->world);
+  // Copy before the host takes the state: clients start from the tick-0 world (a
+  // streamed world's clients stream their own).
+  if (!streamed) server->generated_ = std::make_shared<const sim::SimState>(*state);
+  net::HostedWorld hosted = streamed ? net::describeStreamedWorld(*scene, state->world)
+                                     : net::describeHostedWorld(scene->name, state->world);
 
   net::ServerConfig config;
   config.name = "local";
@@ -38,7 +48,7 @@ sim::Result<std::unique_ptr<LocalServer>> LocalServer::start(const std::string& 
   config.maxPlayers = 16;
   // Loopback: no need to hold the first snapshot back to 256 KB/s.
   config.bandwidthCapBytesPerSecond = 16u << 20;
-  auto host = net::ServerHost::open(config, std::move(*state), std::move(hosted));
+  auto host = net::ServerHost::open(config, std::move(*state), std::move(hosted), server->streamer_.get());
   if (!host) return sim::Error{"local server: " + host.error().message};
   server->host_ = std::move(*host);
   server->port_ = server->host_->port();
@@ -53,6 +63,7 @@ LocalServer::~LocalServer() {
 
 net::WorldFactory LocalServer::worldFactory() const {
   std::shared_ptr<const sim::SimState> generated = generated_;
+  if (!generated) return {};  // streamed: each client streams its own
   return [generated](const sim::Scene& scene, std::uint64_t seed,
                      const std::function<void(double)>& progress) -> sim::Result<sim::SimState> {
     if (sim::sceneJoinHash(scene) != generated->sceneHash || seed != generated->seed) {

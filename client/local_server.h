@@ -58,8 +58,9 @@ class LocalServer {
   LocalServer() = default;
   void run();
 
+  std::unique_ptr<sim::ColumnStreamer> streamer_;   ///< a streamed world's generator (outlives host_)
   std::unique_ptr<net::ServerHost> host_;
-  std::shared_ptr<const sim::SimState> generated_;  ///< tick-0 state, copied for clients
+  std::shared_ptr<const sim::SimState> generated_;  ///< tick-0 state, copied for clients (null: streamed)
   std::string sceneName_, sceneDir_;
   std::uint16_t port_ = 0;
   std::uint32_t dayLength_ = 1;

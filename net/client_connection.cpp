@@ -151,6 +151,12 @@ struct ClientConnection::Impl {
   std::string error;
   Clock::time_point started = Clock::now();
 
+  // A streamed world's generator: declared before the states it feeds, so that it
+  // outlives them. Made on the worker thread with the state, used on the owner's.
+  std::unique_ptr<sim::ColumnStreamer> streamer;
+  std::vector<sim::ChunkColumn> checkedColumns;  // streamed: the columns the join check hashes
+  std::vector<sim::StreamCentre> centres;        // streamed: the predicted player's column
+
   // Welcome.
   sim::PlayerId playerId;
   std::string sceneName;
@@ -332,6 +338,50 @@ struct ClientConnection::Impl {
     send(wire::ClientBody::JoinProgress, wire::CreateJoinProgress(fbb, permille, received).Union(), true);
   }
 
+  // The generated world's hashes as the server computed them for Welcome: the whole
+  // world's content hash, or for a streamed world the columns hash of its spawn columns.
+  sim::WorldHashes generatedHashes(const sim::BrickStore& world) const {
+    return streamer ? sim::hashColumns(world, checkedColumns) : sim::hashContent(world);
+  }
+
+  // A streamed world's mirror: only the water and spawn columns now, the rest as the
+  // player nears it (updateStream). Runs on the worker thread.
+  sim::Result<sim::SimState> streamState(const sim::Scene& scene, std::uint64_t seedValue) {
+    sim::StreamOptions options;
+    options.threads = std::max(config.streamThreads, 1);
+    options.prefetchRadiusVoxels = static_cast<std::int32_t>(config.streamRadiusMetres * sim::kVoxelsPerMetre);
+    options.maxResidentColumns = config.residentColumns;
+    auto made = sim::ColumnStreamer::create(scene, seedValue, options);
+    if (!made) return made.error();
+    streamer = std::move(made).value();
+    checkedColumns = sim::spawnColumns(scene);
+    return sim::createMirrorState(scene, seedValue, *streamer);
+  }
+
+  // Every service() while Playing on a streamed world: generate ahead around the
+  // predicted player, adopt what the workers finished, release beyond the budget, and
+  // make sure the held disc is present.
+  void updateStream() {
+    if (!streamer || phase != ClientPhase::Playing) return;
+    const sim::PlayerState& own = predictor.state();
+    const std::int32_t vx = own.position.x >> sim::kUnitShift, vz = own.position.z >> sim::kUnitShift;
+    centres.assign(1, sim::StreamCentre{vx, vz});
+    streamer->update(mirror->world, centres);
+    stats.holesMet += holdAround(vx, vz);
+    stats.stream = streamer->stats();
+  }
+
+  // Generates on this thread the columns within kHeldRadiusMetres of (vx, vz) that are
+  // not present yet (all of them at once, on the streamer's threads). Returns how many.
+  std::size_t holdAround(std::int32_t vx, std::int32_t vz) {
+    const auto radius = static_cast<std::int32_t>(kHeldRadiusMetres * sim::kVoxelsPerMetre);
+    std::vector<sim::ChunkColumn> missing;
+    for (sim::ChunkColumn c : sim::columnsAround(mirror->world.bounds(), vx, vz, radius))
+      if (!mirror->world.columnPresent(c)) missing.push_back(c);
+    if (!missing.empty()) streamer->faultAll(missing, mirror->world);
+    return missing.size();
+  }
+
   void startGeneration() {
     transition(ClientPhase::Generating);
     progress.store(0.0);
@@ -349,12 +399,14 @@ struct ClientConnection::Impl {
                    hex64(wantScene) + " (the scene file or its materials differ)";
       } else {
         auto report = [this](double p) { progress.store(std::clamp(p, 0.0, 1.0)); };
-        auto state = factory ? factory(*scene, wantSeed, report) : generateState(*scene, wantSeed, report);
+        auto state = !sim::generatableWhole(*scene) ? streamState(*scene, wantSeed)
+                     : factory                      ? factory(*scene, wantSeed, report)
+                                                    : generateState(*scene, wantSeed, report);
         if (!state) {
           genError = "generating " + path + ": " + state.error().message;
         } else {
           tracker.reset(state->world);
-          worldHashValue = sim::hashContent(state->world).world;
+          worldHashValue = generatedHashes(state->world).world;
           generated.emplace(std::move(*state));
         }
       }
@@ -412,7 +464,7 @@ struct ClientConnection::Impl {
       for (const wire::CellHashRec* r : *g.cells()) theirs.push_back({sim::CellCoord{r->x(), r->z()}, r->hash()});
     }
     std::sort(theirs.begin(), theirs.end(), [](const sim::CellHash& a, const sim::CellHash& b) { return a.cell < b.cell; });
-    const std::vector<sim::CellCoord> diff = sim::differingCells(sim::hashContent(mirror->world).cells, theirs);
+    const std::vector<sim::CellCoord> diff = sim::differingCells(generatedHashes(mirror->world).cells, theirs);
     std::string msg = "world differs from the server's in " + std::to_string(diff.size()) + " cells:";
     for (std::size_t i = 0; i < diff.size() && i < 12; ++i)
       msg += " (" + std::to_string(diff[i].x) + "," + std::to_string(diff[i].z) + ")";
@@ -450,6 +502,7 @@ struct ClientConnection::Impl {
   // server sent meanwhile (StepBatches from joinTick + 1 on, CellStates), in order.
   void finishJoin() {
     sendJoinProgress();  // the last acknowledgement ends the stream on the server
+    const Clock::time_point t0 = Clock::now();
     auto save = sim::decodeSave(joinBytes);
     if (!save) return fail("join state: " + save.error().message);
     if (auto r = sim::restoreState(*save, *mirror); !r) return fail("join state: " + r.error().message);
@@ -460,6 +513,14 @@ struct ClientConnection::Impl {
     for (const sim::Player& p : mirror->players) names[p.id.value] = std::string(p.name.view());
     predictor.reset(own->motion);
     lastInputSent = own->motion.lastInput;
+    stats.restoreMs = msSince(t0);
+    if (streamer) {
+      // Playable once the ground around the player exists: the held disc, at once.
+      stats.streamed = true;
+      const Clock::time_point t1 = Clock::now();
+      (void)holdAround(own->motion.position.x >> sim::kUnitShift, own->motion.position.z >> sim::kUnitShift);
+      stats.holdMs = msSince(t1);
+    }
     tracker.reset(mirror->world);
     lastTick = joinTick;
     std::vector<std::uint8_t>().swap(joinBytes);
@@ -790,6 +851,7 @@ struct ClientConnection::Impl {
     pollGeneration();
     sendJoinProgress();
     resendIdleInputs();
+    updateStream();
     capRetransmitBackoff(host);
     enet_host_flush(host);
     stats.bytesIn += host->totalReceivedData;

@@ -56,7 +56,21 @@ struct ClientConfig {
   /// The account key Hello carries and AuthChallenges are signed with (its secret
   /// never leaves this process); null = none (docs/PROTOCOL.md, Accounts).
   std::shared_ptr<const AccountKey> accountKey;
+  /// A world too big to generate whole (sim::generatableWhole false) is streamed: the
+  /// mirror holds the columns near the player (sim::createMirrorState), generated
+  /// ahead on streamThreads threads within streamRadiusMetres of the predicted
+  /// player; unmodified columns beyond residentColumns are released, farthest first.
+  /// worldFactory is not used for such a world.
+  int streamThreads = 2;
+  double streamRadiusMetres = 112.0;  ///< the renderer's 96 m plus a margin
+  std::size_t residentColumns = 2048;
 };
+
+/// Around the player of a streamed mirror, every column within this is present
+/// whenever service() returns while Playing (it generates, on the caller, what the
+/// streamer has not finished): other threads of the owner (sound's ray workers) may
+/// read the mirror there without generating anything.
+inline constexpr double kHeldRadiusMetres = 72.0;
 
 /// A connection's lifecycle, in join order; Failed and Disconnected are final.
 enum class ClientPhase : std::uint8_t {
@@ -98,6 +112,8 @@ struct ClientStats {
   double rttMs = 0;                                 ///< ENet's round-trip estimate
   double joinMs = 0;                                ///< connect to Playing
   double generateMs = 0;                            ///< of which building the world
+  double restoreMs = 0;                             ///< of which applying the join state (decode and restore)
+  double holdMs = 0;                                ///< of which generating the held disc (streamed worlds)
   std::vector<PhaseChange> phaseLog;                ///< the phase changes, in order (5 at most when legal)
   std::uint64_t illegalTransitions = 0;             ///< phase changes legalTransition forbids (client bugs)
   std::uint64_t stepsApplied = 0;
@@ -106,6 +122,12 @@ struct ClientStats {
   std::uint64_t desyncCount = 0;
   std::uint64_t snapshotsReceived = 0;
   PredictionStats prediction;
+  bool streamed = false;      ///< the world is streamed (ClientConfig::streamThreads ...)
+  sim::StreamStats stream;    ///< the streamer's counters (streamed worlds)
+  /// Columns within kHeldRadiusMetres of the player that service() had to generate on
+  /// the caller while Playing because the streamer had not generated them ahead: the
+  /// holes a player would have met (0 when streaming keeps up).
+  std::uint64_t holesMet = 0;
 };
 
 class ClientConnection {

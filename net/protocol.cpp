@@ -24,7 +24,6 @@ const char* rejectCodeName(RejectCode code) noexcept {
     case RejectCode::AuthRateLimited: return "too many failed authentications";
     case RejectCode::AddressLimit: return "too many connections from this address";
     case RejectCode::JoinRate: return "this address connects too often: try again shortly";
-    case RejectCode::WorldStreamed: return "the world is streamed: this client cannot build it yet";
   }
   return "unknown";
 }

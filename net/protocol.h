@@ -11,7 +11,7 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 3;  // 3: the world hash covers changes only
+inline constexpr std::uint32_t kProtocolVersion = 4;  // 4: full clients stream big worlds (code 20 retired)
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, steps, cell states, actions
@@ -98,7 +98,7 @@ enum class RejectCode : std::uint16_t {
   AuthRateLimited = 17,  ///< too many failed proofs from this address lately: try later
   AddressLimit = 18,     ///< too many peers from this address (ENet disconnect data only)
   JoinRate = 19,         ///< this address connects too often: try later (ENet disconnect data only)
-  WorldStreamed = 20,    ///< the world is streamed (too big to build whole): only clients without a world may join
+  // 20 is retired (protocol 3 refused full clients on streamed worlds); not reused.
 };
 
 /// Human-readable name of a reject code ("protocol mismatch").

@@ -31,6 +31,7 @@
 #include "net/protocol.h"
 #include "net/tick_pacer.h"
 #include "sim/gen/column_streamer.h"
+#include "sim/gen/generator.h"
 #include "sim/gen/generator_version.h"
 #include "sim/save/save.h"
 #include "sim/save/state_codec.h"
@@ -203,6 +204,7 @@ struct ServerHost::Impl {
           continue;
         }
         s.joinTick = T;
+        s.cellsTick = core.world.streamed && s.wantsWorld ? 0 : T;
         joinedNow.push_back(static_cast<std::uint32_t>(core.indexOf(s)));
       }
       s.hasPos = p != nullptr;
@@ -255,6 +257,12 @@ struct ServerHost::Impl {
 HostedWorld describeHostedWorld(const std::string& sceneName, const sim::BrickStore& generated) {
   sim::WorldHashes h = sim::hashContent(generated);
   return HostedWorld{sceneName, h.world, std::move(h.cells)};
+}
+
+HostedWorld describeStreamedWorld(const sim::Scene& scene, const sim::BrickStore& generated) {
+  const std::vector<sim::ChunkColumn> columns = sim::spawnColumns(scene);
+  sim::WorldHashes h = sim::hashColumns(generated, columns);
+  return HostedWorld{scene.name, h.world, std::move(h.cells), true};
 }
 
 ServerHost::ServerHost(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -129,11 +129,12 @@ struct ServerStats : ServerCounters {
 /// What the server knows about the world it hosts (sent in Welcome).
 struct HostedWorld {
   std::string sceneName;                    ///< Scene::name (clients find <name>.toml)
-  std::uint64_t generatedHash = 0;          ///< world hash right after generation
-  std::vector<sim::CellHash> generatedCells;  ///< cell hashes right after generation
-  /// A streamed world (too big to generate whole): no generation hashes, and only
-  /// sessions without a world are admitted (RejectCode::WorldStreamed).
-  bool streamed = false;
+  /// The generated world's hash clients check theirs against: the content hash of the
+  /// whole world, or for a streamed world the columns hash of its spawn columns
+  /// (sim::spawnColumns), the only part every client generates before it plays.
+  std::uint64_t generatedHash = 0;
+  std::vector<sim::CellHash> generatedCells;  ///< its cell hashes (GeneratedCellHashes)
+  bool streamed = false;  ///< too big to generate whole: the host updates a ColumnStreamer
 };
 
 /// One admitted session, for the admin console.
@@ -151,6 +152,10 @@ using AdmissionFilter = std::function<std::string(const std::string& address, co
 /// Describes a freshly generated world (before any save is applied) for Welcome.
 /// Costs one hashContent.
 HostedWorld describeHostedWorld(const std::string& sceneName, const sim::BrickStore& generated);
+
+/// Describes a freshly made streamed world (createStreamedSimState, before any save)
+/// for Welcome: hashColumns of scene's spawn columns, which it holds.
+HostedWorld describeStreamedWorld(const sim::Scene& scene, const sim::BrickStore& generated);
 
 class ServerHost {
  public:

@@ -790,6 +790,7 @@ FrameStats Renderer::stats() const {
   if (impl_->cache) {
     auto cs = impl_->cache->stats();
     s.meshQueue = cs.queuedBricks + cs.inFlightBricks;
+    s.meshWaiting = cs.waitingForColumns;
   }
   return s;
 }

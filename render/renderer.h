@@ -112,6 +112,7 @@ struct FrameStats {
   std::size_t chunksCulled = 0;
   std::size_t quadsDrawn = 0;
   std::size_t meshQueue = 0;   ///< bricks waiting or in flight
+  std::size_t meshWaiting = 0; ///< bricks waiting for a streamed world's columns (MeshCacheStats::waitingForColumns)
   std::uint64_t frames = 0;
   std::uint64_t validationErrors = 0;
   std::string deviceName;

@@ -109,7 +109,7 @@ sim::Result<sim::SimState> generateState(const sim::Scene& scene, std::uint64_t 
     auto state = sim::createStreamedSimState(scene, seed, *streamer);
     board.beat();
     if (!state) return state.error();
-    if (hosted != nullptr) *hosted = net::HostedWorld{scene.name, 0, {}, true};
+    if (hosted != nullptr) *hosted = net::describeStreamedWorld(scene, state->world);
     logLine("streaming world '%s' seed %" PRIu64 ": %zu chunk columns generated at start in %.0f ms, the rest "
             "as players reach them",
             scene.name.c_str(), seed, state->world.presentColumns().size(), msBetween(t0, Clock::now()));

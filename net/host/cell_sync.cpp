@@ -48,7 +48,7 @@ std::int64_t CellSync::cellDistanceSquared(sim::Vec3i p, std::uint32_t index) co
 
 std::uint64_t CellSync::peerCellTick(const Session& s, std::uint32_t cell) const {
   auto it = s.cellTicks.find(cell);
-  return it == s.cellTicks.end() ? s.joinTick : std::max(it->second, s.joinTick);
+  return it == s.cellTicks.end() ? s.cellsTick : std::max(it->second, s.cellsTick);
 }
 
 /// Builds CellState for one cell into the core's builder: the merged pending records
@@ -151,7 +151,7 @@ void CellSync::sendIncremental(const sim::StepOutput& out) {
 }
 
 void CellSync::sendCatchUp(Session& s) {
-  if (maxCellVersion_ <= s.joinTick || s.tokens <= 0) return;
+  if (maxCellVersion_ <= s.cellsTick || s.tokens <= 0) return;
   const double reachMetres = core_.config.interest.cellReachMetres;
   const double reachU = unitsFromMetres(reachMetres);
   const std::int64_t reach2 = squaredUnits(reachMetres);
@@ -165,7 +165,7 @@ void CellSync::sendCatchUp(Session& s) {
     for (std::int32_t x = x0; x <= x1; ++x) {
       const auto cell = static_cast<std::uint32_t>(z * cellsX_ + x);
       const std::uint64_t v = cellVersion_[cell];
-      if (v <= s.joinTick) continue;
+      if (v <= s.cellsTick) continue;
       const std::int64_t d2 = cellDistanceSquared(s.pos, cell);
       if (d2 > reach2 || peerCellTick(s, cell) >= v) continue;
       staleCells_.emplace_back(d2, cell);

@@ -220,13 +220,6 @@ bool Inbound::onHello(Session& s, const wire::Hello& hello) {
     core_.reject(s, RejectCode::ServerFull, "server full (" + std::to_string(config.maxPlayers) + " players)");
     return true;
   }
-  if (hello.wants_world() && core_.world.streamed) {
-    core_.reject(s, RejectCode::WorldStreamed,
-                 "the world '" + core_.world.sceneName +
-                     "' is too big to build whole and this server streams it; clients that stream it are not "
-                     "built yet (swarm bots, without a world, may join)");
-    return true;
-  }
   s.name = sim::PlayerName::from(name.name);
   s.wantsWorld = hello.wants_world();
   s.hasKey = key != nullptr && key->size() == kPublicKeyBytes;

@@ -25,6 +25,7 @@ JoinStreams::~JoinStreams() {
 void JoinStreams::start() {
   const sim::BrickStore& world = core_.state.world;
   bounds_ = world.bounds();
+  streamed_ = core_.world.streamed;
   Job first;
   first.bricks.reserve(world.modifiedCount());
   sim::SavedBrick sb;
@@ -74,7 +75,7 @@ void JoinStreams::begin(Session& s) {
   job.join.emplace();
   job.join->identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
   job.join->tick = state.tick;
-  job.state.emplace(sim::copyState(state));
+  job.state.emplace(sim::copyState(state, !streamed_));
   {
     std::lock_guard lock(mutex_);
     jobs_.push_back(std::move(job));
@@ -102,7 +103,7 @@ void JoinStreams::work() {
     data.bounds = bounds_;
     data.bricks.reserve(bricks_.size());
     for (const auto& [key, b] : bricks_) data.bricks.push_back(b);
-    data.blobs = sim::stateBlobs(*job.state);
+    data.blobs = sim::mirrorBlobs(*job.state, !streamed_);
     if (auto bytes = sim::encodeSave(data)) {
       out->bytes = std::move(*bytes);
     } else {

@@ -39,7 +39,7 @@ void Session::reset() noexcept {
   name = {};
   wantsWorld = true;
   joinIssued = cellHashesSent = false;
-  phaseTick = joinTick = 0;
+  phaseTick = joinTick = cellsTick = 0;
   badMessages = 0;
   messages = {};
   inputs.clear();

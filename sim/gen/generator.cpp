@@ -317,6 +317,12 @@ Result<void> checkGeneratable(const Scene& scene, std::uint32_t generatorVersion
   return {};
 }
 
+// Canonical order, each column once.
+void sortColumns(std::vector<ChunkColumn>& columns) {
+  std::sort(columns.begin(), columns.end(), [](ChunkColumn a, ChunkColumn b) { return canonicalBefore(a, b); });
+  columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
+}
+
 }  // namespace
 
 Result<ChunkGenerator> ChunkGenerator::create(const Scene& scene, std::uint64_t seed, std::uint32_t generatorVersion) {
@@ -413,8 +419,23 @@ std::vector<ChunkColumn> waterColumns(const Scene& scene) {
     const double w = s.width / 2;
     add(x0 - w, z0 - w, x1 + w, z1 + w);
   }
-  std::sort(out.begin(), out.end(), [](ChunkColumn a, ChunkColumn b) { return canonicalBefore(a, b); });
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  sortColumns(out);
+  return out;
+}
+
+std::vector<ChunkColumn> spawnColumns(const Scene& scene) {
+  const WorldBounds& wb = scene.worldBounds;
+  std::vector<ChunkColumn> out;
+  const auto around = [&](std::int32_t vx, std::int32_t vz) {
+    for (ChunkColumn c : columnsAround(wb, vx, vz, 2 * kVoxelsPerMetre)) out.push_back(c);
+  };
+  for (const SpawnPoint& sp : scene.spawns)
+    around(static_cast<std::int32_t>(std::floor(sp.position.x * kVoxelsPerMetre)),
+           static_cast<std::int32_t>(std::floor(sp.position.z * kVoxelsPerMetre)));
+  // No spawn listed: players appear at the centre (createSimStateFromWorld).
+  if (scene.spawns.empty())
+    around((wb.minBrick.x + wb.maxBrick.x) / 2 * kBrickSize, (wb.minBrick.z + wb.maxBrick.z) / 2 * kBrickSize);
+  sortColumns(out);
   return out;
 }
 

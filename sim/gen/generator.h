@@ -83,6 +83,12 @@ std::vector<ChunkColumn> columnsAround(const WorldBounds& bounds, std::int32_t v
 /// O(columns listed).
 std::vector<ChunkColumn> waterColumns(const Scene& scene);
 
+/// The chunk columns within 2 m of a spawn point (the world's centre when the scene
+/// lists none), canonical order: the ground a joining player stands on, whose
+/// generated content the server and a streamed client compare at the join
+/// (hashColumns). O(columns listed).
+std::vector<ChunkColumn> spawnColumns(const Scene& scene);
+
 /// Builds the given chunk columns of the world of scene (duplicates count once; the
 /// rest of the world reads as air), on options.threads workers: the same bits in
 /// those columns as generateWorld. An Error for a column outside the bounds or a

@@ -9,40 +9,55 @@ namespace loam::sim {
 
 namespace {
 
-std::vector<SaveBlob> blobsOf(const std::vector<Player>& players, const WaterState& water, const FireState& fire,
-                              const AnimalState& animals, const WeatherState& weather) {
-  std::vector<SaveBlob> blobs(5);
-  blobs[0].name = "players";
-  encodePlayers(players, blobs[0].bytes);
-  blobs[1].name = "water";
-  encodeWater(water, blobs[1].bytes);
-  blobs[2].name = "fire";
-  encodeFire(fire, blobs[2].bytes);
-  blobs[3].name = "animals";
-  encodeAnimals(animals, blobs[3].bytes);
-  blobs[4].name = "weather";
-  encodeWeather(weather, blobs[4].bytes);
+// A null system is left out (a mirror's join state).
+std::vector<SaveBlob> blobsOf(const std::vector<Player>& players, const WaterState* water, const FireState* fire,
+                              const AnimalState* animals, const WeatherState& weather) {
+  std::vector<SaveBlob> blobs;
+  blobs.reserve(5);
+  blobs.push_back({"players", {}});
+  encodePlayers(players, blobs.back().bytes);
+  if (water != nullptr) {
+    blobs.push_back({"water", {}});
+    encodeWater(*water, blobs.back().bytes);
+  }
+  if (fire != nullptr) {
+    blobs.push_back({"fire", {}});
+    encodeFire(*fire, blobs.back().bytes);
+  }
+  if (animals != nullptr) {
+    blobs.push_back({"animals", {}});
+    encodeAnimals(*animals, blobs.back().bytes);
+  }
+  blobs.push_back({"weather", {}});
+  encodeWeather(weather, blobs.back().bytes);
   return blobs;
 }
 
 }  // namespace
 
 std::vector<SaveBlob> stateBlobs(const SimState& state) {
-  return blobsOf(state.players, state.water, state.fire, state.animals, state.weather);
+  return blobsOf(state.players, &state.water, &state.fire, &state.animals, state.weather);
 }
 
-StateCopy copyState(const SimState& state) {
+StateCopy copyState(const SimState& state, bool withCells) {
   StateCopy c;
   c.players = state.players;
-  c.water.grid = state.water.grid;  // encodeWater reads only the amounts
-  c.fire = state.fire;
+  if (withCells) {
+    c.water.grid = state.water.grid;  // encodeWater reads only the amounts
+    c.fire = state.fire;
+  }
   c.animals = state.animals;
   c.weather = state.weather;
   return c;
 }
 
 std::vector<SaveBlob> stateBlobs(const StateCopy& copy) {
-  return blobsOf(copy.players, copy.water, copy.fire, copy.animals, copy.weather);
+  return blobsOf(copy.players, &copy.water, &copy.fire, &copy.animals, copy.weather);
+}
+
+std::vector<SaveBlob> mirrorBlobs(const StateCopy& copy, bool withCells) {
+  return blobsOf(copy.players, withCells ? &copy.water : nullptr, withCells ? &copy.fire : nullptr, nullptr,
+                 copy.weather);
 }
 
 Result<void> restoreState(const SaveData& save, SimState& state) {

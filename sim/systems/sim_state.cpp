@@ -58,7 +58,9 @@ Player* SimState::findPlayer(PlayerId id) noexcept {
   return it != players.end() && it->id == id ? &*it : nullptr;
 }
 
-SimState createSimStateFromWorld(const Scene& scene, std::uint64_t seed, BrickStore world) {
+namespace {
+
+SimState stateAroundWorld(const Scene& scene, std::uint64_t seed, BrickStore world, bool withAnimals) {
   SimState s{.seed = seed,
              .sceneHash = sceneJoinHash(scene),
              .tick = 0,
@@ -100,8 +102,14 @@ SimState createSimStateFromWorld(const Scene& scene, std::uint64_t seed, BrickSt
   initWeather(s.weather, setup);
   initWater(s.water, setup);
   initFire(s.fire, setup);
-  initAnimals(s.animals, setup);
+  if (withAnimals) initAnimals(s.animals, setup);
   return s;
+}
+
+}  // namespace
+
+SimState createSimStateFromWorld(const Scene& scene, std::uint64_t seed, BrickStore world) {
+  return stateAroundWorld(scene, seed, std::move(world), true);
 }
 
 Result<SimState> createSimState(const Scene& scene, std::uint64_t seed) {
@@ -122,32 +130,46 @@ void playerStreamCentres(const SimState& state, std::vector<StreamCentre>& out) 
     out.push_back({p.motion.position.x >> kUnitShift, p.motion.position.z >> kUnitShift});
 }
 
-Result<SimState> createStreamedSimState(const Scene& scene, std::uint64_t seed, ColumnSource& source) {
+namespace {
+
+// A streamed state. It starts with what its setup reads generated at once (on the
+// source's threads) rather than a fault at a time: the generated water (scanned, so it
+// must be there first), the ground under the spawns and, for a simulating state, the
+// ground around the dens (perches, animals). A mirror holds no animals.
+Result<SimState> streamedState(const Scene& scene, std::uint64_t seed, ColumnSource& source, bool withAnimals) {
 #ifdef LOAM_SIM_HAS_GENERATOR
   if (!BrickStore::validBounds(scene.worldBounds)) return makeError(scene.sourcePath + ": invalid world bounds");
   BrickStore world(scene.worldBounds);
   world.markGenerated();
   world.setColumnSource(&source);
-  // What the setup reads: the generated water (scanned, so it must be there first) and,
-  // generated at once rather than a fault at a time, the ground under the spawns and
-  // around the dens (perches, animals).
   std::vector<ChunkColumn> start = waterColumns(scene);
-  const auto around = [&](double x, double z, double metres) {
-    for (ChunkColumn c : columnsAround(scene.worldBounds, static_cast<std::int32_t>(std::floor(x * kVoxelsPerMetre)),
-                                       static_cast<std::int32_t>(std::floor(z * kVoxelsPerMetre)),
-                                       static_cast<std::int32_t>(metres * kVoxelsPerMetre)))
+  for (ChunkColumn c : spawnColumns(scene)) start.push_back(c);
+  for (const AnimalDen& d : scene.dens) {
+    if (!withAnimals) break;
+    for (ChunkColumn c : columnsAround(scene.worldBounds, static_cast<std::int32_t>(std::floor(d.position.x * kVoxelsPerMetre)),
+                                       static_cast<std::int32_t>(std::floor(d.position.z * kVoxelsPerMetre)),
+                                       static_cast<std::int32_t>((d.range + 6.0) * kVoxelsPerMetre)))
       start.push_back(c);
-  };
-  for (const SpawnPoint& sp : scene.spawns) around(sp.position.x, sp.position.z, 2.0);
-  for (const AnimalDen& d : scene.dens) around(d.position.x, d.position.z, d.range + 6.0);
+  }
   source.faultAll(start, world);
-  return createSimStateFromWorld(scene, seed, std::move(world));
+  return stateAroundWorld(scene, seed, std::move(world), withAnimals);
 #else
   (void)scene;
   (void)seed;
   (void)source;
-  return makeError("createStreamedSimState: the generator is not built yet");
+  (void)withAnimals;
+  return makeError("a streamed state needs the generator, which this build lacks");
 #endif
+}
+
+}  // namespace
+
+Result<SimState> createStreamedSimState(const Scene& scene, std::uint64_t seed, ColumnSource& source) {
+  return streamedState(scene, seed, source, true);
+}
+
+Result<SimState> createMirrorState(const Scene& scene, std::uint64_t seed, ColumnSource& source) {
+  return streamedState(scene, seed, source, false);
 }
 
 }  // namespace loam::sim

@@ -93,6 +93,13 @@ Result<SimState> createSimState(const Scene& scene, std::uint64_t seed);
 /// outlive the state. Errors: as createSimState.
 Result<SimState> createStreamedSimState(const Scene& scene, std::uint64_t seed, ColumnSource& source);
 
+/// A client's mirror of a streamed world (sim/step/mirror.h): as createStreamedSimState,
+/// but it starts from the water and spawn columns only and holds no animals (a mirror
+/// follows them in snapshots; their dens' ranges are most of a streamed server's start
+/// columns). Everything the step stream touches reads as createStreamedSimState's
+/// state does. source must outlive the state. Errors: as createSimState.
+Result<SimState> createMirrorState(const Scene& scene, std::uint64_t seed, ColumnSource& source);
+
 /// The voxel column under each player's feet, in id order: the centres a streamed
 /// world's ColumnStreamer::update generates ahead around. Reuses out's capacity.
 void playerStreamCentres(const SimState& state, std::vector<StreamCentre>& out);

@@ -280,6 +280,69 @@ WorldHashes hashContent(const BrickStore& store) {
   return out;
 }
 
+WorldHashes hashColumns(const BrickStore& store, std::span<const ChunkColumn> columns) {
+  std::vector<ChunkColumn> sorted(columns.begin(), columns.end());
+  std::sort(sorted.begin(), sorted.end(), [](ChunkColumn a, ChunkColumn b) { return canonicalBefore(a, b); });
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  const WorldBounds& b = store.bounds();
+  const int y0 = chunkOf(b.minBrick).y, y1 = chunkOf(BrickCoord{b.minBrick.x, b.maxBrick.y - 1, b.minBrick.z}).y;
+  const std::uint8_t airRec[2] = {'U', kAir};
+  const std::uint64_t air = XXH3_64bits(airRec, sizeof airRec);
+  // Every chunk of the columns with its hash, in canonical (z, y, x) order.
+  struct Entry {
+    ChunkCoord c;
+    std::uint64_t hash;
+  };
+  std::vector<Entry> chunks;
+  chunks.reserve(sorted.size() * static_cast<std::size_t>(y1 - y0 + 1));
+  HashStream& hs = threadStream();
+  for (const ChunkColumn col : sorted) {
+    LOAM_ASSERT(store.columnPresent(col));
+    for (int y = y0; y <= y1; ++y) {
+      const ChunkCoord c{col.x, y, col.z};
+      const int i = store.chunkIndex(c);
+      chunks.push_back({c, i < 0 ? air : chunkHashWith(store, i, hs)});
+    }
+  }
+  const auto canonical = [](const Entry& p, const Entry& q) {
+    if (p.c.z != q.c.z) return p.c.z < q.c.z;
+    if (p.c.y != q.c.y) return p.c.y < q.c.y;
+    return p.c.x < q.c.x;
+  };
+  std::sort(chunks.begin(), chunks.end(), canonical);
+  WorldHashes out;
+  {
+    U64Hasher h(8 + 20 * chunks.size());
+    h.put("LOAMCC1\0", 8);
+    for (const Entry& e : chunks) {
+      std::uint8_t rec[12];
+      putU32(rec, static_cast<std::uint32_t>(e.c.x));
+      putU32(rec + 4, static_cast<std::uint32_t>(e.c.y));
+      putU32(rec + 8, static_cast<std::uint32_t>(e.c.z));
+      h.put(rec, sizeof rec);
+      h.addU64(e.hash);
+    }
+    out.world = h.digest();
+  }
+  // Cells sorted by (x, z); a stable sort keeps each cell's chunks in canonical order.
+  std::stable_sort(chunks.begin(), chunks.end(), [](const Entry& p, const Entry& q) {
+    return internal::cellOfChunk(p.c) < internal::cellOfChunk(q.c);
+  });
+  for (std::size_t k = 0; k < chunks.size();) {
+    const CellCoord cell = internal::cellOfChunk(chunks[k].c);
+    std::size_t end = k;
+    while (end < chunks.size() && internal::cellOfChunk(chunks[end].c) == cell) ++end;
+    U64Hasher h(8 + 8 * (end - k));
+    std::uint8_t head[8];
+    putU32(head, static_cast<std::uint32_t>(cell.x));
+    putU32(head + 4, static_cast<std::uint32_t>(cell.z));
+    h.put(head, sizeof head);
+    for (; k < end; ++k) h.addU64(chunks[k].hash);
+    out.cells.push_back({cell, h.digest()});
+  }
+  return out;
+}
+
 std::vector<CellCoord> differingCells(const std::vector<CellHash>& a, const std::vector<CellHash>& b) {
   std::vector<CellCoord> out;
   std::size_t i = 0, j = 0;

@@ -31,12 +31,21 @@
 //                   int32) and every chunkHash in the bounds as uint64, canonical order
 //     cell        = XXH3-64 of the cell (x, z as int32) and the chunkHash of every
 //                   chunk of the bounds in the cell, canonical chunk order
+//   columns hash (version 1), the content of some chunk columns (a streamed world's
+//   join check, where nobody holds the whole world):
+//     world       = XXH3-64 of "LOAMCC1\0", then per chunk of the columns in canonical
+//                   order: x, y, z as int32 and chunkHash as uint64
+//     cell        = XXH3-64 of the cell (x, z as int32) and the chunkHash of every
+//                   chunk of the columns in the cell, canonical order; only cells
+//                   holding one of the columns are listed
 // Changing any of this changes golden hashes: bump the version and say why.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "sim/world/column_source.h"
 #include "sim/world/voxel.h"
 
 namespace loam::sim {
@@ -71,6 +80,11 @@ std::vector<CellHash> cellHashes(const BrickStore& store);
 /// bounds). O(chunks in the bounds + voxels in mixed bricks): for tools, tests and
 /// the join's generation check, not per step.
 WorldHashes hashContent(const BrickStore& store);
+
+/// The columns hash of columns (inside the bounds, each present in a streamed store:
+/// an absent column is not generated here and would hash as air; asserted) and its
+/// cells. Duplicates count once. O(chunks of the columns + their mixed voxels).
+WorldHashes hashColumns(const BrickStore& store, std::span<const ChunkColumn> columns);
 
 /// The hash of slot i's content.
 std::uint64_t chunkHash(const BrickStore& store, int chunkIndex);

@@ -910,7 +910,7 @@ TEST_CASE("a Hello with an unknown client kind is rejected as BadHello") {
   CHECK(server->stats().illegalTransitions == 0);
 }
 
-TEST_CASE("a streamed world (highlands): full clients are refused with WorldStreamed, swarm bots play and the world grows around them") {
+TEST_CASE("a streamed world (highlands): Welcome checks the spawn columns, swarm bots play and the world grows around them") {
   net::EnetGuard enet;
   REQUIRE(enet.ok());
   auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/highlands.toml");
@@ -921,21 +921,37 @@ TEST_CASE("a streamed world (highlands): full clients are refused with WorldStre
   auto state = sim::createStreamedSimState(*scene, scene->defaultSeed, **streamer);
   REQUIRE(state.has_value());
   const std::size_t atStart = state->world.presentColumns().size();
+  const net::HostedWorld hosted = net::describeStreamedWorld(*scene, state->world);
+  // The hash a full client checks is of the spawn columns alone, generated on their own.
+  const std::vector<sim::ChunkColumn> spawn = sim::spawnColumns(*scene);
+  REQUIRE_FALSE(spawn.empty());
+  auto region = sim::generateRegion(*scene, scene->defaultSeed, spawn);
+  REQUIRE(region.has_value());
+  const sim::WorldHashes alone = sim::hashColumns(*region, spawn);
+  CHECK(hosted.generatedHash == alone.world);
+  CHECK(hosted.generatedCells == alone.cells);
+  CHECK(hosted.streamed);
   net::ServerConfig config;
   config.maxPeersPerAddress = 256;
   // A streamed world without its streamer is a programming error the host refuses.
-  CHECK_FALSE(net::ServerHost::open(config, sim::SimState(*state), net::HostedWorld{scene->name, 0, {}, true}).has_value());
-  auto opened = net::ServerHost::open(config, std::move(*state), net::HostedWorld{scene->name, 0, {}, true},
-                                      streamer->get());
+  CHECK_FALSE(net::ServerHost::open(config, sim::SimState(*state), hosted).has_value());
+  auto opened = net::ServerHost::open(config, std::move(*state), hosted, streamer->get());
   REQUIRE(opened.has_value());
   net::ServerHost& server = **opened;
 
+  // A full client is welcomed with that hash (it streams the world too).
   RawClient full(server.port());
   flatbuffers::FlatBufferBuilder fbb;
   REQUIRE(tickUntil(server, {&full}, 2000, [&] { return full.connected; }));
   buildHello(fbb, "full-1", true);
   full.send(fbb);
-  CHECK(awaitReject(server, {&full}, full) == net::RejectCode::WorldStreamed);
+  std::uint64_t welcomeHash = 0;
+  REQUIRE(tickUntil(server, {&full}, 2000, [&] {
+    auto w = full.take(wire::ServerBody::Welcome);
+    if (!w.empty()) welcomeHash = parseServerMessage(w[0])->body_as_Welcome()->generated_hash();
+    return !w.empty();
+  }));
+  CHECK(welcomeHash == alone.world);
 
   RawClient c(server.port());
   const std::uint32_t id = joinAs(server, c, fbb, "swarm-1", false);
