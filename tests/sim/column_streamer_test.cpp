@@ -149,3 +149,34 @@ TEST_CASE("highlands: the 8 x 8 km scene's streamed state starts from a few hund
   CHECK(state->world.get(30000, t.column.ground + 200, -41000) == kAir);
   CHECK(state->world.get(30000, t.column.ground - 30, -41000) != kAir);
 }
+
+TEST_CASE("mirror state: createMirrorState holds the water and spawn columns, no animals, and reads as the world") {
+  const Scene glade = loadGlade();
+  auto streamer = ColumnStreamer::create(glade, 1, {.threads = 2});
+  REQUIRE(streamer.has_value());
+  auto mirror = createMirrorState(glade, 1, **streamer);
+  REQUIRE(mirror.has_value());
+  auto whole = createSimState(glade, 1);
+  REQUIRE(whole.has_value());
+  for (ChunkColumn c : waterColumns(glade)) CHECK(mirror->world.columnPresent(c));
+  const std::vector<ChunkColumn> spawn = spawnColumns(glade);
+  REQUIRE_FALSE(spawn.empty());
+  for (ChunkColumn c : spawn) CHECK(mirror->world.columnPresent(c));
+  CHECK(mirror->animals.animals.empty());
+  CHECK(mirror->water.grid.size() == whole->water.grid.size());
+  CHECK(mirror->spawns == whole->spawns);
+  // The join check: the spawn columns hash alike in the mirror, the whole world and a
+  // region generated on its own, and differently once one voxel there changes.
+  const WorldHashes ofMirror = hashColumns(mirror->world, spawn);
+  CHECK(ofMirror.world == hashColumns(whole->world, spawn).world);
+  CHECK(ofMirror.cells == hashColumns(whole->world, spawn).cells);
+  auto region = generateRegion(glade, 1, spawn);
+  REQUIRE(region.has_value());
+  CHECK(ofMirror.world == hashColumns(*region, spawn).world);
+  const std::int32_t vx = spawn.front().x * kChunkBricks * kBrickSize + 3, vz = spawn.front().z * kChunkBricks * kBrickSize + 5;
+  const MaterialId before = whole->world.get(vx, 0, vz);
+  whole->world.set(vx, 0, vz, before == kAir ? MaterialId{1} : kAir);
+  CHECK(hashColumns(whole->world, spawn).world != ofMirror.world);
+  CHECK(differingCells(hashColumns(whole->world, spawn).cells, ofMirror.cells).size() == 1);
+  CHECK(differingBricks(mirror->world, whole->world) == 1);
+}
