@@ -16,6 +16,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <thread>
+#include <unordered_set>
 
 #include "net/edit_codec.h"
 #include "net/enet_support.h"
@@ -28,6 +29,7 @@
 #include "sim/step/mirror.h"
 #include "sim/save/save.h"
 #include "sim/save/state_codec.h"
+#include "sim/systems/water.h"
 #include "sim/world/world_hash.h"
 #include "sim/step/world_hash_tracker.h"
 
@@ -156,6 +158,7 @@ struct ClientConnection::Impl {
   std::unique_ptr<sim::ColumnStreamer> streamer;
   std::vector<sim::ChunkColumn> checkedColumns;  // streamed: the columns the join check hashes
   std::vector<sim::StreamCentre> centres;        // streamed: the predicted player's column
+  std::unordered_set<std::uint64_t> watered;     // streamed: columns whose generated water the mirror holds
 
   // Welcome.
   sim::PlayerId playerId;
@@ -368,7 +371,36 @@ struct ClientConnection::Impl {
     centres.assign(1, sim::StreamCentre{vx, vz});
     streamer->update(mirror->world, centres);
     stats.holesMet += holdAround(vx, vz);
+    addArrivedWater();
     stats.stream = streamer->stats();
+  }
+
+  static std::uint64_t columnKey(sim::ChunkColumn c) {
+    return (std::uint64_t{static_cast<std::uint32_t>(c.x)} << 32) | static_cast<std::uint32_t>(c.z);
+  }
+
+  // The generated water of every column that arrived since the last call (a column
+  // released and generated again is not scanned twice: its water stayed in the grid).
+  void addArrivedWater() {
+    for (sim::ChunkColumn c : mirror->world.presentColumns()) {
+      if (watered.insert(columnKey(c)).second) sim::addColumnWater(mirror->water, mirror->world, mirror->lut, c);
+    }
+  }
+
+  // Before a full CellState replaces a cell's water: the cell's columns present and
+  // their generated water added, so a column arriving later cannot bring back water
+  // the cell no longer holds.
+  void prepareCell(sim::CellCoord cell) {
+    if (!streamer) return;
+    constexpr std::int32_t kColumnsPerCell = (1 << sim::kCellShift) / sim::kChunkBricks;
+    std::vector<sim::ChunkColumn> columns;
+    for (std::int32_t dz = 0; dz < kColumnsPerCell; ++dz)
+      for (std::int32_t dx = 0; dx < kColumnsPerCell; ++dx) {
+        const sim::ChunkColumn c{cell.x * kColumnsPerCell + dx, cell.z * kColumnsPerCell + dz};
+        if (streamer->generator().contains(c)) columns.push_back(c);
+      }
+    streamer->faultAll(columns, mirror->world);
+    addArrivedWater();
   }
 
   // Generates on this thread the columns within kHeldRadiusMetres of (vx, vz) that are
@@ -519,6 +551,7 @@ struct ClientConnection::Impl {
       stats.streamed = true;
       const Clock::time_point t1 = Clock::now();
       (void)holdAround(own->motion.position.x >> sim::kUnitShift, own->motion.position.z >> sim::kUnitShift);
+      addArrivedWater();
       stats.holdMs = msSince(t1);
     }
     tracker.reset(mirror->world);
@@ -684,6 +717,7 @@ struct ClientConnection::Impl {
         if (inside(f.corner)) fire.push_back(f);
       }
     }
+    if (c.full()) prepareCell(cell);
     sim::applyCellState(*mirror, cell, c.full(), water, fire);
   }
 

@@ -60,7 +60,12 @@ Player* SimState::findPlayer(PlayerId id) noexcept {
 
 namespace {
 
-SimState stateAroundWorld(const Scene& scene, std::uint64_t seed, BrickStore world, bool withAnimals) {
+// A simulating state sets every system up from the world; a mirror of a streamed world
+// holds no animals (it follows them in snapshots) and starts its water empty, adding
+// each column's generated water as the column arrives (addColumnWater).
+enum class Role : std::uint8_t { Simulation, Mirror };
+
+SimState stateAroundWorld(const Scene& scene, std::uint64_t seed, BrickStore world, Role role) {
   SimState s{.seed = seed,
              .sceneHash = sceneJoinHash(scene),
              .tick = 0,
@@ -100,16 +105,20 @@ SimState stateAroundWorld(const Scene& scene, std::uint64_t seed, BrickStore wor
 
   const SimSetup setup{scene, s.world, *s.materials, seed};
   initWeather(s.weather, setup);
-  initWater(s.water, setup);
   initFire(s.fire, setup);
-  if (withAnimals) initAnimals(s.animals, setup);
+  if (role == Role::Simulation) {
+    initWater(s.water, setup);
+    initAnimals(s.animals, setup);
+  } else {
+    initMirrorWater(s.water, s.world.bounds());
+  }
   return s;
 }
 
 }  // namespace
 
 SimState createSimStateFromWorld(const Scene& scene, std::uint64_t seed, BrickStore world) {
-  return stateAroundWorld(scene, seed, std::move(world), true);
+  return stateAroundWorld(scene, seed, std::move(world), Role::Simulation);
 }
 
 Result<SimState> createSimState(const Scene& scene, std::uint64_t seed) {
@@ -133,31 +142,33 @@ void playerStreamCentres(const SimState& state, std::vector<StreamCentre>& out) 
 namespace {
 
 // A streamed state. It starts with what its setup reads generated at once (on the
-// source's threads) rather than a fault at a time: the generated water (scanned, so it
-// must be there first), the ground under the spawns and, for a simulating state, the
-// ground around the dens (perches, animals). A mirror holds no animals.
-Result<SimState> streamedState(const Scene& scene, std::uint64_t seed, ColumnSource& source, bool withAnimals) {
+// source's threads) rather than a fault at a time: the ground under the spawns and,
+// for a simulating state, the generated water (scanned, so it must be there first)
+// and the ground around the dens (perches, animals).
+Result<SimState> streamedState(const Scene& scene, std::uint64_t seed, ColumnSource& source, Role role) {
 #ifdef LOAM_SIM_HAS_GENERATOR
   if (!BrickStore::validBounds(scene.worldBounds)) return makeError(scene.sourcePath + ": invalid world bounds");
   BrickStore world(scene.worldBounds);
   world.markGenerated();
   world.setColumnSource(&source);
-  std::vector<ChunkColumn> start = waterColumns(scene);
-  for (ChunkColumn c : spawnColumns(scene)) start.push_back(c);
+  std::vector<ChunkColumn> start = spawnColumns(scene);
+  if (role == Role::Simulation) {
+    for (ChunkColumn c : waterColumns(scene)) start.push_back(c);
+  }
   for (const AnimalDen& d : scene.dens) {
-    if (!withAnimals) break;
+    if (role != Role::Simulation) break;
     for (ChunkColumn c : columnsAround(scene.worldBounds, static_cast<std::int32_t>(std::floor(d.position.x * kVoxelsPerMetre)),
                                        static_cast<std::int32_t>(std::floor(d.position.z * kVoxelsPerMetre)),
                                        static_cast<std::int32_t>((d.range + 6.0) * kVoxelsPerMetre)))
       start.push_back(c);
   }
   source.faultAll(start, world);
-  return stateAroundWorld(scene, seed, std::move(world), withAnimals);
+  return stateAroundWorld(scene, seed, std::move(world), role);
 #else
   (void)scene;
   (void)seed;
   (void)source;
-  (void)withAnimals;
+  (void)role;
   return makeError("a streamed state needs the generator, which this build lacks");
 #endif
 }
@@ -165,11 +176,11 @@ Result<SimState> streamedState(const Scene& scene, std::uint64_t seed, ColumnSou
 }  // namespace
 
 Result<SimState> createStreamedSimState(const Scene& scene, std::uint64_t seed, ColumnSource& source) {
-  return streamedState(scene, seed, source, true);
+  return streamedState(scene, seed, source, Role::Simulation);
 }
 
 Result<SimState> createMirrorState(const Scene& scene, std::uint64_t seed, ColumnSource& source) {
-  return streamedState(scene, seed, source, false);
+  return streamedState(scene, seed, source, Role::Mirror);
 }
 
 }  // namespace loam::sim

@@ -94,10 +94,12 @@ Result<SimState> createSimState(const Scene& scene, std::uint64_t seed);
 Result<SimState> createStreamedSimState(const Scene& scene, std::uint64_t seed, ColumnSource& source);
 
 /// A client's mirror of a streamed world (sim/step/mirror.h): as createStreamedSimState,
-/// but it starts from the water and spawn columns only and holds no animals (a mirror
-/// follows them in snapshots; their dens' ranges are most of a streamed server's start
-/// columns). Everything the step stream touches reads as createStreamedSimState's
-/// state does. source must outlive the state. Errors: as createSimState.
+/// but it starts from the spawn columns only, holds no animals (a mirror follows them
+/// in snapshots; their dens' ranges are most of a streamed server's start columns) and
+/// its water is empty: the owner adds each column's generated water as the column
+/// arrives (addColumnWater) and the server sends the interest cells whose water changed.
+/// Its world reads as createStreamedSimState's does. source must outlive the state.
+/// Errors: as createSimState.
 Result<SimState> createMirrorState(const Scene& scene, std::uint64_t seed, ColumnSource& source);
 
 /// The voxel column under each player's feet, in id order: the centres a streamed

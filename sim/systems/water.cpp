@@ -12,6 +12,7 @@
 #include "sim/core/internal/format.h"
 #include "sim/core/keyed_random.h"
 #include "sim/world/material.h"
+#include "sim/world/material_lut.h"
 #include "sim/systems/internal/water_tick.h"
 #include "sim/systems/motion.h"
 #include "sim/gen/scene.h"
@@ -240,6 +241,35 @@ void initWater(WaterState& s, const SimSetup& setup) {
   s.floorChanged.reserve(1024);
   WaterTick(s, world).routeAll();
   s.queue.reserve(2048);
+}
+
+void initMirrorWater(WaterState& state, const WorldBounds& bounds) {
+  state = WaterState{};
+  state.grid.reset(bounds);
+}
+
+void addColumnWater(WaterState& state, const BrickStore& world, const MaterialLut& lut, ChunkColumn column) {
+  LOAM_ASSERT(world.columnPresent(column));
+  const WorldBounds& wb = world.bounds();
+  MaterialId m[kBrickVoxels];
+  for (std::int32_t cy = wb.minBrick.y >> kChunkShift; cy < wb.maxBrick.y >> kChunkShift; ++cy) {
+    const int ci = world.chunkIndex(ChunkCoord{column.x, cy, column.z});
+    if (ci < 0) continue;  // all air
+    if (world.chunkIsCollapsed(ci) && !lut.liquid[world.chunkUniform(ci).value_or(kAir)]) continue;
+    for (int local = 0; local < kChunkBricks * kChunkBricks * kChunkBricks; ++local) {
+      const BrickView v = world.brickInChunk(ci, local);
+      if (v.isUniform() && !lut.liquid[v.uniformMaterial()]) continue;
+      const BrickCoord bc{column.x * kChunkBricks + (local & 15), cy * kChunkBricks + ((local >> 4) & 15),
+                          column.z * kChunkBricks + (local >> 8)};
+      v.decode(m);
+      bool any = false;
+      for (int i = 0; i < kBrickVoxels && !any; ++i) any = lut.liquid[m[i]] != 0;
+      if (!any || state.grid.find(bc) >= 0) continue;
+      const std::uint32_t slot = state.grid.add(bc);
+      for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i)
+        if (lut.liquid[m[i]]) state.grid.setAmount(slot, i, static_cast<std::uint16_t>(kFull));
+    }
+  }
 }
 
 void stepWater(WaterState& state, SimContext& ctx) {

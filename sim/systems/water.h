@@ -80,6 +80,7 @@
 
 #include "sim/core/result.h"
 #include "sim/systems/internal/water_grid.h"
+#include "sim/world/column_source.h"
 #include "sim/world/voxel.h"
 
 namespace loam::sim {
@@ -87,6 +88,7 @@ namespace loam::sim {
 class BrickStore;
 class SimContext;
 class StateHasher;
+struct MaterialLut;
 struct SimSetup;
 
 inline constexpr std::uint32_t kWaterPerVoxel = 256;     ///< water units in one full voxel
@@ -158,6 +160,16 @@ inline bool waterFull(const WaterState& state) noexcept { return state.grid.size
 /// The water amount at voxel (0 if dry or outside). O(1): one hash probe. For other
 /// systems (fire, motion via voxels). Valid on the server and on mirrors.
 std::uint16_t waterAt(const WaterState& state, VoxelCoord voxel);
+
+/// Mirror of a streamed world (sim::createMirrorState): its water starts empty (sized to
+/// the world) and grows a column at a time. Reads nothing.
+void initMirrorWater(WaterState& state, const WorldBounds& bounds);
+/// Mirror of a streamed world: the generated water of column, which must be present in
+/// world (every liquid voxel a full cell, as initWater reads it), added to the bricks
+/// the state has no record of yet: a brick the mirror already holds (its water came in
+/// a CellState, or the column was scanned before it was released) is left as it is.
+/// Amounts only; no working data. Allocates for new bricks.
+void addColumnWater(WaterState& state, const BrickStore& world, const MaterialLut& lut, ChunkColumn column);
 
 /// Mirror side: applies one step's water changes in order. Allocates only when water
 /// reaches a brick the mirror has no record for.

@@ -12,6 +12,7 @@
 
 #include "sim/gen/scene.h"
 #include "sim/systems/sim_state.h"
+#include "sim/systems/water.h"
 #include "sim/world/world_hash.h"
 
 using namespace loam::sim;
@@ -150,7 +151,7 @@ TEST_CASE("highlands: the 8 x 8 km scene's streamed state starts from a few hund
   CHECK(state->world.get(30000, t.column.ground - 30, -41000) != kAir);
 }
 
-TEST_CASE("mirror state: createMirrorState holds the water and spawn columns, no animals, and reads as the world") {
+TEST_CASE("mirror state: createMirrorState holds the spawn columns, no animals, water a column at a time, and reads as the world") {
   const Scene glade = loadGlade();
   auto streamer = ColumnStreamer::create(glade, 1, {.threads = 2});
   REQUIRE(streamer.has_value());
@@ -158,13 +159,25 @@ TEST_CASE("mirror state: createMirrorState holds the water and spawn columns, no
   REQUIRE(mirror.has_value());
   auto whole = createSimState(glade, 1);
   REQUIRE(whole.has_value());
-  for (ChunkColumn c : waterColumns(glade)) CHECK(mirror->world.columnPresent(c));
   const std::vector<ChunkColumn> spawn = spawnColumns(glade);
   REQUIRE_FALSE(spawn.empty());
   for (ChunkColumn c : spawn) CHECK(mirror->world.columnPresent(c));
+  CHECK(mirror->world.presentColumns().size() == spawn.size());
   CHECK(mirror->animals.animals.empty());
-  CHECK(mirror->water.grid.size() == whole->water.grid.size());
   CHECK(mirror->spawns == whole->spawns);
+  // Water: none until its columns arrive; then, column by column, the generated water.
+  CHECK(mirror->water.grid.size() == 0);
+  const std::vector<ChunkColumn> wet = waterColumns(glade);
+  (*streamer)->faultAll(wet, mirror->world);
+  for (ChunkColumn c : wet) addColumnWater(mirror->water, mirror->world, mirror->lut, c);
+  CHECK(mirror->water.grid.size() == whole->water.grid.size());
+  for (ChunkColumn c : wet) {
+    const CellCoord cell = cellOf(BrickCoord{c.x * kChunkBricks, 0, c.z * kChunkBricks});
+    CHECK(waterInCell(mirror->water, cell) == waterInCell(whole->water, cell));
+  }
+  // A second scan of a column adds nothing (a column generated again after release).
+  addColumnWater(mirror->water, mirror->world, mirror->lut, wet.front());
+  CHECK(mirror->water.grid.size() == whole->water.grid.size());
   // The join check: the spawn columns hash alike in the mirror, the whole world and a
   // region generated on its own, and differently once one voxel there changes.
   const WorldHashes ofMirror = hashColumns(mirror->world, spawn);
