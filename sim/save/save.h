@@ -108,6 +108,20 @@ Result<SaveData> captureSave(const SaveHeader& header, const BrickStore& store, 
 /// to date brick by brick (the server's join stream). No allocation.
 bool captureBrick(const BrickStore& store, BrickCoord b, SavedBrick& out);
 
+/// Largest encodeBrickContent output: kind, mask and every voxel changed.
+inline constexpr std::size_t kMaxBrickContentBytes = 1 + 64 + kBrickVoxels;
+
+/// One brick's content alone (not its coordinates), the same pieces the payload holds
+/// for it: u8 kind (0 whole, 1 delta), then the canonical packed form (whole) or the
+/// 64-byte change mask and the changed voxels' materials (delta). The world database
+/// stores a row of it per brick (sim/save/world_db.h). Appends to out; any thread.
+void encodeBrickContent(const SavedBrick& brick, std::vector<std::uint8_t>& out);
+
+/// Parses encodeBrickContent bytes into out (coord untouched). Every byte is checked
+/// (size at most kMaxBrickContentBytes, kind, form, mask not empty, no trailing
+/// bytes); errors say what is wrong, never a crash. No allocation but the message.
+Result<void> decodeBrickContent(std::span<const std::uint8_t> bytes, SavedBrick& out);
+
 /// Position of brick b in canonical store order for bounds (SaveData::bricks are
 /// sorted by it). No allocation.
 std::uint64_t canonicalBrickOrder(const WorldBounds& bounds, BrickCoord b);
