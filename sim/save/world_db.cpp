@@ -265,6 +265,8 @@ Result<WorldDbContents> WorldDb::load() {
         continue;
       }
       sb.coord = {static_cast<std::int32_t>(x), static_cast<std::int32_t>(y), static_cast<std::int32_t>(z)};
+      // Named below if damaged; kept here so a caller can delete the row.
+      out.damagedBricks.push_back(sb.coord);
       if (!bounds_.containsBrick(sb.coord)) {
         damaged(brickName(sb.coord) + ": outside the world's bounds");
         continue;
@@ -288,6 +290,7 @@ Result<WorldDbContents> WorldDb::load() {
         damaged(brickName(sb.coord) + ": " + d.error().message);
         continue;
       }
+      out.damagedBricks.pop_back();  // not damaged
       out.save.bricks.push_back(sb);
     }
     if (rc != SQLITE_DONE) return dbError(db_, path_, "cannot read the bricks table (damaged file?)");

@@ -60,6 +60,7 @@ struct WorldDbCommitStats {
 struct WorldDbContents {
   SaveData save;                      ///< header, bounds, readable bricks (canonical order), blobs
   std::vector<std::string> damaged;   ///< one line per damaged row: "brick (x, y, z): why"
+  std::vector<BrickCoord> damagedBricks;  ///< the damaged rows' keys (commit them as removed to drop them)
 };
 
 class WorldDb {
