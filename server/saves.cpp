@@ -223,7 +223,7 @@ sim::Result<WorldDbStart> openWorldDb(const std::string& dir, std::string_view s
         return start;
       }
       for (const std::string& line : contents->damaged)
-        logLine("world database %s: damaged %s", LogValue(path).c_str(), LogValue(line).c_str());
+        logLine("world database %s: damaged %s", LogValue(path).c_str(), line.c_str());  // our words and numbers
       if (!contents->damaged.empty()) {
         const std::size_t n = contents->damagedBricks.size();
         if (!skipDamaged) {
