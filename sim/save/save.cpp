@@ -104,34 +104,6 @@ std::uint64_t boundsBricks(const WorldBounds& b) {
          static_cast<std::uint64_t>(b.maxBrick.z - b.minBrick.z);
 }
 
-/// Decompresses one zstd frame of exactly rawSize bytes into out. The buffer grows as
-/// output arrives (doubling from 1 MiB), so a frame that claims more than it yields
-/// allocates at most twice what it yields.
-Result<void> decompressFrame(const std::uint8_t* src, std::size_t size, std::uint64_t rawSize,
-                             std::vector<std::uint8_t>& out) {
-  std::unique_ptr<ZSTD_DStream, std::size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
-  if (!stream) return makeError("zstd: cannot create a decompression stream");
-  constexpr std::uint64_t kFirstBytes = std::uint64_t{1} << 20;
-  ZSTD_inBuffer in{src, size, 0};
-  std::size_t produced = 0;
-  out.clear();
-  for (;;) {
-    if (produced == out.size() && produced < rawSize)
-      out.resize(static_cast<std::size_t>(std::min(rawSize, std::max(kFirstBytes, std::uint64_t{produced} * 2))));
-    ZSTD_outBuffer o{out.data() + produced, out.size() - produced, 0};
-    const std::size_t consumed = in.pos;
-    const std::size_t rc = ZSTD_decompressStream(stream.get(), &o, &in);
-    if (ZSTD_isError(rc)) return corrupt(std::string("zstd: ") + ZSTD_getErrorName(rc));
-    produced += o.pos;
-    if (rc == 0) break;  // frame complete (zstd checks its declared content size)
-    if (o.pos == 0 && in.pos == consumed)
-      return corrupt(produced == rawSize ? "zstd frame is longer than the header says" : "zstd frame is truncated");
-  }
-  if (produced != rawSize || in.pos != in.size) return corrupt("decompressed size differs from the header");
-  out.resize(produced);
-  return ok();
-}
-
 /// Position of brick b in canonical store order for bounds (chunk index, then brick
 /// index in chunk).
 std::uint64_t canonicalKey(const WorldBounds& bounds, BrickCoord b) {
@@ -219,6 +191,33 @@ void readChangedVoxels(Reader& r, SavedBrick& b) {
 }
 
 }  // namespace
+
+// ---- zstd ---------------------------------------------------------------------------
+
+Result<void> decompressZstdFrame(const std::uint8_t* src, std::size_t size, std::uint64_t rawSize,
+                                 std::vector<std::uint8_t>& out) {
+  std::unique_ptr<ZSTD_DStream, std::size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
+  if (!stream) return makeError("zstd: cannot create a decompression stream");
+  constexpr std::uint64_t kFirstBytes = std::uint64_t{1} << 20;
+  ZSTD_inBuffer in{src, size, 0};
+  std::size_t produced = 0;
+  out.clear();
+  for (;;) {
+    if (produced == out.size() && produced < rawSize)
+      out.resize(static_cast<std::size_t>(std::min(rawSize, std::max(kFirstBytes, std::uint64_t{produced} * 2))));
+    ZSTD_outBuffer o{out.data() + produced, out.size() - produced, 0};
+    const std::size_t consumed = in.pos;
+    const std::size_t rc = ZSTD_decompressStream(stream.get(), &o, &in);
+    if (ZSTD_isError(rc)) return corrupt(std::string("zstd: ") + ZSTD_getErrorName(rc));
+    produced += o.pos;
+    if (rc == 0) break;  // frame complete (zstd checks its declared content size)
+    if (o.pos == 0 && in.pos == consumed)
+      return corrupt(produced == rawSize ? "zstd frame is longer than the header says" : "zstd frame is truncated");
+  }
+  if (produced != rawSize || in.pos != in.size) return corrupt("decompressed size differs from the header");
+  out.resize(produced);
+  return ok();
+}
 
 // ---- capture and encode -------------------------------------------------------------
 
@@ -371,7 +370,7 @@ Result<SaveData> decodeSave(std::span<const std::uint8_t> bytes, std::uint64_t m
   if (frameSize != rawSize) return corrupt("compressed frame size does not match the header");
 
   std::vector<std::uint8_t> raw;
-  if (auto d = decompressFrame(h + kSaveHeaderBytes, static_cast<std::size_t>(packed), rawSize, raw); !d)
+  if (auto d = decompressZstdFrame(h + kSaveHeaderBytes, static_cast<std::size_t>(packed), rawSize, raw); !d)
     return d.error();
   data.sizes.rawBytes = rawSize;
   data.sizes.compressedBytes = packed;

@@ -136,6 +136,13 @@ Result<std::vector<std::uint8_t>> encodeSave(SaveData& data, int level = 3);
 Result<std::vector<std::uint8_t>> sealSavePayload(const SaveHeader& header, std::span<const std::uint8_t> raw,
                                                   int level = 3);
 
+/// Decompresses one zstd frame of exactly rawSize bytes into out (the save payload,
+/// the world database's blobs). The buffer grows as output arrives (doubling from 1
+/// MiB), so a frame that claims more than it yields allocates at most twice what it
+/// yields. Errors ("corrupt save: ...") say what is wrong, never a crash. Any thread.
+Result<void> decompressZstdFrame(const std::uint8_t* src, std::size_t size, std::uint64_t rawSize,
+                                 std::vector<std::uint8_t>& out);
+
 /// Parses file bytes: checks magic, format version, sizes, checksum, then
 /// decompresses and validates every field (bricks inside the bounds, strictly
 /// increasing, valid kinds; unique blob names; no trailing bytes). Any corruption

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <xxhash.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <limits>
@@ -22,7 +23,11 @@ const char* const kSchema =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
     "CREATE TABLE bricks(x INTEGER NOT NULL, y INTEGER NOT NULL, z INTEGER NOT NULL, content BLOB NOT NULL,"
     " hash INTEGER NOT NULL, PRIMARY KEY(x, y, z)) WITHOUT ROWID;"
-    "CREATE TABLE blobs(name TEXT PRIMARY KEY, bytes BLOB NOT NULL, hash INTEGER NOT NULL) WITHOUT ROWID;";
+    "CREATE TABLE blobs(name TEXT PRIMARY KEY, raw_size INTEGER NOT NULL, packed BLOB NOT NULL,"
+    " hash INTEGER NOT NULL) WITHOUT ROWID;";
+
+/// zstd level of the stored blobs (the water blob of a large world is ~100 MB raw).
+constexpr int kBlobLevel = 1;
 
 /// A prepared statement, finalized on scope exit.
 class Stmt {
@@ -300,7 +305,7 @@ Result<WorldDbContents> WorldDb::load() {
   std::sort(out.save.bricks.begin(), out.save.bricks.end(), [&](const SavedBrick& a, const SavedBrick& b) {
     return canonicalBrickOrder(bounds_, a.coord) < canonicalBrickOrder(bounds_, b.coord);
   });
-  Stmt s(db_, "SELECT name, bytes, hash FROM blobs ORDER BY name");
+  Stmt s(db_, "SELECT name, raw_size, packed, hash FROM blobs ORDER BY name");
   if (!s.ok()) return dbError(db_, path_, "cannot read the blobs table");
   int rc;
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
@@ -310,16 +315,19 @@ Result<WorldDbContents> WorldDb::load() {
     if (name == nullptr || nameBytes <= 0 || nameBytes > 255)
       return makeError(path_ + ": damaged blob row (name missing or longer than 255 bytes)");
     std::string n(reinterpret_cast<const char*>(name), static_cast<std::size_t>(nameBytes));
-    if (sqlite3_column_type(st, 1) != SQLITE_BLOB && sqlite3_column_type(st, 1) != SQLITE_NULL)
-      return makeError(path_ + ": blob '" + n + "' is damaged (not a blob)");
-    if (static_cast<std::uint64_t>(sqlite3_column_bytes(st, 1)) > kMaxWorldDbBlobBytes)
-      return makeError(path_ + ": blob '" + n + "' is larger than the limit");
-    std::span<const std::uint8_t> bytes = columnBytes(st, 1);
-    if (sqlite3_column_type(st, 2) != SQLITE_INTEGER || blobHash(n, bytes) != asU64(sqlite3_column_int64(st, 2)))
-      return makeError(path_ + ": blob '" + n + "' is damaged (hash mismatch)");
+    if (sqlite3_column_type(st, 1) != SQLITE_INTEGER || sqlite3_column_type(st, 2) != SQLITE_BLOB ||
+        sqlite3_column_type(st, 3) != SQLITE_INTEGER)
+      return makeError(path_ + ": blob '" + n + "' is damaged (malformed row)");
+    const std::int64_t rawSize = sqlite3_column_int64(st, 1);
+    if (rawSize < 0 || static_cast<std::uint64_t>(rawSize) > kMaxWorldDbBlobBytes)
+      return makeError(path_ + ": blob '" + n + "' is damaged (size " + std::to_string(rawSize) + " out of range)");
+    std::span<const std::uint8_t> packed = columnBytes(st, 2);
     SaveBlob& b = out.save.blobs.emplace_back();
+    if (auto d = decompressZstdFrame(packed.data(), packed.size(), static_cast<std::uint64_t>(rawSize), b.bytes); !d)
+      return makeError(path_ + ": blob '" + n + "' is damaged (" + d.error().message + ")");
+    if (blobHash(n, b.bytes) != asU64(sqlite3_column_int64(st, 3)))
+      return makeError(path_ + ": blob '" + n + "' is damaged (hash mismatch)");
     b.name = std::move(n);
-    b.bytes.assign(bytes.begin(), bytes.end());
   }
   if (rc != SQLITE_DONE) return dbError(db_, path_, "cannot read the blobs table (damaged file?)");
   return out;
@@ -364,7 +372,8 @@ Result<WorldDbCommitStats> WorldDb::commit(const WorldDbCommit& c) {
       }
     }
     {
-      Stmt put(db_, "INSERT OR REPLACE INTO blobs(name, bytes, hash) VALUES(?1, ?2, ?3)");
+      Stmt put(db_, "INSERT OR REPLACE INTO blobs(name, raw_size, packed, hash) VALUES(?1, ?2, ?3, ?4)");
+      std::vector<std::uint8_t> packed;
       if (!put.ok()) return dbError(db_, path_, "cannot prepare the blob write");
       for (const SaveBlob& b : c.blobs) {
         if (b.name.empty() || b.name.size() > 255) return makeError("world db blob name must be 1..255 bytes");
@@ -372,19 +381,19 @@ Result<WorldDbCommitStats> WorldDb::commit(const WorldDbCommit& c) {
         const std::uint64_t h = blobHash(b.name, b.bytes);
         auto it = blobHashes_.find(b.name);
         if (it != blobHashes_.end() && it->second == h) continue;
+        packed.resize(ZSTD_compressBound(b.bytes.size()));
+        const std::size_t n = ZSTD_compress(packed.data(), packed.size(), b.bytes.data(), b.bytes.size(), kBlobLevel);
+        if (ZSTD_isError(n)) return makeError(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
         sqlite3_stmt* st = put.get();
         sqlite3_reset(st);
         sqlite3_bind_text(st, 1, b.name.data(), static_cast<int>(b.name.size()), SQLITE_STATIC);
-        if (b.bytes.empty()) {
-          sqlite3_bind_zeroblob(st, 2, 0);  // a null pointer would bind NULL
-        } else {
-          sqlite3_bind_blob(st, 2, b.bytes.data(), static_cast<int>(b.bytes.size()), SQLITE_STATIC);
-        }
-        sqlite3_bind_int64(st, 3, asI64(h));
+        sqlite3_bind_int64(st, 2, static_cast<std::int64_t>(b.bytes.size()));
+        sqlite3_bind_blob(st, 3, packed.data(), static_cast<int>(n), SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, asI64(h));
         if (sqlite3_step(st) != SQLITE_DONE) return dbError(db_, path_, "cannot write blob '" + b.name + "'");
         newHashes[b.name] = h;
         ++stats.blobsWritten;
-        stats.bytesWritten += b.bytes.size();
+        stats.bytesWritten += n;
       }
     }
     if (auto r = setMeta(db_, path_, "tick", asI64(c.tick)); !r) return r;

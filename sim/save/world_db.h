@@ -12,8 +12,9 @@
 //   bricks(x, y, z INTEGER, content BLOB, hash INTEGER; PRIMARY KEY (x, y, z)):
 //     content = encodeBrickContent (the save file's brick codec), hash = XXH3-64 of
 //     the 12 coordinate bytes (little-endian x, y, z) followed by content
-//   blobs(name TEXT PRIMARY KEY, bytes BLOB, hash INTEGER): hash = XXH3-64 of name
-//     then bytes
+//   blobs(name TEXT PRIMARY KEY, raw_size INTEGER, packed BLOB, hash INTEGER):
+//     packed = the blob's bytes as one zstd frame of raw_size bytes, hash = XXH3-64
+//     of name then the raw bytes
 //
 // Every byte of the file is hostile: sizes are checked before use, a row whose hash
 // or content is wrong is reported as damaged (named by its brick coordinates or blob
@@ -37,7 +38,8 @@ namespace loam::sim {
 
 /// The database layout this build writes and reads (meta "db_format").
 inline constexpr std::uint32_t kWorldDbFormatVersion = 1;
-/// Largest blob a loader accepts (bounds allocations from a hostile file).
+/// Largest blob (raw bytes) a loader accepts; the buffer also grows only as the
+/// compressed frame yields bytes (decompressZstdFrame).
 inline constexpr std::uint64_t kMaxWorldDbBlobBytes = std::uint64_t{1} << 30;
 
 /// What a commit changes.
@@ -53,7 +55,7 @@ struct WorldDbCommitStats {
   std::uint64_t bricksWritten = 0;
   std::uint64_t bricksDeleted = 0;   ///< rows that existed and were deleted
   std::uint64_t blobsWritten = 0;    ///< blobs whose bytes changed
-  std::uint64_t bytesWritten = 0;    ///< brick contents and blob bytes written
+  std::uint64_t bytesWritten = 0;    ///< brick contents and (compressed) blob bytes written
 };
 
 /// A database's contents as read by load().

@@ -246,7 +246,7 @@ TEST_CASE("damaged rows are named by their brick and left out; the rest loads") 
   CHECK(loaded->save.bricks.size() == saved->bricks.size() - 3);
 
   // A damaged blob cannot be left out: an error naming it.
-  tamper(path, "UPDATE blobs SET bytes = x'0102ff' WHERE name = 'water'");
+  tamper(path, "UPDATE blobs SET packed = x'0102ff' WHERE name = 'water'");
   auto again = (*db)->load();
   REQUIRE_FALSE(again.has_value());
   CHECK(again.error().message.find("blob 'water' is damaged") != std::string::npos);
