@@ -18,6 +18,8 @@ namespace {
 
 /// At most this many damaged rows are named one by one (then a count).
 constexpr std::size_t kDamagedLinesNamed = 64;
+/// Blob rows a database may hold (the state codec writes five).
+constexpr std::size_t kMaxBlobRows = 64;
 
 const char* const kSchema =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
@@ -234,6 +236,7 @@ Result<void> WorldDb::readMeta() {
   int rc;
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
     const unsigned char* name = sqlite3_column_text(s.get(), 0);
+    if (blobHashes_.size() >= kMaxBlobRows) return makeError(path_ + ": damaged blobs table (too many rows)");
     if (name != nullptr) blobHashes_[reinterpret_cast<const char*>(name)] = asU64(sqlite3_column_int64(s.get(), 1));
   }
   if (rc != SQLITE_DONE) return dbError(db_, path_, "cannot read the blobs table");
@@ -309,6 +312,7 @@ Result<WorldDbContents> WorldDb::load() {
   if (!s.ok()) return dbError(db_, path_, "cannot read the blobs table");
   int rc;
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    if (out.save.blobs.size() >= kMaxBlobRows) return makeError(path_ + ": damaged blobs table (too many rows)");
     sqlite3_stmt* st = s.get();
     const int nameBytes = sqlite3_column_bytes(st, 0);
     const unsigned char* name = sqlite3_column_text(st, 0);

@@ -372,3 +372,34 @@ TEST_CASE("kill -9 during commits leaves a complete commit, never a torn one") {
     removeDb(path);
   }
 }
+
+TEST_CASE("random damage to the file gives errors or named rows, never a crash") {
+  const std::string path = tempPath("hostile.db");
+  BrickStore world = generate();
+  edit(world, 5, 30);
+  auto saved = captureSave({kSaveFormatVersion, kId, 9}, world, {{"water", std::vector<std::uint8_t>(3000, 5)}});
+  REQUIRE(saved.has_value());
+  { REQUIRE(createWorldDbFromSave(path, *saved).has_value()); }  // closed: WAL folded into the file
+  auto original = readFileBytes(path);
+  REQUIRE(original.has_value());
+  REQUIRE(original->size() > 4096);
+  std::mt19937 rng(99);
+  const std::string copy = tempPath("hostile_copy.db");
+  int opened = 0, loaded = 0;
+  for (int round = 0; round < 150; ++round) {
+    std::vector<std::uint8_t> bytes = *original;
+    const int flips = 1 + static_cast<int>(rng() % 16);
+    for (int i = 0; i < flips; ++i) bytes[rng() % bytes.size()] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+    if (round % 10 == 9) bytes.resize(rng() % bytes.size());  // truncated too
+    removeDb(copy);
+    REQUIRE(writeSaveFile(copy, bytes).has_value());
+    auto db = WorldDb::open(copy);
+    if (!db) continue;
+    ++opened;
+    auto contents = (*db)->load();
+    if (contents) ++loaded;
+  }
+  MESSAGE("opened " << opened << ", loaded " << loaded << " of 150 damaged files");
+  removeDb(copy);
+  removeDb(path);
+}
