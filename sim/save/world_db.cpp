@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 #include <zstd.h>
 
@@ -143,26 +144,34 @@ Result<std::unique_ptr<WorldDb>> WorldDb::create(const std::string& path, const 
   auto conn = connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (!conn) return conn.error();
   std::unique_ptr<WorldDb> db(new WorldDb(*conn, path));
-  if (auto r = db->prepare(); !r) return r.error();
-  if (auto r = exec(db->db_, path, "BEGIN IMMEDIATE"); !r) return r.error();
-  if (auto r = exec(db->db_, path, kSchema); !r) return r.error();
-  const std::pair<const char*, std::int64_t> meta[] = {
-      {"db_format", kWorldDbFormatVersion},
-      {"save_format", header.formatVersion},
-      {"scene_hash", asI64(header.identity.sceneHash)},
-      {"seed", asI64(header.identity.seed)},
-      {"generator_version", header.identity.generatorVersion},
-      {"tick", asI64(header.tick)},
-      {"min_x", bounds.minBrick.x},
-      {"min_y", bounds.minBrick.y},
-      {"min_z", bounds.minBrick.z},
-      {"max_x", bounds.maxBrick.x},
-      {"max_y", bounds.maxBrick.y},
-      {"max_z", bounds.maxBrick.z},
+  auto build = [&]() -> Result<void> {
+    if (auto r = db->prepare(); !r) return r;
+    if (auto r = exec(db->db_, path, "BEGIN IMMEDIATE"); !r) return r;
+    if (auto r = exec(db->db_, path, kSchema); !r) return r;
+    const std::pair<const char*, std::int64_t> meta[] = {
+        {"db_format", kWorldDbFormatVersion},
+        {"save_format", header.formatVersion},
+        {"scene_hash", asI64(header.identity.sceneHash)},
+        {"seed", asI64(header.identity.seed)},
+        {"generator_version", header.identity.generatorVersion},
+        {"tick", asI64(header.tick)},
+        {"min_x", bounds.minBrick.x},
+        {"min_y", bounds.minBrick.y},
+        {"min_z", bounds.minBrick.z},
+        {"max_x", bounds.maxBrick.x},
+        {"max_y", bounds.maxBrick.y},
+        {"max_z", bounds.maxBrick.z},
+    };
+    for (const auto& [key, value] : meta)
+      if (auto r = setMeta(db->db_, path, key, value); !r) return r;
+    return exec(db->db_, path, "COMMIT");
   };
-  for (const auto& [key, value] : meta)
-    if (auto r = setMeta(db->db_, path, key, value); !r) return r.error();
-  if (auto r = exec(db->db_, path, "COMMIT"); !r) return r.error();
+  if (auto r = build(); !r) {
+    // Half a database would stop the next start as "not a Loam world database".
+    db.reset();
+    for (const char* ext : {"", "-wal", "-shm"}) ::unlink((path + ext).c_str());
+    return r.error();
+  }
   db->header_ = header;
   db->bounds_ = bounds;
   return db;
@@ -425,7 +434,12 @@ Result<std::unique_ptr<WorldDb>> createWorldDbFromSave(const std::string& path, 
   c.tick = data.header.tick;
   c.bricks = data.bricks;
   c.blobs = data.blobs;
-  if (auto r = (*db)->commit(c); !r) return r.error();
+  if (auto r = (*db)->commit(c); !r) {
+    // Its meta without its bricks would load as a world with the edits missing.
+    db->reset();
+    for (const char* ext : {"", "-wal", "-shm"}) ::unlink((path + ext).c_str());
+    return r.error();
+  }
   return db;
 }
 

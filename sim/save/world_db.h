@@ -72,7 +72,7 @@ class WorldDb {
   WorldDb& operator=(const WorldDb&) = delete;
 
   /// Creates a new, empty database at path for the world of header (its tick too) and
-  /// bounds. Errors: path exists, or SQLite cannot create it.
+  /// bounds. Errors: path exists, or SQLite cannot create it (then no file is left).
   static Result<std::unique_ptr<WorldDb>> create(const std::string& path, const SaveHeader& header,
                                                  const WorldBounds& bounds);
 
@@ -113,7 +113,8 @@ class WorldDb {
 };
 
 /// Writes a whole save (every brick and blob of data) into a new database at path:
-/// the import of an old save and loam-tool import-save. Errors: path exists, SQLite.
+/// the import of an old save and loam-tool import-save. Errors: path exists, SQLite
+/// (then no file is left behind).
 Result<std::unique_ptr<WorldDb>> createWorldDbFromSave(const std::string& path, const SaveData& data);
 
 }  // namespace loam::sim
