@@ -337,15 +337,24 @@ TEST_CASE("kill -9 during commits leaves a complete commit, never a torn one") {
   for (int round = 0; round < 4; ++round) {
     const std::string path = tempPath("kill.db");
     REQUIRE(WorldDb::create(path, {kSaveFormatVersion, kId, 0}, kBounds).has_value());
+    int ready[2];
+    REQUIRE(::pipe(ready) == 0);
     const pid_t child = ::fork();
     REQUIRE(child >= 0);
     if (child == 0) {
+      ::close(ready[0]);
       auto db = WorldDb::open(path);
       if (!db) ::_exit(3);
-      for (std::uint64_t t = 1;; ++t)
+      for (std::uint64_t t = 1;; ++t) {
         if (!(*db)->commit(commitAt(t))) ::_exit(4);
+        if (t == 1 && ::write(ready[1], "1", 1) != 1) ::_exit(5);  // the first commit is in
+      }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100 + rng() % 400));
+    ::close(ready[1]);
+    char byte = 0;
+    REQUIRE(::read(ready[0], &byte, 1) == 1);
+    ::close(ready[0]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 400));
     REQUIRE(::kill(child, SIGKILL) == 0);
     int status = 0;
     REQUIRE(::waitpid(child, &status, 0) == child);
