@@ -225,7 +225,7 @@ sim::Result<WorldDbStart> openWorldDb(const std::string& dir, std::string_view s
       for (const std::string& line : contents->damaged)
         logLine("world database %s: damaged %s", LogValue(path).c_str(), line.c_str());  // our words and numbers
       if (!contents->damaged.empty()) {
-        const std::size_t n = contents->damagedBricks.size();
+        const std::size_t n = contents->damagedRows;
         if (!skipDamaged) {
           start.stop = "world database " + path + " has " + std::to_string(n) +
                        " damaged bricks (listed above); start with --skip-damaged-bricks to continue without them "

@@ -312,6 +312,7 @@ Result<WorldDbContents> WorldDb::load() {
     }
     if (rc != SQLITE_DONE) return dbError(db_, path_, "cannot read the bricks table (damaged file?)");
   }
+  out.damagedRows = damagedRows;
   if (damagedRows > kDamagedLinesNamed)
     out.damaged.push_back("and " + std::to_string(damagedRows - kDamagedLinesNamed) + " more damaged rows");
   std::sort(out.save.bricks.begin(), out.save.bricks.end(), [&](const SavedBrick& a, const SavedBrick& b) {

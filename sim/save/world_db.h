@@ -63,6 +63,7 @@ struct WorldDbContents {
   SaveData save;                      ///< header, bounds, readable bricks (canonical order), blobs
   std::vector<std::string> damaged;   ///< one line per damaged row: "brick (x, y, z): why"
   std::vector<BrickCoord> damagedBricks;  ///< the damaged rows' keys (commit them as removed to drop them)
+  std::size_t damagedRows = 0;            ///< all damaged brick rows (damaged names at most 64)
 };
 
 class WorldDb {

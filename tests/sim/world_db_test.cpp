@@ -234,6 +234,8 @@ TEST_CASE("damaged rows are named by their brick and left out; the rest loads") 
   auto loaded = (*db)->load();
   REQUIRE(loaded.has_value());
   REQUIRE(loaded->damaged.size() == 3);
+  CHECK(loaded->damagedRows == 3);
+  CHECK(loaded->damagedBricks.size() == 3);
   std::string all;
   for (const std::string& line : loaded->damaged) all += line + "\n";
   INFO(all);
