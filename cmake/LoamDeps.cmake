@@ -39,6 +39,8 @@ if(NOT LOAM_CORE_ONLY)
   # zstd for save files (loam_save only; the core never links it).
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(LOAM_ZSTD REQUIRED IMPORTED_TARGET libzstd)
+  # SQLite for the world database (loam_save only: sim/save/world_db.h).
+  pkg_check_modules(LOAM_SQLITE REQUIRED IMPORTED_TARGET sqlite3)
 endif()
 
 if(NOT LOAM_CORE_ONLY)

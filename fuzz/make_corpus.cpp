@@ -21,6 +21,7 @@
 #include "sim/save/save.h"
 #include "sim/gen/generator_version.h"
 #include "sim/save/state_codec.h"
+#include "sim/save/world_db.h"
 #include "sim/step/step.h"
 #include "sim/systems/fire.h"
 #include "sim/systems/water.h"
@@ -270,6 +271,26 @@ int main(int argc, char** argv) {
     std::vector<std::uint8_t> raw(decoded->sizes.rawBytes);
     ZSTD_decompress(raw.data(), raw.size(), file->data() + sim::kSaveHeaderBytes, file->size() - sim::kSaveHeaderBytes);
     write("save_file", "payload", withMode(1, raw));
+  }
+  // The same save as a world database file, and one brick row's content.
+  {
+    auto decoded = sim::decodeSave(*file);
+    if (!decoded) return std::fprintf(stderr, "decodeSave: %s\n", decoded.error().message.c_str()), 1;
+    const std::string dbPath = (fs::temp_directory_path() / "loam_make_corpus.loamdb").string();
+    for (const char* ext : {"", "-wal", "-shm"}) fs::remove(dbPath + ext);
+    {
+      auto db = sim::createWorldDbFromSave(dbPath, *decoded);
+      if (!db) return std::fprintf(stderr, "world db: %s\n", db.error().message.c_str()), 1;
+    }
+    auto dbBytes = sim::readFileBytes(dbPath);
+    fs::remove(dbPath);
+    if (!dbBytes) return std::fprintf(stderr, "world db: %s\n", dbBytes.error().message.c_str()), 1;
+    write("world_db", "db", withMode(0, *dbBytes));
+    if (!decoded->bricks.empty()) {
+      Bytes content;
+      sim::encodeBrickContent(decoded->bricks.front(), content);
+      write("world_db", "brick", withMode(1, content));
+    }
   }
   const char* blobNames[] = {"players", "water", "fire", "animals", "weather"};
   for (const sim::SaveBlob& b : data->blobs) {

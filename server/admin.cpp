@@ -322,7 +322,7 @@ AdminReply runAdminCommand(const std::string& line, AdminContext& ctx) {
   }
   if (verb == "save") {
     std::string err = ctx.saveNow();
-    return err.empty() ? ok("save started") : refused(err);
+    return err.empty() ? ok("commit started") : refused(err);
   }
   if (verb == "time") {
     std::uint64_t hh = 0, mm = 0;

@@ -115,7 +115,7 @@ struct Spec {
   Problem (*set)(const Raw&, ServerOptions&);
 };
 
-const std::array<Spec, 21> kSpecs{{
+const std::array<Spec, 22> kSpecs{{
     {"scene", "FILE", "Scene file (.toml) to generate and host (required)",
      [](const Raw& r, ServerOptions& o) { return readText(r, 4096, o.scenePath); }},
     {"seed", "N", "World seed (default: the scene's seed)",
@@ -143,9 +143,9 @@ const std::array<Spec, 21> kSpecs{{
        o.maxPlayers = static_cast<std::uint32_t>(v);
        return std::nullopt;
      }},
-    {"save-dir", "DIR", "Folder for saves, created when missing (default saves)",
+    {"save-dir", "DIR", "Folder of the world database (and old saves), created when missing (default saves)",
      [](const Raw& r, ServerOptions& o) { return readText(r, 4096, o.saveDir); }},
-    {"save-interval", "SECONDS", "Seconds between saves, 0 = only on exit (default 300)",
+    {"save-interval", "SECONDS", "Seconds between commits to the world database, 0 = only on exit (default 300)",
      [](const Raw& r, ServerOptions& o) { return readSeconds(r, o.saveIntervalSeconds); }},
     {"bandwidth-cap", "KBPS", "Downstream budget per client in KB/s, 1..1048576 (default 256)",
      [](const Raw& r, ServerOptions& o) -> Problem {
@@ -234,9 +234,13 @@ const std::array<Spec, 21> kSpecs{{
        return std::nullopt;
      }},
     {"fresh-world", "",
-     "Start from the generated world when the newest save cannot be used here (another save format, scene, seed "
-     "or generator): put it aside as .stale instead of stopping with exit 2",
+     "Start from the generated world when the world database (or newest save) cannot be used here (another save "
+     "format, scene, seed or generator): put it aside as .stale instead of stopping with exit 2",
      [](const Raw& r, ServerOptions& o) { return readBool(r, o.freshWorld); }},
+    {"skip-damaged-bricks", "",
+     "Start although rows of the world database are damaged: log them, delete them and let those bricks keep "
+     "their generated content, instead of stopping with exit 2",
+     [](const Raw& r, ServerOptions& o) { return readBool(r, o.skipDamagedBricks); }},
 }};
 
 /// Secrets must not appear in error messages (they end up in logs).
@@ -332,11 +336,14 @@ std::string footerText() {
       "Keys:";
   for (const Spec& spec : kSpecs) s += " " + keyName(spec.flag);
   s +=
-      "\n\nSaves are <save-dir>/<scene>-<seed>-<tick>.loamsave; the newest 3 are kept and the newest matching\n"
-      "one is loaded at start; a save of another format or world stops the start (exit 2) unless --fresh-world.\n"
-      "SIGINT/SIGTERM save and exit 0.\n"
+      "\n\nThe world is kept in <save-dir>/<scene>-<seed>.loamdb (SQLite, WAL): every --save-interval the bricks\n"
+      "changed since the last commit and the state are committed in one transaction; a crash loses at most the\n"
+      "last commit. Without a database the newest <scene>-<seed>-<tick>.loamsave is imported. A database of\n"
+      "another format or world stops the start (exit 2) unless --fresh-world; damaged rows stop it (exit 2)\n"
+      "unless --skip-damaged-bricks; a file that is not a world database always stops it. Backups:\n"
+      "loam-tool export-save / import-save. SIGINT/SIGTERM commit and exit 0.\n"
       "Exit codes: 0 normal, 1 runtime failure (bind of the UDP or HTTP port, scene load or generation,\n"
-      "final save), 2 bad config or a save that cannot be used here.";
+      "final commit), 2 bad config or a world database or save that cannot be used here.";
   return s;
 }
 

@@ -28,7 +28,7 @@ struct ServerOptions {
   std::string name = "loam";             ///< --name: server name (1..63 bytes)
   std::uint32_t maxPlayers = 64;         ///< --max-players: 1..1024
   std::string saveDir = "saves";         ///< --save-dir: created when missing
-  double saveIntervalSeconds = 300;      ///< --save-interval: 0 = only on exit
+  double saveIntervalSeconds = 300;      ///< --save-interval: seconds between world database commits; 0 = only on exit
   std::uint32_t bandwidthCapKBps = 256;  ///< --bandwidth-cap: KB/s (1024 bytes) per client
   std::uint32_t maxPeersPerAddress = 4;  ///< --max-peers-per-address: connections per IP address (loopback too)
   std::uint32_t joinsPerMinutePerAddress = 30;  ///< --joins-per-minute-per-address: connects per minute, after a burst
@@ -38,7 +38,8 @@ struct ServerOptions {
   std::string httpBind = "127.0.0.1";    ///< --http-bind: address the HTTP endpoint listens on
   std::string logFormat = "text";        ///< --log-format: "text" or "json"
   std::string adminToken;                ///< --admin-token: secret for POST /admin; "" = /admin off (never logged)
-  bool freshWorld = false;               ///< --fresh-world: an unusable newest save is put aside, not a stop (exit 2)
+  bool freshWorld = false;               ///< --fresh-world: an unusable world database or save is put aside, not a stop (exit 2)
+  bool skipDamagedBricks = false;        ///< --skip-damaged-bricks: damaged database rows are dropped, not a stop (exit 2)
   std::string auth = "off";              ///< --auth: off, names or required (accounts; docs/PROTOCOL.md)
   std::uint32_t streamThreads = 2;       ///< --stream-threads: generator threads of a streamed world, step thread included
   std::uint32_t residentColumns = 2048;  ///< --resident-columns: chunk columns a streamed world keeps at most

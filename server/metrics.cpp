@@ -253,11 +253,11 @@ std::string formatPrometheus(const OpsIdentity& id, const OpsSnapshot& s, const 
   w.counter("loam_budget_deferred_total", "Records held back by per-client byte budgets.", s.host.budgetDeferred);
   w.counter("loam_illegal_transitions_total", "Session phase changes the state machine refused (server bugs).",
             s.host.illegalTransitions);
-  w.counter("loam_saves_total", "Saves written.", s.saves);
-  w.counter("loam_save_failures_total", "Saves that failed to encode or write.", s.saveFailures);
-  w.gauge("loam_save_duration_seconds", "Capture, encode and write time of the last save written.",
+  w.counter("loam_saves_total", "Commits written to the world database.", s.saves);
+  w.counter("loam_save_failures_total", "Commits that failed (their bricks go into the next commit).", s.saveFailures);
+  w.gauge("loam_save_duration_seconds", "Capture, encode and commit time of the last commit.",
           s.lastSaveSeconds);
-  w.gauge("loam_save_size_bytes", "File size of the last save written.", s.lastSaveBytes);
+  w.gauge("loam_save_size_bytes", "Bytes (brick rows and compressed blobs) the last commit wrote.", s.lastSaveBytes);
   w.gauge("loam_world_bytes", "Heap bytes of the voxel store (tables, bricks, change sets).", s.worldBytes);
   w.gauge("loam_world_modified_bricks", "Bricks changed since the world was generated.", s.modifiedBricks);
   w.gauge("loam_fire_cells", "Cells burning.", s.fireCells);

@@ -55,10 +55,10 @@ struct OpsSnapshot {
   StepHistogram step;
   std::uint64_t overruns = 0;       ///< bursts that still ended behind (ticks were dropped)
   std::uint64_t ticksDropped = 0;
-  std::uint64_t saves = 0;          ///< saves written since start
+  std::uint64_t saves = 0;          ///< world database commits since start
   std::uint64_t saveFailures = 0;
-  double lastSaveSeconds = 0;       ///< capture + encode + write of the last save written
-  std::uint64_t lastSaveBytes = 0;  ///< file size of the last save written
+  double lastSaveSeconds = 0;       ///< capture + encode + commit of the last commit
+  std::uint64_t lastSaveBytes = 0;  ///< bytes the last commit wrote (brick rows, compressed blobs)
   // What the world holds: memory that follows play, not a leak (the soak tells them apart).
   std::uint64_t worldBytes = 0;      ///< BrickStore::memoryBytes()
   std::uint64_t modifiedBricks = 0;  ///< bricks changed since generation (what a save stores)

@@ -19,6 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kExtension = ".loamsave";
+constexpr std::string_view kDbExtension = ".loamdb";
 
 std::string safeName(std::string_view name) {
   std::string s(name);
@@ -78,20 +79,6 @@ std::vector<SaveFile> listSaves(const std::string& dir, std::string_view sceneNa
   }
   std::sort(out.begin(), out.end(), [](const SaveFile& a, const SaveFile& b) { return a.tick > b.tick; });
   return out;
-}
-
-int pruneSaves(const std::string& dir, std::string_view sceneName, std::uint64_t seed, std::size_t keep) {
-  std::vector<SaveFile> files = listSaves(dir, sceneName, seed);
-  int deleted = 0;
-  for (std::size_t i = keep; i < files.size(); ++i) {
-    std::error_code ec;
-    if (fs::remove(files[i].path, ec)) {
-      ++deleted;
-    } else if (ec) {
-      logLine("could not delete old save %s: %s", files[i].path.c_str(), ec.message().c_str());
-    }
-  }
-  return deleted;
 }
 
 namespace {
@@ -169,105 +156,121 @@ sim::Result<SaveSearch> loadNewestSave(const std::string& dir, std::string_view 
   return search;
 }
 
-SaveWriter::SaveWriter(std::string dir, std::string sceneName, std::uint64_t seed)
-    : dir_(std::move(dir)), sceneName_(std::move(sceneName)), seed_(seed), thread_([this] { run(); }) {}
+std::string worldDbFileName(std::string_view sceneName, std::uint64_t seed) {
+  return safeName(sceneName) + "-" + std::to_string(seed) + std::string(kDbExtension);
+}
 
-SaveWriter::~SaveWriter() {
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
+namespace {
+
+/// Moves a database and its WAL files aside (the database must be closed).
+void moveDbAside(const std::string& path, const char* suffix) {
+  moveAside(path, suffix);
+  for (const char* side : {"-wal", "-shm"}) {
+    std::error_code ec;
+    if (fs::exists(path + side, ec)) fs::rename(path + side, path + suffix + side, ec);
   }
-  cv_.notify_all();
-  thread_.join();
 }
 
-bool SaveWriter::busy() const {
-  std::lock_guard lock(mutex_);
-  return working_ || pending_.has_value();
+/// A new database holding state (all of it: the import of a save or the generated world).
+sim::Result<std::unique_ptr<sim::WorldDb>> createFromState(const std::string& path, const sim::SaveIdentity& identity,
+                                                           const sim::SimState& state) {
+  sim::SaveHeader header;
+  header.identity = identity;
+  header.tick = state.tick;
+  auto data = sim::captureSave(header, state.world, sim::stateBlobs(state));
+  if (!data) return data.error();
+  return sim::createWorldDbFromSave(path, *data);
 }
 
-bool SaveWriter::submit(sim::SaveData data, sim::StateCopy state, double captureMs) {
-  {
-    std::lock_guard lock(mutex_);
-    if (working_ || pending_) return false;
-    pending_ = std::move(data);
-    pendingState_ = std::move(state);
-    pendingCaptureMs_ = captureMs;
-  }
-  cv_.notify_all();
-  return true;
-}
+}  // namespace
 
-bool SaveWriter::waitIdle() {
-  std::unique_lock lock(mutex_);
-  cv_.wait(lock, [this] { return !working_ && !pending_; });
-  bool ok = !failed_;
-  failed_ = false;
-  return ok;
-}
-
-SaveStats SaveWriter::stats() const noexcept {
-  SaveStats s;
-  s.saves = saves_.load(std::memory_order_relaxed);
-  s.failures = failures_.load(std::memory_order_relaxed);
-  s.lastBytes = lastBytes_.load(std::memory_order_relaxed);
-  s.lastSeconds = static_cast<double>(lastMicros_.load(std::memory_order_relaxed)) / 1e6;
-  return s;
-}
-
-void SaveWriter::run() {
-  for (;;) {
-    sim::SaveData data;
-    sim::StateCopy state;
-    double captureMs = 0;
-    {
-      std::unique_lock lock(mutex_);
-      cv_.wait(lock, [this] { return stop_ || pending_; });
-      if (!pending_) return;  // stop_ with nothing left to write
-      data = std::move(*pending_);
-      pending_.reset();
-      state = std::move(*pendingState_);
-      pendingState_.reset();
-      captureMs = pendingCaptureMs_;
-      working_ = true;
-    }
-    bool ok = true;
-    std::string path = (fs::path(dir_) / saveFileName(sceneName_, seed_, data.header.tick)).string();
+sim::Result<WorldDbStart> openWorldDb(const std::string& dir, std::string_view sceneName,
+                                      const sim::SaveIdentity& identity, sim::SimState& state,
+                                      const std::function<sim::Result<sim::SimState>()>& regenerate, bool freshWorld,
+                                      bool skipDamaged) {
+  WorldDbStart start;
+  const std::string path = (fs::path(dir) / worldDbFileName(sceneName, identity.seed)).string();
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
     auto t0 = std::chrono::steady_clock::now();
-    data.blobs = sim::stateBlobs(state);
-    auto bytes = sim::encodeSave(data);
-    double encodeMs = msSince(t0);
-    if (!bytes) {
-      logLine("save of tick %" PRIu64 " failed to encode: %s", data.header.tick, bytes.error().message.c_str());
-      ok = false;
-    } else {
-      auto t1 = std::chrono::steady_clock::now();
-      auto written = sim::writeSaveFile(path, *bytes);
-      double writeMs = msSince(t1);
-      if (!written) {
-        logLine("save of tick %" PRIu64 " failed: %s", data.header.tick, written.error().message.c_str());
-        ok = false;
-      } else {
-        lastBytes_.store(bytes->size(), std::memory_order_relaxed);
-        lastMicros_.store(static_cast<std::uint64_t>((captureMs + encodeMs + writeMs) * 1000.0),
-                          std::memory_order_relaxed);
-        saves_.fetch_add(1, std::memory_order_relaxed);
-        int pruned = pruneSaves(dir_, sceneName_, seed_, kSavesKept);
-        logLine("saved %s: tick %" PRIu64 ", %.1f KB (%" PRIu64 " bricks changed), capture %.2f ms on the step, "
-                "encode %.1f ms, write %.1f ms%s",
-                path.c_str(), data.header.tick, static_cast<double>(bytes->size()) / 1024.0,
-                data.sizes.wholeBricks + data.sizes.deltaBricks, captureMs, encodeMs, writeMs,
-                pruned > 0 ? (", deleted " + std::to_string(pruned) + " older").c_str() : "");
+    auto db = sim::WorldDb::open(path);
+    if (!db) {
+      start.stop = "world database " + db.error().message +
+                   "; it was left as it is (move it away, or restore a backup with loam-tool import-save)";
+      return start;
+    }
+    std::string why;
+    if ((*db)->header().formatVersion != sim::kSaveFormatVersion) {
+      why = "save format version " + std::to_string((*db)->header().formatVersion) + ", this build reads version " +
+            std::to_string(sim::kSaveFormatVersion);
+    } else if (auto id = sim::checkSaveIdentity((*db)->header(), identity); !id) {
+      why = id.error().message;
+    }
+    if (!why.empty()) {
+      if (!freshWorld) {
+        start.stop = "world database " + path + " cannot be used here: " + why +
+                     "; start with --fresh-world to set it aside (as .stale) and start from the generated world, "
+                     "or move it out of the save folder";
+        return start;
       }
+      logLine("--fresh-world: setting world database %s aside: %s", LogValue(path).c_str(), LogValue(why).c_str());
+      db->reset();
+      moveDbAside(path, ".stale");
+    } else {
+      auto contents = (*db)->load();
+      if (!contents) {
+        start.stop = "world database is damaged: " + contents.error().message;
+        return start;
+      }
+      for (const std::string& line : contents->damaged)
+        logLine("world database %s: damaged %s", LogValue(path).c_str(), line.c_str());  // our words and numbers
+      if (!contents->damaged.empty()) {
+        const std::size_t n = contents->damagedRows;
+        if (!skipDamaged) {
+          start.stop = "world database " + path + " has " + std::to_string(n) +
+                       " damaged bricks (listed above); start with --skip-damaged-bricks to continue without them "
+                       "(they return to their generated content), or restore a backup with loam-tool import-save";
+          return start;
+        }
+        sim::WorldDbCommit drop;
+        drop.tick = (*db)->header().tick;
+        drop.removed = contents->damagedBricks;
+        if (auto r = (*db)->commit(drop); !r) {
+          start.stop = "cannot delete the damaged bricks: " + r.error().message;
+          return start;
+        }
+        logLine("--skip-damaged-bricks: continuing without %zu damaged bricks (rows deleted)", n);
+      }
+      if (auto r = sim::restoreState(contents->save, state); !r) {
+        start.stop = "world database " + path + " does not restore: " + r.error().message;
+        return start;
+      }
+      logLine("loaded world database %s: tick %" PRIu64 ", %zu bricks, %zu state blobs, %.1f ms",
+              LogValue(path).c_str(), contents->save.header.tick, contents->save.bricks.size(),
+              contents->save.blobs.size(), msSince(t0));
+      start.db = std::move(*db);
+      return start;
     }
-    if (!ok) failures_.fetch_add(1, std::memory_order_relaxed);
-    {
-      std::lock_guard lock(mutex_);
-      working_ = false;
-      if (!ok) failed_ = true;
-    }
-    cv_.notify_all();
   }
+  // No database: the newest usable single-file save, imported, or the generated world.
+  auto search = loadNewestSave(dir, sceneName, identity, state, regenerate, freshWorld);
+  if (!search) return search.error();
+  if (!search->unusable.empty()) {
+    start.stop = search->unusable;
+    return start;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto db = createFromState(path, identity, state);
+  if (!db) return db.error();
+  if (search->loaded) {
+    logLine("imported save %s into world database %s: tick %" PRIu64 ", %zu bricks, %.1f ms",
+            LogValue(search->loaded->path).c_str(), LogValue(path).c_str(), search->loaded->tick,
+            search->loaded->bricks, msSince(t0));
+  } else {
+    logLine("created world database %s for the generated world", LogValue(path).c_str());
+  }
+  start.db = std::move(*db);
+  return start;
 }
 
 }  // namespace loam::server

@@ -1,35 +1,33 @@
-// Server save files: naming, finding the newest usable one at start, and writing on
-// a worker thread so the 60 Hz step only pays for captureSave.
+// Server saves: the world database a server commits to (sim/save/world_db.h; the
+// writing is server/commit_writer.h), opened at start, and the single-file saves of
+// earlier versions, imported when no database exists yet.
 //
-// Files are <save-dir>/<scene>-<seed>-<tick>.loamsave (scene name with anything but
-// [A-Za-z0-9_.-] replaced by '_'). At start the highest tick is tried first; a file
-// that does not decode is renamed to <file>.corrupt and the next one is tried. A file
-// that cannot be used here (another save format, or another world: scene content,
-// seed or generator differ) stops the start, so a world is never silently replaced by
-// a fresh one; only when the operator asks for a fresh world (--fresh-world) is it
-// renamed to <file>.stale and the next one tried.
+// The database is <save-dir>/<scene>-<seed>.loamdb (with SQLite's -wal and -shm next
+// to it while open; scene name with anything but [A-Za-z0-9_.-] replaced by '_').
+// Single-file saves (<scene>-<seed>-<tick>.loamsave) are no longer written by the
+// server (loam-tool export-save makes one); when importing, the highest tick is tried
+// first; a file that does not decode is renamed to <file>.corrupt and the next one is
+// tried. A database or save that cannot be used here (another save format, or
+// another world: scene content, seed or generator differ) stops the start, so a world
+// is never silently replaced by a fresh one; only when the operator asks for a fresh
+// world (--fresh-world) is it renamed to <file>.stale (and the next one tried).
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "sim/core/result.h"
 #include "sim/save/state_codec.h"
 #include "sim/save/save.h"
+#include "sim/save/world_db.h"
 #include "sim/systems/sim_state.h"
 
 namespace loam::server {
-
-/// How many saves per scene and seed are kept; older ones are deleted after a write.
-inline constexpr std::size_t kSavesKept = 3;
 
 /// A save file found on disk.
 struct SaveFile {
@@ -43,10 +41,6 @@ std::string saveFileName(std::string_view sceneName, std::uint64_t seed, std::ui
 /// Save files of this scene and seed in dir, highest tick first. A missing or
 /// unreadable folder gives an empty list. Allocates.
 std::vector<SaveFile> listSaves(const std::string& dir, std::string_view sceneName, std::uint64_t seed);
-
-/// Deletes all but the `keep` newest saves of this scene and seed. Returns how many
-/// were deleted. Failures to delete are logged and skipped.
-int pruneSaves(const std::string& dir, std::string_view sceneName, std::uint64_t seed, std::size_t keep);
 
 /// What loadNewestSave did.
 struct LoadedSave {
@@ -75,52 +69,28 @@ sim::Result<SaveSearch> loadNewestSave(const std::string& dir, std::string_view 
                                        const std::function<sim::Result<sim::SimState>()>& regenerate,
                                        bool freshWorld);
 
-/// What SaveWriter has written since it started.
-struct SaveStats {
-  std::uint64_t saves = 0;     ///< files written
-  std::uint64_t failures = 0;  ///< saves that failed to encode or write
-  double lastSeconds = 0;      ///< capture + encode + write of the last file written
-  std::uint64_t lastBytes = 0; ///< size of the last file written
+/// The world database's file (no folder): <scene>-<seed>.loamdb. Allocates.
+std::string worldDbFileName(std::string_view sceneName, std::uint64_t seed);
+
+/// What openWorldDb did.
+struct WorldDbStart {
+  std::unique_ptr<sim::WorldDb> db;  ///< open and in step with state (none when stop is set)
+  /// Not empty: the start must stop (exit 2) with this one line; nothing was replaced.
+  std::string stop;
 };
 
-/// Encodes and writes captured saves on its own thread, one at a time, then prunes.
-/// Thread: submit/busy/waitIdle from one owner thread.
-class SaveWriter {
- public:
-  SaveWriter(std::string dir, std::string sceneName, std::uint64_t seed);
-  /// Waits for the current write, then stops the thread.
-  ~SaveWriter();
-  SaveWriter(const SaveWriter&) = delete;
-  SaveWriter& operator=(const SaveWriter&) = delete;
-
-  /// True while a save is being encoded or written.
-  bool busy() const;
-  /// Hands a captured save (bricks; its blobs are left empty) and a copy of the state
-  /// to the thread, which encodes the state blobs, then the save. Returns false if
-  /// busy (the caller captures only when !busy()). captureMs is logged with the write.
-  bool submit(sim::SaveData data, sim::StateCopy state, double captureMs);
-  /// Blocks until no save is pending. Returns false if any write since the last call
-  /// failed.
-  bool waitIdle();
-  /// Counters for metrics. Any thread; lock-free, so the step may call it.
-  SaveStats stats() const noexcept;
-
- private:
-  void run();
-
-  std::string dir_, sceneName_;
-  std::uint64_t seed_ = 0;
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  std::optional<sim::SaveData> pending_;
-  std::optional<sim::StateCopy> pendingState_;
-  double pendingCaptureMs_ = 0;
-  bool working_ = false;
-  bool stop_ = false;
-  bool failed_ = false;
-  // Written by the writer thread, read by anyone.
-  std::atomic<std::uint64_t> saves_{0}, failures_{0}, lastBytes_{0}, lastMicros_{0};
-  std::thread thread_;
-};
+/// Opens <dir>/worldDbFileName and restores state from it (restoreState), or, when
+/// there is none, imports the newest usable .loamsave (loadNewestSave) into a new
+/// database, or creates an empty one for the generated world. state must be the
+/// freshly generated state. Stops (WorldDbStart::stop) when the file is not a world
+/// database or cannot be read, when it belongs to another world or save format
+/// (unless freshWorld: then it is moved aside as .stale with its -wal and -shm), and
+/// when rows are damaged (named one per log line) unless skipDamaged: then they are
+/// logged, deleted from the database and the bricks keep their generated content.
+/// Errors: regenerate failed, or a new database cannot be created.
+sim::Result<WorldDbStart> openWorldDb(const std::string& dir, std::string_view sceneName,
+                                      const sim::SaveIdentity& identity, sim::SimState& state,
+                                      const std::function<sim::Result<sim::SimState>()>& regenerate, bool freshWorld,
+                                      bool skipDamaged);
 
 }  // namespace loam::server

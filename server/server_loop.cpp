@@ -23,6 +23,7 @@
 #include "server/accounts.h"
 #include "server/admin.h"
 #include "server/agones.h"
+#include "server/commit_writer.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/ops_http.h"
@@ -237,19 +238,19 @@ int runServer(const ServerOptions& options) {
     return kExitRuntime;
   }
   const sim::SaveIdentity identity{state->sceneHash, seed, sim::kGeneratorVersion};
-  auto loaded = loadNewestSave(options.saveDir, scene->name, identity, *state,
-                               [&] { return generateState(*scene, seed, nullptr, board, streamer.get()); }, options.freshWorld);
-  if (!loaded) {
-    logLine("error: cannot regenerate scene %s: %s", options.scenePath.c_str(), loaded.error().message.c_str());
+  auto opened = openWorldDb(
+      options.saveDir, scene->name, identity, *state,
+      [&] { return generateState(*scene, seed, nullptr, board, streamer.get()); }, options.freshWorld,
+      options.skipDamagedBricks);
+  if (!opened) {
+    logLine("error: cannot open the world: %s", opened.error().message.c_str());
     return kExitRuntime;
   }
-  if (!loaded->unusable.empty()) {
+  if (!opened->stop.empty()) {
     // Never silently start another world over the one the operator saved.
-    logLine("error: %s", loaded->unusable.c_str());
+    logLine("error: %s", opened->stop.c_str());
     return kExitConfig;
   }
-  if (!loaded->loaded) logLine("no save for scene %s seed %" PRIu64 " in %s: starting from the generated world",
-                                    scene->name.c_str(), seed, options.saveDir.c_str());
   board.beat();
   if (int signo = gStopSignal.load(); signo != 0) {
     logLine("stopping (%s) before start", signalName(signo));
@@ -280,12 +281,12 @@ int runServer(const ServerOptions& options) {
           (*accounts)->size(), LogValue((*accounts)->path()).c_str());
     config.accounts = std::move(*accounts);
   }
-  auto opened = net::ServerHost::open(config, std::move(*state), std::move(hosted), streamer.get());
-  if (!opened) {
-    logLine("error: cannot start the server: %s", opened.error().message.c_str());
+  auto hostOpened = net::ServerHost::open(config, std::move(*state), std::move(hosted), streamer.get());
+  if (!hostOpened) {
+    logLine("error: cannot start the server: %s", hostOpened.error().message.c_str());
     return kExitRuntime;
   }
-  net::ServerHost& host = **opened;
+  net::ServerHost& host = **hostOpened;
   host.setAdmissionFilter([&bans](const std::string& address, const std::string& name) {
     return bans.check(address, name);
   });
@@ -293,7 +294,7 @@ int runServer(const ServerOptions& options) {
           options.bind.c_str(), host.port(), options.name.c_str(), scene->name.c_str(), seed, host.state().tick,
           options.maxPlayers);
 
-  SaveWriter writer(options.saveDir, scene->name, seed);
+  CommitWriter writer(std::move(opened->db));
   // Counters for the ops endpoint, published from this thread (see server/metrics.h).
   OpsSnapshot published;
   std::uint64_t overrunsTotal = 0, droppedTotal = 0;
@@ -302,8 +303,8 @@ int runServer(const ServerOptions& options) {
     o.host = host.stats();
     o.overruns = overrunsTotal;
     o.ticksDropped = droppedTotal;
-    SaveStats ss = writer.stats();
-    o.saves = ss.saves;
+    CommitStats ss = writer.stats();
+    o.saves = ss.commits;
     o.saveFailures = ss.failures;
     o.lastSaveSeconds = ss.lastSeconds;
     o.lastSaveBytes = ss.lastBytes;
@@ -317,24 +318,45 @@ int runServer(const ServerOptions& options) {
   board.beat();
   board.setPhase(OpsPhase::Ready);
   if (agones) agones->notifyReady();
-  std::uint64_t lastSavedTick = host.state().tick;  // a loaded save (or tick 0) needs no rewrite
-  // Copies the modified bricks and the replicated state (the only part that reads the
-  // state) and hands them to the writer thread, which encodes the blobs and the save.
+  std::uint64_t lastSavedTick = host.state().tick;  // the database holds this tick already
+  // The bricks the steps' edits touched since the last commit (sorted and made unique
+  // at capture, or when the list doubles).
+  std::vector<sim::BrickCoord> touched;
+  std::size_t touchedUnique = 0;
+  auto recordTouched = [&](const std::vector<sim::EditRecord>& edits) {
+    for (const sim::EditRecord& e : edits) touched.push_back(sim::editBrick(e));
+    if (touched.size() > 2 * touchedUnique + 4096) {
+      std::sort(touched.begin(), touched.end());
+      touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+      touchedUnique = touched.size();
+    }
+  };
+  // Recaptures the touched bricks and copies the replicated state (the only part that
+  // reads the state) and hands them to the writer thread, which encodes the blobs and
+  // commits.
   auto captureAndSubmit = [&]() {
     const sim::SimState& s = host.state();
     if (s.tick == lastSavedTick) return;
     auto t0 = Clock::now();
-    sim::SaveHeader header;
-    header.identity = identity;
-    header.tick = s.tick;
-    auto data = sim::captureSave(header, s.world, {});
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    sim::WorldDbCommit commit;
+    commit.tick = s.tick;
+    sim::SavedBrick sb;
+    for (sim::BrickCoord b : touched) {
+      if (sim::captureBrick(s.world, b, sb)) {
+        commit.bricks.push_back(sb);
+      } else {
+        commit.removed.push_back(b);
+      }
+    }
     sim::StateCopy state = sim::copyState(s);
     double captureMs = msBetween(t0, Clock::now());
-    if (!data) {
-      logLine("save of tick %" PRIu64 " failed to capture: %s", s.tick, data.error().message.c_str());
-      return;
+    if (writer.submit(std::move(commit), std::move(state), captureMs)) {
+      lastSavedTick = s.tick;
+      touched.clear();
+      touchedUnique = 0;
     }
-    if (writer.submit(std::move(*data), std::move(state), captureMs)) lastSavedTick = s.tick;
   };
 
   constexpr auto kTickPeriod = TickPacer::periodOf(sim::kTicksPerSecond);
@@ -362,7 +384,7 @@ int runServer(const ServerOptions& options) {
   adminContext.commands = &adminCommands;
   adminContext.commandSequence = &adminSequence;
   adminContext.saveNow = [&]() -> std::string {
-    if (writer.busy()) return "a save is still being written; try again";
+    if (writer.busy()) return "a commit is still being written; try again";
     captureAndSubmit();
     return "";
   };
@@ -375,7 +397,7 @@ int runServer(const ServerOptions& options) {
                   " bytes_out %" PRIu64 " overruns %" PRIu64 " saves %" PRIu64 " uptime %.0f s",
                   st.tick, clockText(sim::timeOfDayAt(st.weather, st.tick), st.weather.dayLength).c_str(),
                   static_cast<unsigned>(st.weather.rain), static_cast<unsigned>(st.weather.windStrength), hs.players,
-                  hs.peers, hs.bytesIn, hs.bytesOut, overrunsTotal, writer.stats().saves, board.uptimeSeconds());
+                  hs.peers, hs.bytesIn, hs.bytesOut, overrunsTotal, writer.stats().commits, board.uptimeSeconds());
     return std::string(buf);
   };
   if (::isatty(STDIN_FILENO) == 1) {
@@ -413,6 +435,7 @@ int runServer(const ServerOptions& options) {
     if (pacer.shouldTick(now)) {
       const sim::StepOutput& out = host.tick(adminCommands);
       adminCommands.clear();
+      recordTouched(out.edits);
       pacer.ticked();
       double tickUs = host.lastTickTimes().totalUs;
       burstMaxUs = std::max(burstMaxUs, tickUs);
@@ -467,7 +490,7 @@ int runServer(const ServerOptions& options) {
 
     if (now >= nextSave) {
       if (writer.busy()) {
-        if (!savePostponedLogged) logLine("save postponed: the previous save is still being written");
+        if (!savePostponedLogged) logLine("commit postponed: the previous commit is still being written");
         savePostponedLogged = true;
       } else {
         savePostponedLogged = false;
@@ -510,7 +533,7 @@ int runServer(const ServerOptions& options) {
   logLine("stopping (%s) at tick %" PRIu64 "; %" PRIu64 " overruns, %" PRIu64 " ticks dropped since start",
           stopReason.c_str(), host.state().tick, overrunsTotal, droppedTotal);
   board.setPhase(OpsPhase::Stopping);
-  writer.waitIdle();  // a periodic save still in flight (its result is logged)
+  writer.waitIdle();  // a periodic commit still in flight (its result is logged)
   captureAndSubmit();
   host.shutdown();
   bool saved = writer.waitIdle();
@@ -520,7 +543,7 @@ int runServer(const ServerOptions& options) {
   if (agones) agones->shutdown();
   if (http) http->stop();
   if (!saved) {
-    logLine("error: the final save failed");
+    logLine("error: the final commit failed");
     return kExitRuntime;
   }
   logLine("stopped");

@@ -26,6 +26,17 @@ void addPreviewCommand(CLI::App& app, int& exitCode);
 /// builds (LOAM_WITH_SAVES; saves need zstd, which the core-only build lacks).
 void addSaveInfoCommand(CLI::App& app, int& exitCode);
 
+/// `loam-tool export-save --db F.loamdb --out X.loamsave`: writes a world database's
+/// bricks, blobs and tick to a single-file save (a backup). Exit 2 if the database
+/// cannot be opened or read or has damaged rows (nothing written), 1 if the save
+/// cannot be written. Only in full builds (LOAM_WITH_SAVES).
+void addExportSaveCommand(CLI::App& app, int& exitCode);
+
+/// `loam-tool import-save --save X.loamsave --db F.loamdb`: creates a world database
+/// holding a save (a restore; F must not exist). Exit 2 if the save is not valid, 1 if
+/// it cannot be read or the database cannot be created. Only in full builds.
+void addImportSaveCommand(CLI::App& app, int& exitCode);
+
 /// `loam-tool sim --scene S [--seed N] [--script F] [--steps K] [--hash] [--stats]`:
 /// builds the world, runs K steps with the script's commands, and with --hash prints
 /// the trace hash (world plus state after every step, folded) as stdout's last line.

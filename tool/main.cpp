@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   loam::tool::addSimCommand(app, exitCode);
 #ifdef LOAM_WITH_SAVES
   loam::tool::addSaveInfoCommand(app, exitCode);
+  loam::tool::addExportSaveCommand(app, exitCode);
+  loam::tool::addImportSaveCommand(app, exitCode);
 #endif
 #ifdef LOAM_WITH_ADMIN
   loam::tool::addAdminCommand(app, exitCode);

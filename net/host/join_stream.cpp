@@ -39,10 +39,7 @@ void JoinStreams::start() {
 void JoinStreams::recordEdits(std::span<const sim::EditRecord> edits) {
   if (edits.empty()) return;
   touched_.clear();
-  for (const sim::EditRecord& e : edits) {
-    touched_.push_back(e.kind == sim::EditRecord::Kind::BrickFill ? sim::BrickCoord{e.x, e.y, e.z}
-                                                                  : sim::brickOf(sim::VoxelCoord{e.x, e.y, e.z}));
-  }
+  for (const sim::EditRecord& e : edits) touched_.push_back(sim::editBrick(e));
   std::sort(touched_.begin(), touched_.end());
   touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
   Job job;

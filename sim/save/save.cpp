@@ -104,34 +104,6 @@ std::uint64_t boundsBricks(const WorldBounds& b) {
          static_cast<std::uint64_t>(b.maxBrick.z - b.minBrick.z);
 }
 
-/// Decompresses one zstd frame of exactly rawSize bytes into out. The buffer grows as
-/// output arrives (doubling from 1 MiB), so a frame that claims more than it yields
-/// allocates at most twice what it yields.
-Result<void> decompressFrame(const std::uint8_t* src, std::size_t size, std::uint64_t rawSize,
-                             std::vector<std::uint8_t>& out) {
-  std::unique_ptr<ZSTD_DStream, std::size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
-  if (!stream) return makeError("zstd: cannot create a decompression stream");
-  constexpr std::uint64_t kFirstBytes = std::uint64_t{1} << 20;
-  ZSTD_inBuffer in{src, size, 0};
-  std::size_t produced = 0;
-  out.clear();
-  for (;;) {
-    if (produced == out.size() && produced < rawSize)
-      out.resize(static_cast<std::size_t>(std::min(rawSize, std::max(kFirstBytes, std::uint64_t{produced} * 2))));
-    ZSTD_outBuffer o{out.data() + produced, out.size() - produced, 0};
-    const std::size_t consumed = in.pos;
-    const std::size_t rc = ZSTD_decompressStream(stream.get(), &o, &in);
-    if (ZSTD_isError(rc)) return corrupt(std::string("zstd: ") + ZSTD_getErrorName(rc));
-    produced += o.pos;
-    if (rc == 0) break;  // frame complete (zstd checks its declared content size)
-    if (o.pos == 0 && in.pos == consumed)
-      return corrupt(produced == rawSize ? "zstd frame is longer than the header says" : "zstd frame is truncated");
-  }
-  if (produced != rawSize || in.pos != in.size) return corrupt("decompressed size differs from the header");
-  out.resize(produced);
-  return ok();
-}
-
 /// Position of brick b in canonical store order for bounds (chunk index, then brick
 /// index in chunk).
 std::uint64_t canonicalKey(const WorldBounds& bounds, BrickCoord b) {
@@ -164,7 +136,88 @@ std::string sysError(const std::string& what, const std::string& path) {
   return path + ": " + what + ": " + std::strerror(errno);
 }
 
+// ---- one brick's pieces, shared by the file payload and brickContent ----------------
+
+bool voxelChanged(const SavedBrick& b, int i) {
+  return ((b.changed[static_cast<std::size_t>(i >> 6)] >> (i & 63)) & 1u) != 0;
+}
+
+void writeWholeForm(Writer& w, const SavedBrick& b) {
+  std::uint8_t form[BrickView::kMaxPackedBytes];
+  w.bytes(form, packCanonical(b.voxels.data(), form));
+}
+
+/// False when the form is malformed or truncated.
+bool readWholeForm(Reader& r, SavedBrick& b) {
+  std::size_t used = unpackCanonical(r.take(0), r.remaining(), b.voxels.data());
+  if (used == 0) return false;
+  r.take(used);
+  return true;
+}
+
+void writeChangeMask(Writer& w, const SavedBrick& b) {
+  for (std::uint64_t word : b.changed) w.u64(word);
+}
+
+/// The changed voxels of the mask (popcount); 0 with nothing changed is corrupt.
+std::uint64_t readChangeMask(Reader& r, SavedBrick& b, bool& truncated) {
+  std::uint64_t n = 0;
+  truncated = false;
+  for (std::uint64_t& word : b.changed) {
+    if (!r.u64(word)) {
+      truncated = true;
+      return 0;
+    }
+    n += static_cast<std::uint64_t>(std::popcount(word));
+  }
+  return n;
+}
+
+std::size_t writeChangedVoxels(Writer& w, const SavedBrick& b) {
+  std::size_t n = 0;
+  for (int i = 0; i < kBrickVoxels; ++i) {
+    if (voxelChanged(b, i)) {
+      w.u8(b.voxels[static_cast<std::size_t>(i)]);
+      ++n;
+    }
+  }
+  return n;
+}
+
+/// The caller checked that the mask's voxels are in r.
+void readChangedVoxels(Reader& r, SavedBrick& b) {
+  for (int i = 0; i < kBrickVoxels; ++i)
+    if (voxelChanged(b, i)) r.u8(b.voxels[static_cast<std::size_t>(i)]);
+}
+
 }  // namespace
+
+// ---- zstd ---------------------------------------------------------------------------
+
+Result<void> decompressZstdFrame(const std::uint8_t* src, std::size_t size, std::uint64_t rawSize,
+                                 std::vector<std::uint8_t>& out) {
+  std::unique_ptr<ZSTD_DStream, std::size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
+  if (!stream) return makeError("zstd: cannot create a decompression stream");
+  constexpr std::uint64_t kFirstBytes = std::uint64_t{1} << 20;
+  ZSTD_inBuffer in{src, size, 0};
+  std::size_t produced = 0;
+  out.clear();
+  for (;;) {
+    if (produced == out.size() && produced < rawSize)
+      out.resize(static_cast<std::size_t>(std::min(rawSize, std::max(kFirstBytes, std::uint64_t{produced} * 2))));
+    ZSTD_outBuffer o{out.data() + produced, out.size() - produced, 0};
+    const std::size_t consumed = in.pos;
+    const std::size_t rc = ZSTD_decompressStream(stream.get(), &o, &in);
+    if (ZSTD_isError(rc)) return corrupt(std::string("zstd: ") + ZSTD_getErrorName(rc));
+    produced += o.pos;
+    if (rc == 0) break;  // frame complete (zstd checks its declared content size)
+    if (o.pos == 0 && in.pos == consumed)
+      return corrupt(produced == rawSize ? "zstd frame is longer than the header says" : "zstd frame is truncated");
+  }
+  if (produced != rawSize || in.pos != in.size) return corrupt("decompressed size differs from the header");
+  out.resize(produced);
+  return ok();
+}
 
 // ---- capture and encode -------------------------------------------------------------
 
@@ -252,22 +305,14 @@ Result<std::vector<std::uint8_t>> encodeSave(SaveData& data, int level) {
     w.u8(b.delta ? 1 : 0);
     deltas += b.delta;
   }
-  std::uint8_t form[BrickView::kMaxPackedBytes];
   for (const SavedBrick& b : data.bricks) {
-    if (!b.delta) w.bytes(form, packCanonical(b.voxels.data(), form));
+    if (!b.delta) writeWholeForm(w, b);
   }
   for (const SavedBrick& b : data.bricks) {
-    if (b.delta)
-      for (std::uint64_t word : b.changed) w.u64(word);
+    if (b.delta) writeChangeMask(w, b);
   }
   for (const SavedBrick& b : data.bricks) {
-    if (!b.delta) continue;
-    for (int i = 0; i < kBrickVoxels; ++i) {
-      if ((b.changed[static_cast<std::size_t>(i >> 6)] >> (i & 63)) & 1u) {
-        w.u8(b.voxels[static_cast<std::size_t>(i)]);
-        ++changedVoxels;
-      }
-    }
+    if (b.delta) changedVoxels += writeChangedVoxels(w, b);
   }
   w.u32(static_cast<std::uint32_t>(data.blobs.size()));
   for (const SaveBlob& b : data.blobs) {
@@ -325,7 +370,7 @@ Result<SaveData> decodeSave(std::span<const std::uint8_t> bytes, std::uint64_t m
   if (frameSize != rawSize) return corrupt("compressed frame size does not match the header");
 
   std::vector<std::uint8_t> raw;
-  if (auto d = decompressFrame(h + kSaveHeaderBytes, static_cast<std::size_t>(packed), rawSize, raw); !d)
+  if (auto d = decompressZstdFrame(h + kSaveHeaderBytes, static_cast<std::size_t>(packed), rawSize, raw); !d)
     return d.error();
   data.sizes.rawBytes = rawSize;
   data.sizes.compressedBytes = packed;
@@ -375,32 +420,23 @@ Result<SaveData> decodeSave(std::span<const std::uint8_t> bytes, std::uint64_t m
   }
   for (std::uint32_t i = 0; i < n; ++i) {
     if (data.bricks[i].delta) continue;
-    std::size_t avail = r.remaining();
-    const std::uint8_t* at = r.take(0);
-    std::size_t used = unpackCanonical(at, avail, data.bricks[i].voxels.data());
-    if (used == 0) return corrupt("brick " + std::to_string(i) + " has a malformed or truncated encoding");
-    r.take(used);
+    if (!readWholeForm(r, data.bricks[i]))
+      return corrupt("brick " + std::to_string(i) + " has a malformed or truncated encoding");
     ++data.sizes.wholeBricks;
   }
   std::uint64_t changedVoxels = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
     if (!data.bricks[i].delta) continue;
-    bool any = false;
-    for (std::uint64_t& word : data.bricks[i].changed) {
-      if (!r.u64(word)) return corrupt("payload truncated in change masks");
-      changedVoxels += static_cast<std::uint64_t>(std::popcount(word));
-      any |= word != 0;
-    }
-    if (!any) return corrupt("delta brick " + std::to_string(i) + " changes nothing");
+    bool truncated = false;
+    const std::uint64_t changed = readChangeMask(r, data.bricks[i], truncated);
+    if (truncated) return corrupt("payload truncated in change masks");
+    if (changed == 0) return corrupt("delta brick " + std::to_string(i) + " changes nothing");
+    changedVoxels += changed;
     ++data.sizes.deltaBricks;
   }
   if (changedVoxels > r.remaining()) return corrupt("payload truncated in changed voxels");
   for (std::uint32_t i = 0; i < n; ++i) {
-    SavedBrick& sb = data.bricks[i];
-    if (!sb.delta) continue;
-    for (int v = 0; v < kBrickVoxels; ++v) {
-      if ((sb.changed[static_cast<std::size_t>(v >> 6)] >> (v & 63)) & 1u) r.u8(sb.voxels[static_cast<std::size_t>(v)]);
-    }
+    if (data.bricks[i].delta) readChangedVoxels(r, data.bricks[i]);
   }
   data.sizes.changedVoxels = changedVoxels;
   std::uint32_t blobs = 0;
@@ -435,6 +471,43 @@ Result<void> checkSaveIdentity(const SaveHeader& saved, const SaveIdentity& worl
     add("save is for generator version " + std::to_string(saved.identity.generatorVersion) +
         ", this build's generator is version " + std::to_string(world.generatorVersion));
   if (!diff.empty()) return makeError("save does not match this world: " + diff);
+  return ok();
+}
+
+// ---- one brick's content --------------------------------------------------------------
+
+void encodeBrickContent(const SavedBrick& brick, std::vector<std::uint8_t>& out) {
+  Writer w(out);
+  w.u8(brick.delta ? 1 : 0);
+  if (!brick.delta) {
+    writeWholeForm(w, brick);
+    return;
+  }
+  writeChangeMask(w, brick);
+  writeChangedVoxels(w, brick);
+}
+
+Result<void> decodeBrickContent(std::span<const std::uint8_t> bytes, SavedBrick& out) {
+  if (bytes.size() > kMaxBrickContentBytes)
+    return makeError("brick content is " + std::to_string(bytes.size()) + " bytes, more than a brick takes");
+  Reader r(bytes.data(), bytes.size());
+  std::uint8_t kind = 0;
+  if (!r.u8(kind)) return makeError("brick content is empty");
+  if (kind > 1) return makeError("brick content has unknown kind " + std::to_string(kind));
+  out.delta = kind == 1;
+  out.changed = {};
+  if (!out.delta) {
+    if (!readWholeForm(r, out)) return makeError("brick content has a malformed or truncated encoding");
+  } else {
+    bool truncated = false;
+    const std::uint64_t changed = readChangeMask(r, out, truncated);
+    if (truncated) return makeError("brick content is truncated in its change mask");
+    if (changed == 0) return makeError("delta brick content changes nothing");
+    if (changed > r.remaining()) return makeError("brick content is truncated in its changed voxels");
+    out.voxels = {};
+    readChangedVoxels(r, out);
+  }
+  if (r.remaining() != 0) return makeError(std::to_string(r.remaining()) + " unexpected bytes after the brick content");
   return ok();
 }
 

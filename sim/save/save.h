@@ -108,6 +108,20 @@ Result<SaveData> captureSave(const SaveHeader& header, const BrickStore& store, 
 /// to date brick by brick (the server's join stream). No allocation.
 bool captureBrick(const BrickStore& store, BrickCoord b, SavedBrick& out);
 
+/// Largest encodeBrickContent output: kind, mask and every voxel changed.
+inline constexpr std::size_t kMaxBrickContentBytes = 1 + 64 + kBrickVoxels;
+
+/// One brick's content alone (not its coordinates), the same pieces the payload holds
+/// for it: u8 kind (0 whole, 1 delta), then the canonical packed form (whole) or the
+/// 64-byte change mask and the changed voxels' materials (delta). The world database
+/// stores a row of it per brick (sim/save/world_db.h). Appends to out; any thread.
+void encodeBrickContent(const SavedBrick& brick, std::vector<std::uint8_t>& out);
+
+/// Parses encodeBrickContent bytes into out (coord untouched). Every byte is checked
+/// (size at most kMaxBrickContentBytes, kind, form, mask not empty, no trailing
+/// bytes); errors say what is wrong, never a crash. No allocation but the message.
+Result<void> decodeBrickContent(std::span<const std::uint8_t> bytes, SavedBrick& out);
+
 /// Position of brick b in canonical store order for bounds (SaveData::bricks are
 /// sorted by it). No allocation.
 std::uint64_t canonicalBrickOrder(const WorldBounds& bounds, BrickCoord b);
@@ -121,6 +135,13 @@ Result<std::vector<std::uint8_t>> encodeSave(SaveData& data, int level = 3);
 /// payload parser with payloads of their own. Any thread. Allocates the output.
 Result<std::vector<std::uint8_t>> sealSavePayload(const SaveHeader& header, std::span<const std::uint8_t> raw,
                                                   int level = 3);
+
+/// Decompresses one zstd frame of exactly rawSize bytes into out (the save payload,
+/// the world database's blobs). The buffer grows as output arrives (doubling from 1
+/// MiB), so a frame that claims more than it yields allocates at most twice what it
+/// yields. Errors ("corrupt save: ...") say what is wrong, never a crash. Any thread.
+Result<void> decompressZstdFrame(const std::uint8_t* src, std::size_t size, std::uint64_t rawSize,
+                                 std::vector<std::uint8_t>& out);
 
 /// Parses file bytes: checks magic, format version, sizes, checksum, then
 /// decompresses and validates every field (bricks inside the bounds, strictly

@@ -41,6 +41,11 @@ struct EditRecord {
 /// EditRecord::before of a BrickFill whose brick held more than one material.
 inline constexpr MaterialId kMixedBefore = 255;
 
+/// The brick an edit changed (the join stream and the world database recapture it).
+inline BrickCoord editBrick(const EditRecord& e) noexcept {
+  return e.kind == EditRecord::Kind::BrickFill ? BrickCoord{e.x, e.y, e.z} : brickOf(VoxelCoord{e.x, e.y, e.z});
+}
+
 /// One record of the player state stream.
 struct PlayerChange {
   enum class Kind : std::uint8_t {

@@ -10,9 +10,9 @@
 #      volume): /readyz, /healthz, /status and /metrics from the host, the image's
 #      HEALTHCHECK command, swarm bots (the image's loam-bots) joining and playing,
 #      JSON log lines;
-#   5. `podman stop`: exit code 0 and a save in the volume that `loam-tool save-info`
-#      reads;
-#   6. a second container on the same volume loads that save.
+#   5. `podman stop`: exit code 0 and a world database in the volume that `loam-tool
+#      export-save` exports and `save-info` reads;
+#   6. a second container on the same volume loads that world database.
 # Exits 77 (ctest: skipped) unless LOAM_CONTAINER_TEST=1, because it installs nothing
 # itself, needs root and the Debian mirror, and takes 20 minutes the first time (a
 # warm ccache and cached layers bring a rebuild to 5).
@@ -244,19 +244,22 @@ for l in lines:
     r = json.loads(l)
     assert {"time", "level", "component", "msg"} <= r.keys(), l' "$run_dir/server-1.log" ||
   fail "log lines are not JSON records; see $run_dir/server-1.log"
-save=$(ls -t "$saves"/flat-1-*.loamsave 2>/dev/null | head -n1 || true)
-[[ -n "$save" ]] || fail "no flat-1-*.loamsave in the volume: $(ls -la "$saves")"
-"${podman[@]}" run --rm --network host --no-healthcheck -v "$saves:/saves:ro" --entrypoint loam-tool "$image" \
-  save-info "/saves/$(basename "$save")" >"$run_dir/save-info.txt" || fail "loam-tool save-info rejects $save"
+save="$saves/flat-1.loamdb"
+[[ -f "$save" ]] || fail "no flat-1.loamdb in the volume: $(ls -la "$saves")"
+# The volume is mounted read-only: export a copy of the database to a single-file save
+# inside the container and read that back.
+"${podman[@]}" run --rm --network host --no-healthcheck -v "$saves:/saves:ro" --entrypoint sh "$image" -c \
+  'cp /saves/flat-1.loamdb /tmp/w.loamdb && loam-tool export-save --db /tmp/w.loamdb --out /tmp/w.loamsave >&2 &&
+   loam-tool save-info /tmp/w.loamsave' >"$run_dir/save-info.txt" || fail "loam-tool export-save/save-info rejects $save"
 saved_tick=$(awk '$1 == "tick" { print $2 }' "$run_dir/save-info.txt")
-log "stopped with exit 0; save $(basename "$save") (tick $saved_tick) reads back"
+log "stopped with exit 0; world database $(basename "$save") (tick $saved_tick) exports and reads back"
 
 # ---------------------------------------------------------------- 6. load it again
 log "starting a second container on the same volume"
 start_server "$name-2"
 wait_ready "$name-2"
 "${podman[@]}" logs "$name-2" >"$run_dir/server-2.log" 2>&1 || true
-grep -q "loaded save" "$run_dir/server-2.log" || fail "the second server did not load the save; see $run_dir/server-2.log"
+grep -q "loaded world database" "$run_dir/server-2.log" || fail "the second server did not load the world database; see $run_dir/server-2.log"
 tick=$(metric loam_tick)
 ((tick >= saved_tick)) || fail "the second server is at tick $tick, before the save's $saved_tick"
 "${podman[@]}" stop -t 120 "$name-2" >/dev/null

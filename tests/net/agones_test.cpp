@@ -170,8 +170,8 @@ TEST_CASE("loam-server reports ready, health and shutdown to the Agones SDK side
   }
   CHECK(readies == 1);
   CHECK(shutdowns == 1);
-  // The final save was written before /shutdown was sent.
-  auto saved = text.rfind(" saved ");
+  // The final commit was written before /shutdown was sent.
+  auto saved = text.rfind(" committed tick ");
   auto sent = text.find("agones: shutdown sent");
   REQUIRE(saved != std::string::npos);
   REQUIRE(sent != std::string::npos);

@@ -1,6 +1,8 @@
-// loam-server as a process: runs for --duration and exits 0, saves every
-// --save-interval, loads the newest save on the next start (moving a corrupt one
-// aside), saves and exits 0 on SIGTERM, and uses exit codes 1 and 2 as documented.
+// loam-server as a process: runs for --duration and exits 0, commits to its world
+// database every --save-interval, loads it on the next start (refusing damaged rows
+// unless --skip-damaged-bricks, and files that are not databases), imports an old
+// single-file save when there is no database, commits and exits 0 on SIGTERM, and
+// uses exit codes 1 and 2 as documented.
 // The binary comes from LOAM_SERVER_BIN (compile definition; the environment
 // variable of the same name overrides it).
 #include <doctest/doctest.h>
@@ -19,6 +21,9 @@
 #include <utility>
 #include <vector>
 
+#include <sqlite3.h>
+
+#include "sim/save/world_db.h"
 #include "tests/support/process_util.h"
 
 namespace {
@@ -42,19 +47,22 @@ struct Server : loam::test::Process {
       : Process(loam::test::binaryPath("LOAM_SERVER_BIN", LOAM_SERVER_BIN), args, std::move(log)) {}
 };
 
-/// Ticks of the saves in dir (flat-1-<tick>.loamsave), ascending.
-std::vector<std::uint64_t> saveTicks(const fs::path& dir) {
-  std::vector<std::uint64_t> ticks;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
-    const std::string prefix = "flat-1-", ext = ".loamsave";
-    if (name.size() > prefix.size() + ext.size() && name.rfind(prefix, 0) == 0 &&
-        name.compare(name.size() - ext.size(), ext.size(), ext) == 0) {
-      ticks.push_back(std::stoull(name.substr(prefix.size(), name.size() - prefix.size() - ext.size())));
-    }
-  }
-  std::sort(ticks.begin(), ticks.end());
-  return ticks;
+/// The world database of flat.toml seed 1 in a save folder.
+fs::path dbPath(const fs::path& saves) { return saves / "flat-1.loamdb"; }
+
+/// The tick of the last commit in a world database (0 when it cannot be opened).
+std::uint64_t dbTick(const fs::path& db) {
+  auto opened = loam::sim::WorldDb::open(db.string());
+  return opened ? (*opened)->header().tick : 0;
+}
+
+/// Runs SQL on a world database behind the server's back (damage it).
+void tamper(const fs::path& db, const std::string& sql) {
+  sqlite3* h = nullptr;
+  REQUIRE(sqlite3_open(db.string().c_str(), &h) == SQLITE_OK);
+  const int rc = sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr);
+  sqlite3_close(h);
+  REQUIRE(rc == SQLITE_OK);
 }
 
 /// The number after `before` in text (0 if absent).
@@ -71,11 +79,12 @@ std::vector<std::string> baseArgs(const TempDir& dir, int port) {
 
 }  // namespace
 
-TEST_CASE("loam-server runs for --duration, saves, and the next start loads the newest save") {
+TEST_CASE("loam-server commits to its world database, loads it, refuses damage, imports an old save") {
   TempDir dir;
   const fs::path saves = dir.path / "saves";
+  const fs::path db = dbPath(saves);
 
-  // 1. Six seconds with a save every two: exits 0 with periodic saves and a final one.
+  // 1. Six seconds with a commit every two: exits 0 with periodic commits and a final one.
   std::vector<std::string> args = baseArgs(dir, freeUdpPort());
   for (const char* a : {"--save-interval", "2", "--duration", "6", "--stats-interval", "2"}) args.push_back(a);
   Server first(args, dir.path / "first.log");
@@ -86,15 +95,12 @@ TEST_CASE("loam-server runs for --duration, saves, and the next start loads the 
   CHECK(log1.find("listening on 127.0.0.1:") != std::string::npos);
   CHECK(log1.find("generating world: 100%") != std::string::npos);
   CHECK(log1.find("stats: ") != std::string::npos);
-  CHECK(countOf(log1, "Z saved ") >= 3);  // at 2 s, 4 s and on exit
+  CHECK(log1.find("created world database " + db.string()) != std::string::npos);
+  CHECK(countOf(log1, "Z committed tick ") >= 3);  // at 2 s, 4 s and on exit
   std::uint64_t stopTick = numberAfter(log1, "stopping (duration reached) at tick ");
   CHECK(stopTick >= 300);  // 6 s at 60 Hz, minus scheduling slack
   CHECK(stopTick <= 370);
-  std::vector<std::uint64_t> ticks = saveTicks(saves);
-  REQUIRE(!ticks.empty());
-  CHECK(ticks.size() <= 3);  // the newest 3 are kept
-  CHECK(ticks.back() == stopTick);
-  for (const auto& e : fs::directory_iterator(saves)) CHECK(e.path().extension() != ".tmp");
+  CHECK(dbTick(db) == stopTick);
 
   // 2. The next start loads it.
   std::vector<std::string> args2 = baseArgs(dir, freeUdpPort());
@@ -104,33 +110,87 @@ TEST_CASE("loam-server runs for --duration, saves, and the next start loads the 
   std::string log2 = second.log();
   INFO("second run log:\n" << log2);
   REQUIRE(rc == 0);
-  const std::string newest = (saves / ("flat-1-" + std::to_string(stopTick) + ".loamsave")).string();
-  CHECK(log2.find("loaded save " + newest + ": tick " + std::to_string(stopTick)) != std::string::npos);
+  CHECK(log2.find("loaded world database " + db.string() + ": tick " + std::to_string(stopTick)) != std::string::npos);
   CHECK(log2.find("tick " + std::to_string(stopTick) + ", max") != std::string::npos);
   std::uint64_t secondStop = numberAfter(log2, "stopping (duration reached) at tick ");
   CHECK(secondStop > stopTick);
-  CHECK(saveTicks(saves).back() == secondStop);
+  CHECK(dbTick(db) == secondStop);
 
-  // 3. A corrupt newest save is moved aside and the next newest is loaded.
-  const fs::path corrupt = saves / "flat-1-999999.loamsave";
-  std::ofstream(corrupt) << "this is not a save file";
+  // 3. A damaged row stops the start (exit 2) naming the brick; --skip-damaged-bricks
+  //    goes on without it and deletes the row.
+  tamper(db, "INSERT INTO bricks(x, y, z, content, hash) VALUES(1, 2, 3, x'00', 0)");
   std::vector<std::string> args3 = baseArgs(dir, freeUdpPort());
   for (const char* a : {"--save-interval", "0", "--duration", "0.5"}) args3.push_back(a);
-  Server third(args3, dir.path / "third.log");
-  rc = third.wait(kStartTimeout + 30s);
-  std::string log3 = third.log();
-  INFO("third run log:\n" << log3);
+  {
+    Server refused(args3, dir.path / "damaged.log");
+    rc = refused.wait(kStartTimeout + 30s);
+    const std::string log = refused.log();
+    INFO("damaged run log:\n" << log);
+    CHECK(rc == 2);
+    CHECK(log.find("damaged brick (1, 2, 3): ") != std::string::npos);
+    CHECK(log.find("--skip-damaged-bricks") != std::string::npos);
+    CHECK(countOf(log, "error: ") == 1);
+    CHECK(dbTick(db) == secondStop);
+  }
+  {
+    std::vector<std::string> skip = args3;
+    skip.push_back("--skip-damaged-bricks");
+    Server skipping(skip, dir.path / "skip.log");
+    rc = skipping.wait(kStartTimeout + 30s);
+    const std::string log = skipping.log();
+    INFO("skipping run log:\n" << log);
+    CHECK(rc == 0);
+    CHECK(log.find("continuing without 1 damaged bricks") != std::string::npos);
+    auto reopened = loam::sim::WorldDb::open(db.string());
+    REQUIRE(reopened.has_value());
+    auto contents = (*reopened)->load();
+    REQUIRE(contents.has_value());
+    CHECK(contents->damaged.empty());
+  }
+  const std::uint64_t thirdStop = dbTick(db);
+  CHECK(thirdStop > secondStop);
+
+  // 4. A file that is not a database: exit 2, the file left as it is.
+  const fs::path kept = dir.path / "kept.loamdb";
+  fs::rename(db, kept);
+  std::ofstream(db, std::ios::binary) << "this is not a database, not even a small one";
+  {
+    Server refused(args3, dir.path / "notdb.log");
+    rc = refused.wait(kStartTimeout + 30s);
+    const std::string log = refused.log();
+    INFO("not-a-database run log:\n" << log);
+    CHECK(rc == 2);
+    CHECK(log.find("not an SQLite database") != std::string::npos);
+    CHECK(loam::test::readText(db) == "this is not a database, not even a small one");
+  }
+  fs::remove(db);
+
+  // 5. No database but an old single-file save: it is imported.
+  {
+    auto old = loam::sim::WorldDb::open(kept.string());
+    REQUIRE(old.has_value());
+    auto contents = (*old)->load();
+    REQUIRE(contents.has_value());
+    auto bytes = loam::sim::encodeSave(contents->save);
+    REQUIRE(bytes.has_value());
+    REQUIRE(loam::sim::writeSaveFile((saves / ("flat-1-" + std::to_string(thirdStop) + ".loamsave")).string(), *bytes)
+                .has_value());
+  }
+  Server imported(args3, dir.path / "import.log");
+  rc = imported.wait(kStartTimeout + 30s);
+  const std::string log5 = imported.log();
+  INFO("import run log:\n" << log5);
   REQUIRE(rc == 0);
-  CHECK(log3.find(corrupt.string() + " is corrupt") != std::string::npos);
-  CHECK(fs::exists(corrupt.string() + ".corrupt"));
-  CHECK_FALSE(fs::exists(corrupt));
-  CHECK(log3.find("loaded save " + (saves / ("flat-1-" + std::to_string(secondStop) + ".loamsave")).string()) !=
-        std::string::npos);
+  CHECK(log5.find("imported save " + (saves / ("flat-1-" + std::to_string(thirdStop) + ".loamsave")).string() +
+                  " into world database " + db.string() + ": tick " + std::to_string(thirdStop)) != std::string::npos);
+  CHECK(log5.find("tick " + std::to_string(thirdStop) + ", max") != std::string::npos);
+  CHECK(dbTick(db) > thirdStop);
 }
 
-TEST_CASE("a save of another world stops the start (exit 2); --fresh-world keeps it as .stale") {
+TEST_CASE("a world database of another world stops the start (exit 2); --fresh-world keeps it as .stale") {
   TempDir dir;
   const fs::path saves = dir.path / "saves";
+  const fs::path db = dbPath(saves);
   // The same scene name and seed, one terrain number changed: a different world.
   const fs::path edited = dir.path / "flat.toml";
   {
@@ -147,11 +207,11 @@ TEST_CASE("a save of another world stops the start (exit 2); --fresh-world keeps
   for (const char* a : {"--save-interval", "1", "--duration", "4"}) old.push_back(a);
   Server oldWorld(old, dir.path / "old.log");
   REQUIRE(oldWorld.wait(kStartTimeout + 30s) == 0);
-  const std::vector<std::uint64_t> oldTicks = saveTicks(saves);
-  REQUIRE(oldTicks.size() == 3);
+  const std::uint64_t oldTick = dbTick(db);
+  REQUIRE(oldTick > 0);
 
   // Without --fresh-world the current world refuses to start over the old one: exit 2,
-  // one error line naming the newest file and what differs, nothing moved.
+  // one error line naming the database and what differs, nothing moved or written.
   std::vector<std::string> args = baseArgs(dir, freeUdpPort());
   for (const char* a : {"--save-interval", "0", "--duration", "0.5"}) args.push_back(a);
   {
@@ -160,47 +220,39 @@ TEST_CASE("a save of another world stops the start (exit 2); --fresh-world keeps
     const std::string log = refused.log();
     INFO("log:\n" << log);
     CHECK(rc == 2);
-    const std::string newest = (saves / ("flat-1-" + std::to_string(oldTicks.back()) + ".loamsave")).string();
-    CHECK(log.find("error: save " + newest + " cannot be used here: ") != std::string::npos);
+    CHECK(log.find("error: world database " + db.string() + " cannot be used here: ") != std::string::npos);
     CHECK(log.find("scene hash") != std::string::npos);
     CHECK(log.find("--fresh-world") != std::string::npos);
     CHECK(countOf(log, "error: ") == 1);
-    CHECK(saveTicks(saves) == oldTicks);
+    CHECK(dbTick(db) == oldTick);
   }
-  // A save of another format is refused the same way, naming both versions.
+  // A database of another save format is refused the same way, naming both versions.
   {
-    const fs::path future = saves / ("flat-1-" + std::to_string(oldTicks.back() + 1000) + ".loamsave");
-    std::string header(64, '\0');
-    header.replace(0, 8, "LOAMSAVE");
-    header[8] = 99;
-    std::ofstream(future, std::ios::binary) << header;
+    tamper(db, "UPDATE meta SET value = 99 WHERE key = 'save_format'");
     Server refused(args, dir.path / "format.log");
     const int rc = refused.wait(kStartTimeout + 30s);
     const std::string log = refused.log();
     INFO("log:\n" << log);
     CHECK(rc == 2);
-    CHECK(log.find("error: save " + future.string() + " cannot be used here: save format version 99, this build "
-                   "reads version ") != std::string::npos);
-    fs::remove(future);
+    CHECK(log.find("error: world database " + db.string() + " cannot be used here: save format version 99, this "
+                   "build reads version ") != std::string::npos);
   }
 
-  // With --fresh-world the current world starts fresh, moves the old saves aside and
-  // keeps its own save although its tick is lower than theirs.
+  // With --fresh-world the current world starts fresh and moves the old database aside.
   args.push_back("--fresh-world");
   Server current(args, dir.path / "current.log");
   REQUIRE(current.wait(kStartTimeout + 30s) == 0);
   std::string log = current.log();
   INFO("log:\n" << log);
-  CHECK(countOf(log, "--fresh-world: skipping save ") == 3);
-  for (std::uint64_t t : oldTicks) {
-    CHECK(fs::exists(saves / ("flat-1-" + std::to_string(t) + ".loamsave.stale")));
-  }
-  const std::vector<std::uint64_t> now = saveTicks(saves);
-  REQUIRE(now.size() == 1);
-  CHECK(now[0] < oldTicks.front());
+  CHECK(countOf(log, "--fresh-world: setting world database ") == 1);
+  CHECK(fs::exists(db.string() + ".stale"));
+  CHECK(dbTick(fs::path(db.string() + ".stale")) == oldTick);
+  const std::uint64_t now = dbTick(db);
+  CHECK(now > 0);
+  CHECK(now < oldTick);
 }
 
-TEST_CASE("loam-server saves and exits 0 on SIGTERM") {
+TEST_CASE("loam-server commits and exits 0 on SIGTERM") {
   TempDir dir;
   std::vector<std::string> args = baseArgs(dir, freeUdpPort());
   for (const char* a : {"--save-interval", "0"}) args.push_back(a);
@@ -215,9 +267,8 @@ TEST_CASE("loam-server saves and exits 0 on SIGTERM") {
   CHECK(log.find("stopping (SIGTERM)") != std::string::npos);
   std::uint64_t stopTick = numberAfter(log, "stopping (SIGTERM) at tick ");
   CHECK(stopTick >= 30);
-  std::vector<std::uint64_t> ticks = saveTicks(dir.path / "saves");
-  REQUIRE(ticks.size() == 1);  // --save-interval 0: only the final save
-  CHECK(ticks.back() == stopTick);
+  CHECK(countOf(log, "Z committed tick ") == 1);  // --save-interval 0: only the final commit
+  CHECK(dbTick(dbPath(dir.path / "saves")) == stopTick);
   CHECK(log.find("stopped") != std::string::npos);
 }
 
