@@ -347,8 +347,8 @@ struct ClientConnection::Impl {
     return streamer ? sim::hashColumns(world, checkedColumns) : sim::hashContent(world);
   }
 
-  // A streamed world's mirror: only the water and spawn columns now, the rest as the
-  // player nears it (updateStream). Runs on the worker thread.
+  // A streamed world's mirror: only the spawn columns now, the rest as the player nears
+  // it (updateStream). Runs on the worker thread.
   sim::Result<sim::SimState> streamState(const sim::Scene& scene, std::uint64_t seedValue) {
     sim::StreamOptions options;
     options.threads = std::max(config.streamThreads, 1);
@@ -387,9 +387,9 @@ struct ClientConnection::Impl {
     }
   }
 
-  // Before a full CellState replaces a cell's water: the cell's columns present and
-  // their generated water added, so a column arriving later cannot bring back water
-  // the cell no longer holds.
+  // Before a CellState changes a cell's water: the cell's columns present and their
+  // generated water added, so a column arriving later cannot bring back water the cell
+  // no longer holds, nor skip the generated water of a brick the CellState touched.
   void prepareCell(sim::CellCoord cell) {
     if (!streamer) return;
     constexpr std::int32_t kColumnsPerCell = (1 << sim::kCellShift) / sim::kChunkBricks;
@@ -717,7 +717,7 @@ struct ClientConnection::Impl {
         if (inside(f.corner)) fire.push_back(f);
       }
     }
-    if (c.full()) prepareCell(cell);
+    prepareCell(cell);
     sim::applyCellState(*mirror, cell, c.full(), water, fire);
   }
 

@@ -11,6 +11,13 @@
 // difference is a desync, recorded with tick and cell). It predicts the own player
 // (net/prediction.h) and interpolates the others (net/interpolation.h).
 //
+// A world too big to generate whole is streamed (ClientConfig::streamThreads ...):
+// the mirror starts from the spawn columns (sim::createMirrorState), the join check
+// hashes those columns, and every service() generates ahead around the predicted
+// player, releases what it left behind and adds arriving columns' generated water;
+// the server sends the interest cells whose water or fire changed as the player
+// comes near (docs/PROTOCOL.md, Joining).
+//
 // Phases (ClientPhase): Connecting -> AwaitingWelcome -> Generating ->
 // AwaitingSnapshot -> Playing, and Failed or Disconnected from any of them. Every
 // change goes through one transition() that checks legalTransition (counting and
