@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -299,6 +300,12 @@ struct ChunkGenerator::Impl {
   explicit Impl(const Scene& s, std::uint64_t seed) : scene(s), gen(scene, seed) {}
   Scene scene;  // a copy: the generator outlives the caller's scene
   Generator gen;
+  // Column tables not in use, one per thread generating at once at most. Kept here
+  // rather than thread_local: a thread_local with a destructor crashes mingw builds
+  // under wine as worker threads exit (check-determinism's windows runs died near
+  // the end of generation).
+  std::mutex spareMutex;
+  std::vector<std::unique_ptr<Scratch>> spare;
 };
 
 namespace {
@@ -347,9 +354,18 @@ bool ChunkGenerator::contains(ChunkColumn column) const noexcept {
 
 void ChunkGenerator::generateColumn(ChunkColumn column, BrickStore& out) const {
   LOAM_ASSERT(contains(column));
-  thread_local std::unique_ptr<Scratch> scratch;
+  std::unique_ptr<Scratch> scratch;
+  {
+    std::lock_guard lock(impl_->spareMutex);
+    if (!impl_->spare.empty()) {
+      scratch = std::move(impl_->spare.back());
+      impl_->spare.pop_back();
+    }
+  }
   if (!scratch) scratch = std::make_unique<Scratch>();
   impl_->gen.chunkColumn(column.x, column.z, *scratch, out);
+  std::lock_guard lock(impl_->spareMutex);
+  impl_->spare.push_back(std::move(scratch));
 }
 
 std::vector<ChunkColumn> columnsAround(const WorldBounds& bounds, std::int32_t voxelX, std::int32_t voxelZ,

@@ -61,8 +61,9 @@ class ChunkGenerator {
   /// bounds), creating its chunks that are not all air. Any number of threads may
   /// generate at once into different stores, or into different columns of one store
   /// whose chunks are already resident (the store's threading rule). column must be
-  /// inside the bounds (asserted). Each calling thread keeps one scratch buffer for
-  /// its life (the column table of a 128 x 128 voxel column, about 300 KB).
+  /// inside the bounds (asserted). The generator keeps one scratch buffer per thread
+  /// generating at once (the column table of a 128 x 128 voxel column, about 300 KB)
+  /// and hands them out under a mutex.
   void generateColumn(ChunkColumn column, BrickStore& out) const;
 
  private:
