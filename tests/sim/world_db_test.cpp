@@ -20,32 +20,16 @@
 
 #include "sim/world/brick_store.h"
 #include "sim/world/world_hash.h"
+#include "tests/sim/save_fixture.h"
 
 using namespace loam::sim;
 
 namespace {
 
-const WorldBounds kBounds{{-32, 0, -32}, {32, 32, 32}};
-const SaveIdentity kId{0x1234abcdULL, 7, 3};
+const WorldBounds kBounds = loam::test::kSaveBounds;
+const SaveIdentity kId = loam::test::kSaveId;
 
-/// A small generated world: ground, a layer of hills, marked generated.
-BrickStore generate() {
-  BrickStore s(kBounds);
-  for (int cz = -2; cz < 2; ++cz)
-    for (int cx = -2; cx < 2; ++cx) s.fillChunk({cx, 0, cz}, 5);
-  MaterialId buf[512];
-  for (int bz = -32; bz < 32; ++bz)
-    for (int bx = -32; bx < 32; ++bx) {
-      for (int i = 0; i < 512; ++i) {
-        int x = bx * 8 + (i & 7), y = 128 + ((i >> 3) & 7), z = bz * 8 + (i >> 6);
-        int h = 128 + ((x * 3 + z * 5) & 7);
-        buf[i] = y < h ? 2 : y == h ? 1 : kAir;
-      }
-      s.writeBrick({bx, 16, bz}, buf);
-    }
-  s.markGenerated();
-  return s;
-}
+BrickStore generate() { return loam::test::generateSaveWorld(); }
 
 /// Digs and places spheres; returns the bricks touched.
 std::vector<BrickCoord> edit(BrickStore& s, unsigned seed, int edits) {
