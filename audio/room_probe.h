@@ -150,8 +150,10 @@ class BrickOccupancy {
   /// was collapsed before; may allocate then). Single-threaded, not while tracing.
   void refresh(const sim::BrickStore& store, sim::BrickCoord b);
   /// False when brick localIndex of chunk index i is known to be uniform air; true
-  /// when it may hold something (or the chunk has no bits: ask the store).
+  /// when it may hold something (or the chunk has no bits: ask the store). A chunk made
+  /// resident after the last refresh (a slot past the known ones) has no bits.
   bool mayHoldMatter(int chunkIndex, int localIndex) const noexcept {
+    if (static_cast<std::size_t>(chunkIndex) >= maskOf_.size()) return true;
     std::int32_t m = maskOf_[static_cast<std::size_t>(chunkIndex)];
     if (m < 0) return true;
     return (masks_[static_cast<std::size_t>(m) + static_cast<std::size_t>(localIndex >> 6)] >> (localIndex & 63)) & 1u;
