@@ -141,6 +141,7 @@ void ColumnStreamer::faultAll(std::span<const ChunkColumn> columns, BrickStore& 
     if (!store.columnPresent(c)) missing.push_back(c);
   std::sort(missing.begin(), missing.end(), [](ChunkColumn a, ChunkColumn b) { return canonicalBefore(a, b); });
   missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+  if (missing.empty()) return;  // the usual case for the client's held disc and CellStates: no threads started
   std::vector<std::optional<BrickStore>> made(missing.size());
   std::atomic<std::size_t> next{0};
   auto work = [&] {
