@@ -85,8 +85,7 @@ inline std::unique_ptr<net::ServerHost> openServer(const std::string& scenePath,
     std::fprintf(stderr, "bench: %s\n", state.error().message.c_str());
     std::exit(1);
   }
-  net::HostedWorld world = streamer ? net::describeStreamedWorld(*scene, state->world)
-                                    : net::describeHostedWorld(scene->name, state->world);
+  net::HostedWorld world = net::describeWorld(*scene, state->world);
   config.bindAddress = "127.0.0.1";
   config.port = 0;
   config.maxPeersPerAddress = 4096;  // every bench client comes from 127.0.0.1

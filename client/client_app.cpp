@@ -63,7 +63,7 @@ sim::Result<std::unique_ptr<ClientApp>> ClientApp::create(const ClientOptions& o
   config.link = options.link;
   // A streamed world is generated a little beyond what is drawn: MeshCache meshes a
   // chunk only once the columns around it are present.
-  config.streamRadiusMetres = std::max(options.viewDistanceMetres, net::kHeldRadiusMetres) + 16.0;
+  config.streamRadiusMetres = std::max(options.viewDistanceMetres, net::kReadableRadiusMetres) + 16.0;
   if (!options.local) {
     // Someone else's server may hold accounts: our key proves the name is ours
     // (docs/PROTOCOL.md, Accounts). The local server has none, so no file for it.
@@ -193,7 +193,9 @@ void ClientApp::updateAudio() {
       std::fprintf(stderr, "loam-client: audio off: %s\n", a.error().message.c_str());
     }
   }
-  if (!audio_) return;
+  // Sound's ray workers read the mirror: not before the columns they reach exist (a
+  // moment after a join or a teleport; the sound of those frames is skipped).
+  if (!audio_ || !conn_->worldReadable()) return;
   const render::Camera c = camera();
   audio::Listener listener;
   listener.position = {static_cast<float>(c.position[0]), static_cast<float>(c.position[1]),

@@ -38,8 +38,7 @@ sim::Result<std::unique_ptr<LocalServer>> LocalServer::start(const std::string& 
   // Copy before the host takes the state: clients start from the tick-0 world (a
   // streamed world's clients stream their own).
   if (!streamed) server->generated_ = std::make_shared<const sim::SimState>(*state);
-  net::HostedWorld hosted = streamed ? net::describeStreamedWorld(*scene, state->world)
-                                     : net::describeHostedWorld(scene->name, state->world);
+  net::HostedWorld hosted = net::describeWorld(*scene, state->world);
 
   net::ServerConfig config;
   config.name = "local";

@@ -11,6 +11,7 @@
 #include "fuzz/fuzz_support.h"
 #include "net/server_host.h"
 #include "server/admin.h"
+#include "sim/gen/scene.h"
 
 namespace {
 
@@ -22,7 +23,10 @@ net::ServerHost& host() {
     config.bindAddress = "127.0.0.1";
     config.port = 0;
     const sim::SimState& state = fuzz::baseState();
-    auto opened = net::ServerHost::open(config, state, net::describeHostedWorld("flat", state.world));
+    sim::Scene scene;  // the hosted world's name and bounds: what Welcome describes
+    scene.name = "flat";
+    scene.worldBounds = state.world.bounds();
+    auto opened = net::ServerHost::open(config, state, net::describeWorld(scene, state.world));
     if (!opened) {
       std::fprintf(stderr, "cannot open a ServerHost: %s\n", opened.error().message.c_str());
       std::abort();

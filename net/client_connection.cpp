@@ -155,12 +155,14 @@ struct ClientConnection::Impl {
   std::string error;
   Clock::time_point started = Clock::now();
 
-  // A streamed world's generator: declared before the states it feeds, so that it
-  // outlives them. Made on the worker thread with the state, used on the owner's.
+  // The streamed mirror's generator (null for a mirror from worldFactory): declared
+  // before the states it feeds, so that it outlives them. Made on the worker thread
+  // with the state, used on the owner's.
   std::unique_ptr<sim::ColumnStreamer> streamer;
-  std::vector<sim::ChunkColumn> checkedColumns;  // streamed: the columns the join check hashes
+  std::vector<sim::ChunkColumn> checkedColumns;  // the columns the join check hashes (the spawn columns)
   std::vector<sim::StreamCentre> centres;        // streamed: the predicted player's column
   std::unordered_set<std::uint64_t> watered;     // streamed: columns whose generated water the mirror holds
+  bool readable = false;                         // worldReadable()
 
   // Welcome.
   sim::PlayerId playerId;
@@ -309,17 +311,6 @@ struct ClientConnection::Impl {
 
   // ---- generation -------------------------------------------------------------------
 
-  // The world with progress reports (the server drops a joining client that shows
-  // none for a while).
-  static sim::Result<sim::SimState> generateState(const sim::Scene& scene, std::uint64_t seed,
-                                                  const std::function<void(double)>& report) {
-    sim::GenerateOptions options;
-    options.progress = report;
-    auto world = sim::generateWorld(scene, seed, sim::kGeneratorVersion, options);
-    if (!world) return world.error();
-    return sim::createSimStateFromWorld(scene, seed, std::move(*world));
-  }
-
   // JoinProgress: while generating, about once a second (the permille stays below
   // 1000 until the world is built and hashed); while streaming, whenever more of
   // the join state arrived (the server's flow control).
@@ -343,14 +334,14 @@ struct ClientConnection::Impl {
     send(wire::ClientBody::JoinProgress, wire::CreateJoinProgress(fbb, permille, received).Union(), true);
   }
 
-  // The generated world's hashes as the server computed them for Welcome: the whole
-  // world's content hash, or for a streamed world the columns hash of its spawn columns.
+  // The generated world's hashes as the server computed them for Welcome: the columns
+  // hash of the spawn columns.
   sim::WorldHashes generatedHashes(const sim::BrickStore& world) const {
-    return streamer ? sim::hashColumns(world, checkedColumns) : sim::hashContent(world);
+    return sim::hashColumns(world, checkedColumns);
   }
 
-  // A streamed world's mirror: only the spawn columns now, the rest as the player nears
-  // it (updateStream). Runs on the worker thread.
+  // The streamed mirror: only the spawn columns now, the rest as the player nears it
+  // (updateStream). Runs on the worker thread.
   sim::Result<sim::SimState> streamState(const sim::Scene& scene, std::uint64_t seedValue) {
     sim::StreamOptions options;
     options.threads = std::max(config.streamThreads, 1);
@@ -359,13 +350,12 @@ struct ClientConnection::Impl {
     auto made = sim::ColumnStreamer::create(scene, seedValue, options);
     if (!made) return made.error();
     streamer = std::move(made).value();
-    checkedColumns = sim::spawnColumns(scene);
     return sim::createMirrorState(scene, seedValue, *streamer);
   }
 
   // Every service() while Playing on a streamed world: generate ahead around the
-  // predicted player, adopt what the workers finished, release beyond the budget, and
-  // make sure the held disc is present.
+  // predicted player, adopt what the workers finished, release beyond the budget, make
+  // sure the ground around the player is present and see whether the readable disc is.
   void updateStream() {
     if (!streamer || phase != ClientPhase::Playing) return;
     const sim::PlayerState& own = predictor.state();
@@ -374,6 +364,7 @@ struct ClientConnection::Impl {
     streamer->update(mirror->world, centres);
     stats.holesMet += holdAround(vx, vz);
     addArrivedWater();
+    readable = allPresent(vx, vz, kReadableRadiusMetres);
     stats.stream = streamer->stats();
   }
 
@@ -405,15 +396,24 @@ struct ClientConnection::Impl {
     addArrivedWater();
   }
 
-  // Generates on this thread the columns within kHeldRadiusMetres of (vx, vz) that are
-  // not present yet (all of them at once, on the streamer's threads). Returns how many.
+  // Generates on this thread the columns within kGroundRadiusMetres of (vx, vz) that
+  // are not present yet (all of them at once, on the streamer's threads). Returns how
+  // many.
   std::size_t holdAround(std::int32_t vx, std::int32_t vz) {
-    const auto radius = static_cast<std::int32_t>(kHeldRadiusMetres * sim::kVoxelsPerMetre);
+    const auto radius = static_cast<std::int32_t>(kGroundRadiusMetres * sim::kVoxelsPerMetre);
     std::vector<sim::ChunkColumn> missing;
     for (sim::ChunkColumn c : sim::columnsAround(mirror->world.bounds(), vx, vz, radius))
       if (!mirror->world.columnPresent(c)) missing.push_back(c);
     if (!missing.empty()) streamer->faultAll(missing, mirror->world);
     return missing.size();
+  }
+
+  // True when every column within radiusMetres of (vx, vz) is present.
+  bool allPresent(std::int32_t vx, std::int32_t vz, double radiusMetres) const {
+    const auto radius = static_cast<std::int32_t>(radiusMetres * sim::kVoxelsPerMetre);
+    for (sim::ChunkColumn c : sim::columnsAround(mirror->world.bounds(), vx, vz, radius))
+      if (!mirror->world.columnPresent(c)) return false;
+    return true;
   }
 
   void startGeneration() {
@@ -433,9 +433,8 @@ struct ClientConnection::Impl {
                    hex64(wantScene) + " (the scene file or its materials differ)";
       } else {
         auto report = [this](double p) { progress.store(std::clamp(p, 0.0, 1.0)); };
-        auto state = !sim::generatableWhole(*scene) ? streamState(*scene, wantSeed)
-                     : factory                      ? factory(*scene, wantSeed, report)
-                                                    : generateState(*scene, wantSeed, report);
+        checkedColumns = sim::spawnColumns(*scene);
+        auto state = factory ? factory(*scene, wantSeed, report) : streamState(*scene, wantSeed);
         if (!state) {
           genError = "generating " + path + ": " + state.error().message;
         } else {
@@ -549,7 +548,7 @@ struct ClientConnection::Impl {
     lastInputSent = own->motion.lastInput;
     stats.restoreMs = msSince(t0);
     if (streamer) {
-      // Playable once the ground around the player exists: the held disc, at once.
+      // Playable once the ground around the player exists, at once; the rest streams.
       stats.streamed = true;
       const Clock::time_point t1 = Clock::now();
       (void)holdAround(own->motion.position.x >> sim::kUnitShift, own->motion.position.z >> sim::kUnitShift);
@@ -1007,6 +1006,10 @@ std::string ClientConnection::playerName(std::uint32_t id) const {
 }
 
 std::uint64_t ClientConnection::serverTick() const noexcept { return impl_->lastTick; }
+
+bool ClientConnection::worldReadable() const noexcept {
+  return impl_->phase == ClientPhase::Playing && (!impl_->streamer || impl_->readable);
+}
 
 ClientStats ClientConnection::stats() const {
   ClientStats s = impl_->stats;

@@ -11,12 +11,13 @@
 // difference is a desync, recorded with tick and cell). It predicts the own player
 // (net/prediction.h) and interpolates the others (net/interpolation.h).
 //
-// A world too big to generate whole is streamed (ClientConfig::streamThreads ...):
-// the mirror starts from the spawn columns (sim::createMirrorState), the join check
-// hashes those columns, and every service() generates ahead around the predicted
-// player, releases what it left behind and adds arriving columns' generated water;
-// the server sends the interest cells whose water or fire changed as the player
-// comes near (docs/PROTOCOL.md, Joining).
+// Every world is streamed, whatever its size (ClientConfig::streamThreads ...): the
+// mirror starts from the spawn columns (sim::createMirrorState), the join check hashes
+// those columns, and every service() generates ahead around the predicted player,
+// releases what it left behind and adds arriving columns' generated water; the
+// server sends the interest cells whose water or fire changed as the player comes
+// near (docs/PROTOCOL.md, Joining). An owner that already holds the generated world
+// (a bot swarm, the local server) may hand over a copy instead (worldFactory).
 //
 // Phases (ClientPhase): Connecting -> AwaitingWelcome -> Generating ->
 // AwaitingSnapshot -> Playing, and Failed or Disconnected from any of them. Every
@@ -47,8 +48,9 @@
 
 namespace loam::net {
 
-/// Builds the generated world for a scene and seed; progress gets 0..1. The default
-/// calls sim::createSimState; bots pass one that copies a world generated once.
+/// Hands over a copy of the whole generated world for a scene and seed (progress gets
+/// 0..1), for owners that hold one already (bots share one world, the local server
+/// has its own); the mirror then holds it all and streams nothing.
 using WorldFactory = std::function<sim::Result<sim::SimState>(const sim::Scene&, std::uint64_t seed,
                                                               const std::function<void(double)>& progress)>;
 
@@ -58,16 +60,15 @@ struct ClientConfig {
   std::string name = "player";
   std::string sceneDir = "scenes";  ///< where <scene name>.toml is looked up
   LinkProfile link;                 ///< active() = connect through a LinkSimulator
-  WorldFactory worldFactory;        ///< empty = sim::createSimState
+  WorldFactory worldFactory;        ///< empty = stream the world
   ClientKind kind = ClientKind::Player;  ///< Hello.kind
   /// The account key Hello carries and AuthChallenges are signed with (its secret
   /// never leaves this process); null = none (docs/PROTOCOL.md, Accounts).
   std::shared_ptr<const AccountKey> accountKey;
-  /// A world too big to generate whole (sim::generatableWhole false) is streamed: the
-  /// mirror holds the columns near the player (sim::createMirrorState), generated
-  /// ahead on streamThreads threads within streamRadiusMetres of the predicted
-  /// player; unmodified columns beyond residentColumns are released, farthest first.
-  /// worldFactory is not used for such a world.
+  /// The streamed mirror holds the columns near the player (sim::createMirrorState),
+  /// generated ahead on streamThreads threads within streamRadiusMetres of the
+  /// predicted player; unmodified columns beyond residentColumns are released,
+  /// farthest first.
   int streamThreads = 2;
   double streamRadiusMetres = 112.0;  ///< the renderer's 96 m plus a margin
   std::size_t residentColumns = 2048;
@@ -75,9 +76,14 @@ struct ClientConfig {
 
 /// Around the player of a streamed mirror, every column within this is present
 /// whenever service() returns while Playing (it generates, on the caller, what the
-/// streamer has not finished): other threads of the owner (sound's ray workers) may
-/// read the mirror there without generating anything.
-inline constexpr double kHeldRadiusMetres = 72.0;
+/// streamer has not finished ahead): the ground the predicted player stands and
+/// moves on. A join is playable once it exists.
+inline constexpr double kGroundRadiusMetres = 16.0;
+/// While ClientConnection::worldReadable(), every column within this of the player is
+/// present: other threads of the owner (sound's ray workers, whose rays reach 64 m)
+/// may read the mirror there without generating anything. Not held by force: the
+/// streamer fills it in, nearest first, within a second of a join or a teleport.
+inline constexpr double kReadableRadiusMetres = 72.0;
 
 /// A connection's lifecycle, in join order; Failed and Disconnected are final.
 enum class ClientPhase : std::uint8_t {
@@ -120,7 +126,7 @@ struct ClientStats {
   double joinMs = 0;                                ///< connect to Playing
   double generateMs = 0;                            ///< of which building the world
   double restoreMs = 0;                             ///< of which applying the join state (decode and restore)
-  double holdMs = 0;                                ///< of which generating the held disc (streamed worlds)
+  double holdMs = 0;                                ///< of which generating the ground around the player
   std::vector<PhaseChange> phaseLog;                ///< the phase changes, in order (5 at most when legal)
   std::uint64_t illegalTransitions = 0;             ///< phase changes legalTransition forbids (client bugs)
   std::uint64_t stepsApplied = 0;
@@ -129,9 +135,9 @@ struct ClientStats {
   std::uint64_t desyncCount = 0;
   std::uint64_t snapshotsReceived = 0;
   PredictionStats prediction;
-  bool streamed = false;      ///< the world is streamed (ClientConfig::streamThreads ...)
+  bool streamed = false;      ///< the mirror is streamed (no worldFactory)
   sim::StreamStats stream;    ///< the streamer's counters (streamed worlds)
-  /// Columns within kHeldRadiusMetres of the player that service() had to generate on
+  /// Columns within kGroundRadiusMetres of the player that service() had to generate on
   /// the caller while Playing because the streamer had not generated them ahead: the
   /// holes a player would have met (0 when streaming keeps up).
   std::uint64_t holesMet = 0;
@@ -175,6 +181,10 @@ class ClientConnection {
   /// frame; predictor().visualOffset() is the remaining offset to draw).
   void advanceFrame() noexcept;
   std::uint64_t serverTick() const noexcept;          ///< newest tick applied
+  /// True while Playing when every column within kReadableRadiusMetres of the player
+  /// is present (always, for a mirror from worldFactory): until then, other threads
+  /// must not read the mirror (sound waits).
+  bool worldReadable() const noexcept;
   ClientStats stats() const;
 
   /// Events of the steps applied since the last call (for audio, HUD, chat), in order.

@@ -204,7 +204,7 @@ struct ServerHost::Impl {
           continue;
         }
         s.joinTick = T;
-        s.cellsTick = core.world.streamed && s.wantsWorld ? 0 : T;
+        s.cellsTick = s.wantsWorld ? 0 : T;
         joinedNow.push_back(static_cast<std::uint32_t>(core.indexOf(s)));
       }
       s.hasPos = p != nullptr;
@@ -254,15 +254,10 @@ struct ServerHost::Impl {
 
 // ---- ServerHost -------------------------------------------------------------------------
 
-HostedWorld describeHostedWorld(const std::string& sceneName, const sim::BrickStore& generated) {
-  sim::WorldHashes h = sim::hashContent(generated);
-  return HostedWorld{sceneName, h.world, std::move(h.cells)};
-}
-
-HostedWorld describeStreamedWorld(const sim::Scene& scene, const sim::BrickStore& generated) {
+HostedWorld describeWorld(const sim::Scene& scene, const sim::BrickStore& generated) {
   const std::vector<sim::ChunkColumn> columns = sim::spawnColumns(scene);
   sim::WorldHashes h = sim::hashColumns(generated, columns);
-  return HostedWorld{scene.name, h.world, std::move(h.cells), true};
+  return HostedWorld{scene.name, h.world, std::move(h.cells)};
 }
 
 ServerHost::ServerHost(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -271,7 +266,7 @@ ServerHost::~ServerHost() = default;
 
 sim::Result<std::unique_ptr<ServerHost>> ServerHost::open(const ServerConfig& config, sim::SimState state,
                                                           HostedWorld world, sim::ColumnStreamer* streamer) {
-  if (world.streamed != (streamer != nullptr)) return sim::makeError("a streamed world needs its streamer");
+  if (state.world.columnSource() != streamer) return sim::makeError("a streamed world needs its streamer");
   auto impl = std::make_unique<Impl>(std::move(state));
   impl->streamer = streamer;
   HostCore& core = impl->core;

@@ -129,12 +129,11 @@ struct ServerStats : ServerCounters {
 /// What the server knows about the world it hosts (sent in Welcome).
 struct HostedWorld {
   std::string sceneName;                    ///< Scene::name (clients find <name>.toml)
-  /// The generated world's hash clients check theirs against: the content hash of the
-  /// whole world, or for a streamed world the columns hash of its spawn columns
-  /// (sim::spawnColumns), the only part every client generates before it plays.
+  /// The generated world's hash clients check theirs against: the columns hash of its
+  /// spawn columns (sim::spawnColumns), the only part every client generates before it
+  /// plays. Every client streams its world, whatever its size (docs/PROTOCOL.md).
   std::uint64_t generatedHash = 0;
   std::vector<sim::CellHash> generatedCells;  ///< its cell hashes (GeneratedCellHashes)
-  bool streamed = false;  ///< too big to generate whole: the host updates a ColumnStreamer
 };
 
 /// One admitted session, for the admin console.
@@ -149,20 +148,16 @@ struct PeerInfo {
 /// join: returns "" to admit, else the reason sent in the Reject.
 using AdmissionFilter = std::function<std::string(const std::string& address, const std::string& name)>;
 
-/// Describes a freshly generated world (before any save is applied) for Welcome.
-/// Costs one hashContent.
-HostedWorld describeHostedWorld(const std::string& sceneName, const sim::BrickStore& generated);
-
-/// Describes a freshly made streamed world (createStreamedSimState, before any save)
-/// for Welcome: hashColumns of scene's spawn columns, which it holds.
-HostedWorld describeStreamedWorld(const sim::Scene& scene, const sim::BrickStore& generated);
+/// Describes a freshly made world (generated whole or streamed, before any save is
+/// applied) for Welcome: hashColumns of scene's spawn columns, which it holds.
+HostedWorld describeWorld(const sim::Scene& scene, const sim::BrickStore& generated);
 
 class ServerHost {
  public:
   /// Binds the UDP port and takes the state. state may already be advanced (a
   /// loaded save). Errors: bind failures ("port 7777 in use").
-  /// A streamed world (world.streamed) passes the streamer behind state.world: every
-  /// tick updates it around the players before the step (it must outlive the host).
+  /// A streamed world passes the streamer behind state.world: every tick updates it
+  /// around the players before the step (it must outlive the host).
   static sim::Result<std::unique_ptr<ServerHost>> open(const ServerConfig& config, sim::SimState state,
                                                        HostedWorld world, sim::ColumnStreamer* streamer = nullptr);
   ~ServerHost();

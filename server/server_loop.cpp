@@ -110,7 +110,7 @@ sim::Result<sim::SimState> generateState(const sim::Scene& scene, std::uint64_t 
     auto state = sim::createStreamedSimState(scene, seed, *streamer);
     board.beat();
     if (!state) return state.error();
-    if (hosted != nullptr) *hosted = net::describeStreamedWorld(scene, state->world);
+    if (hosted != nullptr) *hosted = net::describeWorld(scene, state->world);
     logLine("streaming world '%s' seed %" PRIu64 ": %zu chunk columns generated at start in %.0f ms, the rest "
             "as players reach them",
             scene.name.c_str(), seed, state->world.presentColumns().size(), msBetween(t0, Clock::now()));
@@ -132,7 +132,7 @@ sim::Result<sim::SimState> generateState(const sim::Scene& scene, std::uint64_t 
   board.beat();
   if (hosted != nullptr) {
     // The hash clients compare against is of the generated world, before any save.
-    *hosted = net::describeHostedWorld(scene.name, *world);
+    *hosted = net::describeWorld(scene, *world);
     logLine("generated world '%s' seed %" PRIu64 " in %.0f ms (hash %016" PRIx64 ", %.0f ms)", scene.name.c_str(),
             seed, msBetween(t0, t1), hosted->generatedHash, msBetween(t1, Clock::now()));
   }

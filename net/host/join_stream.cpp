@@ -25,7 +25,6 @@ JoinStreams::~JoinStreams() {
 void JoinStreams::start() {
   const sim::BrickStore& world = core_.state.world;
   bounds_ = world.bounds();
-  streamed_ = core_.world.streamed;
   Job first;
   first.bricks.reserve(world.modifiedCount());
   sim::SavedBrick sb;
@@ -72,7 +71,7 @@ void JoinStreams::begin(Session& s) {
   job.join.emplace();
   job.join->identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
   job.join->tick = state.tick;
-  job.state.emplace(sim::copyState(state, !streamed_));
+  job.state.emplace(sim::copyState(state, false));
   {
     std::lock_guard lock(mutex_);
     jobs_.push_back(std::move(job));
@@ -100,7 +99,7 @@ void JoinStreams::work() {
     data.bounds = bounds_;
     data.bricks.reserve(bricks_.size());
     for (const auto& [key, b] : bricks_) data.bricks.push_back(b);
-    data.blobs = sim::mirrorBlobs(*job.state, !streamed_);
+    data.blobs = sim::mirrorBlobs(*job.state);
     if (auto bytes = sim::encodeSave(data)) {
       out->bytes = std::move(*bytes);
     } else {

@@ -8,8 +8,8 @@
 //     keeps current after every step by handing it only the bricks the step's edits
 //     touched (captureBrick each: cost per touched brick, like the hash tracker);
 //   - at a join the host thread copies only what the state blobs are made of
-//     (sim::copyState; sim::mirrorBlobs: players, water, fire, weather; a streamed world's
-//     without water and fire, which CellSync sends per cell) and queues a request;
+//     (sim::copyState without water and fire, which CellSync sends per cell;
+//     sim::mirrorBlobs: players and weather) and queues a request;
 //     the worker encodes the blobs and the save (zstd) from its bricks, once per tick
 //     for every session admitted by that step;
 //   - the host thread picks the encoded state up and sends it in JoinChunks of
@@ -115,7 +115,6 @@ class JoinStreams {
   std::uint64_t lastJoinTick_ = UINT64_MAX;  ///< host thread: tick of the newest request
   std::size_t encodings_ = 0;                 ///< host thread: requested and not picked up
   sim::WorldBounds bounds_{};
-  bool streamed_ = false;  ///< the world is streamed: join states carry no water or fire (sim::mirrorBlobs)
   std::map<std::uint64_t, sim::SavedBrick> bricks_;  ///< worker only: canonical order
   // Host thread scratch.
   std::vector<sim::BrickCoord> touched_;

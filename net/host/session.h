@@ -153,10 +153,9 @@ struct Session {
   bool cellHashesSent = false;
   std::uint64_t phaseTick = 0;  ///< state tick when the phase was entered
   std::uint64_t joinTick = 0;   ///< tick of the state the peer started from (JoinSnapshot / admission)
-  /// Tick of the water and fire the peer started from: joinTick, or 0 for a full
-  /// client of a streamed world, whose join state carries none (it starts from the
-  /// generated water and fire; CellSync sends every cell changed since in full when
-  /// it comes near).
+  /// Tick of the water and fire the peer started from: 0 for a full client, whose join
+  /// state carries none (it starts from the generated water and fire; CellSync sends
+  /// every cell changed since in full when it comes near), else joinTick.
   std::uint64_t cellsTick = 0;
   std::chrono::steady_clock::time_point connectedAt{};  ///< ENet connect (join time)
 

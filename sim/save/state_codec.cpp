@@ -55,9 +55,8 @@ std::vector<SaveBlob> stateBlobs(const StateCopy& copy) {
   return blobsOf(copy.players, &copy.water, &copy.fire, &copy.animals, copy.weather);
 }
 
-std::vector<SaveBlob> mirrorBlobs(const StateCopy& copy, bool withCells) {
-  return blobsOf(copy.players, withCells ? &copy.water : nullptr, withCells ? &copy.fire : nullptr, nullptr,
-                 copy.weather);
+std::vector<SaveBlob> mirrorBlobs(const StateCopy& copy) {
+  return blobsOf(copy.players, nullptr, nullptr, nullptr, copy.weather);
 }
 
 Result<void> restoreState(const SaveData& save, SimState& state) {

@@ -49,17 +49,16 @@ struct StateCopy {
   AnimalState animals;
   WeatherState weather;
 };
-/// withCells false leaves water and fire empty (a streamed world's join state).
+/// withCells false leaves water and fire empty (a join state).
 StateCopy copyState(const SimState& state, bool withCells = true);
 /// The same blobs as stateBlobs(state) for the state the copy was taken from.
 std::vector<SaveBlob> stateBlobs(const StateCopy& copy);
-/// The blobs a mirror joins from (the join state): all but "animals". A mirror follows
-/// animals in snapshots, and their brains name dens and perches that a mirror of a
-/// streamed world never sets up (createMirrorState). withCells false also leaves out
-/// "water" and "fire": a streamed world's mirror keeps its generated water and gets
+/// The blobs a mirror joins from (the join state): "players" and "weather". A mirror
+/// follows animals in snapshots, and their brains name dens and perches that a mirror
+/// never sets up (createMirrorState). It keeps its generated water and fire and gets
 /// the interest cells changed since in full as it comes near (net CellSync), instead
 /// of the whole world's water at once.
-std::vector<SaveBlob> mirrorBlobs(const StateCopy& copy, bool withCells);
+std::vector<SaveBlob> mirrorBlobs(const StateCopy& copy);
 
 /// Applies a decoded save to a freshly generated state: bricks (applySave), every
 /// state blob present, and the tick from the header. Errors name the blob.

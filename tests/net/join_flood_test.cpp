@@ -60,7 +60,7 @@ TEST_CASE("join flood: connect-only, Hello-only and join-spam peers do not lock 
   REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
   auto generated = sim::createSimState(*scene, scene->defaultSeed);
   REQUIRE_MESSAGE(generated.has_value(), (generated ? "" : generated.error().message));
-  const net::HostedWorld hosted = net::describeHostedWorld(scene->name, generated->world);
+  const net::HostedWorld hosted = net::describeWorld(*scene, generated->world);
 
   net::ServerConfig sc;
   sc.name = "join-flood";

@@ -133,7 +133,7 @@ TEST_CASE("a world with 100,000 scattered single-voxel edits is joined through t
   REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
   auto generated = sim::createSimState(*scene, scene->defaultSeed);
   REQUIRE_MESSAGE(generated.has_value(), (generated ? "" : generated.error().message));
-  const net::HostedWorld hosted = net::describeHostedWorld(scene->name, generated->world);
+  const net::HostedWorld hosted = net::describeWorld(*scene, generated->world);
 
   // Griefing: one voxel changed in each of 100,000 random places (a few land in the
   // same brick). Solid becomes air, air becomes the scene's first solid material.
@@ -243,7 +243,7 @@ TEST_CASE("edits made while the server runs reach the join state of a later join
   sc.bindAddress = "127.0.0.1";
   sc.port = 0;
   auto server = net::ServerHost::open(sc, sim::SimState(*generated),
-                                      net::describeHostedWorld(scene->name, generated->world));
+                                      net::describeWorld(*scene, generated->world));
   REQUIRE(server.has_value());
   net::ServerHost& host = **server;
   auto connect = [&](const std::string& name) {

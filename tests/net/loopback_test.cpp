@@ -61,7 +61,7 @@ World& world() {
     auto state = sim::createSimState(out.scene, out.scene.defaultSeed);
     REQUIRE_MESSAGE(state.has_value(), (state ? "" : state.error().message));
     out.generated.emplace(std::move(*state));
-    out.hosted = net::describeHostedWorld(out.scene.name, out.generated->world);
+    out.hosted = net::describeWorld(out.scene, out.generated->world);
     return out;
   }();
   return w;
@@ -343,15 +343,16 @@ TEST_CASE("loopback: a client whose world or scene differs stops with an error n
     cfg.worldFactory = [&shared](const sim::Scene&, std::uint64_t, const std::function<void(double)>&)
         -> sim::Result<sim::SimState> {
       sim::SimState copy(shared);
-      // A voxel in cell (1, -3) (12.8 m cells): x 20 m, z -30 m, high up.
-      const sim::VoxelCoord v{20 * sim::kVoxelsPerMetre, 20 * sim::kVoxelsPerMetre, -30 * sim::kVoxelsPerMetre};
+      // A voxel of a spawn column (the join check hashes those) in cell (0, -1) (12.8 m
+      // cells): x 1 m, z -1 m, high up.
+      const sim::VoxelCoord v{1 * sim::kVoxelsPerMetre, 20 * sim::kVoxelsPerMetre, -1 * sim::kVoxelsPerMetre};
       copy.world.set(v, copy.world.get(v.x, v.y, v.z) == sim::kAir ? sim::MaterialId{1} : sim::kAir);
       return copy;
     };
     auto conn = joinOnce(cfg, **server);
     INFO("error: " << conn->error());
     CHECK(conn->phase() == net::ClientPhase::Failed);
-    CHECK(conn->error().find("world differs from the server's in 1 cells: (1,-3)") != std::string::npos);
+    CHECK(conn->error().find("world differs from the server's in 1 cells: (0,-1)") != std::string::npos);
   }
 
   SUBCASE("the scene file differs: the file and both hashes are named") {

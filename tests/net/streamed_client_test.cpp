@@ -48,7 +48,7 @@ TEST_CASE("two full bots stream highlands with the server: no desync, exact pred
   REQUIRE(streamer.has_value());
   auto state = sim::createStreamedSimState(*scene, scene->defaultSeed, **streamer);
   REQUIRE_MESSAGE(state.has_value(), (state ? "" : state.error().message));
-  net::HostedWorld hosted = net::describeStreamedWorld(*scene, state->world);
+  net::HostedWorld hosted = net::describeWorld(*scene, state->world);
 
   net::ServerConfig sc;
   sc.name = "streamed";

@@ -24,7 +24,7 @@ inline const FlatWorld& flatWorld() {
     auto state = sim::createSimState(*scene, scene->defaultSeed);
     REQUIRE(state.has_value());
     FlatWorld out{std::move(*state), {}};
-    out.hosted = net::describeHostedWorld(scene->name, out.state.world);
+    out.hosted = net::describeWorld(*scene, out.state.world);
     return out;
   }();
   return w;
