@@ -75,7 +75,7 @@ std::string joinFromHostileServer(
   auto conn = net::ClientConnection::connect(fullBotConfig(bound.port, "victim", flat.second));
   REQUIRE(conn.has_value());
   net::ClientConnection& client = **conn;
-  const std::uint64_t generatedHash = sim::hashContent(flat.second.world).world;
+  const std::uint64_t generatedHash = net::describeWorld(flat.first, flat.second.world).generatedHash;
 
   flatbuffers::FlatBufferBuilder fbb;
   auto sendBuilt = [&](ENetPeer* peer) {
