@@ -51,6 +51,9 @@ bool ListenerAcoustics::updateRoom(const sim::BrickStore& world, Vec3f listener,
   }
   std::uint64_t roomUpdate = updateIndex / static_cast<std::uint64_t>(std::max(1, config_.roomEvery));
   if (trackChanges_ && !occupancy_) occupancy_ = std::make_unique<BrickOccupancy>(world);
+  // A streamed world renumbers its chunk slots as it releases columns behind the
+  // player; the bits follow by chunk coordinate (O(chunks)).
+  if (occupancy_) occupancy_->followSlots(world);
   const RoomEstimate& e = smoother_.add(probe_.update(world, acoustic_, listener, roomUpdate, pool_, occupancy_.get()));
 
   room_.meanFreePath = std::max(0.5f, e.meanFreePath);
@@ -110,8 +113,9 @@ void ListenerAcoustics::propagateOne(const sim::BrickStore& world, EmitterState&
 
 void ListenerAcoustics::worldChanged(const sim::BrickStore& world, std::span<const sim::BrickCoord> bricks) {
   trackChanges_ = true;
-  if (occupancy_)
-    for (const sim::BrickCoord& b : bricks) occupancy_->refresh(world, b);
+  if (!occupancy_) return;
+  occupancy_->followSlots(world);
+  for (const sim::BrickCoord& b : bricks) occupancy_->refresh(world, b);
 }
 
 void ListenerAcoustics::propagate(const sim::BrickStore& world, std::span<EmitterState* const> states) {

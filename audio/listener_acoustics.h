@@ -59,7 +59,9 @@ class ListenerAcoustics {
   /// Bricks of the world that changed since the last call (BrickStore::takeChanged). The
   /// first call turns on a BrickOccupancy cache for the rays (built at the next room
   /// update; ~13% faster rays, identical results), which from then on relies on every
-  /// change being reported here before the next updateRoom(). Thread: the control thread.
+  /// change being reported here before the next updateRoom() (a streamed world's slot
+  /// renumberings need no report: the cache follows them by itself, O(chunks)).
+  /// Thread: the control thread.
   void worldChanged(const sim::BrickStore& world, std::span<const sim::BrickCoord> bricks);
 
  private:

@@ -303,7 +303,7 @@ void makeRayDirections(const ProbeConfig& config, std::uint64_t update, std::spa
   }
 }
 
-BrickOccupancy::BrickOccupancy(const sim::BrickStore& store) {
+BrickOccupancy::BrickOccupancy(const sim::BrickStore& store) : epoch_(store.slotEpoch()) {
   maskOf_.assign(static_cast<std::size_t>(store.chunkCount()), -1);
   for (int i = 0; i < store.chunkCount(); ++i)
     if (!store.chunkIsCollapsed(i)) buildChunk(store, i);
@@ -314,6 +314,7 @@ void BrickOccupancy::buildChunk(const sim::BrickStore& store, int i) {
   if (m < 0) {
     m = static_cast<std::int32_t>(masks_.size());
     masks_.resize(masks_.size() + 64, 0);
+    maskCoord_.push_back(store.chunkCoord(i));
   }
   std::uint64_t* w = masks_.data() + m;
   for (int local = 0; local < 4096; ++local) {
@@ -323,7 +324,30 @@ void BrickOccupancy::buildChunk(const sim::BrickStore& store, int i) {
   }
 }
 
+void BrickOccupancy::followSlots(const sim::BrickStore& store) {
+  if (epoch_ == store.slotEpoch()) return;
+  epoch_ = store.slotEpoch();
+  // Within one epoch a chunk keeps its slot, so each coordinate owns at most one
+  // block; walk the blocks in order, moving the kept ones down over the dropped.
+  maskOf_.assign(static_cast<std::size_t>(store.chunkCount()), -1);
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < maskCoord_.size(); ++k) {
+    const int i = store.chunkIndex(maskCoord_[k]);
+    if (i < 0) continue;  // the chunk left: its bits go with it
+    if (kept != k) {
+      std::copy_n(masks_.begin() + static_cast<std::ptrdiff_t>(k * 64), 64,
+                  masks_.begin() + static_cast<std::ptrdiff_t>(kept * 64));
+      maskCoord_[kept] = maskCoord_[k];
+    }
+    maskOf_[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(kept * 64);
+    ++kept;
+  }
+  masks_.resize(kept * 64);
+  maskCoord_.resize(kept);
+}
+
 void BrickOccupancy::refresh(const sim::BrickStore& store, sim::BrickCoord b) {
+  followSlots(store);
   int i = store.chunkIndex(sim::chunkOf(b));
   if (i < 0) return;
   // A chunk made resident after construction (an edit in air) gets a new slot.

@@ -140,15 +140,30 @@ inline constexpr std::array<float, 3> kAirAbsorptionPerMetre{0.0003f, 0.001f, 0.
 /// air. Rays then cross the air of expanded chunks without touching the store's slot
 /// tables (8 KB per chunk; the bits are 512 B), so a listener's neighbourhood stays in
 /// cache. Owned next to the store: build once, refresh() every brick the world changes
-/// (e.g. those of a BrickStore change subscriber) before the next trace.
+/// (e.g. those of a BrickStore change subscriber) and followSlots() (after the store
+/// renumbered its slots: markGenerated, a streamed store's releaseColumns) before the
+/// next trace. The bits are kept by slot for speed and remember each slot's chunk
+/// coordinate, so following a renumbering is O(chunks), never a rebuild.
 class BrickOccupancy {
  public:
   /// Builds the bits of every expanded chunk. O(bricks of expanded chunks); allocates
   /// 512 bytes per expanded chunk.
   explicit BrickOccupancy(const sim::BrickStore& store);
   /// Brings brick b up to date with the store (builds its chunk's bits when the chunk
-  /// was collapsed before; may allocate then). Single-threaded, not while tracing.
+  /// was collapsed before; may allocate then). Follows the store's slots first
+  /// (followSlots). Single-threaded, not while tracing.
   void refresh(const sim::BrickStore& store, sim::BrickCoord b);
+  /// When the store renumbered its slots since the bits were last keyed
+  /// (BrickStore::slotEpoch), moves each chunk's bits to the chunk's new slot by its
+  /// coordinate, dropping those of chunks no longer resident and compacting the rest;
+  /// otherwise does nothing (one compare). A chunk that left and came back (a column
+  /// released and generated again) keeps its bits: a released column held only
+  /// generated content, and the store reports it changed when it returns. O(chunks
+  /// with bits + store.chunkCount()); allocates only when the store has more slots than
+  /// were ever known. Single-threaded, not while tracing.
+  void followSlots(const sim::BrickStore& store);
+  /// The store's slotEpoch() the bits are keyed to.
+  std::uint64_t slotEpoch() const noexcept { return epoch_; }
   /// False when brick localIndex of chunk index i is known to be uniform air; true
   /// when it may hold something (or the chunk has no bits: ask the store). A chunk made
   /// resident after the last refresh (a slot past the known ones) has no bits.
@@ -163,6 +178,8 @@ class BrickOccupancy {
   void buildChunk(const sim::BrickStore& store, int chunkIndex);
   std::vector<std::int32_t> maskOf_;   // per chunk index: word offset into masks_, or -1
   std::vector<std::uint64_t> masks_;   // 64 words per expanded chunk
+  std::vector<sim::ChunkCoord> maskCoord_;  // per 64 words of masks_: whose bits they are
+  std::uint64_t epoch_ = 0;            // the store's slotEpoch() maskOf_ is keyed to
 };
 
 /// Writes config.rays unit directions for update number `update`: the Fibonacci sphere

@@ -81,6 +81,7 @@ BrickStore::BrickStore(const BrickStore& other)
       source_(other.source_),
       present_(other.present_),
       presentList_(other.presentList_),
+      slotEpoch_(other.slotEpoch_),
       keepBaseline_(other.keepBaseline_),
       subscribers_(other.subscribers_) {
   chunks_.resize(other.chunks_.size());

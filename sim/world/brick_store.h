@@ -11,8 +11,11 @@
 // markGenerated(), and markGenerated() releases the chunks that are all air.
 //
 // Chunk handles: a resident chunk has a slot (0..chunkCount()-1, chunkIndex); slots
-// are stable until markGenerated(), which renumbers them. Nothing may depend on slot
-// order: canonicalChunks() lists the slots in canonical order.
+// are stable until markGenerated() or releaseColumns(), which renumber them (a chunk
+// made resident takes the next slot; the others keep theirs). slotEpoch() counts
+// renumberings: a consumer that keeps data by slot (audio's BrickOccupancy) compares
+// it and re-keys by chunkCoord() when it moved. Nothing may depend on slot order:
+// canonicalChunks() lists the slots in canonical order.
 //
 // Canonical order: chunks by (z, y, x) with x fastest, then the bricks of a chunk by
 // brickIndexInChunk (x fastest), then voxels by voxelIndexInBrick. Every iteration,
@@ -182,6 +185,10 @@ class BrickStore {
   int chunkIndex(ChunkCoord c) const noexcept;
   /// The slots of every resident chunk in canonical chunk order.
   std::span<const int> canonicalChunks() const noexcept { return canonical_; }
+  /// How many times slots were renumbered (markGenerated, releaseColumns; see "Chunk
+  /// handles" at the top). Unchanged by writes, addChunk, adoptChunks and columns
+  /// arriving, which only append slots. Copies carry it. O(1).
+  std::uint64_t slotEpoch() const noexcept { return slotEpoch_; }
   /// Makes chunk c resident (all air) if it is not; returns its slot, or -1 outside
   /// the bounds. Single-threaded; lets threads write different chunks afterwards.
   int addChunk(ChunkCoord c);
@@ -244,7 +251,8 @@ class BrickStore {
   /// Releases each present column of columns that holds no modified brick: its chunks
   /// leave memory (with their change bits: a consumer hears of the column again when
   /// it is generated again) and the next read or write generates it again. Modified
-  /// columns stay. Renumbers chunk slots. O(resident chunks). Returns the columns released.
+  /// columns stay. Renumbers chunk slots (slotEpoch) when it releases any. O(resident
+  /// chunks). Returns the columns released.
   int releaseColumns(std::span<const ChunkColumn> columns);
 
   // ---- change tracking ----------------------------------------------------------
@@ -366,6 +374,7 @@ class BrickStore {
   ColumnSource* source_ = nullptr;      // set: a streamed store (columns fault in)
   internal::ChunkMap present_;          // chunkKey({x, 0, z}) of present columns -> index in presentList_
   std::vector<ChunkColumn> presentList_;
+  std::uint64_t slotEpoch_ = 0;  // bumped by keepChunksIf (every renumbering)
   bool keepBaseline_ = false;  // set by markGenerated()
   std::uint8_t subscribers_ = 0;  // handed out by subscribeChanges()
 };
@@ -507,6 +516,7 @@ void BrickStore::keepChunksIf(Keep&& keep) {
     canonical_[i] = static_cast<int>(i);
     map_.insert(internal::chunkKey(coords_[i]), static_cast<int>(i));
   }
+  ++slotEpoch_;
 }
 
 template <class F>

@@ -653,3 +653,37 @@ TEST_CASE("streamed store: the first read or write of a column generates it, onc
   CHECK(copy.columnPresent({0, 0}));
   CHECK(copy.get(-1, 50, -1) == 7);
 }
+
+TEST_CASE("streamed store: slotEpoch counts renumberings (releases, markGenerated), not writes or arrivals") {
+  const WorldBounds wb = smallBounds();
+  FloorSource source(wb);
+  BrickStore s(wb);
+  CHECK(s.slotEpoch() == 0);
+  s.markGenerated();
+  const std::uint64_t e0 = s.slotEpoch();
+  CHECK(e0 != 0);
+  s.setColumnSource(&source);
+  // Columns arriving, writes and compaction only append slots or change content:
+  // every slot keeps its chunk.
+  CHECK(s.get(5, 3, 5) != kAir);
+  CHECK(s.get(-5, 3, -5) != kAir);
+  const ChunkCoord c0 = s.chunkCoord(0);
+  CHECK(s.set(VoxelCoord{-1, 50, -1}, 7));
+  CHECK(s.set(VoxelCoord{5, 3, 5}, kAir));
+  CHECK(s.fillBrick(BrickCoord{3, 0, 3}, 9));
+  s.compactAll();
+  CHECK(s.slotEpoch() == e0);
+  CHECK(s.chunkCoord(0) == c0);
+  // A release that releases nothing (every column modified or absent) renumbers nothing.
+  CHECK(s.releaseColumns(std::vector<ChunkColumn>{{-1, -1}, {5, 5}}) == 0);
+  CHECK(s.slotEpoch() == e0);
+  // Streaming the untouched columns out renumbers; so does markGenerated.
+  CHECK(s.get(-5, 3, 100) != kAir);  // column (-1, 0), unmodified
+  CHECK(s.releaseColumns(std::vector<ChunkColumn>{{-1, 0}}) == 1);
+  const std::uint64_t e1 = s.slotEpoch();
+  CHECK(e1 != e0);
+  BrickStore copy = s;
+  CHECK(copy.slotEpoch() == e1);
+  s.markGenerated();
+  CHECK(s.slotEpoch() != e1);
+}
