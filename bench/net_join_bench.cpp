@@ -1,7 +1,9 @@
 // Join time and snapshot size: the server hosts glade with N edits
 // made (server digs and places at keyed positions around the spawn), then a client
-// connects; the time from connect to Playing (world generation included) and the
-// join state's size (the JoinChunks' bytes) are measured, over a few joins. Target: at most 3 s to playable.
+// connects; the time from connect to Playing (the client streams: the spawn columns,
+// then the ground around the player), then to the readable disc (every column sound
+// may read, streamed in behind), and the join state's size (the JoinChunks' bytes)
+// are measured, over a few joins. Target: at most 1 s to playable (issue 17).
 //
 // Run: build/release/bench/net_join_bench [--edits 400] [--joins 3] [--scene PATH]
 #include <cinttypes>
@@ -78,13 +80,20 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
+    // On until the streamer has filled the readable disc in (sound waits for it).
+    while (!c.worldReadable() && bench::nowMs() - start < 30000) {
+      pacer.wait(host.get());
+      host->tick();
+      c.service(bench::nowMs());
+    }
+    const double readableMs = bench::nowMs() - start;
     net::ClientStats st = c.stats();
     auto snap = st.received.find("JoinChunk");
     std::uint64_t snapBytes = snap == st.received.end() ? 0 : snap->second.bytes;
     std::printf("%s\n    {\"join_ms\": %.0f, \"generate_ms\": %.0f, \"restore_ms\": %.0f, \"hold_ms\": %.0f, "
-                "\"snapshot_bytes\": %" PRIu64 "}",
-                j ? "," : "", st.joinMs, st.generateMs, st.restoreMs, st.holdMs, snapBytes);
-    ok = ok && st.joinMs <= 3000;
+                "\"readable_ms\": %.0f, \"snapshot_bytes\": %" PRIu64 "}",
+                j ? "," : "", st.joinMs, st.generateMs, st.restoreMs, st.holdMs, readableMs, snapBytes);
+    ok = ok && st.joinMs <= 1000;
     c.disconnect();
     for (int k = 0; k < 30; ++k) {
       pacer.wait(host.get());
