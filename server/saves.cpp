@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <span>
 #include <system_error>
+#include <utility>
 
 #include "server/log.h"
 #include "sim/save/state_codec.h"
@@ -179,7 +180,7 @@ sim::Result<std::unique_ptr<sim::WorldDb>> createFromState(const std::string& pa
   header.tick = state.tick;
   auto data = sim::captureSave(header, state.world, sim::stateBlobs(state));
   if (!data) return data.error();
-  return sim::createWorldDbFromSave(path, *data);
+  return sim::createWorldDbFromSave(path, std::move(*data));
 }
 
 }  // namespace

@@ -57,6 +57,8 @@ struct ColumnStreamer::Impl {
   std::vector<ChunkColumn> planCentres;                    // the centres' columns it was made for
   std::vector<std::pair<std::int64_t, ChunkColumn>> plan;  // missing columns, nearest last
   std::vector<std::pair<ChunkColumn, BrickStore>> arrived;  // reused: what workers finished
+  std::vector<ChunkColumn> extra;  // prefetch()'s columns not yet seen present, canonical order
+  bool extraQueued = true;         // extra is in the workers' queue (update queues it)
 
   // Shared with the workers, under mutex.
   std::mutex mutex;
@@ -155,6 +157,17 @@ void ColumnStreamer::faultAll(std::span<const ChunkColumn> columns, BrickStore& 
   m.stats.faults += missing.size();
 }
 
+void ColumnStreamer::prefetch(std::span<const ChunkColumn> columns) {
+  Impl& m = *impl_;
+  for (ChunkColumn c : columns)
+    if (m.gen.contains(c)) m.extra.push_back(c);
+  std::sort(m.extra.begin(), m.extra.end(), [](ChunkColumn a, ChunkColumn b) { return canonicalBefore(a, b); });
+  m.extra.erase(std::unique(m.extra.begin(), m.extra.end()), m.extra.end());
+  // The next update queues them: asked for during a start (createStreamedSimState),
+  // they wait until the owner's loop runs instead of competing with the rest of it.
+  m.extraQueued = false;
+}
+
 void ColumnStreamer::update(BrickStore& store, std::span<const StreamCentre> centres) {
   Impl& m = *impl_;
   // 1. Adopt what is finished.
@@ -171,6 +184,8 @@ void ColumnStreamer::update(BrickStore& store, std::span<const StreamCentre> cen
     }
   }
   m.arrived.clear();
+  if (!m.extra.empty())
+    std::erase_if(m.extra, [&](ChunkColumn c) { return store.columnPresent(c); });
 
   // 2. Ask for the missing columns near the centres, nearest first. Most steps no
   // centre changes column, and the plan (and the workers' queue) stands.
@@ -201,16 +216,38 @@ void ColumnStreamer::update(BrickStore& store, std::span<const StreamCentre> cen
         std::lock_guard lock(m.mutex);
         for (ChunkColumn col : m.queue) m.inFlight.erase(keyOf(col));
         m.queue.clear();
+        // prefetch()'s columns still missing first in the queue, so last to be taken.
+        for (auto it = m.extra.rbegin(); it != m.extra.rend(); ++it)
+          if (m.inFlight.insert(keyOf(*it)).second) m.queue.push_back(*it);
         for (const auto& [d, col] : m.plan)
           if (m.inFlight.insert(keyOf(col)).second) m.queue.push_back(col);
       }
       m.wake.notify_all();
     }
   }
+  if (!m.extraQueued && !moved && !m.workers.empty()) {
+    {
+      std::lock_guard lock(m.mutex);
+      // Behind (before) what is queued: the centres' columns go first.
+      std::vector<ChunkColumn> front;
+      for (ChunkColumn c : m.extra)
+        if (!store.columnPresent(c) && m.inFlight.insert(keyOf(c)).second) front.push_back(c);
+      m.queue.insert(m.queue.begin(), front.rbegin(), front.rend());
+    }
+    m.wake.notify_all();
+  }
+  m.extraQueued = true;
   if (m.workers.empty()) {
-    for (int i = 0; i < m.options.prefetchPerUpdate && !m.plan.empty();) {
-      const ChunkColumn col = m.plan.back().second;
-      m.plan.pop_back();
+    for (int i = 0; i < m.options.prefetchPerUpdate && (!m.plan.empty() || !m.extra.empty());) {
+      // The plan first, then prefetch()'s columns.
+      ChunkColumn col;
+      if (!m.plan.empty()) {
+        col = m.plan.back().second;
+        m.plan.pop_back();
+      } else {
+        col = m.extra.back();
+        m.extra.pop_back();
+      }
       if (store.columnPresent(col)) continue;  // faulted in since the plan was made
       BrickStore made = m.generate(col);
       store.adoptColumn(col, made);

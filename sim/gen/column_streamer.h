@@ -70,6 +70,12 @@ class ColumnStreamer final : public ColumnSource {
   /// ColumnSource: the missing columns generated on `threads` threads at once (the
   /// caller waits), then adopted in the order given.
   void faultAll(std::span<const ChunkColumn> columns, BrickStore& store) override;
+  /// ColumnSource: from the next update on, the columns are generated ahead after
+  /// those update asks for (they stay asked for until present, whatever the centres
+  /// do) and adopted by a later update. Nothing starts before that update, so a
+  /// start (createStreamedSimState asks for the dens' ranges) is not slowed by it.
+  /// With threads == 1, update generates them prefetchPerUpdate at a time.
+  void prefetch(std::span<const ChunkColumn> columns) override;
 
   /// Between steps, on store's thread: adopts the columns workers finished, asks for
   /// the missing columns within the prefetch radius of centres (nearest first,

@@ -428,13 +428,12 @@ Result<std::uint64_t> WorldDb::brickRows() {
   return asU64(sqlite3_column_int64(s.get(), 0));
 }
 
-Result<std::unique_ptr<WorldDb>> createWorldDbFromSave(const std::string& path, const SaveData& data) {
-  auto db = WorldDb::create(path, data.header, data.bounds);
+namespace {
+
+Result<std::unique_ptr<WorldDb>> createFromCommit(const std::string& path, const SaveHeader& header,
+                                                  const WorldBounds& bounds, const WorldDbCommit& c) {
+  auto db = WorldDb::create(path, header, bounds);
   if (!db) return db;
-  WorldDbCommit c;
-  c.tick = data.header.tick;
-  c.bricks = data.bricks;
-  c.blobs = data.blobs;
   if (auto r = (*db)->commit(c); !r) {
     // Its meta without its bricks would load as a world with the edits missing.
     db->reset();
@@ -442,6 +441,24 @@ Result<std::unique_ptr<WorldDb>> createWorldDbFromSave(const std::string& path, 
     return r.error();
   }
   return db;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WorldDb>> createWorldDbFromSave(const std::string& path, const SaveData& data) {
+  WorldDbCommit c;
+  c.tick = data.header.tick;
+  c.bricks = data.bricks;
+  c.blobs = data.blobs;
+  return createFromCommit(path, data.header, data.bounds, c);
+}
+
+Result<std::unique_ptr<WorldDb>> createWorldDbFromSave(const std::string& path, SaveData&& data) {
+  WorldDbCommit c;
+  c.tick = data.header.tick;
+  c.bricks = std::move(data.bricks);
+  c.blobs = std::move(data.blobs);
+  return createFromCommit(path, data.header, data.bounds, c);
 }
 
 }  // namespace loam::sim

@@ -117,5 +117,8 @@ class WorldDb {
 /// the import of an old save and loam-tool import-save. Errors: path exists, SQLite
 /// (then no file is left behind).
 Result<std::unique_ptr<WorldDb>> createWorldDbFromSave(const std::string& path, const SaveData& data);
+/// As above, taking data's bricks and blobs instead of copying them (the server's new
+/// database for a generated world: highlands' water blob is 150 MB).
+Result<std::unique_ptr<WorldDb>> createWorldDbFromSave(const std::string& path, SaveData&& data);
 
 }  // namespace loam::sim

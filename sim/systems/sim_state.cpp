@@ -144,7 +144,10 @@ namespace {
 // A streamed state. It starts with what its setup reads generated at once (on the
 // source's threads) rather than a fault at a time: the ground under the spawns and,
 // for a simulating state, the generated water (scanned, so it must be there first)
-// and the ground around the dens (perches, animals).
+// and what initAnimals reads around the dens (a bird den's perches within its range,
+// a walker den's spawn ground). The rest of the dens' ranges, where the animals go
+// first, is asked of the source ahead (prefetch): it arrives between steps, or
+// faults in when an animal reaches it first. Either way it reads the same.
 Result<SimState> streamedState(const Scene& scene, std::uint64_t seed, ColumnSource& source, Role role) {
 #ifdef LOAM_SIM_HAS_GENERATOR
   if (!BrickStore::validBounds(scene.worldBounds)) return makeError(scene.sourcePath + ": invalid world bounds");
@@ -152,18 +155,25 @@ Result<SimState> streamedState(const Scene& scene, std::uint64_t seed, ColumnSou
   world.markGenerated();
   world.setColumnSource(&source);
   std::vector<ChunkColumn> start = spawnColumns(scene);
+  std::vector<ChunkColumn> later;
   if (role == Role::Simulation) {
     for (ChunkColumn c : waterColumns(scene)) start.push_back(c);
-  }
-  for (const AnimalDen& d : scene.dens) {
-    if (role != Role::Simulation) break;
-    for (ChunkColumn c : columnsAround(scene.worldBounds, static_cast<std::int32_t>(std::floor(d.position.x * kVoxelsPerMetre)),
-                                       static_cast<std::int32_t>(std::floor(d.position.z * kVoxelsPerMetre)),
-                                       static_cast<std::int32_t>((d.range + 6.0) * kVoxelsPerMetre)))
-      start.push_back(c);
+    for (const AnimalDen& d : scene.dens) {
+      const auto x = static_cast<std::int32_t>(std::floor(d.position.x * kVoxelsPerMetre));
+      const auto z = static_cast<std::int32_t>(std::floor(d.position.z * kVoxelsPerMetre));
+      // initAnimals reads bricks whose centre is within a bird den's range, and the
+      // ground within kSpawnRadius (5 m) of a walker den; a metre more for the bodies.
+      const double reads = d.species == Species::Bird ? d.range : std::min(d.range, 5.0);
+      for (ChunkColumn c : columnsAround(scene.worldBounds, x, z, static_cast<std::int32_t>((reads + 1.0) * kVoxelsPerMetre)))
+        start.push_back(c);
+      for (ChunkColumn c : columnsAround(scene.worldBounds, x, z, static_cast<std::int32_t>((d.range + 6.0) * kVoxelsPerMetre)))
+        later.push_back(c);
+    }
   }
   source.faultAll(start, world);
-  return stateAroundWorld(scene, seed, std::move(world), role);
+  SimState state = stateAroundWorld(scene, seed, std::move(world), role);
+  if (!later.empty()) source.prefetch(later);
+  return state;
 #else
   (void)scene;
   (void)seed;

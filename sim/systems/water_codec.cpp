@@ -13,6 +13,14 @@ constexpr std::size_t kWaterMinBytes = 12 + 64 + 2;
 
 void encodeWater(const WaterState& water, std::vector<std::uint8_t>& out) {
   const internal::WaterGrid& g = water.grid;
+  // The blob's size is known from the wet counts; reserving it saves the vector's
+  // regrowth copies (highlands' generated water is a 150 MB blob).
+  std::size_t bytes = 5;
+  for (const std::uint32_t slot : g.sorted()) {
+    const std::uint32_t wet = g.brick(slot).wet;
+    if (wet != 0) bytes += 12 + 64 + 2 * std::size_t{wet};
+  }
+  out.reserve(out.size() + bytes);
   ByteWriter w(out);
   const std::size_t countAt = w.size() + 1;
   w.header(0);  // the count is known after the walk

@@ -37,6 +37,10 @@ class ColumnSource {
   /// Makes every column of columns that store is missing resident, as fault would
   /// one by one; a source with threads generates them at once.
   virtual void faultAll(std::span<const ChunkColumn> columns, BrickStore& store);
+  /// A hint: columns likely to be read soon, which a source with threads may generate
+  /// ahead and hand over at its next update (ColumnStreamer::update). Changes nothing
+  /// that is read; the default ignores it. Called on the store's thread.
+  virtual void prefetch(std::span<const ChunkColumn> columns) { (void)columns; }
 };
 
 }  // namespace loam::sim

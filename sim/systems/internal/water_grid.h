@@ -118,17 +118,38 @@ class WaterGrid {
     const auto at = pos - sortedKeys_.begin();
     sortedKeys_.insert(pos, nb.key);
     sortedSlots_.insert(sortedSlots_.begin() + at, slot);
-    for (int d = 0; d < 6; ++d) {
-      const BrickCoord o{b.x + kDirX[d], b.y + kDirY[d], b.z + kDirZ[d]};
-      if (!bounds_.containsBrick(o)) {
-        bricks_[slot].adj[d] = kOutside;
-        continue;
-      }
-      const std::int32_t os = find(o);
-      bricks_[slot].adj[d] = os;  // -1 == kNoBrick
-      if (os >= 0) bricks_[static_cast<std::size_t>(os)].adj[d ^ 1] = static_cast<std::int32_t>(slot);
-    }
+    link(slot);
     return slot;
+  }
+
+  /// Adds dry records for bricks (none may have one; no duplicates) in the order given,
+  /// as add() called for each in turn would: the same slots, links and index, but the
+  /// canonical list is sorted once at the end (O(n log n) for the batch, where add()
+  /// moves the list's tail on every call, which made initWater quadratic in the
+  /// generated wet bricks: 139,000 on highlands). Returns the first new slot (the
+  /// others follow it). Allocates.
+  std::uint32_t addAll(std::span<const BrickCoord> bricks) {
+    const auto first = static_cast<std::uint32_t>(bricks_.size());
+    reserve(bricks_.size() + bricks.size());
+    for (const BrickCoord& b : bricks) {
+      LOAM_ASSERT(find(b) < 0);
+      const auto slot = static_cast<std::uint32_t>(bricks_.size());
+      WaterBrick& nb = bricks_.emplace_back();
+      nb.coord = b;
+      nb.key = packCoordId(b.x, b.y, b.z);
+      if ((bricks_.size() + 1) * 2 > table_.size()) rehash(table_.size() * 2);
+      insertIndex(nb.key, slot);
+      link(slot);
+    }
+    // The canonical list: the old (sorted) entries and the new ones, sorted by key.
+    std::vector<std::uint32_t> order(sortedSlots_);
+    for (std::uint32_t slot = first; slot < bricks_.size(); ++slot) order.push_back(slot);
+    std::sort(order.begin(), order.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return bricks_[a].key < bricks_[b].key; });
+    sortedSlots_ = std::move(order);
+    sortedKeys_.resize(sortedSlots_.size());
+    for (std::size_t i = 0; i < sortedSlots_.size(); ++i) sortedKeys_[i] = bricks_[sortedSlots_[i]].key;
+    return first;
   }
 
   /// The record in slot (valid until the next add()).
@@ -165,6 +186,20 @@ class WaterGrid {
   }
 
  private:
+  // Links the record in slot (indexed) with its neighbours' records, both ways.
+  void link(std::uint32_t slot) noexcept {
+    const BrickCoord b = bricks_[slot].coord;
+    for (int d = 0; d < 6; ++d) {
+      const BrickCoord o{b.x + kDirX[d], b.y + kDirY[d], b.z + kDirZ[d]};
+      if (!bounds_.containsBrick(o)) {
+        bricks_[slot].adj[d] = kOutside;
+        continue;
+      }
+      const std::int32_t os = find(o);
+      bricks_[slot].adj[d] = os;  // -1 == kNoBrick
+      if (os >= 0) bricks_[static_cast<std::size_t>(os)].adj[d ^ 1] = static_cast<std::int32_t>(slot);
+    }
+  }
   void insertIndex(std::uint64_t key, std::uint32_t slot) noexcept {
     const std::size_t mask = table_.size() - 1;
     std::size_t i = detail::mix64(key) & mask;
