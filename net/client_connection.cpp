@@ -40,6 +40,7 @@ namespace loam::net {
 namespace {
 
 constexpr std::size_t kMaxDesyncsKept = 16;
+constexpr std::size_t kMaxTeleportsKept = 64;
 // StepBatches and CellStates that arrive while the join stream is in flight are held
 // and applied after the join state, in arrival order; a server that sends more than
 // this meanwhile is not one we can follow.
@@ -372,9 +373,20 @@ struct ClientConnection::Impl {
     const std::int32_t vx = own.position.x >> sim::kUnitShift, vz = own.position.z >> sim::kUnitShift;
     centres.assign(1, sim::StreamCentre{vx, vz});
     streamer->update(mirror->world, centres);
-    stats.holesMet += holdAround(vx, vz);
+    const std::size_t holes = holdAround(vx, vz);
+    if (!teleportedAt) stats.holesMet += holes;  // after a teleport the whole disc is missing: no hole streaming left
     addArrivedWater();
+    noteTeleportPlayable();
     stats.stream = streamer->stats();
+  }
+
+  // A teleport's time to playable: the held disc around the new place is present now
+  // (or, on a whole world, at once).
+  std::optional<Clock::time_point> teleportedAt;
+  void noteTeleportPlayable() {
+    if (!teleportedAt) return;
+    if (stats.teleportPlayableMs.size() < kMaxTeleportsKept) stats.teleportPlayableMs.push_back(msSince(*teleportedAt));
+    teleportedAt.reset();
   }
 
   static std::uint64_t columnKey(sim::ChunkColumn c) {
@@ -780,8 +792,12 @@ struct ClientConnection::Impl {
     const sim::PlayerState server = fromWire(*s.own());
     if (server.lastInput > lastInputSent) return fail("Snapshot acknowledges input " + std::to_string(server.lastInput) +
                                                       " never sent (newest " + std::to_string(lastInputSent) + ")");
+    const Clock::time_point reconcileAt = Clock::now();
+    const std::uint64_t teleports = predictor.stats().teleports;
     predictor.reconcile(server, mirror->world, mirror->lut);
+    if (predictor.stats().teleports != teleports) teleportedAt = reconcileAt;  // timed until the held disc is present
     syncOwn();
+    if (!streamer) noteTeleportPlayable();
   }
 
   static std::uint32_t idOf(std::uint32_t id) { return id; }

@@ -133,8 +133,13 @@ struct ClientStats {
   sim::StreamStats stream;    ///< the streamer's counters (streamed worlds)
   /// Columns within kHeldRadiusMetres of the player that service() had to generate on
   /// the caller while Playing because the streamer had not generated them ahead: the
-  /// holes a player would have met (0 when streaming keeps up).
+  /// holes a player would have met (0 when streaming keeps up). The disc around a
+  /// teleport's new place is not counted (teleportPlayableMs times it).
   std::uint64_t holesMet = 0;
+  /// Time to playable after each teleport (a server move, PredictionStats::teleports):
+  /// from the Snapshot that moved the own player to the held disc around the new place
+  /// being present (streamed worlds; 0 for a whole world), ms. The first 64 kept.
+  std::vector<double> teleportPlayableMs;
 };
 
 class ClientConnection {

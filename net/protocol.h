@@ -73,8 +73,9 @@ enum class CommandKind : std::uint8_t {
   SetTime = 7,
   SetWeather = 8,
   Chat = 9,
+  Teleport = 10,
 };
-inline constexpr std::uint8_t kCommandKindCount = 10;
+inline constexpr std::uint8_t kCommandKindCount = 11;
 
 /// Reject.code values (also the ENet disconnect data).
 enum class RejectCode : std::uint16_t {
