@@ -121,9 +121,10 @@ int main(int argc, char** argv) {
   printList("playable_ms", clientMs);
   printList("queued_to_playable_ms", wholeMs);
   std::printf("  \"teleports_seen\": %" PRIu64 ", \"corrections\": %" PRIu64 ", \"desyncs\": %" PRIu64
-              ", \"columns_faulted\": %" PRIu64 ", \"overruns\": %" PRIu64 ",\n  \"target_ms\": 1500, \"ok\": %s\n}\n",
-              st.prediction.teleports, st.prediction.corrections, st.desyncCount, st.stream.faults, pacer.overruns(),
-              ok ? "true" : "false");
+              ",\n  \"columns_faulted\": %" PRIu64 ", \"columns_wasted\": %" PRIu64 ", \"overruns\": %" PRIu64
+              ",\n  \"target_ms\": 1500, \"ok\": %s\n}\n",
+              st.prediction.teleports, st.prediction.corrections, st.desyncCount, st.stream.faults, st.stream.wasted,
+              pacer.overruns(), ok ? "true" : "false");
   c.disconnect();
   return ok ? 0 : 1;
 }

@@ -372,9 +372,12 @@ struct ClientConnection::Impl {
     const sim::PlayerState& own = predictor.state();
     const std::int32_t vx = own.position.x >> sim::kUnitShift, vz = own.position.z >> sim::kUnitShift;
     centres.assign(1, sim::StreamCentre{vx, vz});
+    // After a teleport the held disc comes first, before update() re-plans the workers
+    // around the new place (they would generate the same columns again), and is no
+    // hole streaming left: teleportPlayableMs times it.
+    if (teleportedAt) (void)holdAround(vx, vz);
     streamer->update(mirror->world, centres);
-    const std::size_t holes = holdAround(vx, vz);
-    if (!teleportedAt) stats.holesMet += holes;  // after a teleport the whole disc is missing: no hole streaming left
+    stats.holesMet += holdAround(vx, vz);
     addArrivedWater();
     noteTeleportPlayable();
     stats.stream = streamer->stats();

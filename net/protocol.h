@@ -11,7 +11,7 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 4;  // 4: full clients stream big worlds (code 20 retired)
+inline constexpr std::uint32_t kProtocolVersion = 5;  // 5: teleports (CommandKind 10, server moves of the own player)
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, steps, cell states, actions

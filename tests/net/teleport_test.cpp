@@ -95,21 +95,25 @@ TEST_CASE("teleport 5 km on highlands: refused when bad, followed exactly, time 
   auto alive = [&] {
     return conn.phase() != net::ClientPhase::Failed && conn.phase() != net::ClientPhase::Disconnected;
   };
-  auto tickFor = [&](double seconds, const auto& done) {
-    const Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                       std::chrono::duration<double>(seconds));
-    while (alive() && Clock::now() < until && !done()) tick();
+  // Up to n steps (whatever the machine's load, the steps are what the checks need),
+  // until done(); never longer than two minutes of wall time.
+  auto steps = [&](int n, const auto& done) {
+    const Clock::time_point until = Clock::now() + std::chrono::minutes(2);
+    for (int i = 0; i < n && alive() && Clock::now() < until && !done(); ++i) tick();
   };
-  tickFor(90.0, [&] { return conn.phase() == net::ClientPhase::Playing; });
+  auto never = [] { return false; };
+  steps(90 * 60, [&] { return conn.phase() == net::ClientPhase::Playing; });
   INFO("bot: " << std::string(net::phaseName(conn.phase())) << " " << conn.error());
   REQUIRE(conn.phase() == net::ClientPhase::Playing);
-  tickFor(1.0, [] { return false; });  // settle on the ground by the spawn
   const std::string who = "#" + std::to_string(conn.playerId().value);
   auto serverPlayer = [&]() -> const sim::Player& {
     const sim::Player* p = host.state().findPlayer(conn.playerId());
     REQUIRE(p != nullptr);
     return *p;
   };
+  // Settle on the ground by the spawn.
+  steps(20 * 60, [&] { return serverPlayer().motion.onGround; });
+  steps(30, never);
 
   // Bad lines: refused, nothing queued, nobody moved.
   const sim::Vec3i home = serverPlayer().motion.position;
@@ -127,7 +131,7 @@ TEST_CASE("teleport 5 km on highlands: refused when bad, followed exactly, time 
     const server::AdminReply r = server::runAdminCommand("teleport " + who + " 5000 0", ctx);
     CHECK(r.text.find("outside the world") != std::string::npos);
   }
-  tickFor(0.5, [] { return false; });
+  steps(30, never);
   CHECK(serverPlayer().motion.position == home);
   CHECK(conn.stats().prediction.teleports == 0);
 
@@ -138,8 +142,8 @@ TEST_CASE("teleport 5 km on highlands: refused when bad, followed exactly, time 
   REQUIRE(r.ok);
   REQUIRE(adminCommands.size() == 1);
   CHECK(std::holds_alternative<sim::TeleportCommand>(adminCommands[0].body));
-  tickFor(20.0, [&] { return !conn.stats().teleportPlayableMs.empty(); });
-  tickFor(1.0, [] { return false; });  // stand there a moment
+  steps(20 * 60, [&] { return !conn.stats().teleportPlayableMs.empty(); });
+  steps(60, never);  // stand there a moment
 
   // Back near the spawn, 6 m above the ground: it falls and lands.
   const std::int32_t groundThere =
@@ -153,12 +157,13 @@ TEST_CASE("teleport 5 km on highlands: refused when bad, followed exactly, time 
   // The first teleport's place is checked before the second is applied (next tick).
   const sim::PlayerState there = serverPlayer().motion;
   const sim::PlayerState predictedThere = conn.predictor().state();
-  tickFor(20.0, [&] { return conn.stats().teleportPlayableMs.size() >= 2; });
-  tickFor(2.0, [] { return false; });
+  steps(20 * 60, [&] { return conn.stats().teleportPlayableMs.size() >= 2; });
+  steps(120, never);
+  steps(20 * 60, [&] { return serverPlayer().motion.onGround; });  // fallen
 
   // Stop input, let every input be acknowledged and the last step arrive.
   sendInputs = false;
-  tickFor(10.0, [&] { return conn.predictor().pending().empty() && conn.serverTick() == host.state().tick; });
+  steps(20 * 60, [&] { return conn.predictor().pending().empty() && conn.serverTick() == host.state().tick; });
   for (int i = 0; i < 30 && conn.serverTick() != host.state().tick; ++i) {
     conn.service(nowMs(), 5);
     host.waitForInput(0);
