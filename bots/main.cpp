@@ -127,6 +127,7 @@ struct BotReport {
   std::uint64_t bytesIn = 0, bytesOut = 0;
   std::uint64_t corrections = 0, desyncCount = 0, stepsApplied = 0;
   std::uint64_t holesMet = 0;  ///< streamed worlds: columns the player reached before they were generated ahead
+  std::vector<double> teleportPlayableMs;  ///< time to playable after each teleport (ClientStats)
   std::vector<net::Desync> desyncs;
   bool ok = false;
 };
@@ -157,7 +158,9 @@ bool writeReport(const std::string& path, const std::vector<BotReport>& reports,
     o << ", \"out\": ";
     writeTraffic(o, r.out, seconds);
     o << ", \"corrections\": " << r.corrections << ", \"steps_applied\": " << r.stepsApplied
-      << ", \"holes_met\": " << r.holesMet << ", \"desyncs\": {\"count\": " << r.desyncCount << ", \"first\": [";
+      << ", \"holes_met\": " << r.holesMet << ", \"teleport_playable_ms\": [";
+    for (std::size_t k = 0; k < r.teleportPlayableMs.size(); ++k) o << (k ? ", " : "") << r.teleportPlayableMs[k];
+    o << "], \"desyncs\": {\"count\": " << r.desyncCount << ", \"first\": [";
     for (std::size_t k = 0; k < r.desyncs.size(); ++k) {
       const net::Desync& d = r.desyncs[k];
       o << (k ? ", " : "") << "{\"tick\": " << d.tick << ", \"cell\": ";
@@ -182,6 +185,8 @@ bool writeReport(const std::string& path, const std::vector<BotReport>& reports,
     total.desyncCount += r.desyncCount;
     total.stepsApplied += r.stepsApplied;
     total.holesMet += r.holesMet;
+    total.teleportPlayableMs.insert(total.teleportPlayableMs.end(), r.teleportPlayableMs.begin(),
+                                    r.teleportPlayableMs.end());
     ok += r.ok ? 1 : 0;
   }
   o << "  ],\n  \"totals\": {\"bots\": " << reports.size() << ", \"ok\": " << ok << ", \"bytes_in\": " << total.bytesIn
@@ -190,7 +195,12 @@ bool writeReport(const std::string& path, const std::vector<BotReport>& reports,
   o << ", \"out\": ";
   writeTraffic(o, total.out, seconds);
   o << ", \"corrections\": " << total.corrections << ", \"desyncs\": " << total.desyncCount
-    << ", \"steps_applied\": " << total.stepsApplied << ", \"holes_met\": " << total.holesMet << "}\n}\n";
+    << ", \"steps_applied\": " << total.stepsApplied << ", \"holes_met\": " << total.holesMet
+    << ", \"teleports\": " << total.teleportPlayableMs.size() << ", \"teleport_playable_ms_max\": "
+    << (total.teleportPlayableMs.empty()
+            ? 0.0
+            : *std::max_element(total.teleportPlayableMs.begin(), total.teleportPlayableMs.end()))
+    << "}\n}\n";
   std::ofstream f(path, std::ios::binary);
   f << o.str();
   return static_cast<bool>(f);
@@ -609,6 +619,7 @@ int main(int argc, char** argv) {
     r.bytesOut = s.bytesOut;
     r.corrections = s.prediction.corrections;
     r.holesMet = s.holesMet;
+    r.teleportPlayableMs = s.teleportPlayableMs;
     r.desyncCount = s.desyncCount;
     r.desyncs = s.desyncs;
     r.stepsApplied = s.stepsApplied;

@@ -40,6 +40,7 @@ namespace loam::net {
 namespace {
 
 constexpr std::size_t kMaxDesyncsKept = 16;
+constexpr std::size_t kMaxTeleportsKept = 64;
 // StepBatches and CellStates that arrive while the join stream is in flight are held
 // and applied after the join state, in arrival order; a server that sends more than
 // this meanwhile is not one we can follow.
@@ -361,11 +362,25 @@ struct ClientConnection::Impl {
     const sim::PlayerState& own = predictor.state();
     const std::int32_t vx = own.position.x >> sim::kUnitShift, vz = own.position.z >> sim::kUnitShift;
     centres.assign(1, sim::StreamCentre{vx, vz});
+    // After a teleport the ground comes first, before update() re-plans the workers
+    // around the new place (they would generate the same columns again), and is no
+    // hole streaming left: teleportPlayableMs times it.
+    if (teleportedAt) (void)holdAround(vx, vz);
     streamer->update(mirror->world, centres);
     stats.holesMet += holdAround(vx, vz);
     addArrivedWater();
     readable = allPresent(vx, vz, kReadableRadiusMetres);
+    noteTeleportPlayable();
     stats.stream = streamer->stats();
+  }
+
+  // A teleport's time to playable: the ground around the new place is present now (or,
+  // on a mirror from worldFactory, at once).
+  std::optional<Clock::time_point> teleportedAt;
+  void noteTeleportPlayable() {
+    if (!teleportedAt) return;
+    if (stats.teleportPlayableMs.size() < kMaxTeleportsKept) stats.teleportPlayableMs.push_back(msSince(*teleportedAt));
+    teleportedAt.reset();
   }
 
   static std::uint64_t columnKey(sim::ChunkColumn c) {
@@ -779,8 +794,12 @@ struct ClientConnection::Impl {
     const sim::PlayerState server = fromWire(*s.own());
     if (server.lastInput > lastInputSent) return fail("Snapshot acknowledges input " + std::to_string(server.lastInput) +
                                                       " never sent (newest " + std::to_string(lastInputSent) + ")");
+    const Clock::time_point reconcileAt = Clock::now();
+    const std::uint64_t teleports = predictor.stats().teleports;
     predictor.reconcile(server, mirror->world, mirror->lut);
+    if (predictor.stats().teleports != teleports) teleportedAt = reconcileAt;  // timed until the ground around it is present
     syncOwn();
+    if (!streamer) noteTeleportPlayable();
   }
 
   static std::uint32_t idOf(std::uint32_t id) { return id; }

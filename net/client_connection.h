@@ -139,8 +139,14 @@ struct ClientStats {
   sim::StreamStats stream;    ///< the streamer's counters (streamed worlds)
   /// Columns within kGroundRadiusMetres of the player that service() had to generate on
   /// the caller while Playing because the streamer had not generated them ahead: the
-  /// holes a player would have met (0 when streaming keeps up).
+  /// holes a player would have met (0 when streaming keeps up). The disc around a
+  /// teleport's new place is not counted (teleportPlayableMs times it).
   std::uint64_t holesMet = 0;
+  /// Time to playable after each teleport (a server move, PredictionStats::teleports):
+  /// from the Snapshot that moved the own player to the ground around the new place
+  /// being present (kGroundRadiusMetres; 0 for a mirror from worldFactory), ms. The
+  /// first 64 kept.
+  std::vector<double> teleportPlayableMs;
 };
 
 class ClientConnection {

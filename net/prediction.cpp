@@ -29,6 +29,7 @@ void Predictor::reset(const sim::PlayerState& serverState) {
   state_ = serverState;
   offset_ = {};
   acked_ = serverState.lastInput;
+  ackedState_ = serverState;
 }
 
 const sim::PlayerState& Predictor::predict(const sim::PlayerInput& input, const sim::BrickStore& world,
@@ -48,8 +49,13 @@ const sim::PlayerState& Predictor::predict(const sim::PlayerInput& input, const 
 bool Predictor::reconcile(const sim::PlayerState& serverState, const sim::BrickStore& world,
                           const sim::MaterialLut& lut) {
   const std::uint32_t ack = serverState.lastInput;
-  if (ack <= acked_) return false;  // older or repeated acknowledgement
+  if (ack < acked_) return false;  // older acknowledgement
+  // The same input acknowledged again with another state: only a server move (no
+  // input ran in between) changes it.
+  bool moved = ack == acked_;
+  if (moved && serverState == ackedState_) return false;  // repeated acknowledgement
   acked_ = ack;
+  ackedState_ = serverState;
   ++stats_.reconciled;
 
   // Compare with what was predicted for the same input; an input never predicted
@@ -57,8 +63,18 @@ bool Predictor::reconcile(const sim::PlayerState& serverState, const sim::BrickS
   bool correction = false;
   std::size_t drop = 0;
   while (drop < pending_.size() && pending_[drop].input.sequence <= ack) {
-    if (pending_[drop].input.sequence == ack) correction = !(pending_[drop].after == serverState);
+    if (pending_[drop].input.sequence == ack) {
+      const sim::Vec3i a = pending_[drop].after.position, b = serverState.position;
+      correction = !(pending_[drop].after == serverState);
+      moved = moved || std::abs(std::int64_t{a.x} - b.x) >= kTeleportDistance ||
+              std::abs(std::int64_t{a.y} - b.y) >= kTeleportDistance ||
+              std::abs(std::int64_t{a.z} - b.z) >= kTeleportDistance;
+    }
     ++drop;
+  }
+  if (moved) {
+    correction = false;
+    ++stats_.teleports;
   }
   if (correction) ++stats_.corrections;
 
@@ -78,7 +94,7 @@ bool Predictor::reconcile(const sim::PlayerState& serverState, const sim::BrickS
   // the local world changed under the pending inputs, which is worth easing too).
   sim::Vec3i next{offset_.x + before.x - state_.position.x, offset_.y + before.y - state_.position.y,
                   offset_.z + before.z - state_.position.z};
-  if (std::abs(next.x) > kMaxEasedOffset || std::abs(next.y) > kMaxEasedOffset ||
+  if (moved || std::abs(next.x) > kMaxEasedOffset || std::abs(next.y) > kMaxEasedOffset ||
       std::abs(next.z) > kMaxEasedOffset)
     next = {};
   offset_ = next;

@@ -8,6 +8,13 @@
 // A correction (the server's state for input N differs from what this client had
 // predicted for N) is counted, and the visible position is eased toward the new
 // prediction over a few frames instead of jumping (visualOffset()).
+//
+// A server move (the admin's teleport: sim::TeleportCommand) is not a correction:
+// the server changes the player's state without an input, so its state either comes
+// for an input already acknowledged (no input followed the move yet) or lies
+// kTeleportDistance or more from the prediction for the same input. Either way it is
+// adopted at once (no easing), the pending inputs are replayed from it, and it is
+// counted in PredictionStats::teleports.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +34,13 @@ struct PredictionStats {
   std::uint64_t reconciled = 0;   ///< server states applied
   std::uint64_t corrections = 0;  ///< server state differed from the prediction for the same input
   std::uint64_t replayed = 0;     ///< inputs replayed during reconciliation
+  std::uint64_t teleports = 0;    ///< server moves adopted (not counted as corrections)
 };
+
+/// A server state this far (units, on any axis) from the prediction for the same
+/// input is a server move, not a misprediction: 32 m, more than a fall at the top
+/// speed covers in a second of lag.
+inline constexpr std::int32_t kTeleportDistance = sim::unitsFromMetres(32.0);
 
 class Predictor {
  public:
@@ -39,10 +52,11 @@ class Predictor {
   const sim::PlayerState& predict(const sim::PlayerInput& input, const sim::BrickStore& world,
                                   const sim::MaterialLut& lut);
 
-  /// The server's state after input serverState.lastInput. Older or repeated
-  /// acknowledgements are ignored. Compares with the prediction recorded for that
-  /// input (a mismatch counts a correction and starts easing), drops acknowledged
-  /// inputs and replays the rest on world. Returns true when this was a correction.
+  /// The server's state after input serverState.lastInput. Older acknowledgements,
+  /// and repeated ones with the same state, are ignored. Compares with the prediction
+  /// recorded for that input (a mismatch counts a correction and starts easing; a
+  /// server move, see above, counts a teleport and snaps), drops acknowledged inputs
+  /// and replays the rest on world. Returns true when this was a correction.
   bool reconcile(const sim::PlayerState& serverState, const sim::BrickStore& world, const sim::MaterialLut& lut);
 
   /// The current predicted state (the newest input applied).
@@ -72,6 +86,7 @@ class Predictor {
   sim::PlayerState state_;
   sim::Vec3i offset_;
   std::uint32_t acked_ = 0;
+  sim::PlayerState ackedState_;  ///< the server's state adopted for acked_
   PredictionStats stats_;
 };
 

@@ -11,7 +11,8 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 5;  // 5: every full client streams (generated_hash of the spawn columns)
+inline constexpr std::uint32_t kProtocolVersion = 5;  // 5: every full client streams (generated_hash of the spawn
+                                                      // columns); teleports (CommandKind 10)
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, steps, cell states, actions
@@ -73,8 +74,9 @@ enum class CommandKind : std::uint8_t {
   SetTime = 7,
   SetWeather = 8,
   Chat = 9,
+  Teleport = 10,
 };
-inline constexpr std::uint8_t kCommandKindCount = 10;
+inline constexpr std::uint8_t kCommandKindCount = 11;
 
 /// Reject.code values (also the ENet disconnect data).
 enum class RejectCode : std::uint16_t {

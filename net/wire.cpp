@@ -117,7 +117,8 @@ static_assert(commandKindIs<sim::JoinCommand>(CommandKind::Join) &&
               commandKindIs<sim::IgniteCommand>(CommandKind::Ignite) &&
               commandKindIs<sim::SetTimeCommand>(CommandKind::SetTime) &&
               commandKindIs<sim::SetWeatherCommand>(CommandKind::SetWeather) &&
-              commandKindIs<sim::ChatCommand>(CommandKind::Chat));
+              commandKindIs<sim::ChatCommand>(CommandKind::Chat) &&
+              commandKindIs<sim::TeleportCommand>(CommandKind::Teleport));
 
 wire::EventRec rec(std::uint8_t kind, sim::VoxelCoord p, sim::Actor a, std::int32_t value, std::uint8_t material,
                    std::uint8_t small) noexcept {

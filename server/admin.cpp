@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -13,6 +14,7 @@
 
 #include "net/player_name.h"
 #include "sim/save/save.h"
+#include "sim/systems/motion.h"
 #include "sim/systems/weather.h"
 
 namespace loam::server {
@@ -42,6 +44,18 @@ std::string restFrom(const std::string& line, std::size_t offset) {
   return rest;
 }
 
+/// A number of metres: decimal, finite, the whole word. Pure.
+bool parseMetres(const std::string& s, double& out) {
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc{} && end == s.data() + s.size() && !s.empty() && std::isfinite(out);
+}
+
+std::string metresText(double m) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", m);
+  return buf;
+}
+
 AdminReply ok(std::string text) { return {true, std::move(text)}; }
 AdminReply refused(std::string text) { return {false, std::move(text)}; }
 
@@ -51,7 +65,54 @@ void queueCommand(AdminContext& ctx, sim::CommandBody body) {
 
 constexpr const char* kHelp =
     "commands: players | say TEXT | kick #ID|NAME [reason] | ban #ID|NAME|ADDRESS [reason] | unban NAME|ADDRESS | "
-    "save | time HH:MM | weather RAIN(0..1000) WIND_DIR(degrees) WIND_SPEED(cm/s) | stats";
+    "save | time HH:MM | weather RAIN(0..1000) WIND_DIR(degrees) WIND_SPEED(cm/s) | "
+    "teleport #ID|NAME X Z [Y] (metres; without Y: standing on the ground) | stats";
+
+// teleport #ID|NAME X Z [Y]: checked here against the world's bounds (and, without Y,
+// the ground: reading the column generates it on a streamed world), then queued as a
+// TeleportCommand, which the step checks again and applies (sim/step/commands.h).
+AdminReply teleport(const std::vector<std::string>& w, AdminContext& ctx) {
+  const std::string usage = "usage: teleport #ID|NAME X Z [Y] (metres; without Y the player stands on the ground)";
+  if (w.size() != 4 && w.size() != 5) return refused(usage);
+  auto p = findPlayer(ctx.host->players(), w[1]);
+  if (!p) return refused(p.error().message);
+  double metres[3] = {0, 0, 0};  // x, z, y
+  for (std::size_t i = 2; i < w.size(); ++i) {
+    if (!parseMetres(w[i], metres[i - 2])) return refused("'" + w[i] + "' is not a number of metres; " + usage);
+  }
+  const sim::SimState& state = ctx.host->state();
+  const sim::WorldBounds& b = state.world.bounds();
+  constexpr double kMetresPerBrick = double{sim::kBrickSize} / sim::kVoxelsPerMetre;
+  constexpr double kHalfWidth = double{sim::kPlayerHalfWidth} / sim::kUnitsPerMetre;
+  constexpr double kHeight = double{sim::kPlayerHeight} / sim::kUnitsPerMetre;
+  const double lo[3] = {b.minBrick.x * kMetresPerBrick, b.minBrick.z * kMetresPerBrick, b.minBrick.y * kMetresPerBrick};
+  const double hi[3] = {b.maxBrick.x * kMetresPerBrick, b.maxBrick.z * kMetresPerBrick, b.maxBrick.y * kMetresPerBrick};
+  const bool hasY = w.size() == 5;
+  const bool inside = metres[0] - kHalfWidth >= lo[0] && metres[0] + kHalfWidth <= hi[0] &&
+                      metres[1] - kHalfWidth >= lo[1] && metres[1] + kHalfWidth <= hi[1] &&
+                      (!hasY || (metres[2] >= lo[2] && metres[2] + kHeight <= hi[2]));
+  if (!inside) {
+    return refused("outside the world: x " + metresText(metres[0]) + ", z " + metresText(metres[1]) +
+                   (hasY ? ", y " + metresText(metres[2]) : std::string()) + "; the player's box must lie within x " +
+                   metresText(lo[0]) + ".." + metresText(hi[0]) + ", z " + metresText(lo[1]) + ".." +
+                   metresText(hi[1]) + ", y " + metresText(lo[2]) + ".." + metresText(hi[2]) + " m");
+  }
+  auto units = [](double m) { return static_cast<std::int32_t>(std::llround(m * sim::kUnitsPerMetre)); };
+  sim::TeleportCommand tc{p->id, {units(metres[0]), units(metres[2]), units(metres[1])}, !hasY};
+  if (!hasY) {
+    // The step finds the ground again when it applies the command; this only answers.
+    const auto ground = sim::groundHeight(state.world, state.lut, sim::voxelOfUnit(tc.position.x),
+                                          sim::voxelOfUnit(tc.position.z));
+    if (!ground) return refused("nothing to stand on at x " + metresText(metres[0]) + ", z " + metresText(metres[1]));
+    metres[2] = static_cast<double>(*ground) / sim::kUnitsPerMetre;
+  }
+  if (!sim::playerBoxInside(b, {tc.position.x, hasY ? tc.position.y : units(metres[2]), tc.position.z}))
+    return refused("outside the world (rounded to units)");
+  queueCommand(ctx, tc);
+  return ok("teleporting #" + std::to_string(p->id.value) + " " + quoteWord(p->name) + " to x " +
+            metresText(metres[0]) + ", y " + metresText(metres[2]) + ", z " + metresText(metres[1]) + " m" +
+            (hasY ? "" : " (on the ground)"));
+}
 
 }  // namespace
 
@@ -347,6 +408,7 @@ AdminReply runAdminCommand(const std::string& line, AdminContext& ctx) {
                                              static_cast<std::uint16_t>(speed)});
     return ok("weather set");
   }
+  if (verb == "teleport") return teleport(w, ctx);
   if (verb == "stats") return ok(ctx.stats());
   return refused("unknown command '" + verb + "'; " + kHelp);
 }

@@ -9,7 +9,8 @@
 // scenario events, fire tests) skip the reach, sight and rate checks; everything
 // else is still checked. A player's need a line of sight from the eye: a segment to
 // some point of the target voxel (the nearest, or a face turned toward the eye)
-// that enters no colliding voxel first (RejectReason::NoLineOfSight). Set time and set weather are server-only.
+// that enters no colliding voxel first (RejectReason::NoLineOfSight). Set time, set weather
+// and teleport are server-only.
 #pragma once
 
 #include <cstdint>
@@ -105,6 +106,18 @@ struct SetWeatherCommand {
   std::uint16_t windStrength = 0;  ///< mean wind speed in cm/s
 };
 
+/// Move a player somewhere else at once (the admin's teleport). Server only (player
+/// 0). Sets the target's position and zeroes its velocity; nothing else of its
+/// state changes (yaw, pitch, crouching and lastInput stay). Rejected with
+/// UnknownPlayer when the target is not present, OutOfBounds when the player's box
+/// (standing height) would not lie inside the world, Blocked when onGround and the
+/// column at x,z holds no colliding voxel (nothing to stand on).
+struct TeleportCommand {
+  PlayerId target;        ///< who moves
+  Vec3i position;         ///< units: x,z the box centre, y the feet (ignored when onGround)
+  bool onGround = false;  ///< stand on top of the highest colliding voxel of the column at x,z
+};
+
 /// Say something to everyone.
 struct ChatCommand {
   ChatText text;  ///< 1..120 bytes
@@ -112,7 +125,7 @@ struct ChatCommand {
 
 /// Every kind of command. Append alternatives; never reorder (the index is on the wire).
 using CommandBody = std::variant<JoinCommand, LeaveCommand, InputCommand, DigCommand, PlaceCommand, PourCommand,
-                                 IgniteCommand, SetTimeCommand, SetWeatherCommand, ChatCommand>;
+                                 IgniteCommand, SetTimeCommand, SetWeatherCommand, ChatCommand, TeleportCommand>;
 
 /// A command from one sender. The step applies a tick's commands sorted by
 /// (player, sequence, position in the input span); see sim/step/step.h.

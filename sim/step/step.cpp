@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <optional>
 
 #include "sim/systems/motion.h"
 #include "sim/systems/sim_context.h"
@@ -346,6 +347,33 @@ void doSetWeather(SimState& s, SimContext& ctx, const Command& c, const SetWeath
   setWeather(s.weather, ctx, wc.rain, wc.windDirection, wc.windStrength);
 }
 
+// The admin's teleport. The box is checked in plan before the column is read, so a
+// bad x,z never generates anything on a streamed world.
+void doTeleport(SimState& s, SimContext& ctx, const Command& c, const TeleportCommand& tc) {
+  if (c.player != kServerPlayer) return reject(ctx, c, RejectReason::BadPlayerId);
+  Player* p = s.findPlayer(tc.target);
+  if (!p) return reject(ctx, c, RejectReason::UnknownPlayer);
+  const WorldBounds& bounds = s.world.bounds();
+  Vec3i at = tc.position;
+  if (tc.onGround) {
+    const std::int32_t midY = (bounds.minBrick.y + bounds.maxBrick.y) / 2 * kBrickSize * kUnitsPerVoxel;
+    if (!playerBoxInside(bounds, {at.x, midY, at.z})) return reject(ctx, c, RejectReason::OutOfBounds);
+    const std::optional<std::int32_t> ground = groundHeight(s.world, s.lut, voxelOfUnit(at.x), voxelOfUnit(at.z));
+    if (!ground) return reject(ctx, c, RejectReason::Blocked);
+    at.y = *ground;
+  }
+  if (!playerBoxInside(bounds, at)) return reject(ctx, c, RejectReason::OutOfBounds);
+  PlayerState& m = p->motion;
+  m.position = at;
+  m.velocity = {};
+  m.onGround = tc.onGround;
+  m.swimming = false;
+  m.running = false;
+  m.stride = 0;
+  m.motionEvents = 0;
+  m.impactSpeed = 0;
+}
+
 void doChat(SimState& s, SimContext& ctx, const Command& c, const ChatCommand& cc) {
   if (cc.text.length == 0 || cc.text.length > kMaxChatBytes) return reject(ctx, c, RejectReason::BadArgument);
   if (c.player != kServerPlayer) {
@@ -372,6 +400,7 @@ void apply(SimState& s, SimContext& ctx, const Command& c) {
   if (auto* t = std::get_if<SetTimeCommand>(&c.body)) return doSetTime(s, ctx, c, *t);
   if (auto* w = std::get_if<SetWeatherCommand>(&c.body)) return doSetWeather(s, ctx, c, *w);
   if (auto* m = std::get_if<ChatCommand>(&c.body)) return doChat(s, ctx, c, *m);
+  if (auto* t = std::get_if<TeleportCommand>(&c.body)) return doTeleport(s, ctx, c, *t);
 }
 
 // Player records for this step: merge-walk the players before and after (both

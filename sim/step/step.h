@@ -18,6 +18,9 @@
 //       dig / place       voxels through SimContext::setVoxel (the edit log)
 //       pour / ignite     handed to the water / fire system
 //       set time/weather  handed to the weather system (server only)
+//       teleport          the target's position and velocity (server only); the
+//                         server is player 0, so its teleport comes before the
+//                         target's own inputs of the same tick
 //       chat              a Chat event
 //  2. Systems, each once, in this fixed order:
 //       weather  (time of day, wind, rain: what the others read this tick)

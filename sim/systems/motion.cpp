@@ -140,6 +140,30 @@ bool boxCollides(const BrickStore& world, const MaterialLut& lut, Vec3i feet, st
   return boxCollides(world, lut, playerBox(feet, height));
 }
 
+std::optional<std::int32_t> groundHeight(const BrickStore& world, const MaterialLut& lut, std::int32_t vx,
+                                         std::int32_t vz) noexcept {
+  const WorldBounds& b = world.bounds();
+  const std::int32_t yLo = b.minBrick.y * kBrickSize, yHi = b.maxBrick.y * kBrickSize;
+  if (!b.containsVoxel({vx, yLo, vz})) return std::nullopt;
+  for (std::int32_t y = yHi - 1; y >= yLo; --y) {
+    if (lut.collides[world.get(vx, y, vz)]) return (y + 1) * kUnitsPerVoxel;
+  }
+  return std::nullopt;
+}
+
+bool playerBoxInside(const WorldBounds& bounds, Vec3i feet) noexcept {
+  // 64-bit: feet may be anything a command carries.
+  constexpr std::int64_t kBrickUnits = std::int64_t{kBrickSize} * kUnitsPerVoxel;
+  const auto inside = [](std::int64_t lo, std::int64_t hi, std::int32_t minBrick, std::int32_t maxBrick) {
+    return lo >= minBrick * kBrickUnits && hi <= maxBrick * kBrickUnits;
+  };
+  return inside(std::int64_t{feet.x} - kPlayerHalfWidth, std::int64_t{feet.x} + kPlayerHalfWidth, bounds.minBrick.x,
+                bounds.maxBrick.x) &&
+         inside(std::int64_t{feet.z} - kPlayerHalfWidth, std::int64_t{feet.z} + kPlayerHalfWidth, bounds.minBrick.z,
+                bounds.maxBrick.z) &&
+         inside(feet.y, std::int64_t{feet.y} + kPlayerHeight, bounds.minBrick.y, bounds.maxBrick.y);
+}
+
 PlayerState motionStep(const PlayerState& in, const PlayerInput& input, const BrickStore& world,
                        const MaterialLut& lut, CollisionCache* masks) noexcept {
   PlayerState s = in;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "sim/world/brick_store.h"
 #include "sim/world/collision_cache.h"
@@ -57,6 +58,17 @@ Vec3i eyePosition(const PlayerState& state) noexcept;
 
 /// True when a player box at `feet` with `height` overlaps a colliding voxel.
 bool boxCollides(const BrickStore& world, const MaterialLut& lut, Vec3i feet, std::int32_t height) noexcept;
+
+/// The feet height (units) of a player standing on the highest colliding voxel of the
+/// column at voxel (vx, vz): that voxel's top face. nullopt when the column lies
+/// outside the world or holds no colliding voxel. Reads the column top down (a
+/// streamed world generates it; nothing else allocates). Pure. Thread: the world's reader.
+std::optional<std::int32_t> groundHeight(const BrickStore& world, const MaterialLut& lut, std::int32_t vx,
+                                         std::int32_t vz) noexcept;
+
+/// True when a standing player's box (kPlayerHalfWidth, kPlayerHeight) with its feet
+/// at `feet` (units) lies inside bounds. Pure.
+bool playerBoxInside(const WorldBounds& bounds, Vec3i feet) noexcept;
 
 /// Q14 sine and cosine of a binary angle (65536 per turn): exact integer table,
 /// identical everywhere. |result| <= 16384.

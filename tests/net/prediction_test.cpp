@@ -215,3 +215,44 @@ TEST_CASE("repeated and older acknowledgements are ignored; unpredicted ones are
   CHECK(p.state().lastInput == 51);
   CHECK(p.pending().size() == 1);
 }
+
+TEST_CASE("a server move (teleport) is adopted at once, with or without a new input, and is no correction") {
+  const sim::MaterialLut lut = sim::makeMaterialLut(*test::testMaterials());
+  const sim::BrickStore world = flatWorld();
+  FakeServer server;
+  server.delay = 2;
+  net::Predictor p;
+  p.reset(server.state);
+  sim::PlayerState ack;
+  std::uint32_t seq = 0;
+  auto tick = [&] {
+    sim::PlayerInput in = inputFor(++seq);
+    p.predict(in, world, lut);
+    if (server.receive(in, lut, ack)) CHECK_FALSE(p.reconcile(ack, world, lut));
+  };
+  for (int i = 0; i < 30; ++i) tick();
+  REQUIRE(p.pending().size() == 2);
+
+  // The server moves the player 40 m east between inputs: the state comes with the
+  // input it acknowledged already.
+  server.state.position.x += sim::unitsFromMetres(40.0);
+  server.state.velocity = {};
+  CHECK_FALSE(p.reconcile(server.state, world, lut));
+  CHECK(p.stats().teleports == 1);
+  CHECK(p.stats().corrections == 0);
+  CHECK(p.visualOffset() == sim::Vec3i{});  // snapped, not eased
+  CHECK(p.pending().size() == 2);           // replayed from the new place
+  CHECK(p.state().position.x > sim::unitsFromMetres(35.0));
+  // The same state again is a repeated acknowledgement.
+  CHECK_FALSE(p.reconcile(server.state, world, lut));
+  CHECK(p.stats().teleports == 1);
+
+  // Moved again, and an input applied after the move: a new acknowledgement far
+  // from its prediction.
+  server.state.position.z -= sim::unitsFromMetres(100.0);
+  for (int i = 0; i < 30; ++i) tick();
+  CHECK(p.stats().teleports == 2);
+  CHECK(p.stats().corrections == 0);
+  while (server.applyOne(lut, ack)) CHECK_FALSE(p.reconcile(ack, world, lut));
+  CHECK(p.state() == server.state);
+}

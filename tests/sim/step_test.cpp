@@ -253,3 +253,65 @@ TEST_CASE("fire and water run through the streams and the mirror follows") {
   MESSAGE("fire records " << fireRecords << ", water records " << waterRecords << ", edits " << edits);
   CHECK(edits > 0);
 }
+
+TEST_CASE("teleport is server-only, checks its target and the bounds, and moves the player onto the ground") {
+  SimState s = withPlayer();
+  const std::int32_t m = kUnitsPerMetre;
+  Player& ada = s.players[0];
+  ada.motion.velocity = {40, -30, 20};
+  const PlayerState before = ada.motion;
+  StepOutput out = run(s, {cmd(1, 2, TeleportCommand{PlayerId{1}, {5 * m, 0, 5 * m}, true}),
+                           cmd(0, 1, TeleportCommand{PlayerId{9}, {5 * m, 0, 5 * m}, true}),
+                           cmd(0, 2, TeleportCommand{PlayerId{1}, {13 * m, 0, 0}, true}),       // past x = 12.8 m
+                           cmd(0, 3, TeleportCommand{PlayerId{1}, {0, 5 * m, 0}, false}),       // head above 6.4 m
+                           cmd(0, 4, TeleportCommand{PlayerId{1}, {0, -7 * m, 0}, false})});    // below the floor
+  CHECK(rejections(out) == std::vector{RejectReason::UnknownPlayer, RejectReason::OutOfBounds,
+                                       RejectReason::OutOfBounds, RejectReason::OutOfBounds, RejectReason::BadPlayerId});
+  CHECK(s.players[0].motion == before);
+  CHECK(out.players.empty());
+
+  // A column with nothing to stand on.
+  for (std::int32_t y = -128; y < 0; ++y) s.world.set(100, y, 100, kAir);
+  out = run(s, {cmd(0, 5, TeleportCommand{PlayerId{1}, {100 * kUnitsPerVoxel + 512, 0, 100 * kUnitsPerVoxel + 512}, true})});
+  CHECK(rejections(out) == std::vector{RejectReason::Blocked});
+  CHECK(s.players[0].motion == before);
+
+  // On the ground: the floor's top is y = 0; only position, velocity and the derived
+  // flags change, and the step's Updated record carries it (the mirror follows).
+  out = run(s, {cmd(0, 6, TeleportCommand{PlayerId{1}, {-5 * m, 3 * m, 7 * m}, true})});
+  CHECK(rejections(out).empty());
+  const PlayerState& now = s.players[0].motion;
+  CHECK(now.position == Vec3i{-5 * m, 0, 7 * m});
+  CHECK(now.velocity == Vec3i{});
+  CHECK(now.onGround);
+  CHECK(now.yaw == before.yaw);
+  CHECK(now.lastInput == before.lastInput);
+  REQUIRE(out.players.size() == 1);
+  CHECK(out.players[0].kind == PlayerChange::Kind::Updated);
+  CHECK(out.players[0].player.motion == now);
+
+  // With a height: in the air, and an input lets it fall.
+  out = run(s, {cmd(0, 7, TeleportCommand{PlayerId{1}, {2 * m, 3 * m, 2 * m}, false})});
+  CHECK(rejections(out).empty());
+  CHECK(s.players[0].motion.position == Vec3i{2 * m, 3 * m, 2 * m});
+  CHECK_FALSE(s.players[0].motion.onGround);
+  PlayerInput in;
+  in.sequence = s.players[0].motion.lastInput + 1;
+  (void)run(s, {cmd(1, 8, InputCommand{in})});
+  CHECK(s.players[0].motion.position.y < 3 * m);
+}
+
+TEST_CASE("groundHeight and playerBoxInside") {
+  const BrickStore w = loam::test::flatWorld();
+  const MaterialLut lut = makeMaterialLut(*loam::test::testMaterials());
+  CHECK(groundHeight(w, lut, 0, 0) == 0);
+  CHECK(groundHeight(w, lut, -256, 255) == 0);
+  CHECK_FALSE(groundHeight(w, lut, 256, 0).has_value());  // outside
+  const WorldBounds b = w.bounds();
+  CHECK(playerBoxInside(b, {0, 0, 0}));
+  CHECK_FALSE(playerBoxInside(b, {256 * kUnitsPerVoxel, 0, 0}));
+  CHECK_FALSE(playerBoxInside(b, {256 * kUnitsPerVoxel - kPlayerHalfWidth + 1, 0, 0}));
+  CHECK(playerBoxInside(b, {256 * kUnitsPerVoxel - kPlayerHalfWidth, 0, 0}));
+  CHECK_FALSE(playerBoxInside(b, {0, INT32_MAX, 0}));
+  CHECK_FALSE(playerBoxInside(b, {INT32_MIN, 0, 0}));
+}

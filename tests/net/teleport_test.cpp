@@ -1,0 +1,206 @@
+// The admin's teleport on the 8 x 8 km streamed world: a real ServerHost over
+// highlands (streamed by the server's ColumnStreamer) and one full bot (a
+// ClientConnection streaming its mirror) through a LinkSimulator with latency and
+// loss. Bad teleport lines (unknown player, outside the world, garbage numbers, bad
+// usage) are refused by the admin path without queueing anything or moving anyone.
+// Then `teleport #ID X Z` sends the bot 5 km away: the bot's predicted player and the
+// server's end up standing there, the prediction snaps (a teleport, not a
+// correction), 0 desyncs, the mirror's world hash equals the server's, and the
+// client recorded its time to playable (the ground around the new place present).
+// A second teleport, with a height, puts it in the air near the spawn; it falls to
+// the ground. Label stream: real time, two generators on two cores.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "net/client_connection.h"
+#include "net/link_sim.h"
+#include "net/server_host.h"
+#include "server/admin.h"
+#include "sim/gen/column_streamer.h"
+#include "sim/gen/generator.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/motion.h"
+#include "sim/world/world_hash.h"
+
+namespace {
+
+using namespace loam;
+using Clock = std::chrono::steady_clock;
+
+TEST_CASE("teleport 5 km on highlands: refused when bad, followed exactly, time to playable recorded") {
+  auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/highlands.toml");
+  REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
+  REQUIRE_FALSE(sim::generatableWhole(*scene));
+  auto streamer = sim::ColumnStreamer::create(*scene, scene->defaultSeed, {.threads = 1});
+  REQUIRE(streamer.has_value());
+  auto state = sim::createStreamedSimState(*scene, scene->defaultSeed, **streamer);
+  REQUIRE_MESSAGE(state.has_value(), (state ? "" : state.error().message));
+  net::HostedWorld hosted = net::describeStreamedWorld(*scene, state->world);
+  net::ServerConfig sc;
+  sc.name = "teleport";
+  sc.bindAddress = "127.0.0.1";
+  sc.port = 0;
+  auto server = net::ServerHost::open(sc, std::move(*state), std::move(hosted), streamer->get());
+  REQUIRE_MESSAGE(server.has_value(), (server ? "" : server.error().message));
+  net::ServerHost& host = **server;
+
+  net::LinkProfile profile;
+  profile.latencyMs = 30;
+  profile.loss = 0.02;
+  auto link = net::LinkSimulator::open("127.0.0.1", host.port(), profile);
+  REQUIRE_MESSAGE(link.has_value(), (link ? "" : link.error().message));
+  net::ClientConfig cfg;
+  cfg.port = (*link)->localPort();
+  cfg.name = "jumper";
+  cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
+  cfg.kind = net::ClientKind::FullBot;
+  cfg.streamThreads = 1;
+  auto made = net::ClientConnection::connect(cfg);
+  REQUIRE_MESSAGE(made.has_value(), (made ? "" : made.error().message));
+  net::ClientConnection& conn = **made;
+
+  // The admin path as loam-server runs it: lines in, commands for the next tick out.
+  std::vector<sim::Command> adminCommands;
+  std::uint32_t adminSequence = 0;
+  server::AdminContext ctx;
+  ctx.host = &host;
+  ctx.commands = &adminCommands;
+  ctx.commandSequence = &adminSequence;
+
+  const Clock::time_point start = Clock::now();
+  auto nowMs = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
+  const auto tickLen =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / sim::kTicksPerSecond));
+  Clock::time_point next = start;
+  bool sendInputs = true;
+  // One tick: the server steps with what the admin queued, the bot follows and
+  // stands still (an empty input every tick, so the server keeps acknowledging).
+  auto tick = [&] {
+    host.tick(adminCommands);
+    adminCommands.clear();
+    conn.service(nowMs(), 0);
+    if (conn.phase() == net::ClientPhase::Playing && sendInputs) conn.sendInput(sim::PlayerInput{});
+    (void)conn.takeEvents();
+    next += tickLen;
+    const Clock::time_point t = Clock::now();
+    if (next < t - std::chrono::milliseconds(100)) {
+      host.skippedTicks(static_cast<std::uint64_t>((t - next) / tickLen));
+      next = t;
+    }
+    std::this_thread::sleep_until(next);
+  };
+  auto alive = [&] {
+    return conn.phase() != net::ClientPhase::Failed && conn.phase() != net::ClientPhase::Disconnected;
+  };
+  // Up to n steps (whatever the machine's load, the steps are what the checks need),
+  // until done(); never longer than two minutes of wall time.
+  auto steps = [&](int n, const auto& done) {
+    const Clock::time_point until = Clock::now() + std::chrono::minutes(2);
+    for (int i = 0; i < n && alive() && Clock::now() < until && !done(); ++i) tick();
+  };
+  auto never = [] { return false; };
+  steps(90 * 60, [&] { return conn.phase() == net::ClientPhase::Playing; });
+  INFO("bot: " << std::string(net::phaseName(conn.phase())) << " " << conn.error());
+  REQUIRE(conn.phase() == net::ClientPhase::Playing);
+  const std::string who = "#" + std::to_string(conn.playerId().value);
+  auto serverPlayer = [&]() -> const sim::Player& {
+    const sim::Player* p = host.state().findPlayer(conn.playerId());
+    REQUIRE(p != nullptr);
+    return *p;
+  };
+  // Settle on the ground by the spawn.
+  steps(20 * 60, [&] { return serverPlayer().motion.onGround; });
+  steps(30, never);
+
+  // Bad lines: refused, nothing queued, nobody moved.
+  const sim::Vec3i home = serverPlayer().motion.position;
+  for (const std::string& line : std::vector<std::string>{"teleport", "teleport " + who, "teleport " + who + " 10", "teleport #999 10 10", "teleport nobody 10 10",
+        "teleport " + who + " abc 10", "teleport " + who + " 10 nan", "teleport " + who + " 10 inf",
+        "teleport " + who + " 10m 10", "teleport " + who + " 0x10 10", "teleport " + who + " 10 10 1 2",
+        "teleport " + who + " 5000 0", "teleport " + who + " 0 -4096", "teleport " + who + " 1e9 0",
+        "teleport " + who + " 0 0 -99999", "teleport " + who + " 0 0 1e30"}) {
+    const server::AdminReply r = server::runAdminCommand(line, ctx);
+    INFO(line << " -> " << r.text);
+    CHECK_FALSE(r.ok);
+    CHECK(adminCommands.empty());
+  }
+  {
+    const server::AdminReply r = server::runAdminCommand("teleport " + who + " 5000 0", ctx);
+    CHECK(r.text.find("outside the world") != std::string::npos);
+  }
+  steps(30, never);
+  CHECK(serverPlayer().motion.position == home);
+  CHECK(conn.stats().prediction.teleports == 0);
+
+  // 5 km away (3 km east, 4 km south), standing on the ground there.
+  const double tx = 3000.0, tz = 4000.0;
+  const server::AdminReply r = server::runAdminCommand("teleport " + who + " 3000 4000", ctx);
+  INFO(r.text);
+  REQUIRE(r.ok);
+  REQUIRE(adminCommands.size() == 1);
+  CHECK(std::holds_alternative<sim::TeleportCommand>(adminCommands[0].body));
+  steps(20 * 60, [&] { return !conn.stats().teleportPlayableMs.empty(); });
+  steps(60, never);  // stand there a moment
+
+  // Back near the spawn, 6 m above the ground: it falls and lands.
+  const std::int32_t groundThere =
+      sim::groundHeight(host.state().world, host.state().lut, 20 * sim::kVoxelsPerMetre, 20 * sim::kVoxelsPerMetre)
+          .value_or(0);
+  const double airY = static_cast<double>(groundThere) / sim::kUnitsPerMetre + 6.0;
+  const server::AdminReply r2 =
+      server::runAdminCommand("teleport " + who + " 20.5 20.5 " + std::to_string(airY), ctx);
+  INFO(r2.text);
+  REQUIRE(r2.ok);
+  // The first teleport's place is checked before the second is applied (next tick).
+  const sim::PlayerState there = serverPlayer().motion;
+  const sim::PlayerState predictedThere = conn.predictor().state();
+  steps(20 * 60, [&] { return conn.stats().teleportPlayableMs.size() >= 2; });
+  steps(120, never);
+  steps(20 * 60, [&] { return serverPlayer().motion.onGround; });  // fallen
+
+  // Stop input, let every input be acknowledged and the last step arrive.
+  sendInputs = false;
+  steps(20 * 60, [&] { return conn.predictor().pending().empty() && conn.serverTick() == host.state().tick; });
+  for (int i = 0; i < 30 && conn.serverTick() != host.state().tick; ++i) {
+    conn.service(nowMs(), 5);
+    host.waitForInput(0);
+  }
+
+  REQUIRE(conn.phase() == net::ClientPhase::Playing);
+  const net::ClientStats s = conn.stats();
+  MESSAGE("teleports " << s.prediction.teleports << ", time to playable (ms):"
+                       << (s.teleportPlayableMs.empty() ? 0.0 : s.teleportPlayableMs[0]) << ", "
+                       << (s.teleportPlayableMs.size() > 1 ? s.teleportPlayableMs[1] : 0.0) << "; holes met "
+                       << s.holesMet << ", corrections " << s.prediction.corrections << ", desyncs " << s.desyncCount
+                       << ", resident " << conn.mirror().world.presentColumns().size());
+  // 5 km away, on the ground, the client agreeing with the server.
+  const std::int32_t ux = sim::unitsFromMetres(tx), uz = sim::unitsFromMetres(tz);
+  CHECK(std::abs(there.position.x - ux) < sim::unitsFromMetres(1.0));
+  CHECK(std::abs(there.position.z - uz) < sim::unitsFromMetres(1.0));
+  CHECK(there.position.y ==
+        sim::groundHeight(host.state().world, host.state().lut, ux >> sim::kUnitShift, uz >> sim::kUnitShift));
+  CHECK(predictedThere.position.x == there.position.x);
+  CHECK(predictedThere.position.z == there.position.z);
+  // Then near the spawn, fallen to the ground.
+  const sim::PlayerState& back = serverPlayer().motion;
+  CHECK(std::abs(back.position.x - sim::unitsFromMetres(20.5)) < sim::unitsFromMetres(0.5));
+  CHECK(back.position.y < groundThere + sim::unitsFromMetres(0.5));
+  CHECK(back.onGround);
+  CHECK(conn.predictor().state() == back);
+
+  CHECK(s.holesMet == 0);  // a teleport's disc is not a hole streaming left
+  CHECK(s.prediction.teleports == 2);
+  CHECK(s.prediction.corrections == 0);
+  CHECK(s.desyncCount == 0);
+  CHECK(s.teleportPlayableMs.size() == 2);
+  for (double ms : s.teleportPlayableMs) CHECK(ms > 0.0);
+  CHECK(conn.serverTick() == host.state().tick);
+  CHECK(sim::worldHash(conn.mirror().world) == sim::worldHash(host.state().world));
+  // The mirror holds the ground around the new place.
+  CHECK(conn.mirror().world.columnPresent(sim::ChunkColumn{(ux >> sim::kUnitShift) >> 7, (uz >> sim::kUnitShift) >> 7}));
+}
+
+}  // namespace
