@@ -16,7 +16,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -72,31 +71,6 @@ struct FullBot {
   net::ClientPhase reported = net::ClientPhase::Connecting;
   std::uint64_t eventsSeen = 0;
 };
-
-// Full bots share generation: the first bot's worker generates the world, the others
-// wait for it and take a copy. A real client generates its own.
-struct SharedWorld {
-  std::mutex mutex;
-  std::optional<sim::SimState> state;
-  std::uint64_t sceneHash = 0, seed = 0;
-};
-
-net::WorldFactory sharedFactory(std::shared_ptr<SharedWorld> shared) {
-  return [shared](const sim::Scene& scene, std::uint64_t seed,
-                  const std::function<void(double)>& progress) -> sim::Result<sim::SimState> {
-    std::lock_guard<std::mutex> lock(shared->mutex);
-    const std::uint64_t key = sim::sceneJoinHash(scene);
-    if (!shared->state || shared->sceneHash != key || shared->seed != seed) {
-      auto made = sim::createSimState(scene, seed);
-      if (!made) return made.error();
-      shared->state.emplace(std::move(*made));
-      shared->sceneHash = key;
-      shared->seed = seed;
-    }
-    progress(1.0);
-    return sim::SimState(*shared->state);
-  };
-}
 
 std::string jsonEscape(std::string_view s) {
   std::string out;
@@ -394,10 +368,9 @@ int main(int argc, char** argv) {
   Options opt;
   CLI::App app{
       "loam-bots: load-test bots for loam-server.\n"
-      "  full:  each bot is a complete client (ClientConnection): it builds the world, mirrors\n"
-      "         every step and checks the world hash after each (desyncs are reported), predicts\n"
-      "         its own player. Bots of one process share generation: the world is generated once\n"
-      "         and each bot gets a copy (a real client generates its own).\n"
+      "  full:  each bot is a complete client (ClientConnection): it streams the world around\n"
+      "         its player as a real client does, mirrors every step and checks the world hash\n"
+      "         after each (desyncs are reported), predicts its own player.\n"
       "  swarm: many lightweight bots on one ENet host, without a world (Hello wants_world=false):\n"
       "         they walk, send inputs at 60 Hz, acknowledge snapshots and count what they receive.\n"
       "All bots of a process share one link simulator when --link-* flags are given.\n"
@@ -507,7 +480,6 @@ int main(int argc, char** argv) {
   std::vector<FullBot> full;
   std::unique_ptr<bots::Swarm> swarm;
   if (opt.mode == "full") {
-    auto shared = std::make_shared<SharedWorld>();
     for (std::uint32_t i = 0; i < opt.count; ++i) {
       FullBot b;
       b.index = i + 1;
@@ -517,7 +489,6 @@ int main(int argc, char** argv) {
       cfg.port = port;
       cfg.name = b.name;
       cfg.sceneDir = opt.scenes;
-      cfg.worldFactory = sharedFactory(shared);
       cfg.kind = net::ClientKind::FullBot;
       if (opt.accountSeed != 0) {
         cfg.accountKey = std::make_shared<const net::AccountKey>(net::botAccountKey(opt.accountSeed, b.name));
@@ -573,7 +544,7 @@ int main(int argc, char** argv) {
       const net::ClientPhase ph = b.conn->phase();
       if (ph != b.reported) {
         if (b.reported == net::ClientPhase::Generating && ph != net::ClientPhase::Failed)
-          std::fprintf(stderr, "%s: generated the world in %.0f ms\n", b.name.c_str(), b.conn->stats().generateMs);
+          std::fprintf(stderr, "%s: generated the spawn columns in %.0f ms\n", b.name.c_str(), b.conn->stats().generateMs);
         if (ph == net::ClientPhase::Playing)
           std::fprintf(stderr, "%s: joined in %.0f ms (player %u)\n", b.name.c_str(), b.conn->stats().joinMs,
                        b.conn->playerId().value);
