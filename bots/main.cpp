@@ -55,6 +55,7 @@ struct Options {
   std::string serverMetrics;
   std::string namePrefix = "bot";
   std::string scenes = "scenes";
+  double streamMetres = net::ClientConfig{}.streamRadiusMetres;  ///< full bots: how far around them they generate
   net::LinkProfile link;
   std::string attack;  ///< an attack mode (bots/attack.h); empty = honest bots
   std::string bind;    ///< local address of attackers and swarm bots
@@ -395,6 +396,10 @@ int main(int argc, char** argv) {
                  "scraped every second for step time and players in --report-html");
   app.add_option("--name-prefix", opt.namePrefix, "Bot names are <prefix><N>")->capture_default_str();
   app.add_option("--scenes", opt.scenes, "Folder holding <scene>.toml (full bots)")->capture_default_str();
+  app.add_option("--stream-metres", opt.streamMetres,
+                 "Full bots: generate the world this far around the player (a client's view distance + 16 m)")
+      ->check(CLI::Range(16.0, 2048.0))
+      ->capture_default_str();
   app.add_option("--link-latency-ms", opt.link.latencyMs, "Link simulator: one-way latency, ms")
       ->check(CLI::Range(0.0, 10000.0));
   app.add_option("--link-jitter-ms", opt.link.jitterMs, "Link simulator: +- jitter, ms")->check(CLI::Range(0.0, 10000.0));
@@ -489,6 +494,7 @@ int main(int argc, char** argv) {
       cfg.port = port;
       cfg.name = b.name;
       cfg.sceneDir = opt.scenes;
+      cfg.streamRadiusMetres = opt.streamMetres;
       cfg.kind = net::ClientKind::FullBot;
       if (opt.accountSeed != 0) {
         cfg.accountKey = std::make_shared<const net::AccountKey>(net::botAccountKey(opt.accountSeed, b.name));

@@ -38,7 +38,7 @@ TEST_CASE("teleport 5 km on highlands: refused when bad, followed exactly, time 
   REQUIRE(streamer.has_value());
   auto state = sim::createStreamedSimState(*scene, scene->defaultSeed, **streamer);
   REQUIRE_MESSAGE(state.has_value(), (state ? "" : state.error().message));
-  net::HostedWorld hosted = net::describeStreamedWorld(*scene, state->world);
+  net::HostedWorld hosted = net::describeWorld(*scene, state->world);
   net::ServerConfig sc;
   sc.name = "teleport";
   sc.bindAddress = "127.0.0.1";
