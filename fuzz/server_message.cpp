@@ -1,5 +1,6 @@
 // Server messages on the client: the bytes of one ENet packet through what
-// net/client_connection.cpp does with them, in its order, on a copy of a mirror
+// net/client_connection.cpp (handle) and the handlers in net/client_join.cpp and
+// net/client_playing.cpp do with them, in their order, on a copy of a mirror
 // (ClientConnection takes packets only from its ENet peer): openServerMessage at
 // kMaxServerMessageBytes (Compressed unwrapped), then per body the JoinSnapshot /
 // JoinChunk state (decodeSave, restoreState), StepBatch (decodeEdits, decodeWeather,

@@ -1,7 +1,7 @@
 // The mirror: a world that follows only the three streams. A client (and every full
 // bot, which is a client) builds its world with createSimState from the same scene
 // and seed and then follows the server with the functions below, and only with
-// them: net/client_connection.cpp decodes each message into their records and hands
+// them: net/client_playing.cpp decodes each message into their records and hands
 // them over. The mirror test (tests/sim/mirror_test.cpp) drives the same functions
 // with each StepOutput and checks that this gives the authoritative state after
 // every step.

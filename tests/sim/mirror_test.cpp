@@ -2,7 +2,7 @@
 // and seed follows only the three streams and must equal the authoritative world
 // after every step, brick by brick (the bricks either world marked dirty) and
 // player, weather, water, fire and animal state field by field. A third follows as a
-// client does (net/client_connection.cpp): the step's records through applyStep, but
+// client does (net/client_playing.cpp): the step's records through applyStep, but
 // water and fire per interest cell through applyCellState.
 #include <doctest/doctest.h>
 

@@ -1,0 +1,322 @@
+// ClientConnection while Playing: inputs (sent, predicted, resent while idle), then
+// every StepBatch (in order), CellState and Snapshot decoded into the mirror's records
+// and handed to sim/step/mirror.h's functions, the hashes checked after each step,
+// the others interpolated and the own player reconciled; Reject and Rejections; the
+// events queued for takeEvents. Member functions of ClientConnection::Impl
+// (net/internal/client_impl.h).
+#include <algorithm>
+#include <span>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "net/edit_codec.h"
+#include "net/internal/client_impl.h"
+#include "sim/systems/water.h"
+
+namespace loam::net {
+
+using internal::Clock;
+using internal::hex64;
+using internal::SnapEntry;
+
+namespace {
+
+constexpr std::size_t kMaxDesyncsKept = 16;
+// Events pile up when the owner never calls takeEvents (a bot that ignores them);
+// beyond this they are dropped rather than growing without bound.
+constexpr std::size_t kMaxQueuedEvents = 1u << 16;
+// Resend pending inputs after this long without a new one (2 ticks).
+constexpr double kIdleResendMs = 2000.0 / sim::kTicksPerSecond;
+
+sim::PlayerState poseState(const wire::PlayerPoseRec& r, sim::PlayerState base) {
+  base.position = {r.px(), r.py(), r.pz()};
+  base.velocity = {};  // not sent for others (net/schema/loam.fbs PlayerPoseRec)
+  base.yaw = r.yaw();
+  base.pitch = r.pitch();
+  sim::unpackMotionFlags(base, r.flags());
+  return base;
+}
+
+template <class Rec>
+void applyDelta(std::vector<Rec>& list, const flatbuffers::Vector<const Rec*>* changed,
+                const flatbuffers::Vector<std::uint32_t>* gone) {
+  auto byId = [](const Rec& r, std::uint32_t id) { return r.id() < id; };
+  if (gone) {
+    for (std::uint32_t id : *gone) {
+      auto it = std::lower_bound(list.begin(), list.end(), id, byId);
+      if (it != list.end() && it->id() == id) list.erase(it);
+    }
+  }
+  if (changed) {
+    for (const Rec* r : *changed) {
+      auto it = std::lower_bound(list.begin(), list.end(), r->id(), byId);
+      if (it != list.end() && it->id() == r->id())
+        *it = *r;
+      else
+        list.insert(it, *r);
+    }
+  }
+}
+
+}  // namespace
+
+// Inputs with every unacknowledged input (the newest kMaxInputsPerMessage).
+void ClientConnection::Impl::sendInputs() {
+  const auto pending = predictor.pending();
+  const std::size_t n = std::min(pending.size(), kMaxInputsPerMessage);
+  inputRecs.clear();
+  for (std::size_t i = pending.size() - n; i < pending.size(); ++i) inputRecs.push_back(toWire(pending[i]));
+  fbb.Clear();
+  auto vec = fbb.CreateVectorOfStructs(inputRecs.data(), inputRecs.size());
+  auto body = wire::CreateInputs(fbb, vec, newestSnapshot);
+  send(wire::ClientBody::Inputs, body.Union(), false);
+  lastInputsMs = nowMs;
+}
+
+// The newest input travels in one packet only when no input follows it (the owner
+// paused input): resend the pending ones every few ticks until acknowledged, so a
+// lost last packet cannot leave them unapplied.
+void ClientConnection::Impl::resendIdleInputs() {
+  if (phase != ClientPhase::Playing || !peer || predictor.pending().empty()) return;
+  if (nowMs - lastInputsMs >= kIdleResendMs) sendInputs();
+}
+
+void ClientConnection::Impl::onStepBatch(const wire::StepBatch& b) {
+  if (phase != ClientPhase::Playing) return;
+  if (b.tick() != lastTick + 1)
+    return fail("StepBatch tick " + std::to_string(b.tick()) + " after " + std::to_string(lastTick) +
+                " (steps must arrive in order)");
+  // Decode the batch into the mirror's step records, then follow it with
+  // sim::applyStep: the code the mirror test proves against the server's state.
+  sim::StepRecords step;
+  step.tick = b.tick();
+  edits.clear();
+  if (b.edits() && b.edits()->size() > 0) {
+    auto r = decodeEdits(std::span<const std::uint8_t>(b.edits()->data(), b.edits()->size()), edits);
+    if (!r) return fail("StepBatch " + std::to_string(b.tick()) + ": edits: " + r.error().message);
+  }
+  step.edits = edits;
+  if (b.weather() && b.weather()->size() > 0) {
+    weather = mirror->weather;  // decodeWeather sets the replicated fields only
+    auto r = sim::decodeWeather(std::span<const std::uint8_t>(b.weather()->data(), b.weather()->size()), weather);
+    if (!r) return fail("StepBatch " + std::to_string(b.tick()) + ": weather: " + r.error().message);
+    step.weather = &weather;
+  }
+  // Membership: joins carry names; the pose arrives with the next Snapshot.
+  playerChanges.clear();
+  if (b.joined()) {
+    for (const wire::PlayerName* pn : *b.joined()) {
+      const std::string name = pn->name() ? pn->name()->str() : std::string();
+      names[pn->id()] = name;
+      sim::PlayerChange& ch = playerChanges.emplace_back();
+      ch.kind = sim::PlayerChange::Kind::Joined;
+      ch.player.id = sim::PlayerId{pn->id()};
+      ch.player.name = sim::PlayerName::from(name);
+    }
+  }
+  if (b.left()) {
+    for (std::uint32_t id : *b.left()) {
+      if (id == playerId.value) continue;  // never drop our own record on a server's word mid-session
+      sim::PlayerChange& ch = playerChanges.emplace_back();
+      ch.kind = sim::PlayerChange::Kind::Left;
+      ch.player.id = sim::PlayerId{id};
+      others.remove(id);
+    }
+  }
+  step.players = playerChanges;
+  sim::applyStep(*mirror, step);
+  if (b.events()) {
+    for (const wire::EventRec* rec : *b.events()) {
+      sim::Event e;
+      if (!fromWire(*rec, e)) return fail("StepBatch " + std::to_string(b.tick()) + ": bad event record");
+      if (auto* j = std::get_if<sim::PlayerJoinedEvent>(&e)) {
+        auto it = names.find(j->player.value);
+        if (it != names.end()) j->name = sim::PlayerName::from(it->second);
+      }
+      pushEvent(e);
+    }
+  }
+  if (b.chat()) {
+    for (const wire::ChatLine* line : *b.chat()) {
+      sim::ChatEvent c;
+      c.from = sim::PlayerId{line->player()};
+      c.text = sim::ChatText::from(line->text() ? line->text()->string_view() : std::string_view());
+      pushEvent(c);
+    }
+  }
+  lastTick = b.tick();
+  ++stats.stepsApplied;
+  checkHashes(b);
+}
+
+void ClientConnection::Impl::pushEvent(const sim::Event& e) {
+  if (events.size() >= kMaxQueuedEvents) {
+    ++eventsDropped;
+    return;
+  }
+  events.push_back(e);
+}
+
+void ClientConnection::Impl::checkHashes(const wire::StepBatch& b) {
+  tracker.update(mirror->world, edits);
+  ++stats.hashChecks;
+  std::optional<sim::CellCoord> badCell;
+  std::uint64_t ours = 0, theirs = 0;
+  if (b.cells()) {
+    const auto touched = tracker.touchedCells();
+    for (const wire::CellHashRec* r : *b.cells()) {
+      const sim::CellCoord cell{r->x(), r->z()};
+      auto it = std::lower_bound(touched.begin(), touched.end(), cell,
+                                 [](const sim::CellHash& h, sim::CellCoord c) { return h.cell < c; });
+      const std::uint64_t h = (it != touched.end() && it->cell == cell) ? it->hash : tracker.cellHash(mirror->world, cell);
+      if (h != r->hash()) {
+        badCell = cell;
+        ours = h;
+        theirs = r->hash();
+        break;
+      }
+    }
+  }
+  const bool worldBad = tracker.worldHash() != b.world_hash();
+  if (!worldBad && !badCell) return;
+  ++stats.desyncCount;
+  if (stats.desyncs.size() >= kMaxDesyncsKept) return;
+  Desync d;
+  d.tick = b.tick();
+  d.cell = badCell;
+  if (worldBad) d.what = "world hash " + hex64(tracker.worldHash()) + " != server " + hex64(b.world_hash());
+  if (badCell) {
+    if (!d.what.empty()) d.what += "; ";
+    d.what += "cell (" + std::to_string(badCell->x) + "," + std::to_string(badCell->z) + ") hash " + hex64(ours) +
+              " != server " + hex64(theirs);
+  }
+  stats.desyncs.push_back(std::move(d));
+}
+
+void ClientConnection::Impl::onCellState(const wire::CellState& c) {
+  if (phase != ClientPhase::Playing) return;
+  const sim::CellCoord cell{c.cell_x(), c.cell_z()};
+  const sim::WorldBounds& bounds = mirror->world.bounds();
+  auto inside = [&](sim::VoxelCoord v) { return bounds.containsBrick(sim::brickOf(v)); };
+  water.clear();
+  fire.clear();
+  // Records are relative to the named cell, so they cannot land in another one.
+  if (c.water()) {
+    for (const wire::WaterRec* r : *c.water()) {
+      const sim::WaterChange w = fromWire(*r, cell);
+      if (inside(w.voxel) && w.amount <= sim::kWaterPerVoxel) water.push_back(w);
+    }
+  }
+  if (c.fire()) {
+    for (const wire::FireRec* r : *c.fire()) {
+      const sim::FireCell f = fromWire(*r, cell);
+      if (inside(f.corner)) fire.push_back(f);
+    }
+  }
+  stream.prepareCell(*mirror, cell);
+  sim::applyCellState(*mirror, cell, c.full(), water, fire);
+}
+
+void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
+  if (s.sequence() == 0 || s.sequence() <= newestSnapshot) return;  // sequenced channel; be safe anyway
+  if (!s.own()) return fail("Snapshot without own state");
+  if (s.sounds()) {
+    for (const wire::EventRec* r : *s.sounds()) {
+      sim::Event e;
+      if (fromWire(*r, e)) pushEvent(e);
+    }
+  }
+  // Rebuild baseline + delta into the ring slot of this sequence.
+  SnapEntry& next = scratchSnap;
+  next.players.clear();
+  next.animals.clear();
+  if (s.baseline() != 0) {
+    const SnapEntry& base = ring[s.baseline() % kSnapshotRing];
+    if (base.sequence != s.baseline()) return;  // baseline rolled off: wait for a later one
+    next.players = base.players;
+    next.animals = base.animals;
+  }
+  applyDelta(next.players, s.players(), s.players_gone());
+  applyDelta(next.animals, s.animals(), s.animals_gone());
+  std::erase_if(next.players, [this](const wire::PlayerPoseRec& r) { return r.id() == playerId.value; });
+  next.sequence = s.sequence();
+  next.tick = s.tick();
+  std::swap(ring[s.sequence() % kSnapshotRing], next);
+  newestSnapshot = s.sequence();
+  ++stats.snapshotsReceived;
+  if (phase != ClientPhase::Playing) return;  // kept as a baseline; the mirror is not ready
+
+  const SnapEntry& snap = ring[s.sequence() % kSnapshotRing];
+  // Others: interpolation and the mirror's records (scripts steer by them).
+  for (std::uint32_t id : others.ids()) {
+    if (!std::binary_search(snap.players.begin(), snap.players.end(), id,
+                            [](auto a, auto b) { return idOf(a) < idOf(b); }))
+      others.remove(id);
+  }
+  for (const wire::PlayerPoseRec& r : snap.players) {
+    others.push(r.id(), PoseSample{s.tick(), {r.px(), r.py(), r.pz()}, r.yaw(), r.pitch()}, nowMs);
+    if (const sim::Player* p = mirror->findPlayer(sim::PlayerId{r.id()})) setMotion(*p, poseState(r, p->motion));
+  }
+  for (std::uint32_t id : animals.ids()) {
+    if (!std::binary_search(snap.animals.begin(), snap.animals.end(), id,
+                            [](auto a, auto b) { return idOf(a) < idOf(b); }))
+    {
+      animals.remove(id);
+      animalSpecies.erase(id);
+    }
+  }
+  for (const wire::AnimalRec& r : snap.animals) {
+    animals.push(r.id(), PoseSample{s.tick(), {r.px(), r.py(), r.pz()}, r.yaw(), 0}, nowMs);
+    animalSpecies[r.id()] = r.species();
+  }
+
+  // Own: reconcile against the server's state for the input it acknowledged.
+  const sim::PlayerState server = fromWire(*s.own());
+  if (server.lastInput > lastInputSent) return fail("Snapshot acknowledges input " + std::to_string(server.lastInput) +
+                                                    " never sent (newest " + std::to_string(lastInputSent) + ")");
+  const Clock::time_point reconcileAt = Clock::now();
+  const std::uint64_t teleports = predictor.stats().teleports;
+  predictor.reconcile(server, mirror->world, mirror->lut);
+  // A teleport is timed until the ground around it is present.
+  if (predictor.stats().teleports != teleports) stream.teleported(reconcileAt);
+  syncOwn();
+  if (!stream.streaming()) stream.noteTeleportPlayable(stats);
+}
+
+std::uint32_t ClientConnection::Impl::idOf(std::uint32_t id) { return id; }
+std::uint32_t ClientConnection::Impl::idOf(const wire::PlayerPoseRec& r) { return r.id(); }
+std::uint32_t ClientConnection::Impl::idOf(const wire::AnimalRec& r) { return r.id(); }
+
+void ClientConnection::Impl::syncOwn() {
+  if (!mirror) return;
+  if (const sim::Player* p = mirror->findPlayer(playerId)) setMotion(*p, predictor.state());
+}
+
+// A player's motion from a snapshot or the prediction, as the mirror's Updated
+// record (scripts and the HUD read the mirror's players).
+void ClientConnection::Impl::setMotion(const sim::Player& player, const sim::PlayerState& motion) {
+  sim::PlayerChange ch{sim::PlayerChange::Kind::Updated, player};
+  ch.player.motion = motion;
+  sim::applyPlayerChanges(mirror->players, std::span<const sim::PlayerChange>(&ch, 1));
+}
+
+void ClientConnection::Impl::onReject(const wire::Reject& r) {
+  const auto code = static_cast<RejectCode>(r.code());
+  fail(std::string("server rejected us: ") + rejectCodeName(code) + (r.text() ? ": " + r.text()->str() : std::string()));
+}
+
+/// Our own refused commands (the server sends them to us alone): to the events,
+/// for the HUD. Anything else in the list is a server bug or an attack.
+void ClientConnection::Impl::onRejections(const wire::Rejections& r) {
+  if (phase != ClientPhase::Playing || !r.events()) return;  // nothing sent before Playing
+  for (const wire::EventRec* rec : *r.events()) {
+    sim::Event e;
+    const auto* rej = fromWire(*rec, e) ? std::get_if<sim::CommandRejectedEvent>(&e) : nullptr;
+    if (!rej || rej->player != playerId) return fail("Rejections " + std::to_string(r.tick()) + ": not our refusal");
+    pushEvent(e);
+  }
+}
+
+}  // namespace loam::net

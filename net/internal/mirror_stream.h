@@ -1,0 +1,83 @@
+// MirrorStream: the columns of a ClientConnection's streamed mirror. It owns the
+// sim::ColumnStreamer the mirror is made with (streamState) and works on that mirror,
+// a sim::SimState its owner holds and passes to every call. The rules it keeps:
+// - the ground disc: every column within kGroundRadiusMetres of the predicted player
+//   is present whenever updateStream returns (what the streamer has not generated
+//   ahead is generated on the caller: holdAround), and after a join;
+// - the readable disc: readable() says whether every column within
+//   kReadableRadiusMetres was present at the last updateStream (worldReadable());
+// - generated water is added once per column, when the column first arrives (a column
+//   released and generated again keeps its water in the grid);
+// - prepareCell before any CellState: the cell's columns present and their water
+//   added, so no column arriving later undoes or misses what the CellState set.
+// It also times a teleport until the ground disc around the new place is present
+// (ClientStats::teleportPlayableMs). A mirror from worldFactory has no streamer: then
+// streaming() is false, readable() true, and only the teleport timing does anything.
+//
+// Thread: streamState on the worker thread that makes the mirror (the owner reads the
+// streamer only after the worker published its results); everything else on the
+// owner's. Used by ClientConnection alone (net/internal/client_impl.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <unordered_set>
+#include <vector>
+
+#include "net/client_connection.h"
+#include "net/internal/client_clock.h"
+#include "sim/core/result.h"
+#include "sim/gen/column_streamer.h"
+#include "sim/gen/scene.h"
+#include "sim/systems/sim_state.h"
+
+namespace loam::net::internal {
+
+class MirrorStream {
+ public:
+  /// The streamed mirror for scene and seed: only the spawn columns now, the rest as
+  /// the player nears it (updateStream); keeps the streamer it is made with. Errors:
+  /// the streamer's. Runs on the worker thread; allocates.
+  sim::Result<sim::SimState> streamState(const sim::Scene& scene, std::uint64_t seedValue,
+                                         const ClientConfig& config);
+
+  /// True once streamState made the mirror (false for a mirror from worldFactory).
+  bool streaming() const noexcept { return streamer_ != nullptr; }
+  /// True when every column within kReadableRadiusMetres of the player was present at
+  /// the last updateStream; always for a mirror that is not streamed.
+  bool readable() const noexcept { return !streamer_ || readable_; }
+
+  /// Every service() while Playing (does nothing unless streaming()): see the .cpp.
+  /// Adds to stats' holesMet, teleportPlayableMs and sets stats.stream.
+  void updateStream(sim::SimState& mirror, const sim::PlayerState& own, ClientStats& stats);
+  /// Generates on this thread the missing columns within kGroundRadiusMetres of
+  /// (vx, vz) (voxels); returns how many. Only while streaming().
+  std::size_t holdAround(sim::SimState& mirror, std::int32_t vx, std::int32_t vz);
+  /// Adds the generated water of every column that arrived since the last call.
+  void addArrivedWater(sim::SimState& mirror);
+  /// Call before a CellState changes the cell's water (does nothing unless streaming()).
+  void prepareCell(sim::SimState& mirror, sim::CellCoord cell);
+
+  /// A Snapshot moved the own player (a server teleport) at `at`: timed until the
+  /// ground around the new place is present (noteTeleportPlayable).
+  void teleported(Clock::time_point at) noexcept { teleportedAt_ = at; }
+  /// Records the time since the last teleport in stats.teleportPlayableMs (the first
+  /// 64), if one is being timed. updateStream calls it; a mirror that is not streamed
+  /// calls it at once.
+  void noteTeleportPlayable(ClientStats& stats);
+
+ private:
+  bool allPresent(const sim::SimState& mirror, std::int32_t vx, std::int32_t vz, double radiusMetres) const;
+
+  // The streamed mirror's generator (null for a mirror from worldFactory). Made on
+  // the worker thread with the state, used on the owner's.
+  std::unique_ptr<sim::ColumnStreamer> streamer_;
+  std::vector<sim::StreamCentre> centres_;       // the predicted player's column
+  std::unordered_set<std::uint64_t> watered_;    // columns whose generated water the mirror holds
+  bool readable_ = false;                        // worldReadable()
+  std::optional<Clock::time_point> teleportedAt_;
+};
+
+}  // namespace loam::net::internal
