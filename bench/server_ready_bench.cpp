@@ -10,9 +10,9 @@
 // (stream threads 2, port 0 on 127.0.0.1, a fresh save folder under --dir):
 //   load      loadScene
 //   streamer  ColumnStreamer::create (streamed scenes: !generatableWhole)
-//   state     createStreamedSimState, or generateWorld + describeHostedWorld +
+//   state     createStreamedSimState, or generateWorld + describeWorld +
 //             createSimStateFromWorld for a scene generated whole
-//   describe  describeStreamedWorld (streamed: the spawn columns' hashes)
+//   describe  describeWorld (streamed: the spawn columns' hashes)
 //   db        openWorldDb (creates the world database for the generated world)
 //   host      ServerHost::open
 // total_ms is their sum (wall time); cpu_ms the process's CPU time over the same
@@ -117,13 +117,13 @@ bool runOnce(const std::string& path, int threads, const std::string& dir, Run& 
     r.stateMs = msSince(t);
     r.startColumns = state->world.presentColumns().size();
     t = Clock::now();
-    hosted = net::describeStreamedWorld(*scene, state->world);
+    hosted = net::describeWorld(*scene, state->world);
     r.describeMs = msSince(t);
   } else {
     // As the server: the default options (every hardware thread).
     auto world = sim::generateWorld(*scene, seed, sim::kGeneratorVersion);
     if (!world) return std::fprintf(stderr, "%s\n", world.error().message.c_str()), false;
-    hosted = net::describeHostedWorld(scene->name, *world);
+    hosted = net::describeWorld(*scene, *world);
     state = sim::createSimStateFromWorld(*scene, seed, std::move(*world));
     r.stateMs = msSince(t);
   }
