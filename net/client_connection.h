@@ -67,8 +67,8 @@ struct ClientConfig {
   std::shared_ptr<const AccountKey> accountKey;
   /// The streamed mirror holds the columns near the player (sim::createMirrorState),
   /// generated ahead on streamThreads threads within streamRadiusMetres of the
-  /// predicted player; unmodified columns beyond residentColumns are released,
-  /// farthest first.
+  /// predicted player; unmodified columns beyond residentColumns (at least twice the
+  /// columns within streamRadiusMetres) are released (sim::StreamOptions says which).
   int streamThreads = 2;
   double streamRadiusMetres = 112.0;  ///< the renderer's 96 m plus a margin
   std::size_t residentColumns = 2048;

@@ -27,7 +27,12 @@ sim::Result<sim::SimState> MirrorStream::streamState(const sim::Scene& scene, st
   sim::StreamOptions options;
   options.threads = std::max(config.streamThreads, 1);
   options.prefetchRadiusVoxels = static_cast<std::int32_t>(config.streamRadiusMetres * sim::kVoxelsPerMetre);
-  options.maxResidentColumns = config.residentColumns;
+  // Never fewer than twice the columns within the stream radius: a smaller budget
+  // would release what the workers just generated ahead (a far view thrashing).
+  const double columnMetres = static_cast<double>(sim::kChunkBricks * sim::kBrickSize) / sim::kVoxelsPerMetre;
+  const double across = config.streamRadiusMetres / columnMetres;
+  const auto disc = static_cast<std::size_t>(3.1416 * across * across);
+  options.maxResidentColumns = std::max(config.residentColumns, 2 * disc);
   auto made = sim::ColumnStreamer::create(scene, seedValue, options);
   if (!made) return made.error();
   streamer_ = std::move(made).value();
