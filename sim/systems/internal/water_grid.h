@@ -107,16 +107,11 @@ class WaterGrid {
   /// Adds a dry record for brick b (which must not have one) and links it with its
   /// neighbours. Returns its slot. Allocates when the grid grows past its reserve.
   std::uint32_t add(BrickCoord b) {
-    LOAM_ASSERT(find(b) < 0);
-    const auto slot = static_cast<std::uint32_t>(bricks_.size());
-    WaterBrick& nb = bricks_.emplace_back();
-    nb.coord = b;
-    nb.key = packCoordId(b.x, b.y, b.z);
-    if ((bricks_.size() + 1) * 2 > table_.size()) rehash(table_.size() * 2);
-    insertIndex(nb.key, slot);
-    auto pos = std::lower_bound(sortedKeys_.begin(), sortedKeys_.end(), nb.key);
+    const std::uint32_t slot = appendRecord(b);
+    const std::uint64_t key = bricks_[slot].key;
+    auto pos = std::lower_bound(sortedKeys_.begin(), sortedKeys_.end(), key);
     const auto at = pos - sortedKeys_.begin();
-    sortedKeys_.insert(pos, nb.key);
+    sortedKeys_.insert(pos, key);
     sortedSlots_.insert(sortedSlots_.begin() + at, slot);
     link(slot);
     return slot;
@@ -131,16 +126,7 @@ class WaterGrid {
   std::uint32_t addAll(std::span<const BrickCoord> bricks) {
     const auto first = static_cast<std::uint32_t>(bricks_.size());
     reserve(bricks_.size() + bricks.size());
-    for (const BrickCoord& b : bricks) {
-      LOAM_ASSERT(find(b) < 0);
-      const auto slot = static_cast<std::uint32_t>(bricks_.size());
-      WaterBrick& nb = bricks_.emplace_back();
-      nb.coord = b;
-      nb.key = packCoordId(b.x, b.y, b.z);
-      if ((bricks_.size() + 1) * 2 > table_.size()) rehash(table_.size() * 2);
-      insertIndex(nb.key, slot);
-      link(slot);
-    }
+    for (const BrickCoord& b : bricks) link(appendRecord(b));
     // The canonical list: the old (sorted) entries and the new ones, sorted by key.
     std::vector<std::uint32_t> order(sortedSlots_);
     for (std::uint32_t slot = first; slot < bricks_.size(); ++slot) order.push_back(slot);
@@ -186,6 +172,18 @@ class WaterGrid {
   }
 
  private:
+  // A dry record for brick b (which must not have one) at the end of bricks_, in the
+  // index; not yet in the canonical list nor linked (add and addAll do both).
+  std::uint32_t appendRecord(BrickCoord b) {
+    LOAM_ASSERT(find(b) < 0);
+    const auto slot = static_cast<std::uint32_t>(bricks_.size());
+    WaterBrick& nb = bricks_.emplace_back();
+    nb.coord = b;
+    nb.key = packCoordId(b.x, b.y, b.z);
+    if ((bricks_.size() + 1) * 2 > table_.size()) rehash(table_.size() * 2);
+    insertIndex(nb.key, slot);
+    return slot;
+  }
   // Links the record in slot (indexed) with its neighbours' records, both ways.
   void link(std::uint32_t slot) noexcept {
     const BrickCoord b = bricks_[slot].coord;
