@@ -20,6 +20,7 @@
 #include "net/client_connection.h"
 #include "net/link_sim.h"
 #include "net/server_host.h"
+#include "tests/support/streamed_highlands.h"
 #include "sim/gen/column_streamer.h"
 #include "sim/gen/generator.h"
 #include "sim/gen/scene.h"
@@ -41,22 +42,8 @@ every 5s from 4s to 40s p2 place -3,3 +y 10 planks
 )";
 
 TEST_CASE("two full bots stream highlands with the server: no desync, exact prediction, equal world hashes") {
-  auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/highlands.toml");
-  REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
-  REQUIRE_FALSE(sim::generatableWhole(*scene));
-  auto streamer = sim::ColumnStreamer::create(*scene, scene->defaultSeed, {.threads = 1});
-  REQUIRE(streamer.has_value());
-  auto state = sim::createStreamedSimState(*scene, scene->defaultSeed, **streamer);
-  REQUIRE_MESSAGE(state.has_value(), (state ? "" : state.error().message));
-  net::HostedWorld hosted = net::describeWorld(*scene, state->world);
-
-  net::ServerConfig sc;
-  sc.name = "streamed";
-  sc.bindAddress = "127.0.0.1";
-  sc.port = 0;
-  auto server = net::ServerHost::open(sc, std::move(*state), std::move(hosted), streamer->get());
-  REQUIRE_MESSAGE(server.has_value(), (server ? "" : server.error().message));
-  net::ServerHost& host = **server;
+  test::StreamedHighlands world = test::openStreamedHighlands("streamed");
+  net::ServerHost& host = *world.host;
   // Water poured before anyone joins, 4 m from the spawn, left to spread for 2 s.
   const sim::VoxelCoord pourAt{4 * sim::kVoxelsPerMetre, 0, -4 * sim::kVoxelsPerMetre};
   {

@@ -18,6 +18,7 @@
 #include "net/client_connection.h"
 #include "net/link_sim.h"
 #include "net/server_host.h"
+#include "tests/support/streamed_highlands.h"
 #include "server/admin.h"
 #include "sim/gen/column_streamer.h"
 #include "sim/gen/generator.h"
@@ -31,21 +32,8 @@ using namespace loam;
 using Clock = std::chrono::steady_clock;
 
 TEST_CASE("teleport 5 km on highlands: refused when bad, followed exactly, time to playable recorded") {
-  auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/highlands.toml");
-  REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
-  REQUIRE_FALSE(sim::generatableWhole(*scene));
-  auto streamer = sim::ColumnStreamer::create(*scene, scene->defaultSeed, {.threads = 1});
-  REQUIRE(streamer.has_value());
-  auto state = sim::createStreamedSimState(*scene, scene->defaultSeed, **streamer);
-  REQUIRE_MESSAGE(state.has_value(), (state ? "" : state.error().message));
-  net::HostedWorld hosted = net::describeWorld(*scene, state->world);
-  net::ServerConfig sc;
-  sc.name = "teleport";
-  sc.bindAddress = "127.0.0.1";
-  sc.port = 0;
-  auto server = net::ServerHost::open(sc, std::move(*state), std::move(hosted), streamer->get());
-  REQUIRE_MESSAGE(server.has_value(), (server ? "" : server.error().message));
-  net::ServerHost& host = **server;
+  test::StreamedHighlands world = test::openStreamedHighlands("teleport");
+  net::ServerHost& host = *world.host;
 
   net::LinkProfile profile;
   profile.latencyMs = 30;

@@ -1,0 +1,43 @@
+// A server hosting scenes/highlands.toml streamed (its ColumnStreamer on one
+// thread), on 127.0.0.1 and a free port: what the streamed-client tests play on.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+
+#include "net/server_host.h"
+#include "sim/gen/column_streamer.h"
+#include "sim/gen/generator.h"
+#include "sim/gen/scene.h"
+
+namespace loam::test {
+
+struct StreamedHighlands {
+  std::unique_ptr<sim::ColumnStreamer> streamer;  // declared first: outlives the host
+  std::unique_ptr<net::ServerHost> host;
+};
+
+inline StreamedHighlands openStreamedHighlands(const std::string& serverName) {
+  auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/highlands.toml");
+  REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
+  REQUIRE_FALSE(sim::generatableWhole(*scene));
+  auto streamer = sim::ColumnStreamer::create(*scene, scene->defaultSeed, {.threads = 1});
+  REQUIRE(streamer.has_value());
+  auto state = sim::createStreamedSimState(*scene, scene->defaultSeed, **streamer);
+  REQUIRE_MESSAGE(state.has_value(), (state ? "" : state.error().message));
+  net::HostedWorld hosted = net::describeWorld(*scene, state->world);
+  net::ServerConfig sc;
+  sc.name = serverName;
+  sc.bindAddress = "127.0.0.1";
+  sc.port = 0;
+  StreamedHighlands out;
+  out.streamer = std::move(*streamer);
+  auto server = net::ServerHost::open(sc, std::move(*state), std::move(hosted), out.streamer.get());
+  REQUIRE_MESSAGE(server.has_value(), (server ? "" : server.error().message));
+  out.host = std::move(*server);
+  return out;
+}
+
+}  // namespace loam::test
