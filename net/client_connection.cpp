@@ -9,7 +9,7 @@
 // - net/client_playing.cpp: inputs, StepBatch, CellState, Snapshot, Reject and
 //   Rejections, events;
 // - net/internal/mirror_stream.*: the streamed mirror's columns (MirrorStream: the
-//   ground and readable discs, generated water, prepareCell, teleport timing).
+//   ground and readable discs, teleport timing).
 #include "net/client_connection.h"
 
 #include <enet/enet.h>

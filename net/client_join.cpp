@@ -236,7 +236,6 @@ void ClientConnection::Impl::finishJoin() {
     const Clock::time_point t1 = Clock::now();
     (void)stream.holdAround(*mirror, own->motion.position.x >> sim::kUnitShift,
                             own->motion.position.z >> sim::kUnitShift);
-    stream.addArrivedWater(*mirror);
     stats.holdMs = msSince(t1);
   }
   tracker.reset(mirror->world);

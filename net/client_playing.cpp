@@ -215,7 +215,6 @@ void ClientConnection::Impl::onCellState(const wire::CellState& c) {
       if (inside(f.corner)) fire.push_back(f);
     }
   }
-  stream.prepareCell(*mirror, cell);
   sim::applyCellState(*mirror, cell, c.full(), water, fire);
 }
 

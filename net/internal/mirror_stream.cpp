@@ -4,19 +4,12 @@
 #include <utility>
 
 #include "sim/gen/generator.h"
-#include "sim/systems/water.h"
 
 namespace loam::net::internal {
 
 namespace {
 
 constexpr std::size_t kMaxTeleportsKept = 64;
-
-// The watered set's key. sim::ColumnStreamer keeps the same key to itself
-// (sim/gen/column_streamer.cpp), so this is the client's one copy.
-std::uint64_t columnKey(sim::ChunkColumn c) {
-  return (std::uint64_t{static_cast<std::uint32_t>(c.x)} << 32) | static_cast<std::uint32_t>(c.z);
-}
 
 }  // namespace
 
@@ -52,7 +45,6 @@ void MirrorStream::updateStream(sim::SimState& mirror, const sim::PlayerState& o
   if (teleportedAt_) (void)holdAround(mirror, vx, vz);
   streamer_->update(mirror.world, centres_);
   stats.holesMet += holdAround(mirror, vx, vz);
-  addArrivedWater(mirror);
   readable_ = allPresent(mirror, vx, vz, kReadableRadiusMetres);
   noteTeleportPlayable(stats);
   stats.stream = streamer_->stats();
@@ -64,30 +56,6 @@ void MirrorStream::noteTeleportPlayable(ClientStats& stats) {
   if (!teleportedAt_) return;
   if (stats.teleportPlayableMs.size() < kMaxTeleportsKept) stats.teleportPlayableMs.push_back(msSince(*teleportedAt_));
   teleportedAt_.reset();
-}
-
-// The generated water of every column that arrived since the last call (a column
-// released and generated again is not scanned twice: its water stayed in the grid).
-void MirrorStream::addArrivedWater(sim::SimState& mirror) {
-  for (sim::ChunkColumn c : mirror.world.presentColumns()) {
-    if (watered_.insert(columnKey(c)).second) sim::addColumnWater(mirror.water, mirror.world, mirror.lut, c);
-  }
-}
-
-// Before a CellState changes a cell's water: the cell's columns present and their
-// generated water added, so a column arriving later cannot bring back water the cell
-// no longer holds, nor skip the generated water of a brick the CellState touched.
-void MirrorStream::prepareCell(sim::SimState& mirror, sim::CellCoord cell) {
-  if (!streamer_) return;
-  constexpr std::int32_t kColumnsPerCell = (1 << sim::kCellShift) / sim::kChunkBricks;
-  std::vector<sim::ChunkColumn> columns;
-  for (std::int32_t dz = 0; dz < kColumnsPerCell; ++dz)
-    for (std::int32_t dx = 0; dx < kColumnsPerCell; ++dx) {
-      const sim::ChunkColumn c{cell.x * kColumnsPerCell + dx, cell.z * kColumnsPerCell + dz};
-      if (streamer_->generator().contains(c)) columns.push_back(c);
-    }
-  streamer_->faultAll(columns, mirror.world);
-  addArrivedWater(mirror);
 }
 
 // Generates on this thread the columns within kGroundRadiusMetres of (vx, vz) that

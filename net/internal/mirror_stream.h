@@ -6,10 +6,6 @@
 //   ahead is generated on the caller: holdAround), and after a join;
 // - the readable disc: readable() says whether every column within
 //   kReadableRadiusMetres was present at the last updateStream (worldReadable());
-// - generated water is added once per column, when the column first arrives (a column
-//   released and generated again keeps its water in the grid);
-// - prepareCell before any CellState: the cell's columns present and their water
-//   added, so no column arriving later undoes or misses what the CellState set.
 // It also times a teleport until the ground disc around the new place is present
 // (ClientStats::teleportPlayableMs). A mirror from worldFactory has no streamer: then
 // streaming() is false, readable() true, and only the teleport timing does anything.
@@ -23,7 +19,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <unordered_set>
 #include <vector>
 
 #include "net/client_connection.h"
@@ -55,10 +50,6 @@ class MirrorStream {
   /// Generates on this thread the missing columns within kGroundRadiusMetres of
   /// (vx, vz) (voxels); returns how many. Only while streaming().
   std::size_t holdAround(sim::SimState& mirror, std::int32_t vx, std::int32_t vz);
-  /// Adds the generated water of every column that arrived since the last call.
-  void addArrivedWater(sim::SimState& mirror);
-  /// Call before a CellState changes the cell's water (does nothing unless streaming()).
-  void prepareCell(sim::SimState& mirror, sim::CellCoord cell);
 
   /// A Snapshot moved the own player (a server teleport) at `at`: timed until the
   /// ground around the new place is present (noteTeleportPlayable).
@@ -75,7 +66,6 @@ class MirrorStream {
   // the worker thread with the state, used on the owner's.
   std::unique_ptr<sim::ColumnStreamer> streamer_;
   std::vector<sim::StreamCentre> centres_;       // the predicted player's column
-  std::unordered_set<std::uint64_t> watered_;    // columns whose generated water the mirror holds
   bool readable_ = false;                        // worldReadable()
   std::optional<Clock::time_point> teleportedAt_;
 };

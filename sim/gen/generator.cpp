@@ -408,7 +408,11 @@ std::vector<ChunkColumn> columnsAround(const WorldBounds& bounds, std::int32_t v
   return out;
 }
 
-std::vector<ChunkColumn> waterColumns(const Scene& scene) {
+namespace {
+
+// waterColumns and streamColumns: the columns of the streams, and of the ponds when
+// withPonds.
+std::vector<ChunkColumn> generatedWaterColumns(const Scene& scene, bool withPonds) {
   const WorldBounds& wb = scene.worldBounds;
   constexpr double kColumnMetres = static_cast<double>(kChunkBricks * kBrickSize) / kVoxelsPerMetre;
   constexpr double kVoxel = 1.0 / kVoxelsPerMetre;
@@ -430,6 +434,7 @@ std::vector<ChunkColumn> waterColumns(const Scene& scene) {
   // half width of its line (sim/gen/internal/world_field.cpp; shores are dry). A pond
   // keeps the columns whose square comes within its radius plus a voxel.
   for (const Pond& p : scene.ponds) {
+    if (!withPonds) break;
     const auto near = [&](double x0, double z0) {
       const double dx = std::clamp(p.center.x, x0, x0 + kColumnMetres) - p.center.x;
       const double dz = std::clamp(p.center.z, z0, z0 + kColumnMetres) - p.center.z;
@@ -466,6 +471,12 @@ std::vector<ChunkColumn> waterColumns(const Scene& scene) {
   sortColumns(out);
   return out;
 }
+
+}  // namespace
+
+std::vector<ChunkColumn> waterColumns(const Scene& scene) { return generatedWaterColumns(scene, true); }
+
+std::vector<ChunkColumn> streamColumns(const Scene& scene) { return generatedWaterColumns(scene, false); }
 
 std::vector<ChunkColumn> spawnColumns(const Scene& scene) {
   const WorldBounds& wb = scene.worldBounds;

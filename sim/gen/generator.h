@@ -80,11 +80,15 @@ std::vector<ChunkColumn> columnsAround(const WorldBounds& bounds, std::int32_t v
 
 /// The chunk columns that may hold generated water (those whose square comes within a
 /// pond's radius, or whose centre within a stream's half width plus the column's half
-/// diagonal of its line), canonical order: what a streamed world holds before the
-/// water system scans it for its generated water (createStreamedSimState). A superset
-/// of the columns holding water, tested against whole worlds in column_streamer_test.
-/// O(columns in the ponds' and streams' plan boxes x stream points).
+/// diagonal of its line), canonical order. A superset of the columns holding water,
+/// tested against whole worlds in column_streamer_test. O(columns in the ponds' and
+/// streams' plan boxes x stream points).
 std::vector<ChunkColumn> waterColumns(const Scene& scene);
+
+/// The streams' part of waterColumns: what a streamed world holds before the water
+/// system scans it for the streams' held water (createStreamedSimState; pond water is
+/// implicit and needs no scan).
+std::vector<ChunkColumn> streamColumns(const Scene& scene);
 
 /// The chunk columns within 2 m of a spawn point (the world's centre when the scene
 /// lists none), canonical order: the ground a joining player stands on, whose

@@ -55,7 +55,7 @@ StepRecords recordsOf(const StepOutput& out) noexcept {
 void applyStep(SimState& mirror, const StepRecords& step) {
   applyEdits(mirror.world, step.edits);
   applyPlayerChanges(mirror.players, step.players);
-  applyWaterChanges(mirror.water, step.water);
+  applyWaterChanges(mirror.water, mirror.world, step.water);
   applyFireChanges(mirror.fire, step.fire);
   applyAnimalChanges(mirror.animals, step.animals);
   if (step.weather) applyWeatherChange(mirror.weather, *step.weather);
@@ -67,19 +67,11 @@ void applyStepOutput(SimState& mirror, const StepOutput& out) { applyStep(mirror
 void applyCellState(SimState& mirror, CellCoord cell, bool full, std::span<const WaterChange> water,
                     std::span<const FireCell> fire) {
   if (full) {
-    clearWaterInCell(mirror.water, cell);
+    resetWaterInCell(mirror.water, mirror.world, cell);
     clearFireInCell(mirror.fire, cell);
   }
-  applyWaterChanges(mirror.water, water);
+  applyWaterChanges(mirror.water, mirror.world, water);
   applyFireChanges(mirror.fire, fire);
-}
-
-void clearWaterInCell(WaterState& water, CellCoord cell) {
-  internal::WaterGrid& g = water.grid;
-  for (std::uint32_t slot = 0; slot < g.brickCount(); ++slot) {
-    if (g.brick(slot).wet == 0 || cellOf(g.brick(slot).coord) != cell) continue;
-    for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) g.setAmount(slot, i, 0);
-  }
 }
 
 void clearFireInCell(FireState& fire, CellCoord cell) {

@@ -52,15 +52,15 @@ void applyEdits(BrickStore& world, std::span<const EditRecord> edits) noexcept;
 void applyPlayerChanges(std::vector<Player>& players, std::span<const PlayerChange> changes);
 
 /// Applies the water and fire records of one interest cell. When `full`, they are
-/// the cell's whole state: the cell's water and fire are cleared first (a client
-/// catching up on a cell it did not follow). Records must lie inside the cell and
+/// the cell's whole state: the cell's fire is cleared and its water goes back to the
+/// implicit water of the mirror's world first (resetWaterInCell; a client catching up
+/// on a cell it did not follow). Records must lie inside the cell and
 /// the world (a client checks what came from the wire).
 void applyCellState(SimState& mirror, CellCoord cell, bool full, std::span<const WaterChange> water,
                     std::span<const FireCell> fire);
 
-/// Removes every water amount / fire cell inside an interest cell (the clearing of
-/// a full applyCellState). Mirror use only: working data is left alone.
-void clearWaterInCell(WaterState& water, CellCoord cell);
+/// Removes every fire cell inside an interest cell (the clearing of a full
+/// applyCellState). Mirror use only: working data is left alone.
 void clearFireInCell(FireState& fire, CellCoord cell);
 
 /// The first difference between an authoritative state and a mirror, described as

@@ -347,7 +347,7 @@ struct Walk {
     {
       const VoxelCoord v = voxelAt(c.corner, static_cast<int>(ctx.randomBelow(RandomPurpose::FireBurn, key, kDrawWaterSample, 512)));
       const MaterialId m = world.get(v);
-      if (st.lut.liquid[m] || (m == kAir && waterAt(st.water, v) > 0)) return Outcome::Water;
+      if (st.lut.liquid[m] || (m == kAir && waterAt(st.water, st.world, v) > 0)) return Outcome::Water;
     }
     if (s.pending.size() >= kMaxIgnitionsPerTick || s.cells.size() + s.pending.size() >= kMaxFireCells) {
       w.nextAttempt = tick + 1;  // the burst bound: try again next tick

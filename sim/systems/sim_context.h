@@ -52,11 +52,14 @@ class SimContext {
 
   /// THE edit function: sets voxel v to m in the world and appends an edit record
   /// when the material changes. Returns true if it changed. Voxels outside the world
-  /// are left alone (false). No allocation beyond the edit log's growth.
+  /// are left alone (false). First materialises the brick's implicit water
+  /// (materialiseWaterForWrite), so the water system sees the water a write
+  /// displaces. No allocation beyond the edit log's and the water grid's growth.
   bool setVoxel(VoxelCoord v, MaterialId m) noexcept;
 
   /// Fills brick b with m as one BrickFill record (a no-op returning false when the
-  /// brick is already uniformly m or outside the world).
+  /// brick is already uniformly m or outside the world). Materialises implicit water
+  /// first, as setVoxel does.
   bool fillBrick(BrickCoord b, MaterialId m) noexcept;
 
   /// Appends an event.

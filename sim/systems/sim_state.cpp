@@ -61,8 +61,8 @@ Player* SimState::findPlayer(PlayerId id) noexcept {
 namespace {
 
 // A simulating state sets every system up from the world; a mirror of a streamed world
-// holds no animals (it follows them in snapshots) and starts its water empty, adding
-// each column's generated water as the column arrives (addColumnWater).
+// holds no animals (it follows them in snapshots) and no water records (its water is
+// implicit until the server's changes arrive).
 enum class Role : std::uint8_t { Simulation, Mirror };
 
 SimState stateAroundWorld(const Scene& scene, std::uint64_t seed, BrickStore world, Role role) {
@@ -110,7 +110,7 @@ SimState stateAroundWorld(const Scene& scene, std::uint64_t seed, BrickStore wor
     initWater(s.water, setup);
     initAnimals(s.animals, setup);
   } else {
-    initMirrorWater(s.water, s.world.bounds());
+    initMirrorWater(s.water, s.world, *scene.materials);
   }
   return s;
 }
@@ -143,7 +143,8 @@ namespace {
 
 // A streamed state. It starts with what its setup reads generated at once (on the
 // source's threads) rather than a fault at a time: the ground under the spawns and,
-// for a simulating state, the generated water (scanned, so it must be there first)
+// for a simulating state, the streams' generated water (scanned for their held
+// water, so it must be there first; pond water is implicit)
 // and what initAnimals reads around the dens (a bird den's perches within its range,
 // a walker den's spawn ground). The rest of the dens' ranges, where the animals go
 // first, is asked of the source ahead (prefetch): it arrives between steps, or
@@ -157,7 +158,7 @@ Result<SimState> streamedState(const Scene& scene, std::uint64_t seed, ColumnSou
   std::vector<ChunkColumn> start = spawnColumns(scene);
   std::vector<ChunkColumn> later;
   if (role == Role::Simulation) {
-    for (ChunkColumn c : waterColumns(scene)) start.push_back(c);
+    for (ChunkColumn c : streamColumns(scene)) start.push_back(c);
     for (const AnimalDen& d : scene.dens) {
       const auto x = static_cast<std::int32_t>(std::floor(d.position.x * kVoxelsPerMetre));
       const auto z = static_cast<std::int32_t>(std::floor(d.position.z * kVoxelsPerMetre));

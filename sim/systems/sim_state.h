@@ -87,7 +87,7 @@ struct SimState {
 Result<SimState> createSimState(const Scene& scene, std::uint64_t seed);
 
 /// As createSimState, but the world is streamed (BrickStore::setColumnSource): it
-/// starts with only the columns that may hold generated water (waterColumns, which
+/// starts with only the columns that may hold streams' water (streamColumns, which
 /// the water system scans) and grows as the systems and the step read it. The state
 /// is the one createSimState gives, bit for bit, wherever it is read; source must
 /// outlive the state. Errors: as createSimState.
@@ -96,8 +96,8 @@ Result<SimState> createStreamedSimState(const Scene& scene, std::uint64_t seed, 
 /// A client's mirror of a streamed world (sim/step/mirror.h): as createStreamedSimState,
 /// but it starts from the spawn columns only, holds no animals (a mirror follows them
 /// in snapshots; their dens' ranges are most of a streamed server's start columns) and
-/// its water is empty: the owner adds each column's generated water as the column
-/// arrives (addColumnWater) and the server sends the interest cells whose water changed.
+/// its water is implicit (sim/systems/water.h): the server sends the interest cells
+/// whose water changed.
 /// Its world reads as createStreamedSimState's does. source must outlive the state.
 /// Errors: as createSimState.
 Result<SimState> createMirrorState(const Scene& scene, std::uint64_t seed, ColumnSource& source);

@@ -13,6 +13,7 @@
 #include "sim/core/keyed_random.h"
 #include "sim/world/material.h"
 #include "sim/world/material_lut.h"
+#include "sim/world/voxel_collision.h"
 #include "sim/systems/internal/water_tick.h"
 #include "sim/systems/motion.h"
 #include "sim/gen/scene.h"
@@ -52,9 +53,63 @@ void initMasks(WaterBrick& b, const BrickStore& world, const WaterState& s) {
   }
 }
 
+// Sets the amounts of the record in slot to the brick's implicit water (a full cell
+// wherever the world holds a liquid) and marks it unmodified. The pour cap follows
+// the wet cells this adds or removes: water that was in the world already is not
+// players' water.
+void setImplicit(WaterState& s, const BrickStore& world, std::uint32_t slot) {
+  WaterBrick& b = s.grid.brick(slot);
+  const std::size_t wetBefore = b.wet;
+  const BrickView view = world.brick(b.coord);
+  if (view.isUniform()) {
+    const auto a = static_cast<std::uint16_t>(s.liquid[view.uniformMaterial()] ? kFull : 0);
+    for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) s.grid.setAmount(slot, i, a);
+  } else {
+    MaterialId m[kBrickVoxels];
+    view.decode(m);
+    for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i)
+      s.grid.setAmount(slot, i, static_cast<std::uint16_t>(s.liquid[m[i]] ? kFull : 0));
+  }
+  WaterBrick& after = s.grid.brick(slot);
+  after.modified = false;
+  s.pourCapWetVoxels = s.pourCapWetVoxels + after.wet - wetBefore;
+}
+
+std::uint32_t materialiseBrick(WaterState& s, const BrickStore& world, BrickCoord bc) {
+  const std::int32_t found = s.grid.find(bc);
+  if (found >= 0) return static_cast<std::uint32_t>(found);
+  const std::uint32_t slot = s.grid.add(bc);
+  initMasks(s.grid.brick(slot), world, s);
+  setImplicit(s, world, slot);
+  return slot;
+}
+
+std::int32_t wetRecord(WaterState& s, const BrickStore& world, BrickCoord bc) {
+  const std::int32_t found = s.grid.find(bc);
+  if (found >= 0 || !world.bounds().containsBrick(bc)) return found;
+  const VoxelBox box{{bc.x * kBrickSize, bc.y * kBrickSize, bc.z * kBrickSize},
+                     {(bc.x + 1) * kBrickSize, (bc.y + 1) * kBrickSize, (bc.z + 1) * kBrickSize}};
+  if (!regionHasAny(world, s.liquid, box)) return kNoBrick;
+  return static_cast<std::int32_t>(materialiseBrick(s, world, bc));
+}
+
 }  // namespace internal::water
 
 namespace {
+
+// Per material: water may be there (air or a liquid), and it is a liquid.
+void setMaterialTables(WaterState& s, const MaterialTable& mt) {
+  for (std::size_t m = 0; m < mt.size(); ++m) {
+    const Material& mat = mt[static_cast<MaterialId>(m)];
+    s.liquid[m] = mat.liquid ? 1 : 0;
+    s.open[m] = (m == kAir || mat.liquid) ? 1 : 0;
+    const bool soaks = mat.sound == SoundClass::Soil || mat.sound == SoundClass::Grass ||
+                       mat.sound == SoundClass::Sand || mat.sound == SoundClass::Gravel;
+    s.porous[m] = !mat.liquid && m != kAir && soaks ? 1 : 0;
+  }
+  s.open[kAir] = 1;
+  if (auto w = mt.find("water")) s.water = *w;
+}
 
 // ---- init helpers ----------------------------------------------------------------------
 
@@ -125,19 +180,9 @@ std::vector<VoxelCoord> sourceCells(const WaterSource& src, const BrickStore& wo
 void initWater(WaterState& s, const SimSetup& setup) {
   s = WaterState{};
   const BrickStore& world = setup.world;
-  const MaterialTable& mt = setup.materials;
-  std::array<std::uint8_t, 256> liquid{};
-  for (std::size_t m = 0; m < mt.size(); ++m) {
-    const Material& mat = mt[static_cast<MaterialId>(m)];
-    liquid[m] = mat.liquid ? 1 : 0;
-    s.open[m] = (m == kAir || mat.liquid) ? 1 : 0;
-    const bool soaks = mat.sound == SoundClass::Soil || mat.sound == SoundClass::Grass ||
-                       mat.sound == SoundClass::Sand || mat.sound == SoundClass::Gravel;
-    s.porous[m] = !mat.liquid && m != kAir && soaks ? 1 : 0;
-  }
-  s.open[kAir] = 1;
-  if (auto w = mt.find("water")) s.water = *w;
+  setMaterialTables(s, setup.materials);
   s.grid.reset(world.bounds());
+  const auto& liquid = s.liquid;
 
   // Pond outlets: the layer above the generated water at each pond's centre.
   const WorldBounds& wb = world.bounds();
@@ -152,77 +197,74 @@ void initWater(WaterState& s, const SimSetup& setup) {
     }
   }
 
-  // Generated water: every liquid voxel is a full cell.
-  std::vector<BrickCoord> wet;
-  MaterialId m[kBrickVoxels];
-  for (int ci : world.canonicalChunks()) {
-    if (world.chunkIsCollapsed(ci) && !liquid[world.chunkUniform(ci).value_or(kAir)]) continue;
-    const ChunkCoord cc = world.chunkCoord(ci);
-    for (int local = 0; local < 16 * 16 * 16; ++local) {
-      const BrickView v = world.brickInChunk(ci, local);
-      bool any = false;
-      if (v.isUniform()) {
-        any = liquid[v.uniformMaterial()] != 0;
-      } else {
+  // Generated water is implicit (water_grid.h): pond water needs no record until
+  // something disturbs it. Streams flow; the cells do not carry that flow (sources
+  // are routed), so a stream's generated water is held at its level: full for good,
+  // feeding holes dug beside or under it, and the open cells on its surface carry
+  // away whatever reaches them (sinks, like a pond's outlet). Those bricks get their
+  // records now, with the held and sink masks; the liquid inside a pond's disc is
+  // free pond water. Without streams every liquid voxel is pond water.
+  s.grid.reserve(1024);
+  if (!setup.scene.streams.empty()) {
+    // Each pond's centre and squared radius in voxels, worked out once.
+    struct PondDisc {
+      std::int64_t x, z, r2;
+    };
+    std::vector<PondDisc> discs;
+    for (const Pond& pond : setup.scene.ponds) {
+      const auto r = static_cast<std::int64_t>(std::llround(pond.radius * kVoxelsPerMetre));
+      discs.push_back({toVoxel(pond.center.x), toVoxel(pond.center.z), r * r});
+    }
+    auto inPond = [&](std::int32_t x, std::int32_t z) {
+      for (const PondDisc& d : discs) {
+        const std::int64_t dx = x - d.x, dz = z - d.z;
+        if (dx * dx + dz * dz < d.r2) return true;
+      }
+      return false;
+    };
+    // The bricks holding a liquid voxel outside every pond's disc.
+    std::vector<BrickCoord> held;
+    MaterialId m[kBrickVoxels];
+    for (int ci : world.canonicalChunks()) {
+      if (world.chunkIsCollapsed(ci) && !liquid[world.chunkUniform(ci).value_or(kAir)]) continue;
+      const ChunkCoord cc = world.chunkCoord(ci);
+      for (int local = 0; local < 16 * 16 * 16; ++local) {
+        const BrickView v = world.brickInChunk(ci, local);
+        if (v.isUniform() && !liquid[v.uniformMaterial()]) continue;
+        const BrickCoord bc{cc.x * kChunkBricks + (local & 15), cc.y * kChunkBricks + ((local >> 4) & 15),
+                            cc.z * kChunkBricks + (local >> 8)};
         v.decode(m);
-        for (int i = 0; i < kBrickVoxels && !any; ++i) any = liquid[m[i]] != 0;
+        for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
+          const VoxelCoord c = voxelOfBrick(bc, i);
+          if (liquid[m[i]] && !inPond(c.x, c.z)) {
+            held.push_back(bc);
+            break;
+          }
+        }
       }
-      if (any) {
-        wet.push_back(BrickCoord{cc.x * kChunkBricks + (local & 15), cc.y * kChunkBricks + ((local >> 4) & 15),
-                                 cc.z * kChunkBricks + (local >> 8)});
+    }
+    std::vector<VoxelCoord> surface;
+    const std::uint32_t first = s.grid.addAll(held);
+    for (std::size_t k = 0; k < held.size(); ++k) {
+      const auto slot = first + static_cast<std::uint32_t>(k);
+      initMasks(s.grid.brick(slot), world, s);
+      setImplicit(s, world, slot);
+      const WaterBrick& b = s.grid.brick(slot);
+      for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
+        if (b.amount[i] == 0) continue;
+        const VoxelCoord c = voxelOfBrick(b.coord, i);
+        if (inPond(c.x, c.z)) continue;
+        internal::setBit(s.grid.brick(slot).held, i);
+        const VoxelCoord above{c.x, c.y + 1, c.z};
+        if (world.bounds().containsVoxel(above) && world.get(above) == kAir) surface.push_back(above);
       }
     }
-  }
-  s.grid.reserve(wet.size() + wet.size() / 4 + 256);
-  // Streams flow; the cells do not carry that flow (sources are routed), so a
-  // stream's generated water is held at its level: full for good, feeding holes dug
-  // beside or under it, and the open cells on its surface carry away whatever
-  // reaches them (sinks, like a pond's outlet). Pond water is free.
-  const bool streams = !setup.scene.streams.empty();
-  // Each pond's centre and squared radius in voxels, worked out once (this runs for
-  // every generated wet voxel: 71 million on highlands).
-  struct PondDisc {
-    std::int64_t x, z, r2;
-  };
-  std::vector<PondDisc> discs;
-  for (const Pond& pond : setup.scene.ponds) {
-    const auto r = static_cast<std::int64_t>(std::llround(pond.radius * kVoxelsPerMetre));
-    discs.push_back({toVoxel(pond.center.x), toVoxel(pond.center.z), r * r});
-  }
-  auto inPond = [&](std::int32_t x, std::int32_t z) {
-    for (const PondDisc& d : discs) {
-      const std::int64_t dx = x - d.x, dz = z - d.z;
-      if (dx * dx + dz * dz < d.r2) return true;
-    }
-    return false;
-  };
-  std::vector<VoxelCoord> surface;
-  const std::uint32_t firstWet = s.grid.addAll(wet);
-  for (std::size_t k = 0; k < wet.size(); ++k) {
-    const BrickCoord& bc = wet[k];
-    const std::uint32_t slot = firstWet + static_cast<std::uint32_t>(k);
-    initMasks(s.grid.brick(slot), world, s);
-    const BrickView v = world.brick(bc);
-    v.decode(m);
-    for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
-      if (!liquid[m[i]]) continue;
-      s.grid.setAmount(slot, i, static_cast<std::uint16_t>(kFull));
-      const VoxelCoord c = voxelOfBrick(bc, i);
-      if (!streams || inPond(c.x, c.z)) continue;
-      internal::setBit(s.grid.brick(slot).held, i);
-      const VoxelCoord above{c.x, c.y + 1, c.z};
-      if (world.bounds().containsVoxel(above) && world.get(above) == kAir) surface.push_back(above);
+    for (const VoxelCoord& c : surface) {
+      const std::uint32_t slot = materialiseBrick(s, world, brickOf(c));
+      internal::setBit(s.grid.brick(slot).sink, cellIndex(c));
     }
   }
-  for (const VoxelCoord& c : surface) {
-    std::int32_t slot = s.grid.find(brickOf(c));
-    if (slot < 0) {
-      slot = static_cast<std::int32_t>(s.grid.add(brickOf(c)));
-      initMasks(s.grid.brick(static_cast<std::uint32_t>(slot)), world, s);
-    }
-    internal::setBit(s.grid.brick(static_cast<std::uint32_t>(slot)).sink, cellIndex(c));
-  }
-  s.pourCapWetVoxels = s.grid.size() + kMaxPouredWetVoxels;
+  s.pourCapWetVoxels = s.grid.size() + kMaxPouredWetVoxels;  // materialising raises it
 
   // Sources: routed from the first tick.
   for (const WaterSource& src : setup.scene.waterSources) {
@@ -254,33 +296,14 @@ void initWater(WaterState& s, const SimSetup& setup) {
   s.queue.reserve(2048);
 }
 
-void initMirrorWater(WaterState& state, const WorldBounds& bounds) {
+void initMirrorWater(WaterState& state, const BrickStore& world, const MaterialTable& materials) {
   state = WaterState{};
-  state.grid.reset(bounds);
+  setMaterialTables(state, materials);
+  state.grid.reset(world.bounds());
 }
 
-void addColumnWater(WaterState& state, const BrickStore& world, const MaterialLut& lut, ChunkColumn column) {
-  LOAM_ASSERT(world.columnPresent(column));
-  const WorldBounds& wb = world.bounds();
-  MaterialId m[kBrickVoxels];
-  for (std::int32_t cy = wb.minBrick.y >> kChunkShift; cy < wb.maxBrick.y >> kChunkShift; ++cy) {
-    const int ci = world.chunkIndex(ChunkCoord{column.x, cy, column.z});
-    if (ci < 0) continue;  // all air
-    if (world.chunkIsCollapsed(ci) && !lut.liquid[world.chunkUniform(ci).value_or(kAir)]) continue;
-    for (int local = 0; local < kChunkBricks * kChunkBricks * kChunkBricks; ++local) {
-      const BrickView v = world.brickInChunk(ci, local);
-      if (v.isUniform() && !lut.liquid[v.uniformMaterial()]) continue;
-      const BrickCoord bc{column.x * kChunkBricks + (local & 15), cy * kChunkBricks + ((local >> 4) & 15),
-                          column.z * kChunkBricks + (local >> 8)};
-      v.decode(m);
-      bool any = false;
-      for (int i = 0; i < kBrickVoxels && !any; ++i) any = lut.liquid[m[i]] != 0;
-      if (!any || state.grid.find(bc) >= 0) continue;
-      const std::uint32_t slot = state.grid.add(bc);
-      for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i)
-        if (lut.liquid[m[i]]) state.grid.setAmount(slot, i, static_cast<std::uint16_t>(kFull));
-    }
-  }
+void materialiseWaterForWrite(WaterState& state, const BrickStore& world, BrickCoord b) {
+  (void)wetRecord(state, world, b);
 }
 
 void stepWater(WaterState& state, SimContext& ctx) {
@@ -295,25 +318,34 @@ bool pourWater(WaterState& state, SimContext& ctx, VoxelCoord voxel, std::uint32
   return t.pour(voxel, amount);
 }
 
-std::uint16_t waterAt(const WaterState& state, VoxelCoord voxel) { return state.grid.amountAt(voxel); }
+std::uint16_t waterAt(const WaterState& state, const BrickStore& world, VoxelCoord voxel) {
+  if (!world.bounds().containsVoxel(voxel)) return 0;
+  const std::int32_t slot = state.grid.find(brickOf(voxel));
+  if (slot >= 0) return state.grid.brick(static_cast<std::uint32_t>(slot)).amount[cellIndex(voxel)];
+  return static_cast<std::uint16_t>(state.liquid[world.get(voxel)] ? kFull : 0);
+}
 
-void applyWaterChanges(WaterState& state, std::span<const WaterChange> changes) {
+void applyWaterChanges(WaterState& state, const BrickStore& world, std::span<const WaterChange> changes) {
   for (const WaterChange& c : changes) {
-    const BrickCoord bc = brickOf(c.voxel);
-    std::int32_t slot = state.grid.find(bc);
-    if (slot < 0) {
-      if (c.amount == 0) continue;
-      slot = static_cast<std::int32_t>(state.grid.add(bc));
-    }
-    state.grid.setAmount(static_cast<std::uint32_t>(slot), cellIndex(c.voxel), c.amount);
+    const std::uint32_t slot = materialiseBrick(state, world, brickOf(c.voxel));
+    state.grid.setAmount(slot, cellIndex(c.voxel), c.amount);
+    state.grid.brick(slot).modified = true;
+  }
+}
+
+void resetWaterInCell(WaterState& state, const BrickStore& world, CellCoord cell) {
+  WaterGrid& g = state.grid;
+  for (std::uint32_t slot = 0; slot < g.brickCount(); ++slot) {
+    if (g.brick(slot).modified && cellOf(g.brick(slot).coord) == cell) setImplicit(state, world, slot);
   }
 }
 
 void hashWater(const WaterState& state, StateHasher& h) {
-  h.add(static_cast<std::uint64_t>(state.grid.size()));
+  std::uint64_t hashed = 0;
   for (const std::uint32_t slot : state.grid.sorted()) {
     const WaterBrick& b = state.grid.brick(slot);
-    if (b.wet == 0) continue;
+    if (!b.modified || b.wet == 0) continue;
+    ++hashed;
     h.add(b.coord.x);
     h.add(b.coord.y);
     h.add(b.coord.z);
@@ -323,17 +355,29 @@ void hashWater(const WaterState& state, StateHasher& h) {
             static_cast<std::uint64_t>(a[2]) << 32 | static_cast<std::uint64_t>(a[3]) << 48);
     }
   }
+  h.add(hashed);
 }
 
 std::optional<std::string> diffWater(const WaterState& e, const WaterState& a) {
-  // Merge-walk both brick lists in canonical order; a missing brick is dry.
+  // Merge-walk both states' modified bricks in canonical order. A brick modified on
+  // one side only is compared with the other side's record when it has one (holding
+  // its implicit water), else with dry cells: a correct mirror modifies exactly the
+  // bricks the server does (their WaterChanges), so either way a difference is real.
   static constexpr std::array<std::uint16_t, kBrickVoxels> kDry{};
-  const auto es = e.grid.sorted();
-  const auto as = a.grid.sorted();
+  auto next = [](const WaterState& w, std::size_t& i) -> const WaterBrick* {
+    const auto sorted = w.grid.sorted();
+    while (i < sorted.size() && !w.grid.brick(sorted[i]).modified) ++i;
+    return i < sorted.size() ? &w.grid.brick(sorted[i]) : nullptr;
+  };
+  auto amounts = [&](const WaterState& w, BrickCoord bc) -> const std::array<std::uint16_t, kBrickVoxels>& {
+    const std::int32_t slot = w.grid.find(bc);
+    return slot >= 0 ? w.grid.brick(static_cast<std::uint32_t>(slot)).amount : kDry;
+  };
   std::size_t i = 0, j = 0;
-  while (i < es.size() || j < as.size()) {
-    const WaterBrick* eb = i < es.size() ? &e.grid.brick(es[i]) : nullptr;
-    const WaterBrick* ab = j < as.size() ? &a.grid.brick(as[j]) : nullptr;
+  for (;;) {
+    const WaterBrick* eb = next(e, i);
+    const WaterBrick* ab = next(a, j);
+    if (!eb && !ab) break;
     if (eb && ab && eb->key != ab->key) {
       if (eb->key < ab->key) {
         ab = nullptr;
@@ -341,9 +385,9 @@ std::optional<std::string> diffWater(const WaterState& e, const WaterState& a) {
         eb = nullptr;
       }
     }
-    const auto& ea = eb ? eb->amount : kDry;
-    const auto& aa = ab ? ab->amount : kDry;
     const BrickCoord bc = eb ? eb->coord : ab->coord;
+    const auto& ea = eb ? eb->amount : amounts(e, bc);
+    const auto& aa = ab ? ab->amount : amounts(a, bc);
     if (eb) ++i;
     if (ab) ++j;
     if (ea == aa) continue;
@@ -354,9 +398,6 @@ std::optional<std::string> diffWater(const WaterState& e, const WaterState& a) {
                                 unsigned{aa[k]});
       }
     }
-  }
-  if (e.grid.size() != a.grid.size()) {
-    return internal::format("water wet voxels: expected %zu, actual %zu", e.grid.size(), a.grid.size());
   }
   return std::nullopt;
 }
@@ -375,26 +416,40 @@ WaterStats waterStats(const WaterState& state) noexcept {
 
 void restoreWaterVoxels(WaterState& state, const BrickStore& world, std::span<const WaterChange> voxels) {
   WaterGrid& g = state.grid;
-  // Dry every record and refresh its masks from the world as it is now.
+  // Every record back to its implicit water, with its masks from the world as it is now.
   for (std::uint32_t slot = 0; slot < g.brickCount(); ++slot) {
-    for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) g.setAmount(slot, i, 0);
+    setImplicit(state, world, slot);
     WaterBrick& b = g.brick(slot);
     initMasks(b, world, state);
     for (int w = 0; w < internal::kCellMaskWords; ++w) b.held[static_cast<std::size_t>(w)] &= b.open[static_cast<std::size_t>(w)];
   }
+  // The saved bricks: dry but for the saved voxels, and modified.
   for (const WaterChange& c : voxels) {
-    const BrickCoord bc = brickOf(c.voxel);
-    std::int32_t s = g.find(bc);
-    if (s < 0) {
-      s = static_cast<std::int32_t>(g.add(bc));
-      initMasks(g.brick(static_cast<std::uint32_t>(s)), world, state);
+    const std::uint32_t slot = materialiseBrick(state, world, brickOf(c.voxel));
+    if (!g.brick(slot).modified) {
+      for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) g.setAmount(slot, i, 0);
+      g.brick(slot).modified = true;
     }
-    const auto slot = static_cast<std::uint32_t>(s);
-    const unsigned idx = cellIndex(c.voxel);
-    g.setAmount(slot, idx, c.amount);
+    g.setAmount(slot, cellIndex(c.voxel), c.amount);
+  }
+  // Wake every wet cell of the modified bricks and of the records around them (a
+  // pond cell next to a cell that changed may have been woken by the change): the
+  // active set is working data, and waking a cell at rest changes nothing.
+  std::vector<std::uint32_t> wakeBricks;
+  for (const std::uint32_t slot : g.sorted()) {
+    if (!g.brick(slot).modified) continue;
+    wakeBricks.push_back(slot);
+    const BrickCoord bc = g.brick(slot).coord;
+    for (int d = 0; d < 6; ++d) {
+      const std::int32_t n = wetRecord(state, world, BrickCoord{bc.x + kDirX[d], bc.y + kDirY[d], bc.z + kDirZ[d]});
+      if (n >= 0) wakeBricks.push_back(static_cast<std::uint32_t>(n));
+    }
+  }
+  for (const std::uint32_t slot : wakeBricks) {
     WaterBrick& b = g.brick(slot);
-    internal::setBit(b.next, idx);
-    if (!b.queued) {
+    for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i)
+      if (b.amount[i] > 0) internal::setBit(b.next, i);
+    if (b.wet > 0 && !b.queued) {
       b.queued = true;
       state.queue.push_back(slot);
     }

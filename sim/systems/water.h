@@ -86,6 +86,7 @@
 namespace loam::sim {
 
 class BrickStore;
+class MaterialTable;
 class SimContext;
 class StateHasher;
 struct MaterialLut;
@@ -124,6 +125,7 @@ struct WaterState {
   std::vector<std::uint32_t> queue;                     ///< slots with voxels in the active set
   std::array<std::uint8_t, 256> open{};                 ///< per material: water may be there (air, liquid)
   std::array<std::uint8_t, 256> porous{};               ///< per material: thin films soak into it
+  std::array<std::uint8_t, 256> liquid{};               ///< per material: a liquid (implicit water)
   MaterialId water = kAir;                              ///< the material written for water voxels
   std::size_t pourCapWetVoxels = kMaxPouredWetVoxels;   ///< players' pours stop at this many wet voxels (waterFull)
   bool frozen = false;                                  ///< see the active set above
@@ -134,9 +136,10 @@ struct WaterState {
   internal::WaterScratch scratch;                       ///< reused per tick
 };
 
-/// Builds the initial water state: every liquid voxel of the generated world is a
-/// full voxel (asleep), plus the scene's sources (awake) and pond outlets. Reads the
-/// whole world once (about 0.2 s for glade). Allocates.
+/// Builds the initial water state: the generated world's liquid voxels are full and
+/// asleep, implicitly (records only for the bricks of streams' held water, which
+/// scans the resident world when the scene has streams), plus the scene's sources
+/// (awake) and pond outlets. Allocates.
 void initWater(WaterState& state, const SimSetup& setup);
 
 /// One tick of water (the contract is in sim/systems.h).
@@ -152,56 +155,69 @@ void stepWater(WaterState& state, SimContext& ctx);
 bool pourWater(WaterState& state, SimContext& ctx, VoxelCoord voxel, std::uint32_t amount);
 
 /// Whether the world holds as much water as players may pour: pourCapWetVoxels wet
-/// voxels (initWater sets it to the generated water plus kMaxPouredWetVoxels; the
-/// generated world alone never fills it). The step refuses players' pours then
+/// voxels in records (initWater sets it to the records' water plus
+/// kMaxPouredWetVoxels and materialising a brick raises it by the brick's implicit
+/// water, so the generated world alone never fills it). The step refuses players' pours then
 /// (RejectReason::WaterLimit); one pour may pass the cap by its own size. O(1).
 inline bool waterFull(const WaterState& state) noexcept { return state.grid.size() >= state.pourCapWetVoxels; }
 
-/// The water amount at voxel (0 if dry or outside). O(1): one hash probe. For other
-/// systems (fire, motion via voxels). Valid on the server and on mirrors.
-std::uint16_t waterAt(const WaterState& state, VoxelCoord voxel);
+/// The water amount at voxel (0 if dry or outside): its record's, or its implicit
+/// water (full where world holds a liquid). O(1): one hash probe and at most one read
+/// of world. For other systems (fire, motion via voxels). Valid on the server and on
+/// mirrors.
+std::uint16_t waterAt(const WaterState& state, const BrickStore& world, VoxelCoord voxel);
 
-/// Mirror of a streamed world (sim::createMirrorState): its water starts empty (sized to
-/// the world) and grows a column at a time. Reads nothing.
-void initMirrorWater(WaterState& state, const WorldBounds& bounds);
-/// Mirror of a streamed world: the generated water of column, which must be present in
-/// world (every liquid voxel a full cell, as initWater reads it), added to the bricks
-/// the state has no record of yet: a brick the mirror already holds (its water came in
-/// a CellState, or the column was scanned before it was released) is left as it is.
-/// Amounts only; no working data. Allocates for new bricks.
-void addColumnWater(WaterState& state, const BrickStore& world, const MaterialLut& lut, ChunkColumn column);
+/// Before the step writes to brick b of world (SimContext::setVoxel and fillBrick): a
+/// brick without a record that holds a liquid gets its record now, with its implicit
+/// water, so the water that the write displaces is there to be displaced. O(1) for a
+/// brick with a record; else a read of the brick's palette. Allocates for a new record.
+void materialiseWaterForWrite(WaterState& state, const BrickStore& world, BrickCoord b);
 
-/// Mirror side: applies one step's water changes in order. Allocates only when water
-/// reaches a brick the mirror has no record for.
-void applyWaterChanges(WaterState& state, std::span<const WaterChange> changes);
+/// Mirror (sim::createMirrorState): no records (all water implicit) and the material
+/// tables. Reads nothing.
+void initMirrorWater(WaterState& state, const BrickStore& world, const MaterialTable& materials);
 
-/// Restore side of the state codec (sim/save/state_codec.h): makes the amounts exactly
-/// `voxels` (every other voxel dry; voxels sorted canonically, amounts 1..kWaterPerVoxel,
-/// inside the world), refreshes every brick record's masks from `world` (which may
-/// differ from the generated world after applySave), wakes every wet voxel and thaws
-/// the system. Writes no voxels and no records. Allocates for new bricks.
+/// Mirror side: applies one step's water changes in order, materialising a brick from
+/// world (which must hold this step's edits) when it has no record, and marks their
+/// bricks modified. Allocates only when water reaches a brick without a record.
+void applyWaterChanges(WaterState& state, const BrickStore& world, std::span<const WaterChange> changes);
+
+/// Mirror side, before a full CellState: every modified brick of cell back to its
+/// implicit water from world (the CellState then brings the server's modified bricks).
+void resetWaterInCell(WaterState& state, const BrickStore& world, CellCoord cell);
+
+/// Restore side of the state codec (sim/save/state_codec.h): the bricks of `voxels`
+/// become modified records holding exactly those voxels (the rest of such a brick dry;
+/// voxels sorted canonically, amounts 1..kWaterPerVoxel, inside the world); every other
+/// record goes back to its implicit water from `world` (which may differ from the
+/// generated world after applySave), with its masks refreshed. Wakes every wet voxel
+/// of the modified bricks and of the records around them, and thaws the system.
+/// Writes no voxels. Allocates for new bricks.
 void restoreWaterVoxels(WaterState& state, const BrickStore& world, std::span<const WaterChange> voxels);
 
-/// The "water" blob of the state codec (sim/save/state_codec.h): u32 count of bricks
-/// holding water (strictly increasing packCoordId, inside the world), per brick: 3 x
-/// i32 coordinate, a 64-byte mask of wet voxels (bit i = voxel index i, not all zero),
-/// then u16 amount (1..kWaterPerVoxel) per set bit in index order. Every wet voxel;
-/// reads only `grid`. Allocates as out grows.
+/// The "water" blob of the state codec (sim/save/state_codec.h): u32 count of modified
+/// bricks holding water (strictly increasing packCoordId, inside the world), per brick:
+/// 3 x i32 coordinate, a 64-byte mask of wet voxels (bit i = voxel index i, not all
+/// zero), then u16 amount (1..kWaterPerVoxel) per set bit in index order. Every other
+/// brick holds its implicit water (an old save listing unmodified bricks restores the
+/// same amounts). Reads only `grid`. Allocates as out grows.
 void encodeWater(const WaterState& water, std::vector<std::uint8_t>& out);
 /// Replaces the amounts with the blob's (checking every length, order and range; on
 /// error the state is untouched) through restoreWaterVoxels, which wakes every wet
 /// voxel. A default-constructed state is first sized to the world.
 Result<void> decodeWater(std::span<const std::uint8_t> bytes, WaterState& water, const BrickStore& world);
-/// The water records inside one interest cell (catch-up after a client was away),
-/// sorted by coordinate. Allocates.
+/// The wet voxels of the modified bricks inside one interest cell (catch-up after a
+/// client was away: with resetWaterInCell and applyWaterChanges it makes a mirror's
+/// cell equal), sorted by coordinate. Allocates.
 std::vector<WaterChange> waterInCell(const WaterState& water, CellCoord cell);
 
-/// Folds the replicated water state into hasher: every brick holding water, in
-/// packCoordId order, as its coordinate and 512 amounts. No allocation.
+/// Folds the replicated water state into hasher: every modified brick holding water,
+/// in packCoordId order, as its coordinate and 512 amounts, then their count. No
+/// allocation.
 void hashWater(const WaterState& state, StateHasher& hasher);
 
-/// First difference between two water states ("water (x,y,z): expected A, actual
-/// B", the first voxel in canonical order), or nullopt.
+/// First difference between two water states in their modified bricks ("water
+/// (x,y,z): expected A, actual B", the first voxel in canonical order), or nullopt.
 std::optional<std::string> diffWater(const WaterState& expected, const WaterState& actual);
 
 /// Counters of the last tick and the current state (for tests, benches, metrics).

@@ -14,11 +14,11 @@ constexpr std::size_t kWaterMinBytes = 12 + 64 + 2;
 void encodeWater(const WaterState& water, std::vector<std::uint8_t>& out) {
   const internal::WaterGrid& g = water.grid;
   // The blob's size is known from the wet counts; reserving it saves the vector's
-  // regrowth copies (highlands' generated water is a 150 MB blob).
+  // regrowth copies. Only modified bricks: the rest is implicit (water_grid.h).
   std::size_t bytes = 5;
   for (const std::uint32_t slot : g.sorted()) {
-    const std::uint32_t wet = g.brick(slot).wet;
-    if (wet != 0) bytes += 12 + 64 + 2 * std::size_t{wet};
+    const internal::WaterBrick& b = g.brick(slot);
+    if (b.modified && b.wet != 0) bytes += 12 + 64 + 2 * std::size_t{b.wet};
   }
   out.reserve(out.size() + bytes);
   ByteWriter w(out);
@@ -27,7 +27,7 @@ void encodeWater(const WaterState& water, std::vector<std::uint8_t>& out) {
   std::uint32_t n = 0;
   for (const std::uint32_t slot : g.sorted()) {
     const internal::WaterBrick& b = g.brick(slot);
-    if (b.wet == 0) continue;
+    if (!b.modified || b.wet == 0) continue;
     ++n;
     w.vec(Vec3i{b.coord.x, b.coord.y, b.coord.z});
     std::uint64_t mask[8] = {};
@@ -84,7 +84,7 @@ std::vector<WaterChange> waterInCell(const WaterState& water, CellCoord cell) {
   const internal::WaterGrid& g = water.grid;
   for (const std::uint32_t slot : g.sorted()) {
     const internal::WaterBrick& b = g.brick(slot);
-    if (b.wet == 0 || cellOf(b.coord) != cell) continue;
+    if (!b.modified || b.wet == 0 || cellOf(b.coord) != cell) continue;
     for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
       if (b.amount[i] != 0) out.push_back(WaterChange{voxelOfBrick(b.coord, i), b.amount[i]});
     }

@@ -19,18 +19,10 @@ std::int32_t splashSpeed(std::int32_t fall) {
 
 }  // namespace
 
-// The handle of an open cell, creating its brick's record when it has none.
+// The handle of an open cell, materialising its brick's record (its implicit water)
+// when it has none.
 std::uint32_t WaterTick::materialise(Probe& p) {
-  if (p.slot < 0) {
-    const std::int32_t found = g_.find(p.brick);
-    if (found >= 0) {
-      p.slot = found;
-    } else {
-      const std::uint32_t slot = g_.add(p.brick);
-      initMasks(g_.brick(slot), world_, s_);
-      p.slot = static_cast<std::int32_t>(slot);
-    }
-  }
+  if (p.slot < 0) p.slot = static_cast<std::int32_t>(materialiseBrick(s_, world_, p.brick));
   return handleOf(static_cast<std::uint32_t>(p.slot), p.idx);
 }
 
@@ -50,30 +42,38 @@ void WaterTick::setNow(std::uint32_t h, std::uint32_t amount) {
   if (b.amount[idx] == amount) return;
   if ((b.amount[idx] >= kFull) != (amount >= kFull)) floorChanged(b.key);
   g_.setAmount(slot, idx, static_cast<std::uint16_t>(amount));
-  const VoxelCoord v = voxelOfBrick(b.coord, idx);
-  ctx_->output().water.push_back(WaterChange{v, static_cast<std::uint16_t>(amount)});
-  syncVoxel(v, amount);
+  record(slot, idx, amount);
+  syncVoxel(voxelOfBrick(g_.brick(slot).coord, idx), amount);
   if (amount > 0) wake(slot, idx);
   wakeWetNeighbours(slot, idx);
   s_.frozen = false;
 }
 
+// The step's record of a cell's new amount (the water stream); its brick is modified
+// from now on.
+void WaterTick::record(std::uint32_t slot, unsigned idx, std::uint32_t amount) {
+  WaterBrick& b = g_.brick(slot);
+  b.modified = true;
+  ctx_->output().water.push_back(WaterChange{voxelOfBrick(b.coord, idx), static_cast<std::uint16_t>(amount)});
+}
+
+// Wakes the cell of p when it holds water (implicit water too: its brick is
+// materialised). True when it did.
+bool WaterTick::wakeProbe(Probe p) {
+  if (p.kind != Kind::Open || p.amount == 0) return false;
+  wake(slotOf(materialise(p)), p.idx);
+  return true;
+}
+
 void WaterTick::wakeWetNeighbours(std::uint32_t slot, unsigned idx) {
-  for (int d = 0; d < 6; ++d) {
-    const Probe n = neighbourOf(slot, idx, d, false);
-    if (n.kind == Kind::Open && n.slot >= 0 && n.amount > 0) wake(static_cast<std::uint32_t>(n.slot), n.idx);
-  }
+  for (int d = 0; d < 6; ++d) (void)wakeProbe(neighbourOf(slot, idx, d, false));
 }
 
 // Wakes the wet cells at and next to v (after an edit there).
 void WaterTick::wakeAround(VoxelCoord v) {
   for (int d = -1; d < 6; ++d) {
     const VoxelCoord c = d < 0 ? v : VoxelCoord{v.x + kDirX[d], v.y + kDirY[d], v.z + kDirZ[d]};
-    const Probe p = at(c, false);
-    if (p.slot >= 0 && p.kind == Kind::Open && p.amount > 0) {
-      wake(static_cast<std::uint32_t>(p.slot), p.idx);
-      s_.frozen = false;
-    }
+    if (wakeProbe(at(c, false))) s_.frozen = false;
   }
 }
 
@@ -153,10 +153,10 @@ void WaterTick::brickFilled(BrickCoord bc, MaterialId m) {
       }
     }
   }
-  // Wake every wet cell in the brick and its six neighbours.
+  // Wake every wet cell in the brick and its six neighbours (implicit water too).
   for (int d = -1; d < 6; ++d) {
     const BrickCoord nb = d < 0 ? bc : BrickCoord{bc.x + kDirX[d], bc.y + kDirY[d], bc.z + kDirZ[d]};
-    const std::int32_t ns = g_.find(nb);
+    const std::int32_t ns = wetRecord(s_, world_, nb);
     if (ns < 0) continue;
     for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
       if (g_.brick(static_cast<std::uint32_t>(ns)).amount[i] > 0) {
@@ -432,9 +432,8 @@ void WaterTick::finish() {
         if (before != after) {
           g_.noteChange(b, before, after);
           if ((before >= kFull) != (after >= kFull)) floorChanged(b.key);
-          const VoxelCoord v = voxelOfBrick(b.coord, idx);
-          ctx_->output().water.push_back(WaterChange{v, static_cast<std::uint16_t>(after)});
-          syncVoxel(v, after);
+          record(slot, idx, after);
+          syncVoxel(voxelOfBrick(b.coord, idx), after);
           ++changed_;
           if (after > 0) wake(slot, idx);
           wakeWetNeighbours(slot, idx);

@@ -146,7 +146,7 @@ TEST_CASE("keyboard, mouse and text events drive the client") {
     const sim::VoxelCoord p = ground->before;
     for (int dy = -12; dy <= 4; ++dy)
       for (int dz = -12; dz <= 12; ++dz)
-        for (int dx = -12; dx <= 12; ++dx) sum += sim::waterAt(mirror.water, {p.x + dx, p.y + dy, p.z + dz});
+        for (int dx = -12; dx <= 12; ++dx) sum += sim::waterAt(mirror.water, mirror.world, {p.x + dx, p.y + dy, p.z + dz});
     return sum;
   };
   std::uint64_t water = 0;

@@ -146,7 +146,7 @@ TEST_CASE("waterColumns: every column of the whole world that holds generated wa
   MESSAGE("glade: ", wetColumns, " columns hold water, ", listed.size(), " listed");
 }
 
-TEST_CASE("streamed state: createStreamedSimState holds only the water columns at first and equals createSimState") {
+TEST_CASE("streamed state: createStreamedSimState holds only the stream columns at first and equals createSimState") {
   const Scene glade = loadGlade();
   auto streamer = ColumnStreamer::create(glade, 1, {.threads = 1});
   REQUIRE(streamer.has_value());
@@ -157,8 +157,9 @@ TEST_CASE("streamed state: createStreamedSimState holds only the water columns a
   const std::size_t columns = static_cast<std::size_t>(glade.worldBounds.maxBrick.x - glade.worldBounds.minBrick.x) / 16 *
                               static_cast<std::size_t>(glade.worldBounds.maxBrick.z - glade.worldBounds.minBrick.z) / 16;
   CHECK(streamed->world.presentColumns().size() < columns);
-  CHECK(waterColumns(glade).size() <= streamed->world.presentColumns().size());
+  CHECK(streamColumns(glade).size() <= streamed->world.presentColumns().size());
   CHECK(streamed->water.grid.size() == whole->water.grid.size());
+  CHECK_FALSE(diffWater(whole->water, streamed->water).has_value());
   CHECK(streamed->animals.perches == whole->animals.perches);
   CHECK(streamed->spawns == whole->spawns);
   CHECK(differingBricks(streamed->world, whole->world) == 0);
@@ -171,10 +172,18 @@ TEST_CASE("highlands: the 8 x 8 km scene's streamed state starts from a few hund
   REQUIRE(streamer.has_value());
   auto state = createStreamedSimState(*scene, scene->defaultSeed, **streamer);
   REQUIRE(state.has_value());
-  // 1,280 x 1,280 columns in all; the tarns, the stream, the spawns and the dens need few.
-  CHECK(state->world.presentColumns().size() < 1000);
+  // 1,280 x 1,280 columns in all; the stream, the spawns and the dens need few.
+  CHECK(state->world.presentColumns().size() < 600);
   CHECK(state->world.memoryBytes() < std::size_t{200} << 20);
-  CHECK(state->water.grid.size() > 0);        // the tarns' water is there
+  CHECK(state->water.grid.size() > 0);  // the stream's held water has records
+  // The tarns' water is implicit: full under each outlet layer, without a record.
+  REQUIRE(state->water.outlets.size() == scene->ponds.size());
+  for (const internal::PondOutlet& o : state->water.outlets) {
+    const VoxelCoord below{o.x, o.y - 1, o.z};
+    CHECK(waterAt(state->water, state->world, below) == kWaterPerVoxel);
+    CHECK(state->water.grid.find(brickOf(below)) < 0);
+  }
+  CHECK(state->water.grid.brickCount() < 20000);  // the tarns alone are 139,000 bricks
   CHECK(state->animals.animals.size() == 9);  // and the animals, on the ground
   // Away from everything, the terrain sampler and the streamed world agree on the ground.
   const TerrainSampler terrain(*scene, scene->defaultSeed);
@@ -183,7 +192,7 @@ TEST_CASE("highlands: the 8 x 8 km scene's streamed state starts from a few hund
   CHECK(state->world.get(30000, t.column.ground - 30, -41000) != kAir);
 }
 
-TEST_CASE("mirror state: createMirrorState holds the spawn columns, no animals, water a column at a time, and reads as the world") {
+TEST_CASE("mirror state: createMirrorState holds the spawn columns, no animals, implicit water, and reads as the world") {
   const Scene glade = loadGlade();
   auto streamer = ColumnStreamer::create(glade, 1, {.threads = 2});
   REQUIRE(streamer.has_value());
@@ -197,19 +206,28 @@ TEST_CASE("mirror state: createMirrorState holds the spawn columns, no animals, 
   CHECK(mirror->world.presentColumns().size() == spawn.size());
   CHECK(mirror->animals.animals.empty());
   CHECK(mirror->spawns == whole->spawns);
-  // Water: none until its columns arrive; then, column by column, the generated water.
-  CHECK(mirror->water.grid.size() == 0);
-  const std::vector<ChunkColumn> wet = waterColumns(glade);
-  (*streamer)->faultAll(wet, mirror->world);
-  for (ChunkColumn c : wet) addColumnWater(mirror->water, mirror->world, mirror->lut, c);
-  CHECK(mirror->water.grid.size() == whole->water.grid.size());
-  for (ChunkColumn c : wet) {
-    const CellCoord cell = cellOf(BrickCoord{c.x * kChunkBricks, 0, c.z * kChunkBricks});
-    CHECK(waterInCell(mirror->water, cell) == waterInCell(whole->water, cell));
+  // Water: implicit, read from the mirror's own world as the server reads it, and
+  // materialised alike when a change arrives.
+  CHECK(mirror->water.grid.brickCount() == 0);
+  REQUIRE_FALSE(whole->water.outlets.empty());
+  std::vector<WaterChange> changes;
+  for (const internal::PondOutlet& o : whole->water.outlets) {
+    const VoxelCoord below{o.x, o.y - 1, o.z};
+    CHECK(waterAt(mirror->water, mirror->world, below) == kWaterPerVoxel);
+    CHECK(waterAt(mirror->water, mirror->world, below) == waterAt(whole->water, whole->world, below));
+    changes.push_back(WaterChange{below, 100});
   }
-  // A second scan of a column adds nothing (a column generated again after release).
-  addColumnWater(mirror->water, mirror->world, mirror->lut, wet.front());
-  CHECK(mirror->water.grid.size() == whole->water.grid.size());
+  WaterState server = whole->water;
+  CHECK_FALSE(diffWater(server, mirror->water).has_value());
+  applyWaterChanges(server, whole->world, changes);
+  CHECK(diffWater(server, mirror->water).has_value());
+  applyWaterChanges(mirror->water, mirror->world, changes);
+  CHECK_FALSE(diffWater(server, mirror->water).has_value());
+  for (const WaterChange& c : changes) {
+    const CellCoord cell = cellOf(brickOf(c.voxel));
+    CHECK(waterInCell(mirror->water, cell) == waterInCell(server, cell));
+    CHECK(waterInCell(mirror->water, cell).size() > 1);  // the rest of the brick's pond water came along
+  }
   // The join check: the spawn columns hash alike in the mirror, the whole world and a
   // region generated on its own, and differently once one voxel there changes.
   const WorldHashes ofMirror = hashColumns(mirror->world, spawn);

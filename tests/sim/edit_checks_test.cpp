@@ -61,7 +61,7 @@ TEST_CASE("water cap: the generated world leaves room; pours stop at the cap; th
   const std::size_t wet = waterStats(s.water).wetVoxels;
   const StepOutput refused = run(s, PourCommand{VoxelCoord{10, 4, -20}, kWaterPerVoxel});
   CHECK(rejections(refused) == std::vector{RejectReason::WaterLimit});
-  CHECK(waterAt(s.water, VoxelCoord{10, 0, -20}) == 0);
+  CHECK(waterAt(s.water, s.world, VoxelCoord{10, 0, -20}) == 0);
   CHECK(waterStats(s.water).wetVoxels <= wet);  // nothing was added (it may only spread and soak)
   // A refused pour costs no edit token: the player can still dig at once.
   CHECK(rejections(run(s, DigCommand{VoxelCoord{5, -1, -5}, ToolSize::Cm5})).empty());

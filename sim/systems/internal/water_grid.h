@@ -4,10 +4,15 @@
 // the flow loops) and a list of slots sorted by packCoordId(brick) (the canonical
 // order for hashing, diffing and processing).
 //
-// The amounts are the replicated part; every other field of WaterBrick is the water
-// system's server-side working data (what the world lets water into, pond outlets,
-// the active set), ignored by hash and diff. Only the water system (sim/systems/water*.cpp)
-// uses this header.
+// A brick without a record holds implicit water: a full cell wherever the world holds
+// a liquid voxel, none elsewhere (the generated ponds, which nothing has disturbed).
+// A record is made (materialised, from the world) before anything writes water into
+// the brick or a voxel of it; from then on the record's amounts are the brick's water.
+//
+// The amounts and `modified` are the replicated part; every other field of WaterBrick
+// is the water system's server-side working data (what the world lets water into,
+// pond outlets, the active set), ignored by hash and diff. Only the water system
+// (sim/systems/water*.cpp) uses this header.
 #pragma once
 
 #include <algorithm>
@@ -42,7 +47,8 @@ inline constexpr int kDirX[6] = {-1, 1, 0, 0, 0, 0};
 inline constexpr int kDirY[6] = {0, 0, -1, 1, 0, 0};
 inline constexpr int kDirZ[6] = {0, 0, 0, 0, -1, 1};
 
-/// WaterBrick::adj value: the neighbour brick is in the world but has no record (dry).
+/// WaterBrick::adj value: the neighbour brick is in the world but has no record (its
+/// water is implicit).
 inline constexpr std::int32_t kNoBrick = -1;
 /// WaterBrick::adj value: the neighbour brick is outside the world.
 inline constexpr std::int32_t kOutside = -2;
@@ -53,6 +59,11 @@ struct WaterBrick {
   std::uint64_t key = 0;                    ///< packCoordId(coord)
   std::uint32_t wet = 0;                    ///< cells with amount > 0
   std::array<std::uint16_t, kBrickVoxels> amount{};  ///< replicated: water units per cell
+  /// Replicated: the brick's water changed since generation (a WaterChange was recorded
+  /// for it, or a save restored it). A record that is not modified holds exactly its
+  /// implicit water, so hashes, diffs, saves and cell catch-ups skip it: a mirror that
+  /// never materialised it agrees.
+  bool modified = false;
   // Working data (server side).
   CellMask open{};     ///< the world voxel is air or a liquid (water may be there)
   CellMask sink{};     ///< pond outlets and stream surfaces: water reaching them leaves the world

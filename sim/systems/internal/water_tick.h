@@ -90,6 +90,14 @@ inline bool inOutlet(const std::vector<PondOutlet>& outlets, VoxelCoord v) {
 
 // The open and outlet masks of a brick record, from the world (defined in water.cpp).
 void initMasks(WaterBrick& b, const BrickStore& world, const WaterState& s);
+// The record in slot back to its implicit water, not modified (water.cpp).
+void setImplicit(WaterState& s, const BrickStore& world, std::uint32_t slot);
+// The record of brick bc, materialised from the world (its masks and implicit water)
+// when it has none (water.cpp).
+std::uint32_t materialiseBrick(WaterState& s, const BrickStore& world, BrickCoord bc);
+// The record of brick bc when it has one or holds a liquid (materialised then), else
+// kNoBrick (water.cpp).
+std::int32_t wetRecord(WaterState& s, const BrickStore& world, BrickCoord bc);
 
 enum class Kind : std::uint8_t {
   Blocked,  // solid (or above the world)
@@ -100,7 +108,7 @@ enum class Kind : std::uint8_t {
 // What is at one cell, as the flow loops see it.
 struct Probe {
   Kind kind = Kind::Blocked;
-  std::int32_t slot = kNoBrick;  // the brick's record, or kNoBrick (no record: dry)
+  std::int32_t slot = kNoBrick;  // the brick's record, or kNoBrick (no record: implicit water)
   unsigned idx = 0;
   std::uint32_t amount = 0;
   BrickCoord brick;
@@ -130,7 +138,9 @@ class WaterTick {
   void change(std::uint32_t h, std::int32_t delta);
   void setNow(std::uint32_t h, std::uint32_t amount);
   void wake(std::uint32_t slot, unsigned idx);
+  bool wakeProbe(Probe p);
   void wakeWetNeighbours(std::uint32_t slot, unsigned idx);
+  void record(std::uint32_t slot, unsigned idx, std::uint32_t amount);
   void wakeAround(VoxelCoord v);
   void syncVoxel(VoxelCoord v, std::uint32_t amount);
 
@@ -187,9 +197,12 @@ inline Probe WaterTick::classify(std::int32_t slot, BrickCoord bc, unsigned idx,
     p.kind = up ? Kind::Blocked : Kind::Void;
     return p;
   }
+  // No record: the brick's implicit water (water_grid.h).
   const VoxelCoord v = voxelOfBrick(bc, idx);
-  if (!s_.open[world_.get(v)]) return p;
+  const MaterialId m = world_.get(v);
+  if (!s_.open[m]) return p;
   p.kind = sinkIsVoid && inOutlet(s_.outlets, v) ? Kind::Void : Kind::Open;
+  if (p.kind == Kind::Open && s_.liquid[m]) p.amount = kFull;
   return p;
 }
 
