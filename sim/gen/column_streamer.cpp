@@ -53,6 +53,9 @@ struct ColumnStreamer::Impl {
   StreamStats stats;
   std::uint64_t epoch = 1;                                    // updates so far, plus one
   std::unordered_map<std::uint64_t, std::uint64_t> faultedAt;  // column -> epoch of its last fault
+  // Columns holding edits at the last release scan: they stay whatever the budget,
+  // and the budget counts the others (a world's edits only grow between scans).
+  std::size_t modifiedSeen = 0;
   // The step thread's plan, remade only when a centre moves to another column.
   std::vector<ChunkColumn> planCentres;                    // the centres' columns it was made for
   std::vector<std::pair<std::int64_t, ChunkColumn>> plan;  // missing columns, nearest last
@@ -258,9 +261,11 @@ void ColumnStreamer::update(BrickStore& store, std::span<const StreamCentre> cen
 
   // 3. Release beyond the budget: the columns least recently faulted in first (the
   // systems' working set away from the players is what faults), then the farthest
-  // from every centre.
+  // from every centre. The budget counts unmodified columns only: those holding edits
+  // cannot go, and counting them let a world's edits crowd out the disc around the
+  // players (released as it arrived, faulted in again: holes for a client's mirror).
   const std::span<const ChunkColumn> present = store.presentColumns();
-  if (present.size() > m.options.maxResidentColumns) {
+  if (present.size() > m.options.maxResidentColumns + m.modifiedSeen) {
     struct Candidate {
       std::uint64_t faulted;
       std::int64_t distance2;
@@ -280,8 +285,9 @@ void ColumnStreamer::update(BrickStore& store, std::span<const StreamCentre> cen
     });
     // Down to 7/8 of the budget, so the sort runs once per many columns, not every step.
     std::vector<ChunkColumn> release;
+    m.modifiedSeen = present.size() - order.size();
     const std::size_t target = m.options.maxResidentColumns - m.options.maxResidentColumns / 8;
-    const std::size_t excess = std::min(present.size() - target, order.size());
+    const std::size_t excess = order.size() > target ? order.size() - target : 0;
     for (std::size_t i = 0; i < excess; ++i) release.push_back(order[i].column);
     m.stats.released += static_cast<std::uint64_t>(store.releaseColumns(release));
     for (ChunkColumn col : release)

@@ -32,9 +32,10 @@ struct StreamOptions {
   int threads = 2;
   /// Columns whose nearest voxel is within this of a centre are generated ahead.
   std::int32_t prefetchRadiusVoxels = 64 * kVoxelsPerMetre;
-  /// Present columns kept at most after an update; beyond it, unmodified columns
-  /// farthest from every centre are released. A budget below what the prefetch
-  /// radius covers thrashes (tests use that to prove residency changes nothing).
+  /// Unmodified columns kept at most after an update (columns holding edits are kept
+  /// besides, whatever their number); beyond it, unmodified columns farthest from
+  /// every centre are released. A budget below what the prefetch radius covers
+  /// thrashes (tests use that to prove residency changes nothing).
   std::size_t maxResidentColumns = 4096;
   /// With threads == 1: columns an update generates ahead on the caller.
   int prefetchPerUpdate = 4;

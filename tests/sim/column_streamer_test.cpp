@@ -64,8 +64,9 @@ TEST_CASE("streamed world: with 1 or 2 threads and any budget it reads as the wh
     CHECK(worldHash(world) == worldHash(edited));
     (*streamer)->update(world, {&centre, 1});
     if (options.maxResidentColumns == 4) {
-      // Over budget: everything but the edited column could go, and did.
-      CHECK(world.presentColumns().size() <= 4);
+      // Over budget: everything but the edited column could go, and did (the budget
+      // counts the unmodified columns; the edited one stays besides).
+      CHECK(world.presentColumns().size() <= 4 + 1);
       CHECK((*streamer)->stats().released > 0);
       CHECK(world.get(3, 200, -7) == 1);
       CHECK(differingBricks(world, edited) == 0);
@@ -113,6 +114,34 @@ TEST_CASE("streamer: update generates ahead around the centres, nearest first, w
     CHECK(world.presentColumns().size() == want);
     CHECK((*streamer)->stats().prefetched + (*streamer)->stats().faults == want);
   }
+}
+
+TEST_CASE("streamer: the budget counts unmodified columns; edits beyond it do not crowd out the disc around a centre") {
+  const Scene glade = loadGlade();
+  const StreamCentre centre{-600, 400};  // voxels
+  auto streamer = ColumnStreamer::create(glade, 1,
+                                         {.threads = 1, .prefetchRadiusVoxels = 200, .maxResidentColumns = 16, .prefetchPerUpdate = 2});
+  REQUIRE(streamer.has_value());
+  BrickStore world(glade.worldBounds);
+  world.markGenerated();
+  world.setColumnSource(streamer->get());
+  // 20 columns holding edits, away from the centre: more than the whole budget.
+  for (std::int32_t cx = -9; cx <= 9; cx += 1)
+    for (std::int32_t cz : {-9, 8})
+      if ((cz == -9) || cx < -7) world.set(VoxelCoord{cx * 128 + 5, 200, cz * 128 + 5}, 1);
+  const std::size_t edited = world.presentColumns().size();
+  REQUIRE(edited == 21);
+  const auto disc = columnsAround(glade.worldBounds, centre.x, centre.z, 200);
+  REQUIRE(disc.size() <= 14);  // within 7/8 of the budget: nothing of it need go
+  for (int i = 0; i < 100; ++i) (*streamer)->update(world, {&centre, 1});
+  for (ChunkColumn c : disc) {
+    CAPTURE(c.x);
+    CAPTURE(c.z);
+    CHECK(world.columnPresent(c));
+  }
+  CHECK(world.presentColumns().size() == edited + disc.size());
+  CHECK((*streamer)->stats().prefetched == disc.size());  // each generated once, none again
+  CHECK((*streamer)->stats().released == 0);
 }
 
 TEST_CASE("waterColumns: every column of the whole world that holds generated water is listed") {

@@ -19,7 +19,9 @@ struct StreamedHighlands {
   std::unique_ptr<net::ServerHost> host;
 };
 
-inline StreamedHighlands openStreamedHighlands(const std::string& serverName) {
+/// config: the server's settings (name, address and port are set here); e.g. more
+/// than the default 4 peers per address for more full clients on one loopback.
+inline StreamedHighlands openStreamedHighlands(const std::string& serverName, net::ServerConfig sc = {}) {
   auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/highlands.toml");
   REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
   REQUIRE_FALSE(sim::generatableWhole(*scene));
@@ -28,7 +30,6 @@ inline StreamedHighlands openStreamedHighlands(const std::string& serverName) {
   auto state = sim::createStreamedSimState(*scene, scene->defaultSeed, **streamer);
   REQUIRE_MESSAGE(state.has_value(), (state ? "" : state.error().message));
   net::HostedWorld hosted = net::describeWorld(*scene, state->world);
-  net::ServerConfig sc;
   sc.name = serverName;
   sc.bindAddress = "127.0.0.1";
   sc.port = 0;
