@@ -8,6 +8,7 @@
 #include "sim/systems/motion.h"
 #include "sim/systems/sim_context.h"
 #include "sim/world/grid_walk.h"
+#include "sim/world/voxel_collision.h"
 
 namespace loam::sim {
 
@@ -348,7 +349,11 @@ void doSetWeather(SimState& s, SimContext& ctx, const Command& c, const SetWeath
 }
 
 // The admin's teleport. The box is checked in plan before the column is read, so a
-// bad x,z never generates anything on a streamed world.
+// bad x,z never generates anything on a streamed world. The player never lands
+// inside something: on the ground, a box that overlaps a collider beside the column
+// (a trunk, an overhang) is lifted a voxel at a time, at most kTeleportLiftVoxels;
+// with a height, a box that overlaps one is refused (Blocked).
+constexpr std::int32_t kTeleportLiftVoxels = 64;  // 3.2 m
 void doTeleport(SimState& s, SimContext& ctx, const Command& c, const TeleportCommand& tc) {
   if (c.player != kServerPlayer) return reject(ctx, c, RejectReason::BadPlayerId);
   Player* p = s.findPlayer(tc.target);
@@ -363,6 +368,10 @@ void doTeleport(SimState& s, SimContext& ctx, const Command& c, const TeleportCo
     at.y = *ground;
   }
   if (!playerBoxInside(bounds, at)) return reject(ctx, c, RejectReason::OutOfBounds);
+  auto blocked = [&] { return boxCollides(s.world, s.lut, boxAtFeet(at, kPlayerHalfWidth, kPlayerHeight)); };
+  for (std::int32_t lift = 0; tc.onGround && lift < kTeleportLiftVoxels && blocked(); ++lift) at.y += kUnitsPerVoxel;
+  if (!playerBoxInside(bounds, at)) return reject(ctx, c, RejectReason::OutOfBounds);
+  if (blocked()) return reject(ctx, c, RejectReason::Blocked);
   PlayerState& m = p->motion;
   m.position = at;
   m.velocity = {};

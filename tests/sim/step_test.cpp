@@ -6,6 +6,7 @@
 
 #include "sim/step/mirror.h"
 #include "sim/systems/motion.h"
+#include "sim/world/voxel_collision.h"
 #include "sim/step/step.h"
 #include "tests/sim/sim_fixture.h"
 
@@ -299,6 +300,20 @@ TEST_CASE("teleport is server-only, checks its target and the bounds, and moves 
   in.sequence = s.players[0].motion.lastInput + 1;
   (void)run(s, {cmd(1, 8, InputCommand{in})});
   CHECK(s.players[0].motion.position.y < 3 * m);
+
+  // Never inside something: with a height inside rock, refused; on the ground beside a
+  // trunk (a 2 m post of stone next to the column), lifted until the box is free.
+  const PlayerState air = s.players[0].motion;
+  out = run(s, {cmd(0, 9, TeleportCommand{PlayerId{1}, {2 * m, -1 * m, 2 * m}, false})});
+  CHECK(rejections(out) == std::vector{RejectReason::Blocked});
+  CHECK(s.players[0].motion == air);
+  const MaterialId stone = *s.materials->find("stone");
+  const std::int32_t vx = 3 * m / kUnitsPerVoxel, vz = 3 * m / kUnitsPerVoxel;
+  for (std::int32_t y = 0; y < 40; ++y) s.world.set(vx + 4, y, vz, stone);  // 20 cm east of the column's centre
+  out = run(s, {cmd(0, 10, TeleportCommand{PlayerId{1}, {3 * m, 0, 3 * m}, true})});
+  CHECK(rejections(out).empty());
+  CHECK(s.players[0].motion.position.y == 40 * kUnitsPerVoxel);  // on top of the post
+  CHECK_FALSE(boxCollides(s.world, s.lut, boxAtFeet(s.players[0].motion.position, kPlayerHalfWidth, kPlayerHeight)));
 }
 
 TEST_CASE("groundHeight and playerBoxInside") {
