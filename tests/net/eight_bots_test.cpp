@@ -36,6 +36,7 @@
 #include "sim/systems/water.h"
 #include "sim/trace/script.h"
 #include "sim/world/world_hash.h"
+#include "tests/support/host_pacing.h"
 #include "tests/support/streamed_highlands.h"
 
 namespace {
@@ -202,9 +203,7 @@ TEST_CASE("eight full bots 2 km apart on highlands at 150 ms and 5 % loss: actio
 
   const Clock::time_point start = Clock::now();
   auto nowMs = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
-  const auto tickLen =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / sim::kTicksPerSecond));
-  Clock::time_point next = start;
+  loam::test::HostPacing pacing(host, start);
   bots::BotTick botTick;
   // One tick: the server steps with what the admin queued, each bot follows and
   // plays its script (or stands still), then the loop keeps 60 Hz, skipping ticks
@@ -241,13 +240,7 @@ TEST_CASE("eight full bots 2 km apart on highlands at 150 ms and 5 % loss: actio
       if (!f.seen)
         for (const sim::FireCell& c : sim::fireInCell(bots[f.visited].conn->mirror().fire, sim::cellOf(sim::brickOf(f.at))))
           f.seen = f.seen || c.corner == sim::fireCellOf(f.at);
-    next += tickLen;
-    const Clock::time_point t = Clock::now();
-    if (next < t - std::chrono::milliseconds(100)) {
-      host.skippedTicks(static_cast<std::uint64_t>((t - next) / tickLen));
-      next = t;
-    }
-    std::this_thread::sleep_until(next);
+    pacing.wait();
   };
   auto failed = [&] {
     for (Bot& b : bots)
@@ -397,7 +390,7 @@ TEST_CASE("eight full bots 2 km apart on highlands at 150 ms and 5 % loss: actio
   while (drained && !failed() && !caughtUp() && Clock::now() < drainEnd) {
     for (Bot& b : bots) b.conn->service(nowMs(), 0);
     host.waitForInput(0);
-    std::this_thread::sleep_for(tickLen);
+    std::this_thread::sleep_for(loam::test::HostPacing::kTick);
   }
   drained = drained && caughtUp();
   if (!drained) report();

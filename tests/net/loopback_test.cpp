@@ -22,6 +22,7 @@
 #include "sim/trace/script.h"
 #include "sim/systems/sim_state.h"
 #include "sim/world/world_hash.h"
+#include "tests/support/host_pacing.h"
 
 namespace {
 
@@ -125,8 +126,7 @@ void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint
 
   const Clock::time_point start = Clock::now();
   auto nowMs = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
-  const auto tickLen = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / sim::kTicksPerSecond));
-  Clock::time_point next = start;
+  loam::test::HostPacing pacing(host, start);
   bots::BotTick tick;
 
   // Phase 1: `steps` server steps with the bots playing their script. Phase 2: the
@@ -134,15 +134,6 @@ void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint
   // acknowledged (bounded). Phase 3: the server stops; the bots drain what is on the
   // way until they have its last step (bounded).
   const std::uint64_t firstTick = host.state().tick;
-  auto pace = [&] {
-    next += tickLen;
-    const Clock::time_point t = Clock::now();
-    if (next < t - std::chrono::milliseconds(100)) {  // behind: no burst; the ticks are skipped
-      host.skippedTicks(static_cast<std::uint64_t>((t - next) / tickLen));
-      next = t;
-    }
-    std::this_thread::sleep_until(next);
-  };
   // The server may drop a peer the client still thinks is connected (an ENet
   // timeout on the server's side): stop waiting then.
   bool everyoneJoined = false;
@@ -174,7 +165,7 @@ void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint
       b.events += b.conn->takeEvents().size();
     }
     if ((!scripted && allAcknowledged()) || anyFailed()) break;
-    pace();
+    pacing.wait();
   }
   const bool acknowledged = allAcknowledged();
   const Clock::time_point drainEnd = Clock::now() + std::chrono::seconds(drainSeconds);
@@ -187,7 +178,7 @@ void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint
       drained = drained && b.conn->serverTick() == host.state().tick;
     }
     host.waitForInput(0);
-    pace();
+    pacing.wait();
   }
 
   const net::ServerStats ss = host.stats();

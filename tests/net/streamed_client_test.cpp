@@ -20,6 +20,7 @@
 #include "net/client_connection.h"
 #include "net/link_sim.h"
 #include "net/server_host.h"
+#include "tests/support/host_pacing.h"
 #include "tests/support/streamed_highlands.h"
 #include "sim/gen/column_streamer.h"
 #include "sim/gen/generator.h"
@@ -94,17 +95,7 @@ TEST_CASE("two full bots stream highlands with the server: no desync, exact pred
 
   const Clock::time_point start = Clock::now();
   auto nowMs = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
-  const auto tickLen = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / sim::kTicksPerSecond));
-  Clock::time_point next = start;
-  auto pace = [&] {
-    next += tickLen;
-    const Clock::time_point t = Clock::now();
-    if (next < t - std::chrono::milliseconds(100)) {  // behind: the ticks are skipped, no burst
-      host.skippedTicks(static_cast<std::uint64_t>((t - next) / tickLen));
-      next = t;
-    }
-    std::this_thread::sleep_until(next);
-  };
+  loam::test::HostPacing pacing(host, start);
   auto failed = [&] {
     for (Bot& b : bots)
       if (b.conn->phase() == net::ClientPhase::Failed || b.conn->phase() == net::ClientPhase::Disconnected) return true;
@@ -137,7 +128,7 @@ TEST_CASE("two full bots stream highlands with the server: no desync, exact pred
     }
     if (playing()) ++played;
     if (playing() && played > playSteps + 60 && acknowledged) break;
-    pace();
+    pacing.wait();
   }
   // Drain: the bots apply the server's last step.
   const Clock::time_point drainEnd = Clock::now() + std::chrono::seconds(10);
@@ -149,7 +140,7 @@ TEST_CASE("two full bots stream highlands with the server: no desync, exact pred
       drained = drained && b.conn->serverTick() == host.state().tick;
     }
     host.waitForInput(0);
-    pace();
+    pacing.wait();
   }
 
   for (std::size_t i = 0; i < bots.size(); ++i) {

@@ -18,6 +18,7 @@
 #include "net/client_connection.h"
 #include "net/link_sim.h"
 #include "net/server_host.h"
+#include "tests/support/host_pacing.h"
 #include "tests/support/streamed_highlands.h"
 #include "server/admin.h"
 #include "sim/gen/column_streamer.h"
@@ -60,9 +61,7 @@ TEST_CASE("teleport 5 km on highlands: refused when bad, followed exactly, time 
 
   const Clock::time_point start = Clock::now();
   auto nowMs = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
-  const auto tickLen =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / sim::kTicksPerSecond));
-  Clock::time_point next = start;
+  loam::test::HostPacing pacing(host, start);
   bool sendInputs = true;
   // One tick: the server steps with what the admin queued, the bot follows and
   // stands still (an empty input every tick, so the server keeps acknowledging).
@@ -72,13 +71,7 @@ TEST_CASE("teleport 5 km on highlands: refused when bad, followed exactly, time 
     conn.service(nowMs(), 0);
     if (conn.phase() == net::ClientPhase::Playing && sendInputs) conn.sendInput(sim::PlayerInput{});
     (void)conn.takeEvents();
-    next += tickLen;
-    const Clock::time_point t = Clock::now();
-    if (next < t - std::chrono::milliseconds(100)) {
-      host.skippedTicks(static_cast<std::uint64_t>((t - next) / tickLen));
-      next = t;
-    }
-    std::this_thread::sleep_until(next);
+    pacing.wait();
   };
   auto alive = [&] {
     return conn.phase() != net::ClientPhase::Failed && conn.phase() != net::ClientPhase::Disconnected;
