@@ -425,7 +425,8 @@ TEST_CASE("eight full bots 2 km apart on highlands at 150 ms and 5 % loss: actio
     CHECK(b.placed[0] > 0);
     CHECK(b.ignites[0] + b.ignites[1] >= 1);
   }
-  for (const auto& [v, h] : kVisits) {
+  for (const auto& visit : kVisits) {
+    const std::size_t v = visit[0], h = visit[1];  // not a structured binding: INFO captures them
     INFO("visitor " << v + 1 << " beside bot " << h + 1);
     const sim::Vec3i vp = serverPlayer(bots[v]).motion.position, hp = serverPlayer(bots[h]).motion.position;
     MESSAGE("visitor " << v + 1 << " ends " << std::hypot(double(vp.x - hp.x), double(vp.z - hp.z)) / sim::kUnitsPerMetre
