@@ -433,8 +433,7 @@ std::vector<ChunkColumn> generatedWaterColumns(const Scene& scene, bool withPond
   // Water lies where a voxel column's centre is within a pond's radius or a stream's
   // half width of its line (sim/gen/internal/world_field.cpp; shores are dry). A pond
   // keeps the columns whose square comes within its radius plus a voxel.
-  for (const Pond& p : scene.ponds) {
-    if (!withPonds) break;
+  for (const Pond& p : withPonds ? std::span<const Pond>(scene.ponds) : std::span<const Pond>()) {
     const auto near = [&](double x0, double z0) {
       const double dx = std::clamp(p.center.x, x0, x0 + kColumnMetres) - p.center.x;
       const double dz = std::clamp(p.center.z, z0, z0 + kColumnMetres) - p.center.z;

@@ -222,8 +222,11 @@ void initWater(WaterState& s, const SimSetup& setup) {
       }
       return false;
     };
-    // The bricks holding a liquid voxel outside every pond's disc.
-    std::vector<BrickCoord> held;
+    // Each brick holding a liquid voxel outside every pond's disc gets its record,
+    // with those voxels held and the air above them a sink. Everything read here lies
+    // in the column being scanned, which is present: no read faults a column in
+    // (that would reorder the canonical list mid-walk).
+    std::vector<VoxelCoord> surface;
     MaterialId m[kBrickVoxels];
     for (int ci : world.canonicalChunks()) {
       if (world.chunkIsCollapsed(ci) && !liquid[world.chunkUniform(ci).value_or(kAir)]) continue;
@@ -236,27 +239,11 @@ void initWater(WaterState& s, const SimSetup& setup) {
         v.decode(m);
         for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
           const VoxelCoord c = voxelOfBrick(bc, i);
-          if (liquid[m[i]] && !inPond(c.x, c.z)) {
-            held.push_back(bc);
-            break;
-          }
+          if (!liquid[m[i]] || inPond(c.x, c.z)) continue;
+          internal::setBit(s.grid.brick(materialiseBrick(s, world, bc)).held, i);
+          const VoxelCoord above{c.x, c.y + 1, c.z};
+          if (world.bounds().containsVoxel(above) && world.get(above) == kAir) surface.push_back(above);
         }
-      }
-    }
-    std::vector<VoxelCoord> surface;
-    const std::uint32_t first = s.grid.addAll(held);
-    for (std::size_t k = 0; k < held.size(); ++k) {
-      const auto slot = first + static_cast<std::uint32_t>(k);
-      initMasks(s.grid.brick(slot), world, s);
-      setImplicit(s, world, slot);
-      const WaterBrick& b = s.grid.brick(slot);
-      for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
-        if (b.amount[i] == 0) continue;
-        const VoxelCoord c = voxelOfBrick(b.coord, i);
-        if (inPond(c.x, c.z)) continue;
-        internal::setBit(s.grid.brick(slot).held, i);
-        const VoxelCoord above{c.x, c.y + 1, c.z};
-        if (world.bounds().containsVoxel(above) && world.get(above) == kAir) surface.push_back(above);
       }
     }
     for (const VoxelCoord& c : surface) {

@@ -128,27 +128,6 @@ class WaterGrid {
     return slot;
   }
 
-  /// Adds dry records for bricks (none may have one; no duplicates) in the order given,
-  /// as add() called for each in turn would: the same slots, links and index, but the
-  /// canonical list is sorted once at the end (O(n log n) for the batch, where add()
-  /// moves the list's tail on every call, which made initWater quadratic in the
-  /// generated wet bricks: 139,000 on highlands). Returns the first new slot (the
-  /// others follow it). Allocates.
-  std::uint32_t addAll(std::span<const BrickCoord> bricks) {
-    const auto first = static_cast<std::uint32_t>(bricks_.size());
-    reserve(bricks_.size() + bricks.size());
-    for (const BrickCoord& b : bricks) link(appendRecord(b));
-    // The canonical list: the old (sorted) entries and the new ones, sorted by key.
-    std::vector<std::uint32_t> order(sortedSlots_);
-    for (std::uint32_t slot = first; slot < bricks_.size(); ++slot) order.push_back(slot);
-    std::sort(order.begin(), order.end(),
-              [&](std::uint32_t a, std::uint32_t b) { return bricks_[a].key < bricks_[b].key; });
-    sortedSlots_ = std::move(order);
-    sortedKeys_.resize(sortedSlots_.size());
-    for (std::size_t i = 0; i < sortedSlots_.size(); ++i) sortedKeys_[i] = bricks_[sortedSlots_[i]].key;
-    return first;
-  }
-
   /// The record in slot (valid until the next add()).
   WaterBrick& brick(std::uint32_t slot) noexcept { return bricks_[slot]; }
   const WaterBrick& brick(std::uint32_t slot) const noexcept { return bricks_[slot]; }
@@ -184,7 +163,7 @@ class WaterGrid {
 
  private:
   // A dry record for brick b (which must not have one) at the end of bricks_, in the
-  // index; not yet in the canonical list nor linked (add and addAll do both).
+  // index; not yet in the canonical list nor linked (add does both).
   std::uint32_t appendRecord(BrickCoord b) {
     LOAM_ASSERT(find(b) < 0);
     const auto slot = static_cast<std::uint32_t>(bricks_.size());
