@@ -6,6 +6,7 @@
 // the repository's own (scenes, the example server config, bot scripts). Run
 // `fuzz_make_corpus fuzz/corpus` from the checkout after a format change; the files
 // are small (a few KB each) and committed.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -96,14 +97,32 @@ void clientMessages(const std::vector<sim::PlayerInput>& inputs, const std::vect
   fbb.Clear();
   fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::JoinProgress, wire::CreateJoinProgress(fbb, 500, 4096).Union()));
   write("client_message", "join_progress", finish(fbb));
+  fbb.Clear();
+  const std::vector<wire::CellRef> dropped{wire::CellRef(3, -4), wire::CellRef(-1, 0)};
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::CellsDropped,
+                                       wire::CreateCellsDropped(fbb, fbb.CreateVectorOfStructs(dropped)).Union()));
+  write("client_message", "cells_dropped", finish(fbb));
 }
 
 // ---- server messages ------------------------------------------------------------------
 
-Bytes stepBatch(const sim::StepOutput& out, std::uint64_t worldHash) {
+Bytes stepBatch(const sim::StepOutput& out, std::uint64_t cellHash) {
   flatbuffers::FlatBufferBuilder fbb;
-  Bytes edits;
-  net::encodeEdits(out.edits, edits);
+  // One group per cell, as the server routes them.
+  std::vector<sim::EditRecord> sorted(out.edits.begin(), out.edits.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const sim::EditRecord& a, const sim::EditRecord& b) {
+    return sim::cellOf(sim::editBrick(a)) < sim::cellOf(sim::editBrick(b));
+  });
+  std::vector<flatbuffers::Offset<wire::CellEdits>> cells;
+  for (std::size_t i = 0; i < sorted.size();) {
+    const sim::CellCoord cell = sim::cellOf(sim::editBrick(sorted[i]));
+    std::size_t end = i;
+    while (end < sorted.size() && sim::cellOf(sim::editBrick(sorted[end])) == cell) ++end;
+    Bytes edits;
+    net::encodeEdits(std::span(sorted).subspan(i, end - i), edits);
+    cells.push_back(wire::CreateCellEdits(fbb, cell.x, cell.z, fbb.CreateVector(edits), cellHash));
+    i = end;
+  }
   std::vector<wire::EventRec> events;
   std::vector<flatbuffers::Offset<wire::ChatLine>> chat;
   for (const sim::Event& e : out.events) {
@@ -122,10 +141,9 @@ Bytes stepBatch(const sim::StepOutput& out, std::uint64_t worldHash) {
   }
   Bytes weather;
   if (out.weatherChanged) sim::encodeWeather(out.weather, weather);
-  std::vector<wire::CellHashRec> cells{wire::CellHashRec(0, 0, 0x77)};
-  auto b = wire::CreateStepBatch(fbb, out.tick, fbb.CreateVector(edits), fbb.CreateVectorOfStructs(events),
-                                 fbb.CreateVector(chat), fbb.CreateVector(joined), fbb.CreateVector(left),
-                                 fbb.CreateVector(weather), worldHash, fbb.CreateVectorOfStructs(cells));
+  auto b = wire::CreateStepBatch(fbb, out.tick, fbb.CreateVectorOfStructs(events), fbb.CreateVector(chat),
+                                 fbb.CreateVector(joined), fbb.CreateVector(left), fbb.CreateVector(weather),
+                                 fbb.CreateVector(cells));
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::StepBatch, b.Union()));
   return finish(fbb);
 }
@@ -137,9 +155,16 @@ Bytes cellState(const sim::SimState& state, sim::CellCoord cc) {
     if (wire::WaterRec r; net::toWire(w, cc, r)) water.push_back(r);
   for (const sim::FireCell& f : sim::fireInCell(state.fire, cc))
     if (wire::FireRec r; net::toWire(f, cc, r)) fire.push_back(r);
+  sim::SaveData bricks;
+  bricks.header.identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
+  bricks.header.tick = state.tick;
+  bricks.bounds = state.world.bounds();
+  sim::captureCellBricks(state.world, cc, bricks.bricks);
+  Bytes brickBytes;
+  if (auto encoded = sim::encodeSave(bricks)) brickBytes = std::move(*encoded);
   flatbuffers::FlatBufferBuilder fbb;
   auto cs = wire::CreateCellState(fbb, state.tick, cc.x, cc.z, true, fbb.CreateVectorOfStructs(water),
-                                  fbb.CreateVectorOfStructs(fire));
+                                  fbb.CreateVectorOfStructs(fire), fbb.CreateVector(brickBytes), 0x77);
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::CellState, cs.Union()));
   return finish(fbb);
 }

@@ -12,6 +12,7 @@
 #include "net/edit_codec.h"
 #include "net/protocol.h"
 #include "net/wire.h"
+#include "sim/save/save.h"
 #include "sim/save/state_codec.h"
 #include "sim/step/mirror.h"
 #include "sim/world/world_hash.h"
@@ -31,9 +32,15 @@ void stepBatch(const wire::StepBatch& b) {
   sim::SimState mirror = fuzz::baseState();
   sim::StepRecords step;
   step.tick = mirror.tick + 1;
-  std::vector<sim::EditRecord> edits;
-  if (b.edits() && b.edits()->size() > 0) {
-    if (!net::decodeEdits(std::span<const std::uint8_t>(b.edits()->data(), b.edits()->size()), edits)) return;
+  std::vector<sim::EditRecord> edits, cellEdits;
+  if (b.cells()) {
+    for (const wire::CellEdits* ce : *b.cells()) {
+      if (!ce->edits()) continue;
+      if (!net::decodeEdits(std::span<const std::uint8_t>(ce->edits()->data(), ce->edits()->size()), cellEdits)) return;
+      for (const sim::EditRecord& e : cellEdits)
+        if (!(sim::cellOf(sim::editBrick(e)) == sim::CellCoord{ce->cell_x(), ce->cell_z()})) return;
+      edits.insert(edits.end(), cellEdits.begin(), cellEdits.end());
+    }
   }
   step.edits = edits;
   sim::WeatherState weather = mirror.weather;
@@ -89,6 +96,17 @@ void cellState(const wire::CellState& c) {
       const sim::FireCell f = net::fromWire(*r, cell);
       if (inside(f.corner)) fire.push_back(f);
     }
+  }
+  if (c.full()) {
+    std::vector<sim::SavedBrick> bricks;
+    if (c.bricks() && c.bricks()->size() > 0) {
+      auto save = sim::decodeSave(std::span<const std::uint8_t>(c.bricks()->data(), c.bricks()->size()),
+                                  net::kMaxCellBricksBytes);
+      if (!save) return;
+      bricks = std::move(save->bricks);
+    }
+    std::vector<sim::BrickCoord> written;
+    if (!sim::applyCellBricks(mirror.world, cell, bricks, written)) return;
   }
   sim::applyCellState(mirror, cell, c.full(), water, fire);
 }

@@ -178,7 +178,10 @@ void ClientConnection::Impl::service(double now, int timeoutMs) {
   pollGeneration();
   sendJoinProgress();
   resendIdleInputs();
-  if (phase == ClientPhase::Playing) stream.updateStream(*mirror, predictor.state(), stats);
+  if (phase == ClientPhase::Playing) {
+    stream.updateStream(*mirror, predictor.state(), stats);
+    dropFarCells();
+  }
   capRetransmitBackoff(host);
   enet_host_flush(host);
   stats.bytesIn += host->totalReceivedData;

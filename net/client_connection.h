@@ -131,6 +131,7 @@ struct ClientStats {
   std::uint64_t illegalTransitions = 0;             ///< phase changes legalTransition forbids (client bugs)
   std::uint64_t stepsApplied = 0;
   std::uint64_t hashChecks = 0;
+  std::uint64_t cellChecks = 0;  ///< full CellStates (a cell caught up) whose hash was checked
   std::vector<Desync> desyncs;                      ///< first 16 kept
   std::uint64_t desyncCount = 0;
   std::uint64_t snapshotsReceived = 0;
@@ -142,6 +143,9 @@ struct ClientStats {
   /// holes a player would have met (0 when streaming keeps up). The disc around a
   /// teleport's new place is not counted (teleportPlayableMs times it).
   std::uint64_t holesMet = 0;
+  /// Interest cells whose modified columns were dropped (far beyond the reach: their
+  /// edits go with them; CellsDropped told the server, which sends them whole again).
+  std::uint64_t cellsDropped = 0;
   /// Time to playable after each teleport (a server move, PredictionStats::teleports):
   /// from the Snapshot that moved the own player to the ground around the new place
   /// being present (kGroundRadiusMetres; 0 for a mirror from worldFactory), ms. The

@@ -5,6 +5,7 @@
 // and CellStates held meanwhile. Member functions of ClientConnection::Impl
 // (net/internal/client_impl.h).
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -64,7 +65,10 @@ void ClientConnection::Impl::sendHello() {
   auto name = fbb.CreateString(config.name);
   flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> key;
   if (config.accountKey) key = fbb.CreateVector(config.accountKey->publicKey.data(), kPublicKeyBytes);
-  auto hello = wire::CreateHello(fbb, kProtocolVersion, name, static_cast<std::uint8_t>(config.kind), true, key);
+  // The server sends the cells within this of the player: what the streamer holds.
+  const auto reach = static_cast<std::uint16_t>(std::clamp(std::ceil(config.streamRadiusMetres), 1.0, 65535.0));
+  auto hello =
+      wire::CreateHello(fbb, kProtocolVersion, name, static_cast<std::uint8_t>(config.kind), true, key, reach);
   send(wire::ClientBody::Hello, hello.Union(), true);
 }
 

@@ -13,6 +13,7 @@
 
 #include "net/edit_codec.h"
 #include "net/internal/client_impl.h"
+#include "sim/gen/generator_version.h"
 #include "sim/systems/water.h"
 
 namespace loam::net {
@@ -29,6 +30,11 @@ constexpr std::size_t kMaxDesyncsKept = 16;
 constexpr std::size_t kMaxQueuedEvents = 1u << 16;
 // Resend pending inputs after this long without a new one (2 ticks).
 constexpr double kIdleResendMs = 2000.0 / sim::kTicksPerSecond;
+/// How often dropFarCells looks, and how far beyond the reach a modified column must
+/// be (the server measures the reach from its own copy of the player, which a
+/// prediction may lead by a few metres).
+constexpr double kDropCheckMs = 1000;
+constexpr double kDropMarginMetres = 32;
 
 sim::PlayerState poseState(const wire::PlayerPoseRec& r, sim::PlayerState base) {
   base.position = {r.px(), r.py(), r.pz()};
@@ -83,6 +89,40 @@ void ClientConnection::Impl::resendIdleInputs() {
   if (nowMs - lastInputsMs >= kIdleResendMs) sendInputs();
 }
 
+void ClientConnection::Impl::dropFarCells() {
+  if (!stream.streaming() || nowMs - lastDropCheckMs < kDropCheckMs) return;
+  lastDropCheckMs = nowMs;
+  const sim::Vec3i p = predictor.state().position;
+  const double keep = (config.streamRadiusMetres + kDropMarginMetres) * sim::kUnitsPerMetre;
+  const auto far = [&](sim::CellCoord c) { return double(sim::cellDistanceSquared(p, c)) > keep * keep; };
+  constexpr std::int32_t kColumnsPerCell = sim::kCellBricks / sim::kChunkBricks;
+  std::vector<sim::CellCoord> cells;
+  for (const sim::ChunkColumn col : mirror->world.presentColumns()) {
+    const sim::CellCoord c{col.x >> (sim::kCellShift - sim::kChunkShift), col.z >> (sim::kCellShift - sim::kChunkShift)};
+    if (far(c) && mirror->world.columnModified(col)) cells.push_back(c);
+  }
+  if (cells.empty()) return;
+  std::sort(cells.begin(), cells.end());
+  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+  std::vector<sim::ChunkColumn> columns;
+  for (const sim::CellCoord c : cells) {
+    for (std::int32_t dz = 0; dz < kColumnsPerCell; ++dz)
+      for (std::int32_t dx = 0; dx < kColumnsPerCell; ++dx)
+        columns.push_back({c.x * kColumnsPerCell + dx, c.z * kColumnsPerCell + dz});
+    sim::clearFireInCell(mirror->fire, c);
+    droppedCells.insert(sim::cellKey(c));
+  }
+  tracker.forgetColumns(mirror->world, columns);
+  mirror->world.dropColumns(columns);
+  stats.cellsDropped += cells.size();
+  for (std::size_t i = 0; i < cells.size(); i += kMaxCellsDropped) {
+    std::vector<wire::CellRef> refs;
+    for (std::size_t k = i; k < std::min(cells.size(), i + kMaxCellsDropped); ++k) refs.emplace_back(cells[k].x, cells[k].z);
+    fbb.Clear();
+    send(wire::ClientBody::CellsDropped, wire::CreateCellsDropped(fbb, fbb.CreateVectorOfStructs(refs)).Union(), true);
+  }
+}
+
 void ClientConnection::Impl::onStepBatch(const wire::StepBatch& b) {
   if (phase != ClientPhase::Playing) return;
   if (b.tick() != lastTick + 1)
@@ -92,10 +132,22 @@ void ClientConnection::Impl::onStepBatch(const wire::StepBatch& b) {
   // sim::applyStep: the code the mirror test proves against the server's state.
   sim::StepRecords step;
   step.tick = b.tick();
+  // The edits of the cells we hold, each group inside its cell (a hostile server
+  // cannot reach past the cell it names).
   edits.clear();
-  if (b.edits() && b.edits()->size() > 0) {
-    auto r = decodeEdits(std::span<const std::uint8_t>(b.edits()->data(), b.edits()->size()), edits);
-    if (!r) return fail("StepBatch " + std::to_string(b.tick()) + ": edits: " + r.error().message);
+  if (b.cells()) {
+    for (const wire::CellEdits* ce : *b.cells()) {
+      const sim::CellCoord cell{ce->cell_x(), ce->cell_z()};
+      const std::string where = "StepBatch " + std::to_string(b.tick()) + ": cell (" + std::to_string(cell.x) + ", " +
+                                std::to_string(cell.z) + "): ";
+      if (!ce->edits() || cellDropped(cell)) continue;  // dropped: the cell comes whole again
+      auto r = decodeEdits(std::span<const std::uint8_t>(ce->edits()->data(), ce->edits()->size()), cellEdits);
+      if (!r) return fail(where + "edits: " + r.error().message);
+      for (const sim::EditRecord& e : cellEdits) {
+        if (!(sim::cellOf(sim::editBrick(e)) == cell)) return fail(where + "an edit lies outside the cell");
+      }
+      edits.insert(edits.end(), cellEdits.begin(), cellEdits.end());
+    }
   }
   step.edits = edits;
   if (b.weather() && b.weather()->size() > 0) {
@@ -159,45 +211,42 @@ void ClientConnection::Impl::pushEvent(const sim::Event& e) {
   events.push_back(e);
 }
 
+// The hash of each cell the batch's edits touched, against ours after applying them.
 void ClientConnection::Impl::checkHashes(const wire::StepBatch& b) {
   tracker.update(mirror->world, edits);
   ++stats.hashChecks;
-  std::optional<sim::CellCoord> badCell;
-  std::uint64_t ours = 0, theirs = 0;
-  if (b.cells()) {
-    const auto touched = tracker.touchedCells();
-    for (const wire::CellHashRec* r : *b.cells()) {
-      const sim::CellCoord cell{r->x(), r->z()};
-      auto it = std::lower_bound(touched.begin(), touched.end(), cell,
-                                 [](const sim::CellHash& h, sim::CellCoord c) { return h.cell < c; });
-      const std::uint64_t h = (it != touched.end() && it->cell == cell) ? it->hash : tracker.cellHash(mirror->world, cell);
-      if (h != r->hash()) {
-        badCell = cell;
-        ours = h;
-        theirs = r->hash();
-        break;
-      }
-    }
+  if (!b.cells()) return;
+  const auto touched = tracker.touchedCells();
+  for (const wire::CellEdits* ce : *b.cells()) {
+    const sim::CellCoord cell{ce->cell_x(), ce->cell_z()};
+    if (cellDropped(cell)) continue;
+    auto it = std::lower_bound(touched.begin(), touched.end(), cell,
+                               [](const sim::CellHash& h, sim::CellCoord c) { return h.cell < c; });
+    const std::uint64_t h = (it != touched.end() && it->cell == cell) ? it->hash : tracker.cellHash(mirror->world, cell);
+    if (h != ce->hash()) return reportDesync(b.tick(), cell, h, ce->hash());
   }
-  const bool worldBad = tracker.worldHash() != b.world_hash();
-  if (!worldBad && !badCell) return;
+}
+
+void ClientConnection::Impl::reportDesync(std::uint64_t tick, sim::CellCoord cell, std::uint64_t ours,
+                                          std::uint64_t theirs) {
   ++stats.desyncCount;
   if (stats.desyncs.size() >= kMaxDesyncsKept) return;
   Desync d;
-  d.tick = b.tick();
-  d.cell = badCell;
-  if (worldBad) d.what = "world hash " + hex64(tracker.worldHash()) + " != server " + hex64(b.world_hash());
-  if (badCell) {
-    if (!d.what.empty()) d.what += "; ";
-    d.what += "cell (" + std::to_string(badCell->x) + "," + std::to_string(badCell->z) + ") hash " + hex64(ours) +
-              " != server " + hex64(theirs);
-  }
+  d.tick = tick;
+  d.cell = cell;
+  d.what = "cell (" + std::to_string(cell.x) + "," + std::to_string(cell.z) + ") hash " + hex64(ours) + " != server " +
+           hex64(theirs);
   stats.desyncs.push_back(std::move(d));
 }
 
 void ClientConnection::Impl::onCellState(const wire::CellState& c) {
   if (phase != ClientPhase::Playing) return;
   const sim::CellCoord cell{c.cell_x(), c.cell_z()};
+  // A dropped cell follows nothing until it comes whole again.
+  if (cellDropped(cell)) {
+    if (!c.full()) return;
+    droppedCells.erase(sim::cellKey(cell));
+  }
   const sim::WorldBounds& bounds = mirror->world.bounds();
   auto inside = [&](sim::VoxelCoord v) { return bounds.containsBrick(sim::brickOf(v)); };
   water.clear();
@@ -215,7 +264,34 @@ void ClientConnection::Impl::onCellState(const wire::CellState& c) {
       if (inside(f.corner)) fire.push_back(f);
     }
   }
+  if (c.full()) {
+    // The cell's changed bricks: every other brick of the cell is as generated.
+    const std::string where = "CellState (" + std::to_string(cell.x) + ", " + std::to_string(cell.z) + "): bricks: ";
+    cellBricks.clear();
+    if (c.bricks() && c.bricks()->size() > 0) {
+      auto save = sim::decodeSave(std::span<const std::uint8_t>(c.bricks()->data(), c.bricks()->size()),
+                                  kMaxCellBricksBytes);
+      if (!save) return fail(where + save.error().message);
+      if (auto r = sim::checkSaveIdentity(save->header, {mirror->sceneHash, mirror->seed, sim::kGeneratorVersion}); !r)
+        return fail(where + r.error().message);
+      if (!(save->bounds.minBrick == bounds.minBrick) || !(save->bounds.maxBrick == bounds.maxBrick) ||
+          !save->blobs.empty())
+        return fail(where + "not this world's bounds, or blobs beside the bricks");
+      cellBricks = std::move(save->bricks);
+    }
+    writtenBricks.clear();
+    if (auto r = sim::applyCellBricks(mirror->world, cell, cellBricks, writtenBricks); !r) return fail(where + r.error().message);
+    cellEdits.clear();
+    for (const sim::BrickCoord b : writtenBricks)
+      cellEdits.push_back({b.x, b.y, b.z, sim::kAir, sim::kAir, sim::EditRecord::Kind::BrickFill});
+    tracker.update(mirror->world, cellEdits);
+  }
   sim::applyCellState(*mirror, cell, c.full(), water, fire);
+  if (c.full()) {
+    ++stats.cellChecks;
+    const std::uint64_t h = tracker.cellHash(mirror->world, cell);
+    if (h != c.hash()) reportDesync(c.tick(), cell, h, c.hash());
+  }
 }
 
 void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {

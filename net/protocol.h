@@ -11,8 +11,8 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 5;  // 5: every full client streams (generated_hash of the spawn
-                                                      // columns); teleports (CommandKind 10)
+inline constexpr std::uint32_t kProtocolVersion = 6;  // 6: edits by interest (StepBatch.cells, full
+                                                      // CellStates carry bricks; Hello.reach_metres)
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, steps, cell states, actions
@@ -24,6 +24,8 @@ inline constexpr std::size_t kChannelCount = 2;
 /// ones are a step's edits and full CellStates.
 inline constexpr std::size_t kMaxServerMessageBytes = std::size_t{32} << 20;
 /// Largest join state (JoinChunk.total) a client accepts and the server streams.
+/// Largest decompressed save a full CellState's bricks may hold (a client refuses more).
+inline constexpr std::uint64_t kMaxCellBricksBytes = std::uint64_t{64} << 20;
 inline constexpr std::size_t kMaxJoinStateBytes = std::size_t{512} << 20;
 /// Snapshots each side keeps for delta baselines (server: sent; client: received).
 inline constexpr std::uint32_t kSnapshotRing = 32;
@@ -34,6 +36,7 @@ inline constexpr std::size_t kCompressAboveBytes = 256;
 /// Limits the server enforces on what clients send.
 inline constexpr std::size_t kMaxClientPacketBytes = 2048;   ///< larger packets are dropped and counted
 inline constexpr std::size_t kMaxInputsPerMessage = 16;      ///< Inputs.inputs longer than this is malformed
+inline constexpr std::size_t kMaxCellsDropped = 128;         ///< CellsDropped.cells longer than this is malformed
 inline constexpr std::size_t kMaxQueuedInputs = 120;         ///< per player; older ones are dropped beyond this
 inline constexpr std::size_t kMaxQueuedActions = 32;         ///< per player; more is malformed (flood)
 inline constexpr std::uint32_t kMaxBadMessages = 20;          ///< malformed messages before a disconnect

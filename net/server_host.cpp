@@ -226,7 +226,8 @@ struct ServerHost::Impl {
   }
 
   void sendStep() {
-    stepBatch.send(out, tracker, snapshots);
+    cells.routeEdits(out.edits);
+    stepBatch.send(out, cells, snapshots);
     beginJoins();
     joins.send();
     cells.sendIncremental(out);
@@ -320,9 +321,10 @@ sim::Result<std::unique_ptr<ServerHost>> ServerHost::open(const ServerConfig& co
   }
   impl->inbound.setNextPlayerId(maxId + 1);
 
-  impl->cells.init(core.state.world.bounds());
-  // Everything changed before this server started is in every JoinSnapshot.
+  // What changed before this server started reaches each full client per cell, as
+  // it comes near (CellSync).
   impl->tracker.reset(core.state.world);
+  impl->cells.init(impl->tracker);
   impl->joins.start();
   return std::unique_ptr<ServerHost>(new ServerHost(std::move(impl)));
 }
@@ -343,7 +345,6 @@ const sim::StepOutput& ServerHost::tick(std::span<const sim::Command> serverComm
   sim::step(im.core.state, im.commands, im.out);
   const auto t2 = Clock::now();
   im.tracker.update(im.core.state.world, im.out.edits);
-  im.joins.recordEdits(im.out.edits);
   im.afterStep();
   im.sendStep();
   im.capBackoff(Clock::now());
@@ -419,6 +420,7 @@ ServerStats ServerHost::stats() const {
   for (const Session& s : core.sessions) {
     if (s.phase != Phase::Free) ++st.peers;
     if (s.phase == Phase::Playing) ++st.players;
+    if (s.phase == Phase::Playing) st.cellsBehind += s.cellsBehind;
   }
   st.bytesIn += core.host->totalReceivedData;
   st.bytesOut += core.host->totalSentData;

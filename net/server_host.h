@@ -61,7 +61,9 @@ struct InterestConfig {
   int farPlayerEvery = 6;            ///< other players farther away: every Nth snapshot (~5 Hz)
   double animalEnterMetres = 60;     ///< animals enter a client's view within this
   double animalLeaveMetres = 64;     ///< and leave it beyond this (hysteresis)
-  double cellReachMetres = 64;       ///< water and fire of cells within this are sent
+  /// Cells (edits, water, fire) within a client's reach are sent; the reach is what the
+  /// client holds (Hello.reach_metres: loam-client streams 112 m), at most this.
+  double cellReachMetres = 128;
   int snapshotEvery = 2;             ///< ticks between snapshots (2 = 30 Hz)
   double hearingMetres = 48;         ///< players' movement sounds reach clients this close
   int cellStateEvery = 6;            ///< ticks over which water / fire changes are merged (6 = 10 Hz)
@@ -121,6 +123,10 @@ struct ServerCounters {
 /// by message name.
 struct ServerStats : ServerCounters {
   std::uint32_t players = 0;               ///< sessions in Playing
+  /// Changed cells within playing clients' reach that they are behind on and were not
+  /// sent whole yet (budget, or the per-tick cap), summed over the clients as of their
+  /// last catch-up: 0 once every client holds what is near it.
+  std::uint64_t cellsBehind = 0;
   std::uint32_t peers = 0;                 ///< ENet peers connected
   std::map<std::string, TrafficCounters> sent;      ///< by ServerBody name
   std::map<std::string, TrafficCounters> received;  ///< by ClientBody name

@@ -468,6 +468,7 @@ const char* messageName(wire::ClientBody type) noexcept {
     case wire::ClientBody::Action: return "Action";
     case wire::ClientBody::AuthProof: return "AuthProof";
     case wire::ClientBody::JoinProgress: return "JoinProgress";
+    case wire::ClientBody::CellsDropped: return "CellsDropped";
   }
   return "Unknown";
 }

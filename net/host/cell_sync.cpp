@@ -3,81 +3,140 @@
 #include <algorithm>
 #include <cmath>
 
+#include "net/edit_codec.h"
+#include "net/host_log.h"
 #include "net/protocol.h"
 #include "net/wire.h"
+#include "sim/gen/generator_version.h"
 #include "sim/systems/fire.h"
 #include "sim/systems/water.h"
 
 namespace loam::net::host {
 namespace {
 
+/// Whole cells built per tick, at most, for all peers: a griefed cell costs about a
+/// millisecond to capture and compress, and this runs on the step thread.
+constexpr std::size_t kMaxFullCellsPerTick = 4;
+
 constexpr std::int32_t kCellUnits = sim::kCellBricks * sim::kBrickSize * sim::kUnitsPerVoxel;
+
+using sim::cellKey;
+using sim::cellOfKey;
+
+std::uint64_t cellKeyOfVoxel(sim::VoxelCoord v) noexcept { return cellKey(sim::cellOf(sim::brickOf(v))); }
 
 }  // namespace
 
-void CellSync::init(const sim::WorldBounds& b) {
-  cellMinX_ = b.minBrick.x >> sim::kCellShift;
-  cellMinZ_ = b.minBrick.z >> sim::kCellShift;
-  cellsX_ = ((b.maxBrick.x - 1) >> sim::kCellShift) - cellMinX_ + 1;
-  cellsZ_ = ((b.maxBrick.z - 1) >> sim::kCellShift) - cellMinZ_ + 1;
-  cellVersion_.assign(static_cast<std::size_t>(cellsX_) * static_cast<std::size_t>(cellsZ_), 0);
+void CellSync::init(const sim::WorldHashTracker& tracker) {
+  tracker_ = &tracker;
+  core_.state.world.forEachModified([&](sim::BrickCoord b) { cellVersion_[cellKey(sim::cellOf(b))] = 1; });
 }
 
-std::int64_t CellSync::cellIndexOfVoxel(sim::VoxelCoord v) const noexcept {
-  return cellIndex(sim::cellOf(sim::brickOf(v)));
+std::uint64_t CellSync::version(std::uint64_t cell) const noexcept {
+  auto it = cellVersion_.find(cell);
+  return it == cellVersion_.end() ? 0 : it->second;
 }
 
-std::int64_t CellSync::cellIndex(sim::CellCoord c) const noexcept {
-  const std::int32_t x = c.x - cellMinX_, z = c.z - cellMinZ_;
-  if (x < 0 || z < 0 || x >= cellsX_ || z >= cellsZ_) return -1;
-  return std::int64_t{z} * cellsX_ + x;
-}
-
-sim::CellCoord CellSync::cellCoord(std::uint32_t index) const noexcept {
-  return {cellMinX_ + static_cast<std::int32_t>(index % static_cast<std::uint32_t>(cellsX_)),
-          cellMinZ_ + static_cast<std::int32_t>(index / static_cast<std::uint32_t>(cellsX_))};
-}
-
-std::int64_t CellSync::cellDistanceSquared(sim::Vec3i p, std::uint32_t index) const noexcept {
-  const sim::CellCoord c = cellCoord(index);
-  const std::int64_t x0 = std::int64_t{c.x} * kCellUnits, z0 = std::int64_t{c.z} * kCellUnits;
-  const std::int64_t dx = p.x < x0 ? x0 - p.x : (p.x >= x0 + kCellUnits ? p.x - (x0 + kCellUnits - 1) : 0);
-  const std::int64_t dz = p.z < z0 ? z0 - p.z : (p.z >= z0 + kCellUnits ? p.z - (z0 + kCellUnits - 1) : 0);
-  return dx * dx + dz * dz;
-}
-
-std::uint64_t CellSync::peerCellTick(const Session& s, std::uint32_t cell) const {
+std::uint64_t CellSync::peerCellTick(const Session& s, std::uint64_t cell) {
   auto it = s.cellTicks.find(cell);
   return it == s.cellTicks.end() ? s.cellsTick : std::max(it->second, s.cellsTick);
 }
 
-/// Builds CellState for one cell into the core's builder: the merged pending records
-/// (full = false; `water` / `fire` index pendingWater_ / pendingFire_) or the cell's
-/// whole water and fire (full = true).
-void CellSync::buildCellState(std::uint32_t cell, bool full, std::span<const CellRecord> water,
+bool CellSync::follows(Session& s, std::uint64_t cell, std::uint64_t prev, std::uint64_t T) const {
+  if (s.phase != Phase::Playing || !s.hasPos || s.joinTick >= T) return false;
+  if (sim::cellDistanceSquared(s.pos, cellOfKey(cell)) > squaredUnits(s.reachMetres)) return false;
+  if (peerCellTick(s, cell) < prev) {
+    s.catchUpDue = true;  // behind: gets the whole cell instead
+    return false;
+  }
+  return true;
+}
+
+std::span<const std::uint32_t> CellSync::groupsOf(std::size_t index) const noexcept {
+  return index < sessionGroups_.size() ? std::span<const std::uint32_t>(sessionGroups_[index])
+                                       : std::span<const std::uint32_t>();
+}
+
+void CellSync::routeEdits(std::span<const sim::EditRecord> edits) {
+  const std::uint64_t T = core_.state.tick;
+  sessionGroups_.resize(core_.sessions.size());
+  for (std::vector<std::uint32_t>& g : sessionGroups_) g.clear();
+  groupCount_ = 0;
+  if (edits.empty()) return;
+  // Group by cell keeping the step's order inside each cell (edits in different
+  // cells touch different voxels, so only that order matters).
+  sortedEdits_.assign(edits.begin(), edits.end());
+  std::stable_sort(sortedEdits_.begin(), sortedEdits_.end(), [](const sim::EditRecord& a, const sim::EditRecord& b) {
+    return sim::cellOf(sim::editBrick(a)) < sim::cellOf(sim::editBrick(b));
+  });
+  const std::span<const sim::CellHash> hashes = tracker_->touchedCells();
+  for (std::size_t i = 0; i < sortedEdits_.size();) {
+    const sim::CellCoord cell = sim::cellOf(sim::editBrick(sortedEdits_[i]));
+    std::size_t end = i;
+    while (end < sortedEdits_.size() && sim::cellOf(sim::editBrick(sortedEdits_[end])) == cell) ++end;
+    if (groups_.size() == groupCount_) groups_.emplace_back();
+    EditGroup& g = groups_[groupCount_];
+    g.cell = cell;
+    auto h = std::lower_bound(hashes.begin(), hashes.end(), cell,
+                              [](const sim::CellHash& x, sim::CellCoord c) { return x.cell < c; });
+    g.hash = h != hashes.end() && h->cell == cell ? h->hash : tracker_->cellHash(core_.state.world, cell);
+    encodeEdits(std::span(sortedEdits_).subspan(i, end - i), g.bytes);
+    const std::uint64_t key = cellKey(cell);
+    std::uint64_t& v = cellVersion_[key];
+    const std::uint64_t prev = v;
+    v = T;
+    for (Session& s : core_.sessions) {
+      if (!follows(s, key, prev, T)) continue;
+      sessionGroups_[core_.indexOf(s)].push_back(static_cast<std::uint32_t>(groupCount_));
+      s.cellTicks[key] = T;
+    }
+    ++groupCount_;
+    i = end;
+  }
+}
+
+/// Builds CellState for one cell into the core's builder.
+bool CellSync::buildCellState(sim::CellCoord cell, bool full, std::span<const CellRecord> water,
                               std::span<const CellRecord> fire) {
   waterRecs_.clear();
   fireRecs_.clear();
-  const sim::CellCoord cc = cellCoord(cell);
   auto addWater = [&](const sim::WaterChange& w) {
-    if (wire::WaterRec r; toWire(w, cc, r)) waterRecs_.push_back(r);
+    if (wire::WaterRec r; toWire(w, cell, r)) waterRecs_.push_back(r);
   };
   auto addFire = [&](const sim::FireCell& f) {
-    if (wire::FireRec r; toWire(f, cc, r)) fireRecs_.push_back(r);
+    if (wire::FireRec r; toWire(f, cell, r)) fireRecs_.push_back(r);
   };
   const sim::SimState& state = core_.state;
+  std::vector<std::uint8_t> bricks;
+  std::uint64_t hash = 0;
   if (full) {
-    for (const sim::WaterChange& w : sim::waterInCell(state.water, cc)) addWater(w);
-    for (const sim::FireCell& f : sim::fireInCell(state.fire, cc)) addFire(f);
+    for (const sim::WaterChange& w : sim::waterInCell(state.water, cell)) addWater(w);
+    for (const sim::FireCell& f : sim::fireInCell(state.fire, cell)) addFire(f);
+    sim::captureCellBricks(state.world, cell, cellBricks_.bricks);
+    if (!cellBricks_.bricks.empty()) {
+      cellBricks_.header.identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
+      cellBricks_.header.tick = state.tick;
+      cellBricks_.bounds = state.world.bounds();
+      auto encoded = sim::encodeSave(cellBricks_);
+      if (!encoded) {
+        hostLog("cell (%d, %d): could not encode its bricks: %s", cell.x, cell.z, encoded.error().message.c_str());
+        return false;
+      }
+      bricks = std::move(*encoded);
+    }
+    hash = tracker_->cellHash(state.world, cell);
   } else {
     for (const CellRecord& r : water) addWater(pendingWater_[r.index]);
     for (const CellRecord& r : fire) addFire(pendingFire_[r.index]);
   }
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   fbb.Clear();
-  auto cs = wire::CreateCellState(fbb, state.tick, cc.x, cc.z, full, fbb.CreateVectorOfStructs(waterRecs_),
-                                  fbb.CreateVectorOfStructs(fireRecs_));
+  auto waterVec = fbb.CreateVectorOfStructs(waterRecs_);
+  auto fireVec = fbb.CreateVectorOfStructs(fireRecs_);
+  auto bricksVec = bricks.empty() ? 0 : fbb.CreateVector(bricks);
+  auto cs = wire::CreateCellState(fbb, state.tick, cell.x, cell.z, full, waterVec, fireVec, bricksVec, hash);
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::CellState, cs.Union()));
+  return true;
 }
 
 /// Keeps, per (cell, key), only the last record: the records are absolute values,
@@ -101,41 +160,37 @@ std::uint64_t CellSync::packVoxelKey(sim::VoxelCoord v) noexcept {
 // The water near a waterfall changes every tick; 10 Hz is plenty to draw and hear it.
 void CellSync::sendIncremental(const sim::StepOutput& out) {
   const std::uint64_t T = core_.state.tick;
-  const InterestConfig& interest = core_.config.interest;
   pendingWater_.insert(pendingWater_.end(), out.water.begin(), out.water.end());
   pendingFire_.insert(pendingFire_.end(), out.fire.begin(), out.fire.end());
-  const auto every = static_cast<std::uint64_t>(std::max(interest.cellStateEvery, 1));
+  const auto every = static_cast<std::uint64_t>(std::max(core_.config.interest.cellStateEvery, 1));
   if (T % every != 0) return;
   waterByCell_.clear();
   fireByCell_.clear();
   for (std::uint32_t i = 0; i < pendingWater_.size(); ++i) {
-    const std::int64_t c = cellIndexOfVoxel(pendingWater_[i].voxel);
-    if (c >= 0) waterByCell_.push_back({static_cast<std::uint32_t>(c), packVoxelKey(pendingWater_[i].voxel), i});
+    const sim::VoxelCoord v = pendingWater_[i].voxel;
+    waterByCell_.push_back({cellKeyOfVoxel(v), packVoxelKey(v), i});
   }
   for (std::uint32_t i = 0; i < pendingFire_.size(); ++i) {
-    const std::int64_t c = cellIndexOfVoxel(pendingFire_[i].corner);
-    if (c >= 0) fireByCell_.push_back({static_cast<std::uint32_t>(c), packVoxelKey(pendingFire_[i].corner), i});
+    const sim::VoxelCoord v = pendingFire_[i].corner;
+    fireByCell_.push_back({cellKeyOfVoxel(v), packVoxelKey(v), i});
   }
   keepLastPerKey(waterByCell_);
   keepLastPerKey(fireByCell_);
-  const std::int64_t reach2 = squaredUnits(interest.cellReachMetres);
   std::size_t wi = 0, fi = 0;
   while (wi < waterByCell_.size() || fi < fireByCell_.size()) {
-    const std::uint32_t cell = std::min(wi < waterByCell_.size() ? waterByCell_[wi].cell : UINT32_MAX,
-                                        fi < fireByCell_.size() ? fireByCell_[fi].cell : UINT32_MAX);
+    const std::uint64_t cell = std::min(wi < waterByCell_.size() ? waterByCell_[wi].cell : UINT64_MAX,
+                                        fi < fireByCell_.size() ? fireByCell_[fi].cell : UINT64_MAX);
     std::size_t we = wi, fe = fi;
     while (we < waterByCell_.size() && waterByCell_[we].cell == cell) ++we;
     while (fe < fireByCell_.size() && fireByCell_[fe].cell == cell) ++fe;
-    const std::uint64_t prev = cellVersion_[cell];
-    cellVersion_[cell] = T;
-    maxCellVersion_ = T;
+    std::uint64_t& v = cellVersion_[cell];
+    const std::uint64_t prev = v;
+    v = T;
     ENetPacket* packet = nullptr;
     for (Session& s : core_.sessions) {
-      if (s.phase != Phase::Playing || !s.hasPos || s.joinTick >= T) continue;
-      if (cellDistanceSquared(s.pos, cell) > reach2) continue;
-      if (peerCellTick(s, cell) < prev) continue;  // behind: gets a full CellState instead
+      if (!follows(s, cell, prev, T)) continue;
       if (!packet) {
-        buildCellState(cell, false, std::span(waterByCell_).subspan(wi, we - wi),
+        buildCellState(cellOfKey(cell), false, std::span(waterByCell_).subspan(wi, we - wi),
                        std::span(fireByCell_).subspan(fi, fe - fi));
         packet = core_.packetFromBuilder(ENET_PACKET_FLAG_RELIABLE);
         if (!packet) break;
@@ -151,30 +206,36 @@ void CellSync::sendIncremental(const sim::StepOutput& out) {
 }
 
 void CellSync::sendCatchUp(Session& s) {
-  if (maxCellVersion_ <= s.cellsTick || s.tokens <= 0) return;
-  const double reachMetres = core_.config.interest.cellReachMetres;
-  const double reachU = unitsFromMetres(reachMetres);
-  const std::int64_t reach2 = squaredUnits(reachMetres);
+  if (s.tokens <= 0 || cellVersion_.empty()) return;
+  // Which cells are in reach changes only as the player moves (by a voxel or more).
+  const sim::Vec3i d{s.pos.x - s.catchUpPos.x, 0, s.pos.z - s.catchUpPos.z};
+  const bool moved = std::abs(d.x) >= sim::kUnitsPerVoxel || std::abs(d.z) >= sim::kUnitsPerVoxel;
+  if (!moved && !s.catchUpDue) return;
+  s.catchUpPos = s.pos;
+  s.catchUpDue = false;
+  const double reachU = unitsFromMetres(s.reachMetres);
+  const std::int64_t reach2 = squaredUnits(s.reachMetres);
   const auto lo = [&](double u) { return static_cast<std::int32_t>(std::floor(u / kCellUnits)); };
-  const std::int32_t x0 = std::max(lo(s.pos.x - reachU) - cellMinX_, 0);
-  const std::int32_t x1 = std::min(lo(s.pos.x + reachU) - cellMinX_, cellsX_ - 1);
-  const std::int32_t z0 = std::max(lo(s.pos.z - reachU) - cellMinZ_, 0);
-  const std::int32_t z1 = std::min(lo(s.pos.z + reachU) - cellMinZ_, cellsZ_ - 1);
+  const std::int32_t x0 = lo(s.pos.x - reachU), x1 = lo(s.pos.x + reachU);
+  const std::int32_t z0 = lo(s.pos.z - reachU), z1 = lo(s.pos.z + reachU);
   staleCells_.clear();
   for (std::int32_t z = z0; z <= z1; ++z) {
     for (std::int32_t x = x0; x <= x1; ++x) {
-      const auto cell = static_cast<std::uint32_t>(z * cellsX_ + x);
-      const std::uint64_t v = cellVersion_[cell];
+      const sim::CellCoord c{x, z};
+      const std::uint64_t key = cellKey(c);
+      const std::uint64_t v = version(key);
       if (v <= s.cellsTick) continue;
-      const std::int64_t d2 = cellDistanceSquared(s.pos, cell);
-      if (d2 > reach2 || peerCellTick(s, cell) >= v) continue;
-      staleCells_.emplace_back(d2, cell);
+      const std::int64_t d2 = sim::cellDistanceSquared(s.pos, c);
+      if (d2 > reach2 || peerCellTick(s, key) >= v) continue;
+      staleCells_.emplace_back(d2, key);
     }
   }
   std::sort(staleCells_.begin(), staleCells_.end());
+  s.cellsBehind = static_cast<std::uint32_t>(staleCells_.size());
   for (const auto& [d2, cell] : staleCells_) {
     if (s.tokens <= 0) {
       core_.stats.budgetDeferred += 1;
+      s.catchUpDue = true;  // the rest next tick
       continue;
     }
     ENetPacket* packet = nullptr;
@@ -182,12 +243,21 @@ void CellSync::sendCatchUp(Session& s) {
       if (c == cell) packet = p;
     }
     if (!packet) {
-      buildCellState(cell, true, {}, {});
+      if (fullCellPackets_.size() >= kMaxFullCellsPerTick) {
+        s.catchUpDue = true;  // the step thread's share is spent: next tick
+        break;
+      }
+      if (!buildCellState(cellOfKey(cell), true, {}, {})) continue;
       packet = core_.packetFromBuilder(ENET_PACKET_FLAG_RELIABLE);
       if (!packet) return;
       fullCellPackets_.emplace_back(cell, packet);
     }
-    if (core_.send(s, kChannelReliable, packet, wire::ServerBody::CellState)) s.cellTicks[cell] = core_.state.tick;
+    if (core_.send(s, kChannelReliable, packet, wire::ServerBody::CellState)) {
+      s.cellTicks[cell] = core_.state.tick;
+      --s.cellsBehind;
+    } else {
+      s.catchUpDue = true;
+    }
   }
 }
 

@@ -1,37 +1,67 @@
-// CellSync: water and fire reach clients per interest cell (32 x 32 bricks in plan,
-// 12.8 m; sim::cellOf). Changes are merged over InterestConfig::cellStateEvery ticks
-// and sent as one incremental CellState per changed cell, encoded once and shared by
-// the peers in reach that are up to date with that cell; a peer that is behind on a
-// cell in reach (it just joined, or came near) gets the cell's whole water and fire
-// instead, nearest cells first, within its byte budget. Internal to ServerHost
-// (net/server_host.cpp and net/host/).
+// CellSync: the world reaches clients per interest cell (32 x 32 bricks in plan,
+// 12.8 m; sim::cellOf), and only the cells within a peer's reach (Hello.reach_metres,
+// capped by InterestConfig::cellReachMetres) that it is up to date with:
+//   - a step's edits are grouped by cell, each group encoded once with the cell's
+//     hash (routeEdits); StepBatchSender puts a peer's groups in its StepBatch;
+//   - water and fire changes are merged over InterestConfig::cellStateEvery ticks and
+//     sent as one incremental CellState per changed cell, encoded once and shared;
+//   - a peer that is behind on a cell in reach (it just joined, came near, or held
+//     the cell's columns while the cell changed out of its reach) gets the cell's
+//     whole state instead: its changed bricks, water and fire and its hash, nearest
+//     cells first, within its byte budget.
+// Per cell the server keeps the tick of its last change (sparse: changed cells only),
+// per peer the tick of each cell it holds; a fire 3 km away costs a client nothing.
+// Internal to ServerHost (net/server_host.cpp and net/host/).
 #pragma once
 
 #include <enet/enet.h>
 
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "net/host/host_core.h"
+#include "sim/save/save.h"
+#include "sim/step/world_hash_tracker.h"
 #include "sim/systems/streams.h"
 
 namespace loam::net::host {
+
+/// One step's edits in one cell, encoded once (net/edit_codec.h), with the cell's
+/// hash after the step.
+struct EditGroup {
+  sim::CellCoord cell;
+  std::uint64_t hash = 0;
+  std::vector<std::uint8_t> bytes;
+};
 
 class CellSync {
  public:
   explicit CellSync(HostCore& core) noexcept : core_(core) {}
 
-  /// Lays the interest cell grid over the world's bounds (once, at open).
-  void init(const sim::WorldBounds& bounds);
+  /// At open: the cells that hold changed bricks already (a restored world) get
+  /// version 1, so every full client (which starts at 0) is sent them whole. tracker
+  /// (kept up to date by the owner) gives the cells' hashes; it must outlive this.
+  void init(const sim::WorldHashTracker& tracker);
+
+  /// The step's edits grouped by cell (ascending), each encoded once, and who gets
+  /// which: the playing peers in reach that are up to date with the cell (their
+  /// tick of it becomes this one). Call after the step and the tracker's update,
+  /// before sendIncremental.
+  void routeEdits(std::span<const sim::EditRecord> edits);
+  std::span<const EditGroup> editGroups() const noexcept { return std::span(groups_).first(groupCount_); }
+  /// The groups (indices into editGroups(), ascending) session `index` gets this step.
+  std::span<const std::uint32_t> groupsOf(std::size_t index) const noexcept;
 
   /// Takes this step's water and fire changes; on a flush tick sends the merged
   /// incremental CellStates to the peers in reach that are up to date.
   void sendIncremental(const sim::StepOutput& out);
 
   /// Full CellStates for the cells in reach s is behind on, nearest first, while its
-  /// budget lasts. Each cell's packet is built once per tick and shared.
+  /// budget lasts. Each cell's packet is built once per tick and shared. Scans only
+  /// when the player moved or something may have left it behind.
   void sendCatchUp(Session& s);
   /// Ends the tick's catch-up: releases the shared full-cell packets nobody took.
   void endCatchUp();
@@ -39,39 +69,44 @@ class CellSync {
  private:
   /// (cell, key, record index) of a pending change; sorted, the last record per key wins.
   struct CellRecord {
-    std::uint32_t cell;
+    std::uint64_t cell;  ///< cellKey
     std::uint64_t key;
     std::uint32_t index;
     auto operator<=>(const CellRecord&) const = default;
   };
 
-  std::int64_t cellIndexOfVoxel(sim::VoxelCoord v) const noexcept;
-  /// The dense index of a cell, or -1 outside the grid.
-  std::int64_t cellIndex(sim::CellCoord c) const noexcept;
-  sim::CellCoord cellCoord(std::uint32_t index) const noexcept;
-  /// Squared plan distance from a position to the nearest point of a cell.
-  std::int64_t cellDistanceSquared(sim::Vec3i p, std::uint32_t index) const noexcept;
+  /// Whether s gets cell's changes at tick T: in reach and up to date with the
+  /// version before them (a peer in reach that is behind is due a catch-up).
+  bool follows(Session& s, std::uint64_t cell, std::uint64_t prev, std::uint64_t T) const;
+  std::uint64_t version(std::uint64_t cell) const noexcept;
   /// The tick of the cell's state the peer holds.
-  std::uint64_t peerCellTick(const Session& s, std::uint32_t cell) const;
-  void buildCellState(std::uint32_t cell, bool full, std::span<const CellRecord> water,
+  static std::uint64_t peerCellTick(const Session& s, std::uint64_t cell);
+  /// Builds a CellState into the core's builder: the merged pending records (full =
+  /// false; `water` / `fire` index pendingWater_ / pendingFire_) or the cell's whole
+  /// state (full = true). False when the cell's bricks cannot be encoded.
+  bool buildCellState(sim::CellCoord cell, bool full, std::span<const CellRecord> water,
                       std::span<const CellRecord> fire);
   static void keepLastPerKey(std::vector<CellRecord>& records);
   static std::uint64_t packVoxelKey(sim::VoxelCoord v) noexcept;
 
   HostCore& core_;
-  // The grid: dense over the world's bounds.
-  std::int32_t cellMinX_ = 0, cellMinZ_ = 0, cellsX_ = 0, cellsZ_ = 0;
-  std::vector<std::uint64_t> cellVersion_;  ///< tick of the last water / fire change per cell
-  std::uint64_t maxCellVersion_ = 0;
-  // Changes since the last flush, in order.
+  const sim::WorldHashTracker* tracker_ = nullptr;
+  std::unordered_map<std::uint64_t, std::uint64_t> cellVersion_;  ///< cellKey -> tick of its last change
+  // This step's edit groups (groups_ keeps capacity beyond groupCount_) and who gets them.
+  std::vector<EditGroup> groups_;
+  std::size_t groupCount_ = 0;
+  std::vector<std::vector<std::uint32_t>> sessionGroups_;  ///< by session index
+  std::vector<sim::EditRecord> sortedEdits_;
+  // Water and fire changes since the last flush, in order.
   std::vector<sim::WaterChange> pendingWater_;
   std::vector<sim::FireCell> pendingFire_;
   // Scratch (capacity reused).
   std::vector<CellRecord> waterByCell_, fireByCell_;
   std::vector<wire::WaterRec> waterRecs_;
   std::vector<wire::FireRec> fireRecs_;
-  std::vector<std::pair<std::uint32_t, ENetPacket*>> fullCellPackets_;  ///< built this tick
-  std::vector<std::pair<std::int64_t, std::uint32_t>> staleCells_;
+  sim::SaveData cellBricks_;
+  std::vector<std::pair<std::uint64_t, ENetPacket*>> fullCellPackets_;  ///< built this tick
+  std::vector<std::pair<std::int64_t, std::uint64_t>> staleCells_;
 };
 
 }  // namespace loam::net::host

@@ -161,8 +161,19 @@ bool Inbound::dispatch(Session& s, const wire::ClientMessage& msg, std::uint8_t 
     case wire::ClientBody::Action: return onAction(s, *msg.body_as_Action());
     case wire::ClientBody::AuthProof: return onAuthProof(s, *msg.body_as_AuthProof());
     case wire::ClientBody::JoinProgress: return onJoinProgress(core_, s, *msg.body_as_JoinProgress());
+    case wire::ClientBody::CellsDropped: return onCellsDropped(s, *msg.body_as_CellsDropped());
   }
   return false;
+}
+
+// The client no longer holds these cells: it is behind on each from now on, so the
+// next time it is in reach of one that changed, it gets the cell whole.
+bool Inbound::onCellsDropped(Session& s, const wire::CellsDropped& msg) {
+  if (!msg.cells() || msg.cells()->size() > kMaxCellsDropped) return false;
+  if (s.phase != Phase::Playing || !s.wantsWorld) return true;  // nothing held: nothing to forget
+  for (const wire::CellRef* c : *msg.cells()) s.cellTicks.erase(sim::cellKey(sim::CellCoord{c->x(), c->z()}));
+  s.catchUpDue = true;
+  return true;
 }
 
 std::size_t Inbound::playersAdmitted() const noexcept {
@@ -222,6 +233,10 @@ bool Inbound::onHello(Session& s, const wire::Hello& hello) {
   }
   s.name = sim::PlayerName::from(name.name);
   s.wantsWorld = hello.wants_world();
+  // The client says how far around its player it holds the world; the server caps it
+  // (a larger reach costs the server per tick).
+  const double most = config.interest.cellReachMetres;
+  s.reachMetres = hello.reach_metres() == 0 ? most : std::min<double>(hello.reach_metres(), most);
   s.hasKey = key != nullptr && key->size() == kPublicKeyBytes;
   if (s.hasKey) std::copy(key->begin(), key->end(), s.publicKey.begin());
   if (config.auth == AuthMode::Off) {

@@ -51,6 +51,7 @@ class Inbound {
   bool onCellHashRequest(Session& s);
   bool onInputs(Session& s, const wire::Inputs& msg);
   bool onAction(Session& s, const wire::Action& msg);
+  bool onCellsDropped(Session& s, const wire::CellsDropped& msg);
   std::size_t playersAdmitted() const noexcept;
 
   HostCore& core_;

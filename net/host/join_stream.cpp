@@ -23,39 +23,8 @@ JoinStreams::~JoinStreams() {
 }
 
 void JoinStreams::start() {
-  const sim::BrickStore& world = core_.state.world;
-  bounds_ = world.bounds();
-  Job first;
-  first.bricks.reserve(world.modifiedCount());
-  sim::SavedBrick sb;
-  world.forEachModified([&](sim::BrickCoord b) {
-    if (sim::captureBrick(world, b, sb)) first.bricks.push_back(sb);
-  });
-  jobs_.push_back(std::move(first));
+  bounds_ = core_.state.world.bounds();
   worker_ = std::thread([this] { work(); });
-}
-
-void JoinStreams::recordEdits(std::span<const sim::EditRecord> edits) {
-  if (edits.empty()) return;
-  touched_.clear();
-  for (const sim::EditRecord& e : edits) touched_.push_back(sim::editBrick(e));
-  std::sort(touched_.begin(), touched_.end());
-  touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
-  Job job;
-  const sim::BrickStore& world = core_.state.world;
-  sim::SavedBrick sb;
-  for (sim::BrickCoord b : touched_) {
-    if (sim::captureBrick(world, b, sb)) {
-      job.bricks.push_back(sb);
-    } else {
-      job.removed.push_back(b);
-    }
-  }
-  {
-    std::lock_guard lock(mutex_);
-    jobs_.push_back(std::move(job));
-  }
-  wake_.notify_one();
 }
 
 void JoinStreams::begin(Session& s) {
@@ -67,11 +36,9 @@ void JoinStreams::begin(Session& s) {
   if (lastJoinTick_ == state.tick) return;  // this step's state is already on its way
   lastJoinTick_ = state.tick;
   ++encodings_;
-  Job job;
-  job.join.emplace();
-  job.join->identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
-  job.join->tick = state.tick;
-  job.state.emplace(sim::copyState(state, false));
+  Job job{{}, sim::copyState(state, false)};
+  job.join.identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
+  job.join.tick = state.tick;
   {
     std::lock_guard lock(mutex_);
     jobs_.push_back(std::move(job));
@@ -89,17 +56,12 @@ void JoinStreams::work() {
       job = std::move(jobs_.front());
       jobs_.pop_front();
     }
-    for (const sim::BrickCoord b : job.removed) bricks_.erase(sim::canonicalBrickOrder(bounds_, b));
-    for (sim::SavedBrick& b : job.bricks) bricks_[sim::canonicalBrickOrder(bounds_, b.coord)] = b;
-    if (!job.join) continue;
     auto out = std::make_shared<JoinState>();
-    out->tick = job.join->tick;
+    out->tick = job.join.tick;
     sim::SaveData data;
-    data.header = *job.join;
+    data.header = job.join;
     data.bounds = bounds_;
-    data.bricks.reserve(bricks_.size());
-    for (const auto& [key, b] : bricks_) data.bricks.push_back(b);
-    data.blobs = sim::mirrorBlobs(*job.state);
+    data.blobs = sim::mirrorBlobs(job.state);
     if (auto bytes = sim::encodeSave(data)) {
       out->bytes = std::move(*bytes);
     } else {

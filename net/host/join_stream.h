@@ -2,16 +2,15 @@
 // a stream of JoinChunks with flow control (docs/PROTOCOL.md, Joining).
 //
 // The state a client joins from is a sim save (sim/save/save.h) at the tick of the
-// step that admitted it. Capturing and compressing a whole save on the tick cost one
-// tick 63 ms for 4 joins, so the work is split:
-//   - a worker thread keeps its own copy of the saved bricks, which the host thread
-//     keeps current after every step by handing it only the bricks the step's edits
-//     touched (captureBrick each: cost per touched brick, like the hash tracker);
+// step that admitted it, without bricks, water or fire: the world's changes reach
+// the client per interest cell as it comes near (CellSync), so a join costs the
+// same on a world changed everywhere as on a new one. What is left (players and
+// weather, sim::mirrorBlobs) grows with the players, so it is still encoded off the
+// step thread:
 //   - at a join the host thread copies only what the state blobs are made of
-//     (sim::copyState without water and fire, which CellSync sends per cell;
-//     sim::mirrorBlobs: players and weather) and queues a request;
-//     the worker encodes the blobs and the save (zstd) from its bricks, once per tick
-//     for every session admitted by that step;
+//     (sim::copyState without water and fire) and queues a request;
+//     the worker encodes the blobs and the save (zstd), once per tick for every
+//     session admitted by that step;
 //   - the host thread picks the encoded state up and sends it in JoinChunks of
 //     kJoinChunkBytes, at most kJoinWindowBytes unacknowledged per peer; the client
 //     acknowledges with JoinProgress.received_bytes. The stream is charged to neither
@@ -24,7 +23,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -64,12 +62,8 @@ class JoinStreams {
   JoinStreams(const JoinStreams&) = delete;
   JoinStreams& operator=(const JoinStreams&) = delete;
 
-  /// Starts the worker with a copy of every saved brick of core.state.world (one pass
-  /// over the modified bricks, at open). Call once.
+  /// Starts the worker. Call once.
   void start();
-
-  /// After every step: the bricks the step's edits touched, recaptured for the worker.
-  void recordEdits(std::span<const sim::EditRecord> edits);
 
   /// Whether another batch of full clients may enter Joining now (kMaxJoinEncodings).
   bool canAdmit() const noexcept { return encodings_ < kMaxJoinEncodings; }
@@ -97,10 +91,8 @@ class JoinStreams {
  private:
   /// What the host thread hands the worker, in step order.
   struct Job {
-    std::vector<sim::SavedBrick> bricks;    ///< recaptured bricks (upsert)
-    std::vector<sim::BrickCoord> removed;   ///< bricks with nothing to save any more
-    std::optional<sim::SaveHeader> join;    ///< encode the state at join->tick
-    std::optional<sim::StateCopy> state;    ///< with join: what the state blobs are made of
+    sim::SaveHeader join;    ///< encode the state at join.tick
+    sim::StateCopy state;    ///< what the state blobs are made of
   };
 
   void work();
@@ -115,9 +107,6 @@ class JoinStreams {
   std::uint64_t lastJoinTick_ = UINT64_MAX;  ///< host thread: tick of the newest request
   std::size_t encodings_ = 0;                 ///< host thread: requested and not picked up
   sim::WorldBounds bounds_{};
-  std::map<std::uint64_t, sim::SavedBrick> bricks_;  ///< worker only: canonical order
-  // Host thread scratch.
-  std::vector<sim::BrickCoord> touched_;
 };
 
 }  // namespace loam::net::host

@@ -40,6 +40,7 @@ void Session::reset() noexcept {
   wantsWorld = true;
   joinIssued = cellHashesSent = false;
   phaseTick = joinTick = cellsTick = 0;
+  reachMetres = 0;
   badMessages = 0;
   messages = {};
   inputs.clear();
@@ -61,6 +62,9 @@ void Session::reset() noexcept {
   animalView.clear();
   animalViewNext.clear();
   cellTicks.clear();
+  catchUpPos = {};
+  catchUpDue = true;
+  cellsBehind = 0;
   hasKey = claimOnJoin = false;
   publicKey = {};
   authNonce = {};

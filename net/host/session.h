@@ -153,10 +153,11 @@ struct Session {
   bool cellHashesSent = false;
   std::uint64_t phaseTick = 0;  ///< state tick when the phase was entered
   std::uint64_t joinTick = 0;   ///< tick of the state the peer started from (JoinSnapshot / admission)
-  /// Tick of the water and fire the peer started from: 0 for a full client, whose join
-  /// state carries none (it starts from the generated water and fire; CellSync sends
-  /// every cell changed since in full when it comes near), else joinTick.
+  /// Tick of the cells (bricks, water, fire) the peer started from: 0 for a full
+  /// client, whose join state carries none (it starts from the generated world;
+  /// CellSync sends every cell changed since in full when it comes near), else joinTick.
   std::uint64_t cellsTick = 0;
+  double reachMetres = 0;  ///< cells within this of the player are sent (Hello.reach_metres, capped)
   std::chrono::steady_clock::time_point connectedAt{};  ///< ENet connect (join time)
 
   // Hostile-input accounting.
@@ -183,7 +184,10 @@ struct Session {
   std::uint64_t lastSoundTick = 0;   ///< movement sounds up to this tick were offered
   std::array<Manifest, kSnapshotRing> ring;
   std::vector<std::uint32_t> animalView, animalViewNext;  ///< sorted ids (hysteresis)
-  std::unordered_map<std::uint32_t, std::uint64_t> cellTicks;  ///< interest cell index -> tick the peer has
+  std::unordered_map<std::uint64_t, std::uint64_t> cellTicks;  ///< sim::cellKey -> tick of the cell the peer holds
+  sim::Vec3i catchUpPos;             ///< where the last catch-up scan looked from
+  bool catchUpDue = true;            ///< scan again even if the player did not move
+  std::uint32_t cellsBehind = 0;     ///< stale cells in reach left for later at the last scan
 
   // Join progress and the join stream (net/host/join_stream.h; JoinStreams::clear resets them).
   std::uint64_t progressTick = 0;      ///< state tick of the client's last progress (generation or stream)

@@ -1,27 +1,23 @@
 #include "net/host/step_batch.h"
 
+#include <algorithm>
 #include <variant>
 
-#include "net/edit_codec.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/systems/weather.h"
 
 namespace loam::net::host {
 
-void StepBatchSender::send(const sim::StepOutput& out, const sim::WorldHashTracker& tracker, Snapshots& snapshots) {
-  const std::uint64_t T = core_.state.tick;
-  flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
-  encodeEdits(out.edits, editBytes_);
+void StepBatchSender::send(const sim::StepOutput& out, const CellSync& cells, Snapshots& snapshots) {
+  tick_ = core_.state.tick;
   eventRecs_.clear();
   rejected_.clear();
-  fbb.Clear();
   chat_.clear();
   joined_.clear();
   for (const sim::Event& e : out.events) {
     if (const auto* c = std::get_if<sim::ChatEvent>(&e)) {
-      chat_.push_back(
-          wire::CreateChatLine(fbb, c->from.value, fbb.CreateString(c->text.bytes.data(), c->text.length)));
+      chat_.push_back(c);
       continue;
     }
     wire::EventRec rec;
@@ -30,7 +26,7 @@ void StepBatchSender::send(const sim::StepOutput& out, const sim::WorldHashTrack
     // the snapshots of clients within hearing range, not to everyone (in a crowd of
     // 300 they would be most of every StepBatch).
     if (Snapshots::isMovementSound(e)) {
-      snapshots.addSound(T, rec);
+      snapshots.addSound(tick_, rec);
     } else if (std::holds_alternative<sim::CommandRejectedEvent>(e)) {
       rejected_.push_back(rec);
     } else {
@@ -39,29 +35,57 @@ void StepBatchSender::send(const sim::StepOutput& out, const sim::WorldHashTrack
   }
   leftIds_.clear();
   for (const sim::PlayerChange& c : out.players) {
-    if (c.kind == sim::PlayerChange::Kind::Joined) {
-      joined_.push_back(wire::CreatePlayerName(fbb, c.player.id.value,
-                                               fbb.CreateString(c.player.name.bytes.data(), c.player.name.length)));
-    } else if (c.kind == sim::PlayerChange::Kind::Left) {
-      leftIds_.push_back(c.player.id.value);
-    }
+    if (c.kind == sim::PlayerChange::Kind::Joined) joined_.push_back(&c.player);
+    if (c.kind == sim::PlayerChange::Kind::Left) leftIds_.push_back(c.player.id.value);
   }
   weatherBytes_.clear();
   if (out.weatherChanged) sim::encodeWeather(out.weather, weatherBytes_);
-  cellRecs_.clear();
-  for (const sim::CellHash& c : tracker.touchedCells()) cellRecs_.emplace_back(c.cell.x, c.cell.z, c.hash);
-  auto b = wire::CreateStepBatch(fbb, T, fbb.CreateVector(editBytes_), fbb.CreateVectorOfStructs(eventRecs_),
-                                 fbb.CreateVector(chat_), fbb.CreateVector(joined_), fbb.CreateVector(leftIds_),
-                                 fbb.CreateVector(weatherBytes_), tracker.worldHash(),
-                                 fbb.CreateVectorOfStructs(cellRecs_));
-  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::StepBatch, b.Union()));
-  ENetPacket* packet = core_.packetFromBuilder(ENET_PACKET_FLAG_RELIABLE);
-  if (!packet) return;
+  // One encoding per distinct set of edit groups.
+  order_.clear();
   for (Session& s : core_.sessions) {
-    if (s.phase == Phase::Playing) core_.send(s, kChannelReliable, packet, wire::ServerBody::StepBatch);
+    if (s.phase == Phase::Playing) order_.push_back(static_cast<std::uint32_t>(core_.indexOf(s)));
   }
-  HostCore::releaseIfUnsent(packet);
+  const auto groupsLess = [&](std::uint32_t a, std::uint32_t b) {
+    const auto ga = cells.groupsOf(a), gb = cells.groupsOf(b);
+    return std::lexicographical_compare(ga.begin(), ga.end(), gb.begin(), gb.end());
+  };
+  std::stable_sort(order_.begin(), order_.end(), groupsLess);
+  for (std::size_t i = 0; i < order_.size();) {
+    const auto chosen = cells.groupsOf(order_[i]);
+    std::size_t end = i + 1;
+    while (end < order_.size() && std::ranges::equal(cells.groupsOf(order_[end]), chosen)) ++end;
+    build(cells.editGroups(), chosen);
+    ENetPacket* packet = core_.packetFromBuilder(ENET_PACKET_FLAG_RELIABLE);
+    if (!packet) return;
+    for (std::size_t k = i; k < end; ++k) {
+      core_.send(core_.sessions[order_[k]], kChannelReliable, packet, wire::ServerBody::StepBatch);
+    }
+    HostCore::releaseIfUnsent(packet);
+    i = end;
+  }
   sendRejections();
+}
+
+void StepBatchSender::build(std::span<const EditGroup> groups, std::span<const std::uint32_t> chosen) {
+  flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
+  fbb.Clear();
+  chatOffsets_.clear();
+  for (const sim::ChatEvent* c : chat_)
+    chatOffsets_.push_back(
+        wire::CreateChatLine(fbb, c->from.value, fbb.CreateString(c->text.bytes.data(), c->text.length)));
+  joinedOffsets_.clear();
+  for (const sim::Player* p : joined_)
+    joinedOffsets_.push_back(
+        wire::CreatePlayerName(fbb, p->id.value, fbb.CreateString(p->name.bytes.data(), p->name.length)));
+  cellOffsets_.clear();
+  for (std::uint32_t g : chosen) {
+    const EditGroup& e = groups[g];
+    cellOffsets_.push_back(wire::CreateCellEdits(fbb, e.cell.x, e.cell.z, fbb.CreateVector(e.bytes), e.hash));
+  }
+  auto b = wire::CreateStepBatch(fbb, tick_, fbb.CreateVectorOfStructs(eventRecs_), fbb.CreateVector(chatOffsets_),
+                                 fbb.CreateVector(joinedOffsets_), fbb.CreateVector(leftIds_),
+                                 fbb.CreateVector(weatherBytes_), fbb.CreateVector(cellOffsets_));
+  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::StepBatch, b.Union()));
 }
 
 void StepBatchSender::sendRejections() {

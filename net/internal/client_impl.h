@@ -25,6 +25,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "net/client_connection.h"
@@ -33,6 +34,7 @@
 #include "net/internal/mirror_stream.h"
 #include "net/protocol.h"
 #include "net/wire.h"
+#include "sim/save/save.h"
 #include "sim/step/mirror.h"
 #include "sim/step/world_hash_tracker.h"
 #include "sim/world/world_hash.h"
@@ -102,6 +104,8 @@ struct ClientConnection::Impl {
   std::uint32_t lastInputSent = 0;
   double nowMs = 0;         // the owner's clock at the last service()
   double lastInputsMs = 0;  // when Inputs were last sent
+  double lastDropCheckMs = 0;  // when dropFarCells last looked
+  std::unordered_set<std::uint64_t> droppedCells;  // cellKey: dropped, not sent whole since
 
   std::array<internal::SnapEntry, kSnapshotRing> ring;
   std::uint32_t newestSnapshot = 0;
@@ -110,6 +114,9 @@ struct ClientConnection::Impl {
   ClientStats stats;
   flatbuffers::FlatBufferBuilder fbb{1024};
   std::vector<sim::EditRecord> edits;          // one StepBatch's, decoded
+  std::vector<sim::EditRecord> cellEdits;      // one cell's (scratch)
+  std::vector<sim::SavedBrick> cellBricks;     // a full CellState's (scratch)
+  std::vector<sim::BrickCoord> writtenBricks;  // scratch
   std::vector<sim::PlayerChange> playerChanges;  // one StepBatch's joins and leaves
   sim::WeatherState weather;                     // one StepBatch's weather record
   std::vector<sim::WaterChange> water;
@@ -155,9 +162,14 @@ struct ClientConnection::Impl {
   // ---- net/client_playing.cpp: inputs and the streams while Playing -----------------
   void sendInputs();
   void resendIdleInputs();
+  /// Drops the modified columns far beyond the reach, cell by cell, and tells the server.
+  void dropFarCells();
+  bool cellDropped(sim::CellCoord c) const { return droppedCells.contains(sim::cellKey(c)); }
   void onStepBatch(const wire::StepBatch& b);
   void pushEvent(const sim::Event& e);
   void checkHashes(const wire::StepBatch& b);
+  /// Counts a desync and keeps its description (the first kMaxDesyncsKept).
+  void reportDesync(std::uint64_t tick, sim::CellCoord cell, std::uint64_t ours, std::uint64_t theirs);
   void onCellState(const wire::CellState& c);
   void onSnapshot(const wire::Snapshot& s, double nowMs);
   static std::uint32_t idOf(std::uint32_t id);

@@ -28,6 +28,16 @@ constexpr std::int32_t voxelOfUnit(std::int32_t u) noexcept { return u >> kUnitS
 /// The voxel holding position p.
 constexpr VoxelCoord voxelOf(Vec3i p) noexcept { return {voxelOfUnit(p.x), voxelOfUnit(p.y), voxelOfUnit(p.z)}; }
 
+/// Squared plan distance (units^2) from p to the nearest point of cell c: what
+/// "within reach of a cell" means for interest, on the server and the client alike.
+constexpr std::int64_t cellDistanceSquared(Vec3i p, CellCoord c) noexcept {
+  constexpr std::int64_t kCellUnits = std::int64_t{kCellBricks} * kBrickSize * kUnitsPerVoxel;
+  const std::int64_t x0 = c.x * kCellUnits, z0 = c.z * kCellUnits;
+  const std::int64_t dx = p.x < x0 ? x0 - p.x : (p.x >= x0 + kCellUnits ? p.x - (x0 + kCellUnits - 1) : 0);
+  const std::int64_t dz = p.z < z0 ? z0 - p.z : (p.z >= z0 + kCellUnits ? p.z - (z0 + kCellUnits - 1) : 0);
+  return dx * dx + dz * dz;
+}
+
 /// The centre of voxel v in units.
 constexpr Vec3i voxelCentre(VoxelCoord v) noexcept {
   return {v.x * kUnitsPerVoxel + kUnitsPerVoxel / 2, v.y * kUnitsPerVoxel + kUnitsPerVoxel / 2,

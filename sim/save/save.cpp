@@ -240,6 +240,73 @@ bool captureBrick(const BrickStore& store, BrickCoord b, SavedBrick& out) {
   return true;
 }
 
+namespace {
+
+/// The (at most four) chunk columns of an interest cell.
+template <class F>
+void forEachColumnOfCell(CellCoord cell, F&& fn) {
+  constexpr std::int32_t kColumnsPerCell = kCellBricks / kChunkBricks;
+  for (std::int32_t dz = 0; dz < kColumnsPerCell; ++dz)
+    for (std::int32_t dx = 0; dx < kColumnsPerCell; ++dx)
+      fn(ChunkColumn{cell.x * kColumnsPerCell + dx, cell.z * kColumnsPerCell + dz});
+}
+
+}  // namespace
+
+void captureCellBricks(const BrickStore& store, CellCoord cell, std::vector<SavedBrick>& out) {
+  out.clear();
+  SavedBrick sb;
+  forEachColumnOfCell(cell, [&](ChunkColumn column) {
+    store.forEachModifiedInColumn(column, [&](BrickCoord b) {
+      if (captureBrick(store, b, sb)) out.push_back(sb);
+    });
+  });
+  const WorldBounds& bounds = store.bounds();
+  std::sort(out.begin(), out.end(), [&](const SavedBrick& a, const SavedBrick& b) {
+    return canonicalKey(bounds, a.coord) < canonicalKey(bounds, b.coord);
+  });
+}
+
+Result<void> applyCellBricks(BrickStore& store, CellCoord cell, std::span<const SavedBrick> bricks,
+                             std::vector<BrickCoord>& written) {
+  std::vector<BrickCoord> listed;
+  listed.reserve(bricks.size());
+  for (const SavedBrick& sb : bricks) {
+    if (!(cellOf(sb.coord) == cell) || !store.bounds().containsBrick(sb.coord))
+      return makeError("brick (" + std::to_string(sb.coord.x) + ", " + std::to_string(sb.coord.y) + ", " +
+                       std::to_string(sb.coord.z) + ") is not in cell (" + std::to_string(cell.x) + ", " +
+                       std::to_string(cell.z) + ")");
+    listed.push_back(sb.coord);
+  }
+  std::sort(listed.begin(), listed.end());
+  if (std::adjacent_find(listed.begin(), listed.end()) != listed.end()) return makeError("a brick is listed twice");
+  // Bricks this store changed that the cell no longer holds changed: generated again.
+  std::vector<BrickCoord> stale;
+  forEachColumnOfCell(cell, [&](ChunkColumn column) {
+    store.forEachModifiedInColumn(column, [&](BrickCoord b) {
+      if (!std::binary_search(listed.begin(), listed.end(), b)) stale.push_back(b);
+    });
+  });
+  MaterialId buf[kBrickVoxels];
+  for (const BrickCoord b : stale) {
+    if (!store.generatedBrick(b, buf)) continue;
+    store.writeBrick(b, buf);
+    written.push_back(b);
+  }
+  for (const SavedBrick& sb : bricks) {
+    if (sb.delta) {
+      if (!store.generatedBrick(sb.coord, buf)) store.readBrick(sb.coord, buf);  // unmodified: as generated
+      for (int i = 0; i < kBrickVoxels; ++i)
+        if ((sb.changed[static_cast<std::size_t>(i >> 6)] >> (i & 63)) & 1u) buf[i] = sb.voxels[static_cast<std::size_t>(i)];
+      store.writeBrick(sb.coord, buf);
+    } else {
+      store.writeBrick(sb.coord, sb.voxels.data());
+    }
+    written.push_back(sb.coord);
+  }
+  return ok();
+}
+
 std::uint64_t canonicalBrickOrder(const WorldBounds& bounds, BrickCoord b) { return canonicalKey(bounds, b); }
 
 Result<SaveData> captureSave(const SaveHeader& header, const BrickStore& store, std::vector<SaveBlob> blobs) {

@@ -105,8 +105,24 @@ Result<SaveData> captureSave(const SaveHeader& header, const BrickStore& store, 
 
 /// One brick as captureSave saves it, into out: false when b is not modified or holds
 /// its generated content again (nothing to save). Lets a copy of the save be kept up
-/// to date brick by brick (the server's join stream). No allocation.
+/// to date brick by brick (the world database, a cell's catch-up). No allocation.
 bool captureBrick(const BrickStore& store, BrickCoord b, SavedBrick& out);
+
+/// The bricks of one interest cell that differ from their generated content
+/// (captureBrick each, canonical order) into out, cleared first: with the generated
+/// world, all a client needs to hold the cell as store does (a full CellState, the
+/// server's catch-up of a client that comes near). Cost: the modified bricks of the
+/// cell's resident chunks, never the cell's volume.
+void captureCellBricks(const BrickStore& store, CellCoord cell, std::vector<SavedBrick>& out);
+
+/// Makes cell in store what captureCellBricks captured elsewhere: each listed brick
+/// takes its content (a delta over the brick's generated content), and every other
+/// modified brick of the cell goes back to its generated content, whatever edits the
+/// store followed before. Appends each brick written to `written` (the caller
+/// rehashes them). Errors, store unchanged: a brick outside cell or the bounds, or
+/// listed twice. A streamed store generates the columns it reads.
+Result<void> applyCellBricks(BrickStore& store, CellCoord cell, std::span<const SavedBrick> bricks,
+                             std::vector<BrickCoord>& written);
 
 /// Largest encodeBrickContent output: kind, mask and every voxel changed.
 inline constexpr std::size_t kMaxBrickContentBytes = 1 + 64 + kBrickVoxels;

@@ -26,10 +26,6 @@ void appendPacked(const BrickStore& store, int i, int local, std::vector<std::ui
   out.resize(at + v.packCanonical(out.data() + at));
 }
 
-std::uint64_t cellKey(CellCoord c) noexcept {
-  return (std::uint64_t{static_cast<std::uint32_t>(c.x)} << 32) | static_cast<std::uint32_t>(c.z);
-}
-
 }  // namespace
 
 void WorldHashTracker::setTerm(ChunkCoord c, bool changed, std::uint64_t term) {
@@ -157,6 +153,17 @@ void WorldHashTracker::update(const BrickStore& store, std::span<const EditRecor
                              [](const CellHash& a, const CellHash& b) { return a.cell == b.cell; }),
                  touched_.end());
   for (CellHash& c : touched_) c.hash = cellHash(store, c.cell);
+}
+
+void WorldHashTracker::forgetColumns(const BrickStore& store, std::span<const ChunkColumn> columns) {
+  const std::int32_t cy0 = store.bounds().minBrick.y >> kChunkShift, cy1 = store.bounds().maxBrick.y >> kChunkShift;
+  for (const ChunkColumn col : columns) {
+    for (std::int32_t cy = cy0; cy < cy1; ++cy) {
+      const ChunkCoord c{col.x, cy, col.z};
+      packed_.erase(internal::chunkKey(c));
+      setTerm(c, false, 0);
+    }
+  }
 }
 
 std::uint64_t WorldHashTracker::cellHash(const BrickStore&, CellCoord cell) const {

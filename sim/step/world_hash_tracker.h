@@ -37,6 +37,11 @@ class WorldHashTracker {
   /// tables.
   void update(const BrickStore& store, std::span<const EditRecord> edits);
 
+  /// Forgets the changed chunks of columns, as if they held their generated content
+  /// again: what a mirror that drops modified columns (BrickStore::dropColumns) calls
+  /// with them. Cost: the columns' chunks.
+  void forgetColumns(const BrickStore& store, std::span<const ChunkColumn> columns);
+
   /// The world hash after the last reset / update.
   std::uint64_t worldHash() const noexcept { return world_; }
 

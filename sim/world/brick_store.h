@@ -254,6 +254,11 @@ class BrickStore {
   /// columns stay. Renumbers chunk slots (slotEpoch) when it releases any. O(resident
   /// chunks). Returns the columns released.
   int releaseColumns(std::span<const ChunkColumn> columns);
+  /// releaseColumns, modified columns included: their edits are lost, and the next
+  /// read generates them as they were generated. For a mirror that stops following
+  /// those columns (a client far from them; the server sends them whole again when it
+  /// comes back). Returns the columns released.
+  int dropColumns(std::span<const ChunkColumn> columns);
 
   // ---- change tracking ----------------------------------------------------------
 
@@ -281,6 +286,10 @@ class BrickStore {
   /// Calls fn(BrickCoord) for each modified brick, canonical order.
   template <class F>
   void forEachModified(F&& fn) const;
+  /// Calls fn(BrickCoord) for each modified brick of the resident chunks of column,
+  /// bottom to top (a cell's catch-up, sim/save/save.h). O(chunks in a column).
+  template <class F>
+  void forEachModifiedInColumn(ChunkColumn column, F&& fn) const;
   /// Number of modified bricks. O(chunks).
   std::size_t modifiedCount() const noexcept;
   /// Ends generation: clears every changed and modified bit (freeing their storage),
@@ -346,6 +355,7 @@ class BrickStore {
   void noteFirstChange(Chunk& c, int local);
   static std::size_t baselineBytes(const Baseline& bl) noexcept;
   internal::ChunkData& expand(Chunk& c);
+  int release(std::span<const ChunkColumn> columns, bool modifiedToo);
   void writeUniformBrick(Chunk& c, int local, MaterialId m) noexcept;
   void freeBrickRecord(internal::ChunkData& d, int local) noexcept;
   std::uint32_t allocRecord(internal::ChunkData& d, unsigned bitsLog2);
@@ -528,6 +538,27 @@ void BrickStore::forEachChanged(ChangeSubscriber sub, F&& fn) const {
 template <class F>
 void BrickStore::forEachModified(F&& fn) const {
   forEachSetBit(kMaxChangeSubscribers, fn);
+}
+
+template <class F>
+void BrickStore::forEachModifiedInColumn(ChunkColumn column, F&& fn) const {
+  const std::int32_t cy0 = bounds_.minBrick.y >> kChunkShift, cy1 = bounds_.maxBrick.y >> kChunkShift;
+  for (std::int32_t cy = cy0; cy < cy1; ++cy) {
+    const ChunkCoord cc{column.x, cy, column.z};
+    const int i = map_.find(internal::chunkKey(cc));
+    if (i < 0) continue;
+    const Chunk& c = chunks_[static_cast<std::size_t>(i)];
+    if (!c.dirty || !(c.dirty->any & (1u << kMaxChangeSubscribers))) continue;
+    for (int w = 0; w < internal::kDirtyWords; ++w) {
+      std::uint64_t bits = c.dirty->bits[kMaxChangeSubscribers][w];
+      while (bits) {
+        const int local = w * 64 + std::countr_zero(bits);
+        bits &= bits - 1;
+        fn(BrickCoord{cc.x * kChunkBricks + (local & 15), cc.y * kChunkBricks + ((local >> 4) & 15),
+                      cc.z * kChunkBricks + (local >> 8)});
+      }
+    }
+  }
 }
 
 }  // namespace loam::sim

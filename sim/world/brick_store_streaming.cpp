@@ -60,11 +60,15 @@ bool BrickStore::columnModified(ChunkColumn column) const noexcept {
   return false;
 }
 
-int BrickStore::releaseColumns(std::span<const ChunkColumn> columns) {
+int BrickStore::releaseColumns(std::span<const ChunkColumn> columns) { return release(columns, false); }
+
+int BrickStore::dropColumns(std::span<const ChunkColumn> columns) { return release(columns, true); }
+
+int BrickStore::release(std::span<const ChunkColumn> columns, bool modifiedToo) {
   internal::ChunkMap dropped;
   for (ChunkColumn col : columns) {
     const std::uint64_t key = columnKey(col);
-    if (present_.find(key) < 0 || dropped.find(key) >= 0 || columnModified(col)) continue;
+    if (present_.find(key) < 0 || dropped.find(key) >= 0 || (!modifiedToo && columnModified(col))) continue;
     dropped.insert(key, 0);
   }
   if (dropped.size() == 0) return 0;

@@ -76,6 +76,15 @@ struct CellCoord {
 
 constexpr CellCoord cellOf(BrickCoord b) { return {b.x >> kCellShift, b.z >> kCellShift}; }
 
+/// A cell as one integer (x in the high half): the key of per-cell tables.
+constexpr std::uint64_t cellKey(CellCoord c) {
+  return (std::uint64_t{static_cast<std::uint32_t>(c.x)} << 32) | static_cast<std::uint32_t>(c.z);
+}
+/// The cell of a cellKey.
+constexpr CellCoord cellOfKey(std::uint64_t k) {
+  return {static_cast<std::int32_t>(static_cast<std::uint32_t>(k >> 32)), static_cast<std::int32_t>(static_cast<std::uint32_t>(k))};
+}
+
 /// The world's extent in bricks: [min, max) on each axis. Always a whole number of
 /// chunks, so every chunk is either wholly inside or wholly outside.
 struct WorldBounds {

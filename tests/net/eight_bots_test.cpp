@@ -378,10 +378,14 @@ TEST_CASE("eight full bots 2 km apart on highlands at 150 ms and 5 % loss: actio
 
   // Stop input until every input is acknowledged, then stop the server too: every bot
   // applies its last step.
+  // The cells a bot came near (a visitor's new place) come whole within its budget:
+  // until none is left behind.
   sendInputs = false;
   bool drained = runUntil(30, [&] {
-    return std::all_of(bots.begin(), bots.end(), [](const Bot& b) { return b.conn->predictor().pending().empty(); });
+    return host.stats().cellsBehind == 0 &&
+           std::all_of(bots.begin(), bots.end(), [](const Bot& b) { return b.conn->predictor().pending().empty(); });
   });
+  MESSAGE("cells behind at the end: " << host.stats().cellsBehind);
   const Clock::time_point drainEnd = Clock::now() + std::chrono::seconds(10);
   auto caughtUp = [&] {
     return std::all_of(bots.begin(), bots.end(),
@@ -419,7 +423,6 @@ TEST_CASE("eight full bots 2 km apart on highlands at 150 ms and 5 % loss: actio
     CHECK(s.desyncCount == 0);
     CHECK(s.holesMet == 0);
     CHECK(c.serverTick() == server.tick);
-    CHECK(sim::worldHash(c.mirror().world) == sim::worldHash(server.world));
     CHECK(b.sent[0][0] >= 8);
     CHECK(b.digs[0] >= 2);
     CHECK(b.placed[0] > 0);
@@ -436,7 +439,8 @@ TEST_CASE("eight full bots 2 km apart on highlands at 150 ms and 5 % loss: actio
     CHECK(bots[v].ignites[1] >= 1);
   }
 
-  // Every voxel the server changed reads the same in every mirror (edits 2 km away included).
+  // Every voxel the server changed near a bot reads the same in its mirror; edits
+  // 2 km away never reached it (interest follows residency), so it holds fewer.
   auto byXyz = [](const sim::VoxelCoord& a, const sim::VoxelCoord& b) {
     return std::tie(a.x, a.y, a.z) < std::tie(b.x, b.y, b.z);
   };
@@ -448,18 +452,36 @@ TEST_CASE("eight full bots 2 km apart on highlands at 150 ms and 5 % loss: actio
     for (unsigned k = 0; k < sim::kBrickVoxels; ++k) editedVoxels.push_back(sim::voxelOfBrick(br, k));
   MESSAGE(editedVoxels.size() << " voxels edited, " << filledBricks.size() << " bricks filled");
   CHECK(editedVoxels.size() > 0);
+  constexpr double kNearMetres = 24;  // inside every bot's 32 m reach (its stream radius)
   for (std::size_t i = 0; i < kBots; ++i) {
-    std::size_t differ = 0;
+    const sim::Vec3i p = serverPlayer(bots[i]).motion.position;
+    std::size_t differ = 0, near = 0;
     for (const sim::VoxelCoord& v : editedVoxels) {
+      const double dx = double(v.x) * sim::kUnitsPerVoxel - p.x, dz = double(v.z) * sim::kUnitsPerVoxel - p.z;
+      if (std::hypot(dx, dz) > kNearMetres * sim::kUnitsPerMetre) continue;
+      ++near;
       if (bots[i].conn->mirror().world.get(v) == server.world.get(v)) continue;
       if (differ++ == 0)
-        MESSAGE("bot " << i + 1 << ": voxel " << v.x << "," << v.y << "," << v.z << " is "
+        MESSAGE("bot " << i + 1 << ": voxel " << v.x << "," << v.y << "," << v.z << " ("
+                       << std::hypot(double(v.x) * sim::kUnitsPerVoxel - p.x, double(v.z) * sim::kUnitsPerVoxel - p.z) /
+                              sim::kUnitsPerMetre
+                       << " m away, column present "
+                       << bots[i].conn->mirror().world.columnPresent({v.x >> 7, v.z >> 7}) << ") is "
                        << int(bots[i].conn->mirror().world.get(v)) << ", the server's " << int(server.world.get(v)));
     }
+    const net::ClientStats st = bots[i].conn->stats();
+    const auto bytesOf = [&](const char* type) {
+      auto it = st.received.find(type);
+      return it == st.received.end() ? std::uint64_t{0} : it->second.bytes;
+    };
+    MESSAGE("bot " << i + 1 << ": " << near << " edited voxels within " << kNearMetres << " m, " << st.cellChecks
+                   << " cells caught up whole, " << st.cellsDropped << " dropped; received StepBatch " << bytesOf("StepBatch") << " B, CellState "
+                   << bytesOf("CellState") << " B");
+    CHECK(near > 0);
     CHECK_MESSAGE(differ == 0, "bot " << i + 1 << ": " << differ << " edited voxels differ");
   }
 
-  // Fire and water of the cells around each bot (within the 64 m cell reach) equal the server's.
+  // Fire and water of the cells around each bot (within its reach) equal the server's.
   for (std::size_t i = 0; i < kBots; ++i) {
     const sim::CellCoord home = sim::cellOf(sim::brickOf(sim::voxelOf(serverPlayer(bots[i]).motion.position)));
     for (int dz = -2; dz <= 2; ++dz)

@@ -32,9 +32,11 @@
 #include "net/host/session.h"
 #include "net/protocol.h"
 #include "net/wire.h"
+#include "sim/save/save.h"
 #include "sim/gen/column_streamer.h"
 #include "sim/gen/scene.h"
 #include "sim/step/step.h"
+#include "sim/step/world_hash_tracker.h"
 #include "sim/world/world_hash.h"
 #include "tests/support/flat_world.h"
 #include "tests/support/raw_client.h"
@@ -286,22 +288,124 @@ TEST_CASE("an Action dig at a reachable voxel comes back as edits in a StepBatch
   REQUIRE(tickUntil(*server, {&c}, 500, [&] {
     for (auto& m : c.take(wire::ServerBody::StepBatch)) {
       const wire::StepBatch* b = parseServerMessage(m)->body_as_StepBatch();
-      if (!b->edits() || b->edits()->size() <= 1) continue;
-      std::vector<sim::EditRecord> edits;
-      auto r = net::decodeEdits(std::span<const std::uint8_t>(b->edits()->data(), b->edits()->size()), edits);
-      REQUIRE(r.has_value());
-      for (const sim::EditRecord& e : edits) {
-        if (e.kind == sim::EditRecord::Kind::Voxel && e.x == target.x && e.y == target.y && e.z == target.z) {
-          CHECK(e.after == sim::kAir);
-          sawEdits = true;
+      if (!b->cells()) continue;
+      for (const wire::CellEdits* ce : *b->cells()) {
+        std::vector<sim::EditRecord> edits;
+        auto r = net::decodeEdits(std::span<const std::uint8_t>(ce->edits()->data(), ce->edits()->size()), edits);
+        REQUIRE(r.has_value());
+        for (const sim::EditRecord& e : edits) {
+          CHECK(sim::cellOf(sim::editBrick(e)) == sim::CellCoord{ce->cell_x(), ce->cell_z()});
+          if (e.kind == sim::EditRecord::Kind::Voxel && e.x == target.x && e.y == target.y && e.z == target.z) {
+            CHECK(e.after == sim::kAir);
+            sim::WorldHashTracker fresh;
+            fresh.reset(server->state().world);
+            CHECK(ce->hash() == fresh.cellHash(server->state().world, sim::cellOf(sim::brickOf(target))));
+            sawEdits = true;
+          }
         }
       }
-      CHECK(b->cells() != nullptr);
-      CHECK(b->cells()->size() >= 1);
     }
     return sawEdits;
   }));
   CHECK(server->state().world.get(target) == sim::kAir);
+}
+
+TEST_CASE("edits reach only the peers that hold the cell; a peer that comes near gets the cell whole") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  net::ServerConfig config;
+  config.interest.cellReachMetres = 16;  // the flat world is 512 m: 200 m is far out of reach
+  auto server = openServer(config);
+  RawClient a(server->port()), b(server->port());
+  flatbuffers::FlatBufferBuilder fbb;
+  const std::uint32_t idA = joinAs(*server, a, fbb, "digger", false);
+  const std::uint32_t idB = joinAs(*server, b, fbb, "faraway", false);
+  REQUIRE(tickUntil(*server, {&a, &b}, 100, [&] {
+    return server->state().findPlayer(sim::PlayerId{idA}) && server->state().findPlayer(sim::PlayerId{idB});
+  }));
+  const sim::Vec3i home = server->state().findPlayer(sim::PlayerId{idA})->motion.position;
+  const std::int32_t m = sim::kUnitsPerMetre;
+  std::uint32_t seq = 0;
+  const auto teleportB = [&](sim::Vec3i to) {
+    const sim::Command cmd{sim::kServerPlayer, ++seq, sim::TeleportCommand{sim::PlayerId{idB}, to, true}};
+    server->tick(std::span(&cmd, 1));
+    REQUIRE(tickUntil(*server, {&a, &b}, 100, [&] {
+      const sim::Vec3i p = server->state().findPlayer(sim::PlayerId{idB})->motion.position;
+      return std::abs(p.x - to.x) < m && std::abs(p.z - to.z) < m;
+    }));
+  };
+  teleportB({home.x + 200 * m, 0, home.z});
+  b.take(wire::ServerBody::StepBatch);
+  b.take(wire::ServerBody::CellState);
+
+  // A digs in front of its feet: A gets the cell's edits, B (200 m away) nothing.
+  const sim::Player* pa = server->state().findPlayer(sim::PlayerId{idA});
+  const sim::VoxelCoord feet = sim::voxelOf(pa->motion.position);
+  const sim::VoxelCoord target{feet.x, feet.y - 1, feet.z - 10};
+  const sim::CellCoord cell = sim::cellOf(sim::brickOf(target));
+  REQUIRE(server->state().world.get(target) != sim::kAir);
+  buildDig(fbb, target, 0);
+  a.send(fbb);
+  const auto editsFor = [&](RawClient& c) {
+    std::size_t groups = 0;
+    for (auto& msg : c.take(wire::ServerBody::StepBatch)) {
+      const wire::StepBatch* batch = parseServerMessage(msg)->body_as_StepBatch();
+      if (batch->cells()) groups += batch->cells()->size();
+    }
+    return groups;
+  };
+  std::size_t groupsA = 0, groupsB = 0;
+  REQUIRE(tickUntil(*server, {&a, &b}, 500, [&] {
+    groupsA += editsFor(a);
+    groupsB += editsFor(b);
+    return server->state().world.get(target) == sim::kAir && groupsA > 0;
+  }));
+  CHECK(groupsB == 0);
+  CHECK(b.take(wire::ServerBody::CellState).empty());
+
+  // B comes back: the dug cell arrives whole (bricks and hash), then its edits follow.
+  teleportB({home.x + 2 * m, 0, home.z});
+  const wire::CellState* whole = nullptr;
+  std::vector<std::vector<std::uint8_t>> kept;
+  REQUIRE(tickUntil(*server, {&a, &b}, 500, [&] {
+    for (auto& msg : b.take(wire::ServerBody::CellState)) {
+      const wire::CellState* cs = parseServerMessage(msg)->body_as_CellState();
+      if (cs->full() && cs->cell_x() == cell.x && cs->cell_z() == cell.z) {
+        kept.push_back(std::move(msg));
+        whole = parseServerMessage(kept.back())->body_as_CellState();
+      }
+    }
+    return whole != nullptr;
+  }));
+  REQUIRE(whole->bricks() != nullptr);
+  auto save = sim::decodeSave(std::span<const std::uint8_t>(whole->bricks()->data(), whole->bricks()->size()));
+  REQUIRE(save.has_value());
+  const sim::BrickCoord tb = sim::brickOf(target);
+  bool dugSeen = false;
+  for (const sim::SavedBrick& sb : save->bricks) {
+    CHECK(sim::cellOf(sb.coord) == cell);
+    if (!(sb.coord == tb)) continue;
+    const int i = sim::voxelIndexInBrick(target.x - tb.x * sim::kBrickSize, target.y - tb.y * sim::kBrickSize,
+                                         target.z - tb.z * sim::kBrickSize);
+    dugSeen = sb.voxels[static_cast<std::size_t>(i)] == sim::kAir;
+  }
+  CHECK(dugSeen);
+  sim::WorldHashTracker fresh;
+  fresh.reset(server->state().world);
+  CHECK(whole->hash() == fresh.cellHash(server->state().world, cell));
+
+  // Now B holds the cell: a second dig there reaches both.
+  sim::VoxelCoord second{target.x + 8, target.y, target.z};  // past the first dig's radius
+  if (!(sim::cellOf(sim::brickOf(second)) == cell)) second.x = target.x - 8;
+  REQUIRE(server->state().world.get(second) != sim::kAir);
+  buildDig(fbb, second, 0);
+  a.send(fbb);
+  groupsB = 0;
+  REQUIRE(tickUntil(*server, {&a, &b}, 500, [&] {
+    editsFor(a);
+    groupsB += editsFor(b);
+    return server->state().world.get(second) == sim::kAir && groupsB > 0;
+  }));
 }
 
 namespace {

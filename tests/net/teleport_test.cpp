@@ -116,6 +116,22 @@ TEST_CASE("teleport 5 km on highlands: refused when bad, followed exactly, time 
   CHECK(serverPlayer().motion.position == home);
   CHECK(conn.stats().prediction.teleports == 0);
 
+  // A dig beside the spawn (from the server: the console's way) reaches the bot, whose
+  // column there now holds an edit.
+  const auto digBeside = [&](std::int32_t dxMetres) {
+    const std::int32_t vx = (home.x >> sim::kUnitShift) + dxMetres * sim::kVoxelsPerMetre, vz = home.z >> sim::kUnitShift;
+    const std::int32_t top = sim::groundHeight(host.state().world, host.state().lut, vx, vz).value_or(0);
+    const sim::VoxelCoord v{vx, top / sim::kUnitsPerVoxel - 1, vz};
+    adminCommands.push_back({sim::kServerPlayer, ++adminSequence, sim::DigCommand{v, sim::ToolSize::Cm20}});
+    return v;
+  };
+  const sim::VoxelCoord firstDig = digBeside(3);
+  const sim::ChunkColumn homeColumn{firstDig.x >> 7, firstDig.z >> 7};
+  steps(600, [&] { return host.state().world.get(firstDig) == sim::kAir && conn.serverTick() == host.state().tick; });
+  REQUIRE(host.state().world.get(firstDig) == sim::kAir);
+  CHECK(conn.mirror().world.get(firstDig) == sim::kAir);
+  CHECK(conn.mirror().world.columnModified(homeColumn));
+
   // 5 km away (3 km east, 4 km south), standing on the ground there.
   const double tx = 3000.0, tz = 4000.0;
   const server::AdminReply r = server::runAdminCommand("teleport " + who + " 3000 4000", ctx);
@@ -125,6 +141,15 @@ TEST_CASE("teleport 5 km on highlands: refused when bad, followed exactly, time 
   CHECK(std::holds_alternative<sim::TeleportCommand>(adminCommands[0].body));
   steps(20 * 60, [&] { return !conn.stats().teleportPlayableMs.empty(); });
   steps(60, never);  // stand there a moment
+  // Far beyond its reach the bot drops the modified column (and tells the server);
+  // a second dig near home, meanwhile, costs it nothing.
+  steps(10 * 60, [&] { return conn.stats().cellsDropped > 0; });
+  CHECK(conn.stats().cellsDropped > 0);
+  CHECK_FALSE(conn.mirror().world.columnPresent(homeColumn));
+  const sim::VoxelCoord secondDig = digBeside(-20);  // another cell: the first one's is unchanged
+  steps(600, [&] { return host.state().world.get(secondDig) == sim::kAir; });
+  REQUIRE(host.state().world.get(secondDig) == sim::kAir);
+  CHECK_FALSE(conn.mirror().world.columnPresent(homeColumn));
 
   // Back near the spawn, 6 m above the ground: it falls and lands.
   const std::int32_t groundThere =
@@ -179,7 +204,11 @@ TEST_CASE("teleport 5 km on highlands: refused when bad, followed exactly, time 
   CHECK(s.teleportPlayableMs.size() == 2);
   for (double ms : s.teleportPlayableMs) CHECK(ms > 0.0);
   CHECK(conn.serverTick() == host.state().tick);
+  // Back home, both digs came whole with the cell (the first dropped, the second made away).
   CHECK(sim::worldHash(conn.mirror().world) == sim::worldHash(host.state().world));
+  CHECK(conn.mirror().world.get(firstDig) == sim::kAir);
+  CHECK(conn.mirror().world.get(secondDig) == sim::kAir);
+  CHECK(s.cellChecks > 0);
   // The mirror holds the ground around the new place.
   CHECK(conn.mirror().world.columnPresent(sim::ChunkColumn{(ux >> sim::kUnitShift) >> 7, (uz >> sim::kUnitShift) >> 7}));
 }

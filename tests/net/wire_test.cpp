@@ -402,6 +402,10 @@ std::vector<Bytes> validClientMessages() {
   v.push_back(clientMessage(wire::ClientBody::JoinProgress, [](flatbuffers::FlatBufferBuilder& fbb) {
     return wire::CreateJoinProgress(fbb, 1000, 65536).Union();
   }));
+  v.push_back(clientMessage(wire::ClientBody::CellsDropped, [](flatbuffers::FlatBufferBuilder& fbb) {
+    const std::vector<wire::CellRef> cells{wire::CellRef(1, -2)};
+    return wire::CreateCellsDroppedDirect(fbb, &cells).Union();
+  }));
   return v;
 }
 
@@ -432,14 +436,14 @@ std::vector<Bytes> validServerMessages() {
     std::vector<flatbuffers::Offset<wire::PlayerName>> joined{wire::CreatePlayerNameDirect(fbb, 13, "bob")};
     std::vector<std::uint32_t> left{14};
     std::vector<std::uint8_t> weather{9, 9};
-    std::vector<wire::CellHashRec> cells{wire::CellHashRec(0, 0, 42)};
-    return wire::CreateStepBatchDirect(fbb, 1000, &edits, &events, &chat, &joined, &left, &weather, 77, &cells)
-        .Union();
+    std::vector<flatbuffers::Offset<wire::CellEdits>> cells{wire::CreateCellEditsDirect(fbb, 0, -1, &edits, 42)};
+    return wire::CreateStepBatchDirect(fbb, 1000, &events, &chat, &joined, &left, &weather, &cells).Union();
   }));
   v.push_back(serverMessage(wire::ServerBody::CellState, [](flatbuffers::FlatBufferBuilder& fbb) {
     std::vector<wire::WaterRec> water{wire::WaterRec(2, 1, 3, 100)};
     std::vector<wire::FireRec> fire{wire::FireRec(5000, 2, 1, 3, 200)};
-    return wire::CreateCellStateDirect(fbb, 5, -1, 2, true, &water, &fire).Union();
+    std::vector<std::uint8_t> bricks{1, 2, 3};
+    return wire::CreateCellStateDirect(fbb, 5, -1, 2, true, &water, &fire, &bricks, 99).Union();
   }));
   v.push_back(serverMessage(wire::ServerBody::Snapshot, [](flatbuffers::FlatBufferBuilder& fbb) {
     const wire::PlayerStateRec own = toWire(distinctState());
@@ -455,7 +459,8 @@ std::vector<Bytes> validServerMessages() {
   {
     const Bytes inner = serverMessage(wire::ServerBody::StepBatch, [](flatbuffers::FlatBufferBuilder& fbb) {
       std::vector<std::uint8_t> edits(4000, 7);
-      return wire::CreateStepBatchDirect(fbb, 5, &edits).Union();
+      std::vector<flatbuffers::Offset<wire::CellEdits>> cells{wire::CreateCellEditsDirect(fbb, 0, 0, &edits)};
+      return wire::CreateStepBatchDirect(fbb, 5, nullptr, nullptr, nullptr, nullptr, nullptr, &cells).Union();
     });
     flatbuffers::FlatBufferBuilder out;
     std::vector<std::uint8_t> scratch;
@@ -673,7 +678,8 @@ TEST_CASE("oversize buffers are refused before verification") {
 TEST_CASE("Compressed envelopes open to the inner message; corrupt, oversized or nested ones are refused") {
   const Bytes inner = serverMessage(wire::ServerBody::StepBatch, [](flatbuffers::FlatBufferBuilder& fbb) {
     std::vector<std::uint8_t> edits(4000, 7);
-    return wire::CreateStepBatchDirect(fbb, 42, &edits).Union();
+    std::vector<flatbuffers::Offset<wire::CellEdits>> cells{wire::CreateCellEditsDirect(fbb, 0, 0, &edits)};
+    return wire::CreateStepBatchDirect(fbb, 42, nullptr, nullptr, nullptr, nullptr, nullptr, &cells).Union();
   });
   flatbuffers::FlatBufferBuilder out;
   std::vector<std::uint8_t> scratch, unpacked;

@@ -261,3 +261,68 @@ TEST_CASE("whole bricks when the store kept no generated content; restored brick
   REQUIRE(applySave(*decodeSave(*enc), fresh).has_value());
   CHECK(worldHash(fresh) == worldHash(world));
 }
+
+namespace {
+
+std::uint64_t hashOfCell(const std::vector<CellHash>& cells, CellCoord c) {
+  for (const CellHash& h : cells)
+    if (h.cell == c) return h.hash;
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("a cell's changed bricks make another copy of the world hold the same cell, whatever it held") {
+  BrickStore server = generate();
+  edit(server, 3, 80);
+  BrickStore client = generate();
+  edit(client, 9, 60);  // stale edits: what a client followed before it lost track of the cell
+  const CellCoord cell{0, -1};
+  REQUIRE(hashOfCell(cellHashes(server), cell) != hashOfCell(cellHashes(client), cell));
+
+  std::vector<SavedBrick> bricks;
+  captureCellBricks(server, cell, bricks);
+  REQUIRE(!bricks.empty());
+  for (const SavedBrick& b : bricks) CHECK(cellOf(b.coord) == cell);
+  // Through the wire form (a save without blobs), as a full CellState carries it.
+  SaveData data;
+  data.header = {kSaveFormatVersion, kId, 7};
+  data.bounds = kBounds;
+  data.bricks = bricks;
+  auto bytes = encodeSave(data);
+  REQUIRE(bytes.has_value());
+  auto decoded = decodeSave(*bytes);
+  REQUIRE(decoded.has_value());
+
+  const std::vector<CellHash> before = cellHashes(client);
+  std::vector<BrickCoord> written;
+  REQUIRE(applyCellBricks(client, cell, decoded->bricks, written).has_value());
+  CHECK(written.size() >= bricks.size());
+  const std::vector<CellHash> after = cellHashes(client);
+  CHECK(hashOfCell(after, cell) == hashOfCell(cellHashes(server), cell));
+  for (const CellCoord other : {CellCoord{-1, -1}, CellCoord{-1, 0}, CellCoord{0, 0}})
+    CHECK(hashOfCell(after, other) == hashOfCell(before, other));
+
+  // A cell the server never changed: the client's stale bricks there go back to generated.
+  BrickStore pristine = generate();
+  captureCellBricks(pristine, cell, bricks);
+  CHECK(bricks.empty());
+  written.clear();
+  REQUIRE(applyCellBricks(client, cell, bricks, written).has_value());
+  CHECK(hashOfCell(cellHashes(client), cell) == 0);
+
+  // A brick outside the named cell, or listed twice, is refused before anything is written.
+  captureCellBricks(server, cell, bricks);
+  SavedBrick stray = bricks.front();
+  stray.coord = {-1, stray.coord.y, 0};  // cell (-1, 0)
+  std::vector<SavedBrick> bad = bricks;
+  bad.push_back(stray);
+  const std::uint64_t clientHash = worldHash(client);
+  auto r = applyCellBricks(client, cell, bad, written);
+  REQUIRE(!r.has_value());
+  CHECK(r.error().message.find("not in cell") != std::string::npos);
+  bad = bricks;
+  bad.push_back(bricks.front());
+  CHECK(!applyCellBricks(client, cell, bad, written).has_value());
+  CHECK(worldHash(client) == clientHash);
+}
