@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case wire::ClientBody::JoinProgress: (void)msg->body_as_JoinProgress()->received_bytes(); return 0;
     case wire::ClientBody::CellsDropped:
       if (const auto* cells = msg->body_as_CellsDropped()->cells())
-        for (const wire::CellRef* c : *cells) (void)(c->x() + c->z());
+        for (const wire::CellRef* c : *cells) (void)sim::cellKey(sim::CellCoord{c->x(), c->z()});
       return 0;
     default:
       // A message added to the schema since: give it its server decoders here. (No

@@ -242,7 +242,14 @@ bool captureBrick(const BrickStore& store, BrickCoord b, SavedBrick& out) {
 
 namespace {
 
-/// The (at most four) chunk columns of an interest cell.
+/// Whether any brick of cell lies inside bounds (64-bit: a hostile cell may be anything).
+bool cellInBounds(const WorldBounds& bounds, CellCoord cell) {
+  const std::int64_t x0 = std::int64_t{cell.x} * kCellBricks, z0 = std::int64_t{cell.z} * kCellBricks;
+  return x0 < bounds.maxBrick.x && x0 + kCellBricks > bounds.minBrick.x && z0 < bounds.maxBrick.z &&
+         z0 + kCellBricks > bounds.minBrick.z;
+}
+
+/// The (at most four) chunk columns of an interest cell inside the bounds (cellInBounds).
 template <class F>
 void forEachColumnOfCell(CellCoord cell, F&& fn) {
   constexpr std::int32_t kColumnsPerCell = kCellBricks / kChunkBricks;
@@ -255,6 +262,7 @@ void forEachColumnOfCell(CellCoord cell, F&& fn) {
 
 void captureCellBricks(const BrickStore& store, CellCoord cell, std::vector<SavedBrick>& out) {
   out.clear();
+  if (!cellInBounds(store.bounds(), cell)) return;
   SavedBrick sb;
   forEachColumnOfCell(cell, [&](ChunkColumn column) {
     store.forEachModifiedInColumn(column, [&](BrickCoord b) {
@@ -269,6 +277,8 @@ void captureCellBricks(const BrickStore& store, CellCoord cell, std::vector<Save
 
 Result<void> applyCellBricks(BrickStore& store, CellCoord cell, std::span<const SavedBrick> bricks,
                              std::vector<BrickCoord>& written) {
+  if (!cellInBounds(store.bounds(), cell))
+    return makeError("cell (" + std::to_string(cell.x) + ", " + std::to_string(cell.z) + ") is outside the world");
   std::vector<BrickCoord> listed;
   listed.reserve(bricks.size());
   for (const SavedBrick& sb : bricks) {

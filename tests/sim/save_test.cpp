@@ -325,4 +325,8 @@ TEST_CASE("a cell's changed bricks make another copy of the world hold the same 
   bad.push_back(bricks.front());
   CHECK(!applyCellBricks(client, cell, bad, written).has_value());
   CHECK(worldHash(client) == clientHash);
+  // A cell far outside the world (a hostile server's) is an error, never arithmetic on it.
+  CHECK(!applyCellBricks(client, CellCoord{2147483647, -2147483647 - 1}, {}, written).has_value());
+  captureCellBricks(server, CellCoord{2147483647, 0}, bricks);
+  CHECK(bricks.empty());
 }
