@@ -138,13 +138,15 @@ void ClientConnection::Impl::onStepBatch(const wire::StepBatch& b) {
   if (b.cells()) {
     for (const wire::CellEdits* ce : *b.cells()) {
       const sim::CellCoord cell{ce->cell_x(), ce->cell_z()};
-      const std::string where = "StepBatch " + std::to_string(b.tick()) + ": cell (" + std::to_string(cell.x) + ", " +
-                                std::to_string(cell.z) + "): ";
+      const auto where = [&] {  // only when failing: this is the follow path
+        return "StepBatch " + std::to_string(b.tick()) + ": cell (" + std::to_string(cell.x) + ", " +
+               std::to_string(cell.z) + "): ";
+      };
       if (!ce->edits() || cellDropped(cell)) continue;  // dropped: the cell comes whole again
       auto r = decodeEdits(std::span<const std::uint8_t>(ce->edits()->data(), ce->edits()->size()), cellEdits);
-      if (!r) return fail(where + "edits: " + r.error().message);
+      if (!r) return fail(where() + "edits: " + r.error().message);
       for (const sim::EditRecord& e : cellEdits) {
-        if (!(sim::cellOf(sim::editBrick(e)) == cell)) return fail(where + "an edit lies outside the cell");
+        if (!(sim::cellOf(sim::editBrick(e)) == cell)) return fail(where() + "an edit lies outside the cell");
       }
       edits.insert(edits.end(), cellEdits.begin(), cellEdits.end());
     }
@@ -216,13 +218,10 @@ void ClientConnection::Impl::checkHashes(const wire::StepBatch& b) {
   tracker.update(mirror->world, edits);
   ++stats.hashChecks;
   if (!b.cells()) return;
-  const auto touched = tracker.touchedCells();
   for (const wire::CellEdits* ce : *b.cells()) {
     const sim::CellCoord cell{ce->cell_x(), ce->cell_z()};
     if (cellDropped(cell)) continue;
-    auto it = std::lower_bound(touched.begin(), touched.end(), cell,
-                               [](const sim::CellHash& h, sim::CellCoord c) { return h.cell < c; });
-    const std::uint64_t h = (it != touched.end() && it->cell == cell) ? it->hash : tracker.cellHash(mirror->world, cell);
+    const std::uint64_t h = tracker.cellHash(mirror->world, cell);
     if (h != ce->hash()) return reportDesync(b.tick(), cell, h, ce->hash());
   }
 }

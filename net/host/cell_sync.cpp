@@ -69,7 +69,6 @@ void CellSync::routeEdits(std::span<const sim::EditRecord> edits) {
   std::stable_sort(sortedEdits_.begin(), sortedEdits_.end(), [](const sim::EditRecord& a, const sim::EditRecord& b) {
     return sim::cellOf(sim::editBrick(a)) < sim::cellOf(sim::editBrick(b));
   });
-  const std::span<const sim::CellHash> hashes = tracker_->touchedCells();
   for (std::size_t i = 0; i < sortedEdits_.size();) {
     const sim::CellCoord cell = sim::cellOf(sim::editBrick(sortedEdits_[i]));
     std::size_t end = i;
@@ -77,9 +76,7 @@ void CellSync::routeEdits(std::span<const sim::EditRecord> edits) {
     if (groups_.size() == groupCount_) groups_.emplace_back();
     EditGroup& g = groups_[groupCount_];
     g.cell = cell;
-    auto h = std::lower_bound(hashes.begin(), hashes.end(), cell,
-                              [](const sim::CellHash& x, sim::CellCoord c) { return x.cell < c; });
-    g.hash = h != hashes.end() && h->cell == cell ? h->hash : tracker_->cellHash(core_.state.world, cell);
+    g.hash = tracker_->cellHash(core_.state.world, cell);
     encodeEdits(std::span(sortedEdits_).subspan(i, end - i), g.bytes);
     const std::uint64_t key = cellKey(cell);
     std::uint64_t& v = cellVersion_[key];
@@ -208,8 +205,8 @@ void CellSync::sendIncremental(const sim::StepOutput& out) {
 void CellSync::sendCatchUp(Session& s) {
   if (s.tokens <= 0 || cellVersion_.empty()) return;
   // Which cells are in reach changes only as the player moves (by a voxel or more).
-  const sim::Vec3i d{s.pos.x - s.catchUpPos.x, 0, s.pos.z - s.catchUpPos.z};
-  const bool moved = std::abs(d.x) >= sim::kUnitsPerVoxel || std::abs(d.z) >= sim::kUnitsPerVoxel;
+  const bool moved = std::abs(s.pos.x - s.catchUpPos.x) >= sim::kUnitsPerVoxel ||
+                     std::abs(s.pos.z - s.catchUpPos.z) >= sim::kUnitsPerVoxel;
   if (!moved && !s.catchUpDue) return;
   s.catchUpPos = s.pos;
   s.catchUpDue = false;

@@ -249,6 +249,20 @@ bool cellInBounds(const WorldBounds& bounds, CellCoord cell) {
          z0 + kCellBricks > bounds.minBrick.z;
 }
 
+/// Writes a saved brick into store: a delta over the brick's generated content (which
+/// an unmodified brick still holds), or its whole content.
+void writeSavedBrick(BrickStore& store, const SavedBrick& sb) {
+  if (!sb.delta) {
+    store.writeBrick(sb.coord, sb.voxels.data());
+    return;
+  }
+  MaterialId buf[kBrickVoxels];
+  if (!store.generatedBrick(sb.coord, buf)) store.readBrick(sb.coord, buf);
+  for (int i = 0; i < kBrickVoxels; ++i)
+    if (voxelChanged(sb, i)) buf[i] = sb.voxels[static_cast<std::size_t>(i)];
+  store.writeBrick(sb.coord, buf);
+}
+
 /// The (at most four) chunk columns of an interest cell inside the bounds (cellInBounds).
 template <class F>
 void forEachColumnOfCell(CellCoord cell, F&& fn) {
@@ -304,14 +318,7 @@ Result<void> applyCellBricks(BrickStore& store, CellCoord cell, std::span<const 
     written.push_back(b);
   }
   for (const SavedBrick& sb : bricks) {
-    if (sb.delta) {
-      if (!store.generatedBrick(sb.coord, buf)) store.readBrick(sb.coord, buf);  // unmodified: as generated
-      for (int i = 0; i < kBrickVoxels; ++i)
-        if ((sb.changed[static_cast<std::size_t>(i >> 6)] >> (i & 63)) & 1u) buf[i] = sb.voxels[static_cast<std::size_t>(i)];
-      store.writeBrick(sb.coord, buf);
-    } else {
-      store.writeBrick(sb.coord, sb.voxels.data());
-    }
+    writeSavedBrick(store, sb);
     written.push_back(sb.coord);
   }
   return ok();
@@ -679,17 +686,7 @@ Result<void> applySave(const SaveData& data, BrickStore& store) {
   const WorldBounds& a = data.bounds;
   const WorldBounds& b = store.bounds();
   if (a.minBrick != b.minBrick || a.maxBrick != b.maxBrick) return makeError("save bounds differ from this world's bounds");
-  MaterialId buf[kBrickVoxels];
-  for (const SavedBrick& sb : data.bricks) {
-    if (!sb.delta) {
-      store.writeBrick(sb.coord, sb.voxels.data());
-      continue;
-    }
-    store.readBrick(sb.coord, buf);
-    for (int i = 0; i < kBrickVoxels; ++i)
-      if ((sb.changed[static_cast<std::size_t>(i >> 6)] >> (i & 63)) & 1u) buf[i] = sb.voxels[static_cast<std::size_t>(i)];
-    store.writeBrick(sb.coord, buf);
-  }
+  for (const SavedBrick& sb : data.bricks) writeSavedBrick(store, sb);
   return ok();
 }
 
