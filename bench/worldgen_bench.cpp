@@ -12,7 +12,10 @@
 // within M metres of the origin are generated (generateRegion: what on-demand
 // generation costs, whatever the world's size), with chunks per CPU second. With
 // --half-width, each scene's bounds are widened to +-M metres in x and z (its rules
-// unchanged): the same region of a world up to +-32 km.
+// unchanged): the same region of a world up to +-32 km. With --radius it also times
+// the columns hash of each region column alone (column_hash_us: what a client pays
+// per column it generates, on its worker, and the server per column it checks, on
+// its step thread: net/host/column_checks.h).
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -103,6 +106,7 @@ int main(int argc, char** argv) {
     std::size_t heap = 0;
     StoreMemoryStats stats;
     std::uint64_t hash = 0;
+    double columnHashUs = 0;
     const std::vector<ChunkColumn> region =
         radius < 0 ? std::vector<ChunkColumn>{}
                    : columnsAround(scene->worldBounds, 0, 0, static_cast<std::int32_t>(radius * kVoxelsPerMetre));
@@ -129,6 +133,12 @@ int main(int argc, char** argv) {
         heap = world->memoryBytes();
         stats = world->memoryStats();
         if (radius < 0) hash = hashContent(*world).world;  // a region's would cost the whole bounds
+        if (!region.empty()) {
+          const auto h0 = std::chrono::steady_clock::now();
+          for (const ChunkColumn& c : region) (void)hashColumns(*world, std::span(&c, 1));
+          columnHashUs = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count() /
+                         static_cast<double>(region.size());
+        }
       }
     }
     std::vector<double> sorted = wall;
@@ -153,12 +163,12 @@ int main(int argc, char** argv) {
         "      \"cpu_s_median\": %.4f,\n      \"world_heap_mb\": %.2f,\n      \"world_resident_mb\": %.2f,\n"
         "      \"process_peak_rss_mb\": %.2f,\n      \"mixed_bricks\": %zu,\n      \"expanded_chunks\": %zu,\n"
         "      \"uniform_chunks\": %zu,\n      \"region_columns\": %zu,\n      \"generated_chunks\": %.0f,\n"
-        "      \"chunks_per_cpu_s\": %.1f\n    }%s\n",
+        "      \"chunks_per_cpu_s\": %.1f,\n      \"column_hash_us\": %.1f\n    }%s\n",
         names[si].c_str(), (b.maxBrick.x - b.minBrick.x) * 0.4, (b.maxBrick.y - b.minBrick.y) * 0.4,
         (b.maxBrick.z - b.minBrick.z) * 0.4, stats.uniformChunks + stats.expandedChunks, hash, sorted.front(), median,
         cpuMedian, static_cast<double>(heap) / 1048576.0, static_cast<double>(rssAfter - rssBefore) / 1024.0,
         static_cast<double>(statusKb("VmHWM")) / 1024.0, mixed, stats.expandedChunks, stats.uniformChunks,
-        region.size(), generated, generated / std::max(cpuMedian, 1e-9), si + 1 < names.size() ? "," : "");
+        region.size(), generated, generated / std::max(cpuMedian, 1e-9), columnHashUs, si + 1 < names.size() ? "," : "");
   }
   std::printf("  ]\n}\n");
   return 0;

@@ -57,6 +57,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (const auto* cells = msg->body_as_CellsDropped()->cells())
         for (const wire::CellRef* c : *cells) (void)sim::cellKey(sim::CellCoord{c->x(), c->z()});
       return 0;
+    case wire::ClientBody::ColumnHashes:
+      if (const auto* columns = msg->body_as_ColumnHashes()->columns()) {
+        if (columns->size() > net::kMaxColumnHashes) return 0;
+        const sim::WorldBounds bounds = fuzz::baseState().world.bounds();
+        for (const wire::ColumnHashRec* c : *columns)
+          (void)(bounds.containsColumn(c->x(), c->z()) && sim::cellOfColumn({c->x(), c->z()}).x == 0);
+      }
+      return 0;
     default:
       // A message added to the schema since: give it its server decoders here. (No
       // -Wswitch error, so a schema change never breaks the fuzz build.)

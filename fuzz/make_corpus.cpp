@@ -102,6 +102,11 @@ void clientMessages(const std::vector<sim::PlayerInput>& inputs, const std::vect
   fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::CellsDropped,
                                        wire::CreateCellsDropped(fbb, fbb.CreateVectorOfStructs(dropped)).Union()));
   write("client_message", "cells_dropped", finish(fbb));
+  fbb.Clear();
+  const std::vector<wire::ColumnHashRec> columns{wire::ColumnHashRec(0, 0, 0x1234), wire::ColumnHashRec(-7, 3, 42)};
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::ColumnHashes,
+                                       wire::CreateColumnHashes(fbb, fbb.CreateVectorOfStructs(columns)).Union()));
+  write("client_message", "column_hashes", finish(fbb));
 }
 
 // ---- server messages ------------------------------------------------------------------

@@ -180,6 +180,7 @@ void ClientConnection::Impl::service(double now, int timeoutMs) {
   resendIdleInputs();
   if (phase == ClientPhase::Playing) {
     stream.updateStream(*mirror, predictor.state(), stats);
+    sendColumnHashes();
     dropFarCells();
   }
   capRetransmitBackoff(host);

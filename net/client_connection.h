@@ -146,6 +146,9 @@ struct ClientStats {
   /// Interest cells whose modified columns were dropped (far beyond the reach: their
   /// edits go with them; CellsDropped told the server, which sends them whole again).
   std::uint64_t cellsDropped = 0;
+  /// Generated columns reported to the server with their hashes (ColumnHashes), which
+  /// it checks against its own where it holds them unmodified.
+  std::uint64_t columnsReported = 0;
   /// Time to playable after each teleport (a server move, PredictionStats::teleports):
   /// from the Snapshot that moved the own player to the ground around the new place
   /// being present (kGroundRadiusMetres; 0 for a mirror from worldFactory), ms. The

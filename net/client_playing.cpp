@@ -98,7 +98,7 @@ void ClientConnection::Impl::dropFarCells() {
   constexpr std::int32_t kColumnsPerCell = sim::kCellBricks / sim::kChunkBricks;
   std::vector<sim::CellCoord> cells;
   for (const sim::ChunkColumn col : mirror->world.presentColumns()) {
-    const sim::CellCoord c{col.x >> (sim::kCellShift - sim::kChunkShift), col.z >> (sim::kCellShift - sim::kChunkShift)};
+    const sim::CellCoord c = sim::cellOfColumn(col);
     if (far(c) && mirror->world.columnModified(col)) cells.push_back(c);
   }
   if (cells.empty()) return;
@@ -121,6 +121,21 @@ void ClientConnection::Impl::dropFarCells() {
     fbb.Clear();
     send(wire::ClientBody::CellsDropped, wire::CreateCellsDropped(fbb, fbb.CreateVectorOfStructs(refs)).Union(), true);
   }
+}
+
+// The columns generated since the last call, with their hashes as generated, for the
+// server to check against its own (docs/PROTOCOL.md, Generation checks).
+void ClientConnection::Impl::sendColumnHashes() {
+  stream.takeColumnHashes(columnHashes);
+  for (std::size_t i = 0; i < columnHashes.size(); i += kMaxColumnHashes) {
+    std::vector<wire::ColumnHashRec> recs;
+    for (std::size_t k = i; k < std::min(columnHashes.size(), i + kMaxColumnHashes); ++k)
+      recs.emplace_back(columnHashes[k].column.x, columnHashes[k].column.z, columnHashes[k].hash);
+    fbb.Clear();
+    send(wire::ClientBody::ColumnHashes, wire::CreateColumnHashes(fbb, fbb.CreateVectorOfStructs(recs)).Union(), true);
+  }
+  stats.columnsReported += columnHashes.size();
+  columnHashes.clear();
 }
 
 void ClientConnection::Impl::onStepBatch(const wire::StepBatch& b) {

@@ -11,8 +11,9 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 6;  // 6: edits by interest (StepBatch.cells, full
+inline constexpr std::uint32_t kProtocolVersion = 7;  // 6: edits by interest (StepBatch.cells, full
                                                       // CellStates carry bricks; Hello.reach_metres)
+                                                      // 7: ColumnHashes (generation checks)
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, steps, cell states, actions
@@ -37,6 +38,7 @@ inline constexpr std::size_t kCompressAboveBytes = 256;
 inline constexpr std::size_t kMaxClientPacketBytes = 2048;   ///< larger packets are dropped and counted
 inline constexpr std::size_t kMaxInputsPerMessage = 16;      ///< Inputs.inputs longer than this is malformed
 inline constexpr std::size_t kMaxCellsDropped = 128;         ///< CellsDropped.cells longer than this is malformed
+inline constexpr std::size_t kMaxColumnHashes = 64;          ///< ColumnHashes.columns longer than this is malformed
 inline constexpr std::size_t kMaxQueuedInputs = 120;         ///< per player; older ones are dropped beyond this
 inline constexpr std::size_t kMaxQueuedActions = 32;         ///< per player; more is malformed (flood)
 inline constexpr std::uint32_t kMaxBadMessages = 20;          ///< malformed messages before a disconnect

@@ -5,6 +5,7 @@
 //   inbound      ENet events and verified client messages
 //   step_batch   the StepBatch shared by every playing peer
 //   cell_sync    CellStates per 12.8 m interest cell
+//   column_checks  clients' generated columns checked against the server's
 //   snapshots    per-peer Snapshots (interest, deltas, budget)
 //   join_stream  the join state: encoded on a worker, sent as JoinChunks with flow control
 //   host_stats   the counters
@@ -22,6 +23,7 @@
 
 #include "net/enet_support.h"
 #include "net/host/cell_sync.h"
+#include "net/host/column_checks.h"
 #include "net/host/host_core.h"
 #include "net/host/inbound.h"
 #include "net/host/join_stream.h"
@@ -74,6 +76,7 @@ struct ServerHost::Impl {
   host::Inbound inbound{core};
   host::StepBatchSender stepBatch{core};
   host::CellSync cells{core};
+  host::ColumnChecks columnChecks{core};
   host::Snapshots snapshots{core};
   host::JoinStreams joins{core};
 
@@ -347,6 +350,7 @@ const sim::StepOutput& ServerHost::tick(std::span<const sim::Command> serverComm
   im.tracker.update(im.core.state.world, im.out.edits);
   im.afterStep();
   im.sendStep();
+  im.columnChecks.run();
   im.capBackoff(Clock::now());
   enet_host_flush(im.core.host);
   im.collectHostTotals();

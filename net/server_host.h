@@ -117,6 +117,10 @@ struct ServerCounters {
   std::uint64_t inputsOverRate = 0;        ///< dropped by the input bucket: sent faster than the tick rate
   std::uint64_t budgetDeferred = 0;        ///< records held back by per-client budgets
   std::uint64_t illegalTransitions = 0;    ///< session phase changes the state machine forbids (server bugs)
+  /// Generated columns clients reported (ColumnHashes), by what the check found:
+  std::uint64_t columnsChecked = 0;        ///< equal to the server's
+  std::uint64_t columnsUnchecked = 0;      ///< not checkable: the server did not hold it, or held it modified
+  std::uint64_t columnMismatches = 0;      ///< different: the client was rejected (WorldMismatch)
 };
 
 /// What ServerHost::stats() reports: the counters, the population and the traffic

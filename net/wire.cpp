@@ -469,6 +469,7 @@ const char* messageName(wire::ClientBody type) noexcept {
     case wire::ClientBody::AuthProof: return "AuthProof";
     case wire::ClientBody::JoinProgress: return "JoinProgress";
     case wire::ClientBody::CellsDropped: return "CellsDropped";
+    case wire::ClientBody::ColumnHashes: return "ColumnHashes";
   }
   return "Unknown";
 }

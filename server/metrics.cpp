@@ -253,6 +253,13 @@ std::string formatPrometheus(const OpsIdentity& id, const OpsSnapshot& s, const 
   w.counter("loam_budget_deferred_total", "Records held back by per-client byte budgets.", s.host.budgetDeferred);
   w.counter("loam_illegal_transitions_total", "Session phase changes the state machine refused (server bugs).",
             s.host.illegalTransitions);
+  w.counter("loam_columns_checked_total", "Generated columns clients reported that equal the server's.",
+            s.host.columnsChecked);
+  w.counter("loam_columns_unchecked_total",
+            "Generated columns clients reported that the server did not hold unmodified, or dropped unread.",
+            s.host.columnsUnchecked);
+  w.counter("loam_column_mismatches_total", "Generated columns that differed from the server's (client rejected).",
+            s.host.columnMismatches);
   w.counter("loam_saves_total", "Commits written to the world database.", s.saves);
   w.counter("loam_save_failures_total", "Commits that failed (their bricks go into the next commit).", s.saveFailures);
   w.gauge("loam_save_duration_seconds", "Capture, encode and commit time of the last commit.",

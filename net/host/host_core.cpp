@@ -86,6 +86,7 @@ void HostCore::reject(Session& s, RejectCode code, const std::string& text) {
   s.inputs.clear();
   s.actions.clear();
   s.cellTicks.clear();
+  s.columnChecks.clear();
   JoinStreams::clear(s);
   ++stats.rejected;
 }

@@ -11,6 +11,7 @@
 
 #include "net/account_key.h"
 #include "net/enet_support.h"
+#include "net/host/column_checks.h"
 #include "net/host/join_stream.h"
 #include "net/player_name.h"
 #include "net/protocol.h"
@@ -162,6 +163,7 @@ bool Inbound::dispatch(Session& s, const wire::ClientMessage& msg, std::uint8_t 
     case wire::ClientBody::AuthProof: return onAuthProof(s, *msg.body_as_AuthProof());
     case wire::ClientBody::JoinProgress: return onJoinProgress(core_, s, *msg.body_as_JoinProgress());
     case wire::ClientBody::CellsDropped: return onCellsDropped(s, *msg.body_as_CellsDropped());
+    case wire::ClientBody::ColumnHashes: return onColumnHashes(s, *msg.body_as_ColumnHashes());
   }
   return false;
 }
@@ -173,6 +175,21 @@ bool Inbound::onCellsDropped(Session& s, const wire::CellsDropped& msg) {
   if (s.phase != Phase::Playing || !s.wantsWorld) return true;  // nothing held: nothing to forget
   for (const wire::CellRef* c : *msg.cells()) s.cellTicks.erase(sim::cellKey(sim::CellCoord{c->x(), c->z()}));
   s.catchUpDue = true;
+  return true;
+}
+
+// Generated columns to check (ColumnChecks, after the step), oldest dropped beyond
+// kMaxPendingColumnChecks.
+bool Inbound::onColumnHashes(Session& s, const wire::ColumnHashes& msg) {
+  if (!msg.columns() || msg.columns()->size() > kMaxColumnHashes) return false;
+  if (!s.wantsWorld || !inGame(s.phase)) return false;  // only a client that built a world reports one
+  for (const wire::ColumnHashRec* r : *msg.columns()) {
+    if (s.columnChecks.size() == kMaxPendingColumnChecks) {
+      s.columnChecks.pop_front();
+      ++core_.stats.columnsUnchecked;
+    }
+    s.columnChecks.push_back({sim::ChunkColumn{r->x(), r->z()}, r->hash()});
+  }
   return true;
 }
 

@@ -52,6 +52,7 @@ class Inbound {
   bool onInputs(Session& s, const wire::Inputs& msg);
   bool onAction(Session& s, const wire::Action& msg);
   bool onCellsDropped(Session& s, const wire::CellsDropped& msg);
+  bool onColumnHashes(Session& s, const wire::ColumnHashes& msg);
   std::size_t playersAdmitted() const noexcept;
 
   HostCore& core_;

@@ -50,6 +50,7 @@ void Session::reset() noexcept {
   inputLimited = false;
   inputLimitedTick = 0;
   actions.clear();
+  columnChecks.clear();
   tokens = 0;
   hasPos = false;
   pos = {};

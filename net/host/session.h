@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 #include "sim/core/short_text.h"
 #include "sim/step/commands.h"
 #include "sim/systems/player.h"
+#include "sim/world/world_hash.h"
 
 namespace loam::net::host {
 
@@ -188,6 +190,9 @@ struct Session {
   sim::Vec3i catchUpPos;             ///< where the last catch-up scan looked from
   bool catchUpDue = true;            ///< scan again even if the player did not move
   std::uint32_t cellsBehind = 0;     ///< stale cells in reach left for later at the last scan
+  /// Generated columns the client reported (ColumnHashes) and ColumnChecks has not
+  /// looked at yet, oldest first, at most kMaxPendingColumnChecks.
+  std::deque<sim::GeneratedColumnHash> columnChecks;
 
   // Join progress and the join stream (net/host/join_stream.h; JoinStreams::clear resets them).
   std::uint64_t progressTick = 0;      ///< state tick of the client's last progress (generation or stream)

@@ -122,6 +122,7 @@ struct ClientConnection::Impl {
   std::vector<sim::WaterChange> water;
   std::vector<sim::FireCell> fire;
   std::vector<wire::InputRec> inputRecs;
+  std::vector<sim::GeneratedColumnHash> columnHashes;  // sendColumnHashes' scratch
 
   // Join progress and the join stream (docs/PROTOCOL.md, Joining).
   internal::Clock::time_point lastProgressSent{};  // JoinProgress while generating
@@ -164,6 +165,7 @@ struct ClientConnection::Impl {
   void resendIdleInputs();
   /// Drops the modified columns far beyond the reach, cell by cell, and tells the server.
   void dropFarCells();
+  void sendColumnHashes();
   bool cellDropped(sim::CellCoord c) const { return droppedCells.contains(sim::cellKey(c)); }
   void onStepBatch(const wire::StepBatch& b);
   void pushEvent(const sim::Event& e);

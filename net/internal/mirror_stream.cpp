@@ -26,6 +26,7 @@ sim::Result<sim::SimState> MirrorStream::streamState(const sim::Scene& scene, st
   const double across = config.streamRadiusMetres / columnMetres;
   const auto disc = static_cast<std::size_t>(3.1416 * across * across);
   options.maxResidentColumns = std::max(config.residentColumns, 2 * disc);
+  options.hashColumns = true;
   auto made = sim::ColumnStreamer::create(scene, seedValue, options);
   if (!made) return made.error();
   streamer_ = std::move(made).value();

@@ -6,6 +6,8 @@
 //   ahead is generated on the caller: holdAround), and after a join;
 // - the readable disc: readable() says whether every column within
 //   kReadableRadiusMetres was present at the last updateStream (worldReadable());
+// - every column generated is hashed as generated (on the thread that generates
+//   it), for the server's check (takeColumnHashes).
 // It also times a teleport until the ground disc around the new place is present
 // (ClientStats::teleportPlayableMs). A mirror from worldFactory has no streamer: then
 // streaming() is false, readable() true, and only the teleport timing does anything.
@@ -50,6 +52,12 @@ class MirrorStream {
   /// Generates on this thread the missing columns within kGroundRadiusMetres of
   /// (vx, vz) (voxels); returns how many. Only while streaming().
   std::size_t holdAround(sim::SimState& mirror, std::int32_t vx, std::int32_t vz);
+
+  /// Moves the hashes of the columns generated since the last call into out (the
+  /// server checks them: ColumnHashes). Nothing unless streaming().
+  void takeColumnHashes(std::vector<sim::GeneratedColumnHash>& out) {
+    if (streamer_) streamer_->takeColumnHashes(out);
+  }
 
   /// A Snapshot moved the own player (a server teleport) at `at`: timed until the
   /// ground around the new place is present (noteTeleportPlayable).

@@ -70,11 +70,18 @@ struct ColumnStreamer::Impl {
   std::vector<ChunkColumn> queue;              // nearest last (workers pop the back)
   std::unordered_set<std::uint64_t> inFlight;  // queued or being generated
   std::vector<std::pair<ChunkColumn, BrickStore>> done;
+  std::vector<GeneratedColumnHash> hashes;  // options.hashColumns: since the last takeColumnHashes
   std::vector<std::thread> workers;
 
-  BrickStore generate(ChunkColumn c) const {
+  // Any thread; takes the mutex only to record the hash (the caller must not hold it).
+  BrickStore generate(ChunkColumn c) {
     BrickStore out(gen.bounds());
     gen.generateColumn(c, out);
+    if (options.hashColumns) {
+      const std::uint64_t h = hashColumns(out, std::span(&c, 1)).world;
+      std::lock_guard lock(mutex);
+      hashes.push_back({c, h});
+    }
     return out;
   }
 
@@ -113,6 +120,12 @@ Result<std::unique_ptr<ColumnStreamer>> ColumnStreamer::create(const Scene& scen
   s->impl_ = std::make_unique<Impl>(std::move(gen).value(), options);
   for (int t = 1; t < options.threads; ++t) s->impl_->workers.emplace_back([impl = s->impl_.get()] { impl->work(); });
   return s;
+}
+
+void ColumnStreamer::takeColumnHashes(std::vector<GeneratedColumnHash>& out) {
+  std::lock_guard lock(impl_->mutex);
+  out.insert(out.end(), impl_->hashes.begin(), impl_->hashes.end());
+  impl_->hashes.clear();
 }
 
 const ChunkGenerator& ColumnStreamer::generator() const noexcept { return impl_->gen; }

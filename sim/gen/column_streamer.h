@@ -14,11 +14,13 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "sim/core/result.h"
 #include "sim/gen/generator.h"
 #include "sim/world/brick_store.h"
 #include "sim/world/column_source.h"
+#include "sim/world/world_hash.h"
 
 namespace loam::sim {
 
@@ -39,7 +41,11 @@ struct StreamOptions {
   std::size_t maxResidentColumns = 4096;
   /// With threads == 1: columns an update generates ahead on the caller.
   int prefetchPerUpdate = 4;
+  /// Hash every column as generated (hashColumns of that column alone), for
+  /// takeColumnHashes: a client reports them so the server can check its generator.
+  bool hashColumns = false;
 };
+
 
 /// A centre of need, in voxel coordinates (a player's feet column).
 struct StreamCentre {
@@ -83,6 +89,11 @@ class ColumnStreamer final : public ColumnSource {
   /// replacing what was asked before) and releases beyond the budget. O(present
   /// columns + columns within the radius).
   void update(BrickStore& store, std::span<const StreamCentre> centres);
+
+  /// Moves the hashes of the columns generated since the last call into out (appended,
+  /// in the order they were generated; a column generated twice, released between,
+  /// comes twice). Empty unless StreamOptions::hashColumns. Thread: the store's.
+  void takeColumnHashes(std::vector<GeneratedColumnHash>& out);
 
   /// The generator (bounds, and generating outside a store).
   const ChunkGenerator& generator() const noexcept;

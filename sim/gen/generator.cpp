@@ -347,9 +347,7 @@ ChunkGenerator::~ChunkGenerator() = default;
 const WorldBounds& ChunkGenerator::bounds() const noexcept { return impl_->scene.worldBounds; }
 
 bool ChunkGenerator::contains(ChunkColumn column) const noexcept {
-  const WorldBounds& wb = impl_->scene.worldBounds;
-  return column.x >= (wb.minBrick.x >> kChunkShift) && column.x < (wb.maxBrick.x >> kChunkShift) &&
-         column.z >= (wb.minBrick.z >> kChunkShift) && column.z < (wb.maxBrick.z >> kChunkShift);
+  return impl_->scene.worldBounds.containsColumn(column.x, column.z);
 }
 
 void ChunkGenerator::generateColumn(ChunkColumn column, BrickStore& out) const {

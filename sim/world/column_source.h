@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <span>
 
+#include "sim/world/voxel.h"
+
 namespace loam::sim {
 
 class BrickStore;
@@ -19,6 +21,11 @@ struct ChunkColumn {
   std::int32_t x = 0, z = 0;  ///< chunk coordinates
   friend bool operator==(const ChunkColumn&, const ChunkColumn&) = default;
 };
+
+/// The interest cell holding column c.
+constexpr CellCoord cellOfColumn(ChunkColumn c) noexcept {
+  return {c.x >> (kCellShift - kChunkShift), c.z >> (kCellShift - kChunkShift)};
+}
 
 /// True when a is before b in canonical column order (z, then x).
 constexpr bool canonicalBefore(ChunkColumn a, ChunkColumn b) noexcept {

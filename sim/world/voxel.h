@@ -95,6 +95,11 @@ struct WorldBounds {
            b.z < maxBrick.z;
   }
   bool containsVoxel(VoxelCoord v) const { return containsBrick(brickOf(v)); }
+  /// True when the chunk column (x, z) (chunk coordinates, any values) is inside.
+  bool containsColumn(std::int32_t x, std::int32_t z) const {
+    return x >= (minBrick.x >> kChunkShift) && x < (maxBrick.x >> kChunkShift) && z >= (minBrick.z >> kChunkShift) &&
+           z < (maxBrick.z >> kChunkShift);
+  }
 };
 
 }  // namespace loam::sim

@@ -59,6 +59,13 @@ struct CellHash {
   friend bool operator==(const CellHash&, const CellHash&) = default;
 };
 
+/// A chunk column as generated and its columns hash (hashColumns of it alone): what a
+/// client reports so the server can check the client's generator against its own.
+struct GeneratedColumnHash {
+  ChunkColumn column;
+  std::uint64_t hash = 0;
+};
+
 /// A world hash and its cell hashes, computed in one pass.
 struct WorldHashes {
   std::uint64_t world = 0;      ///< the world (or content) hash

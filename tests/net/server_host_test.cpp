@@ -128,6 +128,20 @@ std::optional<net::RejectCode> awaitReject(net::ServerHost& server, std::initial
   return code;
 }
 
+/// A ColumnHashes message: the columns (chunk coordinates) with the hashes given.
+void buildColumnHashes(flatbuffers::FlatBufferBuilder& fbb, const std::vector<sim::GeneratedColumnHash>& columns) {
+  std::vector<wire::ColumnHashRec> recs;
+  for (const sim::GeneratedColumnHash& c : columns) recs.emplace_back(c.column.x, c.column.z, c.hash);
+  fbb.Clear();
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::ColumnHashes,
+                                       wire::CreateColumnHashes(fbb, fbb.CreateVectorOfStructs(recs)).Union()));
+}
+
+/// The hash a client reports for column c of world (the columns hash of c alone).
+std::uint64_t columnHashOf(const sim::BrickStore& world, sim::ChunkColumn c) {
+  return sim::hashColumns(world, std::span(&c, 1)).world;
+}
+
 /// An honest player: one forward input per tick, resending what is not acknowledged.
 struct Walker {
   RawClient* client = nullptr;
@@ -1014,6 +1028,58 @@ TEST_CASE("a Hello with an unknown client kind is rejected as BadHello") {
   CHECK(server->stats().illegalTransitions == 0);
 }
 
+TEST_CASE("generated columns: a client's hashes are checked where the server holds the column; a wrong one is rejected") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  auto server = openServer();
+  flatbuffers::FlatBufferBuilder fbb;
+  const sim::BrickStore& world = server->state().world;
+  const sim::ChunkColumn near{0, 0}, other{1, 0}, outside{1 << 30, -(1 << 30)};
+
+  // Before its world check a client has built nothing to report: malformed.
+  RawClient early(server->port());
+  joinAs(*server, early, fbb, "early", true);
+  buildColumnHashes(fbb, {{near, columnHashOf(world, near)}});
+  early.send(fbb);
+  REQUIRE(tickUntil(*server, {&early}, 500, [&] { return server->stats().malformed == 1; }));
+
+  RawClient c(server->port());
+  joinAs(*server, c, fbb, "full-1", true);
+  buildWorldReady(fbb, flatWorld().hosted.generatedHash);
+  c.send(fbb);
+  REQUIRE(awaitJoinState(*server, c, fbb) > 0);
+
+  // Right: checked. Outside the world (a hostile client): unchecked, nothing else.
+  buildColumnHashes(fbb, {{near, columnHashOf(world, near)}, {outside, 42}});
+  c.send(fbb);
+  REQUIRE(tickUntil(*server, {&c}, 500, [&] {
+    const net::ServerStats st = server->stats();
+    return st.columnsChecked == 1 && st.columnsUnchecked == 1;
+  }));
+  // Over kMaxColumnHashes in one message: malformed, none of it queued.
+  std::vector<sim::GeneratedColumnHash> many(net::kMaxColumnHashes + 1, {other, 7});
+  buildColumnHashes(fbb, many);
+  c.send(fbb);
+  REQUIRE(tickUntil(*server, {&c}, 500, [&] { return server->stats().malformed == 2; }));
+  CHECK(server->stats().columnMismatches == 0);
+
+  // Wrong: the client is told which column, and in which cell, differs.
+  buildColumnHashes(fbb, {{other, columnHashOf(world, other) ^ 1}});
+  c.send(fbb);
+  std::string text;
+  REQUIRE(tickUntil(*server, {&c}, 3000, [&] {
+    for (const auto& m : c.take(wire::ServerBody::Reject)) {
+      const wire::Reject* r = parseServerMessage(m)->body_as_Reject();
+      CHECK(r->code() == static_cast<std::uint16_t>(net::RejectCode::WorldMismatch));
+      text = r->text()->str();
+    }
+    return !text.empty();
+  }));
+  CHECK(text.find("generated column (1, 0) in cell (0, 0) differs") != std::string::npos);
+  CHECK(server->stats().columnMismatches == 1);
+  CHECK(server->stats().columnsChecked == 1);
+}
+
 TEST_CASE("a streamed world (highlands): Welcome checks the spawn columns, swarm bots play and the world grows around them") {
   net::EnetGuard enet;
   REQUIRE(enet.ok());
@@ -1066,4 +1132,21 @@ TEST_CASE("a streamed world (highlands): Welcome checks the spawn columns, swarm
   REQUIRE(w.own.size() >= 10);
   CHECK(w.own.back().pz() < w.own.front().pz() - sim::unitsFromMetres(1.0));  // walked, on generated ground
   CHECK(server.state().world.presentColumns().size() > atStart);               // generated ahead around it
+
+  // The full client's generated columns: a spawn column is checked; one 3 km away,
+  // which nobody near it made the server generate, cannot be (and is not generated
+  // for the check).
+  buildWorldReady(fbb, welcomeHash);
+  full.send(fbb);
+  REQUIRE(awaitJoinState(server, full, fbb) > 0);
+  const sim::ChunkColumn far{spawn[0].x + 470, spawn[0].z};
+  REQUIRE_FALSE(server.state().world.columnPresent(far));
+  buildColumnHashes(fbb, {{spawn[0], columnHashOf(*region, spawn[0])}, {far, 1}});
+  full.send(fbb);
+  REQUIRE(tickUntil(server, {&full, &c}, 500, [&] {
+    const net::ServerStats st = server.stats();
+    return st.columnsChecked == 1 && st.columnsUnchecked == 1;
+  }));
+  CHECK_FALSE(server.state().world.columnPresent(far));
+  CHECK(server.stats().columnMismatches == 0);
 }

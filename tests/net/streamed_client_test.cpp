@@ -196,6 +196,14 @@ TEST_CASE("two full bots stream highlands with the server: no desync, exact pred
   CHECK(pos.position.x < sim::unitsFromMetres(-100.0));
   // Neither mirror holds the whole world (about 1.6 million columns).
   CHECK(bots[0].conn->mirror().world.presentColumns().size() <= 900);
+  // Every column the mirrors generated was reported with its hash; the server checked
+  // those it held unmodified against its own, and none differed.
+  const net::ServerStats st = host.stats();
+  MESSAGE("generated columns: reported " << runner.columnsReported << " + " << bots[1].conn->stats().columnsReported
+                                         << ", checked " << st.columnsChecked << ", unchecked " << st.columnsUnchecked);
+  CHECK(runner.columnsReported >= runner.stream.prefetched + runner.stream.faults);
+  CHECK(st.columnsChecked > 0);
+  CHECK(st.columnMismatches == 0);
 }
 
 }  // namespace

@@ -406,6 +406,10 @@ std::vector<Bytes> validClientMessages() {
     const std::vector<wire::CellRef> cells{wire::CellRef(1, -2)};
     return wire::CreateCellsDroppedDirect(fbb, &cells).Union();
   }));
+  v.push_back(clientMessage(wire::ClientBody::ColumnHashes, [](flatbuffers::FlatBufferBuilder& fbb) {
+    const std::vector<wire::ColumnHashRec> columns{wire::ColumnHashRec(3, -4, 0x0123456789abcdefULL)};
+    return wire::CreateColumnHashesDirect(fbb, &columns).Union();
+  }));
   return v;
 }
 

@@ -116,6 +116,53 @@ TEST_CASE("streamer: update generates ahead around the centres, nearest first, w
   }
 }
 
+TEST_CASE("streamer: with hashColumns every column generated is hashed as generated, on whichever thread made it") {
+  const Scene glade = loadGlade();
+  auto whole = generateWorld(glade, 1);
+  REQUIRE(whole.has_value());
+  const StreamCentre centre{-600, 400};
+  for (const int threads : {1, 2}) {
+    auto streamer = ColumnStreamer::create(glade, 1, {.threads = threads, .prefetchRadiusVoxels = 200, .hashColumns = true});
+    REQUIRE(streamer.has_value());
+    BrickStore world(glade.worldBounds);
+    world.markGenerated();
+    world.setColumnSource(streamer->get());
+    const std::size_t want = columnsAround(glade.worldBounds, centre.x, centre.z, 200).size();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (world.presentColumns().size() < want && std::chrono::steady_clock::now() < deadline) {
+      (*streamer)->update(world, {&centre, 1});
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    REQUIRE(world.presentColumns().size() == want);
+    // A read beyond the disc faults one more column in on this thread: hashed too.
+    const ChunkColumn faulted{4, -4};
+    REQUIRE_FALSE(world.columnPresent(faulted));
+    (void)world.get(faulted.x * kChunkBricks * kBrickSize, 0, faulted.z * kChunkBricks * kBrickSize);
+    std::vector<GeneratedColumnHash> hashes;
+    (*streamer)->takeColumnHashes(hashes);
+    CHECK(hashes.size() >= want + 1);  // workers may have made a column twice (wasted)
+    std::size_t sawFaulted = 0;
+    for (const GeneratedColumnHash& h : hashes) {
+      CHECK(h.hash == hashColumns(*whole, std::span(&h.column, 1)).world);
+      sawFaulted += h.column == faulted ? 1 : 0;
+    }
+    CHECK(sawFaulted == 1);
+    hashes.clear();
+    (*streamer)->takeColumnHashes(hashes);  // taken: nothing new
+    CHECK(hashes.empty());
+  }
+  // Off by default: nothing is hashed.
+  auto plain = ColumnStreamer::create(glade, 1, {.threads = 1});
+  REQUIRE(plain.has_value());
+  BrickStore world(glade.worldBounds);
+  world.markGenerated();
+  world.setColumnSource(plain->get());
+  (void)world.get(0, 0, 0);
+  std::vector<GeneratedColumnHash> none;
+  (*plain)->takeColumnHashes(none);
+  CHECK(none.empty());
+}
+
 TEST_CASE("streamer: the budget counts unmodified columns; edits beyond it do not crowd out the disc around a centre") {
   const Scene glade = loadGlade();
   const StreamCentre centre{-600, 400};  // voxels
