@@ -267,12 +267,13 @@ struct AnimalDen {
   double range = 30.0;   ///< metres they roam from the den
 };
 
-/// [[ignition]]: a marked point for fire tests (the scene never lights it itself).
+/// [[ignition]]: a point the simulation sets fire to, `delay` after the world's start
+/// (sim/systems/fire.h, ScheduledIgnition).
 struct IgnitionPoint {
   std::string name;
   Vec3 position;
   bool onGround = true;
-  double delay = 0.0;   ///< seconds after start at which tests light it
+  double delay = 0.0;   ///< seconds after start (tick 0) at which the step lights it
 };
 
 /// One scheduled spell of rain.

@@ -435,6 +435,17 @@ void recordPlayerChanges(const std::vector<Player>& before, const std::vector<Pl
   }
 }
 
+// The scene's ignition points due at the tick this step starts from: ignites by the
+// server, before every command (the server's own commands sort first anyway).
+void igniteScheduled(SimState& s, SimContext& ctx) {
+  const std::uint64_t from = s.tick - 1;
+  for (const ScheduledIgnition& i : s.fire.schedule) {
+    if (i.tick != from) continue;
+    const std::int32_t y = i.onGround ? topVoxelY(s.world, s.lut, i.x, i.z, INT32_MAX, true) : i.y;
+    apply(s, ctx, Command{kServerPlayer, 0, IgniteCommand{VoxelCoord{i.x, y, i.z}}});
+  }
+}
+
 }  // namespace
 
 void step(SimState& state, std::span<const Command> commands, StepOutput& out) noexcept {
@@ -457,6 +468,7 @@ void step(SimState& state, std::span<const Command> commands, StepOutput& out) n
     if (ca.sequence != cb.sequence) return ca.sequence < cb.sequence;
     return a < b;
   });
+  igniteScheduled(state, ctx);
   for (std::uint32_t i : scratch.order) apply(state, ctx, commands[i]);
 
   // 2. Systems in fixed order.

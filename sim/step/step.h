@@ -7,7 +7,10 @@
 //     Nothing is refilled here: a player's edit and chat tokens are token buckets
 //     computed from the tick of their last spend when a command needs them, and the
 //     per-tick input count restarts at the player's first input of a tick.
-//  1. Commands, sorted by (player id, sequence number, position in the input span):
+//  1. The scene's ignition points due at the tick the step starts from
+//     (FireState::schedule, server states only): an ignite by the server each, in
+//     scene order, validated as the command below. Then the commands, sorted by
+//     (player id, sequence number, position in the input span):
 //     the order they arrive in, and the order of the span, never matter except as
 //     the last tie-break between identical (player, sequence) pairs. Each command is
 //     validated against the state as left by the commands before it, then either

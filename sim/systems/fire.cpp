@@ -12,6 +12,7 @@
 #include "sim/systems/sim_context.h"
 #include "sim/systems/sim_state.h"
 #include "sim/core/state_hasher.h"
+#include "sim/gen/scene.h"
 #include "sim/systems/water.h"
 #include "sim/systems/weather.h"
 
@@ -531,6 +532,20 @@ void setCell(std::vector<FireCell>& cells, const FireCell& ch) {
 }
 
 }  // namespace
+
+void scheduleIgnitions(FireState& state, const SimSetup& setup) {
+  state.schedule.clear();
+  for (const IgnitionPoint& p : setup.scene.ignitions) {
+    ScheduledIgnition s;
+    // Scene values are checked at load (delay 0..1e6 s, position inside the bounds).
+    s.tick = static_cast<std::uint64_t>(p.delay * kTicksPerSecond + 0.5);
+    s.x = unitsFromMetres(p.position.x) >> kUnitShift;
+    s.y = unitsFromMetres(p.position.y) >> kUnitShift;
+    s.z = unitsFromMetres(p.position.z) >> kUnitShift;
+    s.onGround = p.onGround;
+    state.schedule.push_back(s);
+  }
+}
 
 void initFire(FireState& state, const SimSetup& setup) {
   state = FireState{};

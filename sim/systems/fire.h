@@ -137,6 +137,16 @@ struct FireTables {
 /// The fire system's state. `cells` is replicated (sorted by packCoordId of corner);
 /// everything else is server-side working data or configuration (empty or unused on
 /// mirrors), ignored by hash and diff.
+/// A scene [[ignition]] point (sim/gen/scene.h) the step lights: at the step that
+/// starts from `tick` (its delay in ticks), before any command, as an ignite by the
+/// server at voxel column (x, z): the highest voxel there that collides or burns
+/// (onGround; what a script's `server ignite x,z` aims at), else voxel (x, y, z).
+struct ScheduledIgnition {
+  std::uint64_t tick = 0;
+  std::int32_t x = 0, y = 0, z = 0;
+  bool onGround = true;
+};
+
 struct FireState {
   std::vector<FireCell> cells;        ///< burning cells, sorted by packCoordId(corner)
   std::vector<FireWork> work;         ///< server: parallel to cells
@@ -148,11 +158,19 @@ struct FireState {
   std::vector<FireWork> scratchWork;  ///< server scratch: work of new cells before merging
   std::vector<std::uint32_t> scratchOrder;  ///< scratch: record order for batched applyFireChanges
   FireTables tables;                  ///< from the material table
+  /// The scene's ignition points, in scene order; server only (a mirror's is empty:
+  /// it follows the fire the server sends). Scene data, not saved: a restored state
+  /// at tick T lights the points due at T or later.
+  std::vector<ScheduledIgnition> schedule;
 };
 
 /// Builds the initial fire state (nothing burns at generation) and its material
 /// tables. Allocates (reserves the working arrays).
 void initFire(FireState& state, const SimSetup& setup);
+
+/// The scene's ignition points into state.schedule (the server's state and traces;
+/// never a mirror's). Allocates.
+void scheduleIgnitions(FireState& state, const SimSetup& setup);
 
 /// One tick of fire. See the model above. No allocation once the arrays have grown
 /// to the fire's size.

@@ -151,6 +151,18 @@ std::optional<std::int32_t> groundHeight(const BrickStore& world, const Material
   return std::nullopt;
 }
 
+std::int32_t topVoxelY(const BrickStore& world, const MaterialLut& lut, std::int32_t vx, std::int32_t vz,
+                       std::int32_t fromY, bool flammableToo) noexcept {
+  // Otherwise foliage and liquids are not ground.
+  const WorldBounds& b = world.bounds();
+  const std::int32_t top = b.maxBrick.y * kBrickSize - 1;
+  for (std::int32_t y = fromY < top ? fromY : top; y >= b.minBrick.y * kBrickSize; --y) {
+    const MaterialId m = world.get(vx, y, vz);
+    if (lut.collides[m] || (flammableToo && lut.flammable[m])) return y;
+  }
+  return b.minBrick.y * kBrickSize - 1;
+}
+
 bool playerBoxInside(const WorldBounds& bounds, Vec3i feet) noexcept {
   // 64-bit: feet may be anything a command carries.
   constexpr std::int64_t kBrickUnits = std::int64_t{kBrickSize} * kUnitsPerVoxel;

@@ -66,6 +66,13 @@ bool boxCollides(const BrickStore& world, const MaterialLut& lut, Vec3i feet, st
 std::optional<std::int32_t> groundHeight(const BrickStore& world, const MaterialLut& lut, std::int32_t vx,
                                          std::int32_t vz) noexcept;
 
+/// The highest voxel y at or below fromY (voxels) in the column at voxel (vx, vz) that
+/// collides, or with flammableToo also one that burns (foliage: what an ignite aims
+/// at); the world's floor minus one when there is none. Reads the column top down (a
+/// streamed world generates it). Pure. Thread: the world's reader.
+std::int32_t topVoxelY(const BrickStore& world, const MaterialLut& lut, std::int32_t vx, std::int32_t vz,
+                       std::int32_t fromY, bool flammableToo) noexcept;
+
 /// True when a standing player's box (kPlayerHalfWidth, kPlayerHeight) with its feet
 /// at `feet` (units) lies inside bounds. Pure.
 bool playerBoxInside(const WorldBounds& bounds, Vec3i feet) noexcept;

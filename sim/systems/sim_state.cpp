@@ -109,6 +109,7 @@ SimState stateAroundWorld(const Scene& scene, std::uint64_t seed, BrickStore wor
   if (role == Role::Simulation) {
     initWater(s.water, setup);
     initAnimals(s.animals, setup);
+    scheduleIgnitions(s.fire, setup);
   } else {
     initMirrorWater(s.water, s.world, *scene.materials);
   }

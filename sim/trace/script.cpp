@@ -353,20 +353,6 @@ ScriptRunner::Walker& ScriptRunner::walker(std::uint32_t player) {
   return *it;
 }
 
-std::int32_t ScriptRunner::groundY(const SimState& state, std::int32_t x, std::int32_t z, std::int32_t fromY,
-                                   bool burnable) const {
-  // The first colliding (or, for ignite, flammable) voxel at or below voxel height
-  // fromY (voxel y), or the world floor - 1. Otherwise foliage and liquids are not ground.
-  const WorldBounds& b = state.world.bounds();
-  const std::int32_t vx = x >> kUnitShift, vz = z >> kUnitShift;
-  const std::int32_t top = b.maxBrick.y * kBrickSize - 1;
-  for (std::int32_t y = fromY < top ? fromY : top; y >= b.minBrick.y * kBrickSize; --y) {
-    const MaterialId m = state.world.get(vx, y, vz);
-    if (state.lut.collides[m] || (burnable && state.lut.flammable[m])) return y;
-  }
-  return b.minBrick.y * kBrickSize - 1;
-}
-
 Command ScriptRunner::make(Walker& w, CommandBody body) {
   return Command{PlayerId{w.player}, ++w.sequence, std::move(body)};
 }
@@ -388,7 +374,8 @@ void ScriptRunner::commandsFor(const SimState& state, std::vector<Command>& out)
       fromY = (at.y + kPlayerEyeHeight) >> kUnitShift;
     }
     if (!p.onGround) return voxelOf(Vec3i{x, p.y, z});
-    const std::int32_t gy = groundY(state, x, z, fromY, ground == Ground::Burnable);
+    const std::int32_t gy =
+        topVoxelY(state.world, state.lut, x >> kUnitShift, z >> kUnitShift, fromY, ground == Ground::Burnable);
     return VoxelCoord{x >> kUnitShift, ground == Ground::Above ? gy + 1 : gy, z >> kUnitShift};
   };
   // 1. Actions whose time is now, in file order, per subject.

@@ -122,8 +122,6 @@ class ScriptRunner {
     std::vector<CommandBody> pending;  ///< actions to send after this tick's input
   };
   Walker& walker(std::uint32_t player);
-  std::int32_t groundY(const SimState& state, std::int32_t x, std::int32_t z, std::int32_t fromY,
-                       bool burnable) const;
   Command make(Walker& w, CommandBody body);
 
   Script script_;

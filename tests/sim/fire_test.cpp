@@ -340,3 +340,51 @@ TEST_CASE("same run twice: identical trace hashes; another seed differs") {
   CHECK(a == b);
   CHECK(a != c);
 }
+
+TEST_CASE("the scene's ignition points are lit by the step at their delay, as the server's ignite, once") {
+  Scene s = scene();
+  IgnitionPoint now, later;
+  now.name = "now";
+  now.position = {-3.0, 0.0, -3.0};
+  later.name = "later";
+  later.position = {4.0, 0.0, 4.0};
+  later.delay = 0.5;  // tick 30
+  s.ignitions = {now, later};
+  BrickStore world = grassPlain();
+  world.markGenerated();
+  const SimState fresh = createSimStateFromWorld(s, 7, world);
+  REQUIRE(fresh.fire.schedule.size() == 2);
+  CHECK(fresh.fire.schedule[1].tick == 30);
+  // The highest voxel that burns in each column: the grass top (y = 1).
+  const VoxelCoord a{-60, 1, -60}, b{80, 1, 80};
+
+  SimState state = fresh;
+  StepOutput out;
+  step(state, {}, out);
+  CHECK(isBurning(state.fire, a));
+  CHECK_FALSE(isBurning(state.fire, b));
+  CHECK_FALSE(out.fire.empty());  // a mirror hears of it through the fire stream
+  for (int i = 1; i < 30; ++i) step(state, {}, out);
+  CHECK_FALSE(isBurning(state.fire, b));
+  step(state, {}, out);  // the step from tick 30
+  CHECK(isBurning(state.fire, b));
+  for (const Event& e : out.events) CHECK_FALSE(std::holds_alternative<CommandRejectedEvent>(e));
+
+  // A state that resumes past the delays (a restored world) lights nothing again.
+  SimState resumed = fresh;
+  resumed.tick = 31;
+  for (int i = 0; i < 5; ++i) step(resumed, {}, out);
+  CHECK(resumed.fire.cells.empty());
+  // Points over nothing that burns are refused like a command would be, and counted.
+  Scene bare = scene();
+  bare.ignitions = {now};
+  BrickStore floor = stoneFloor();
+  floor.markGenerated();
+  SimState stone = createSimStateFromWorld(bare, 7, floor);
+  step(stone, {}, out);
+  CHECK(stone.fire.cells.empty());
+  int refused = 0;
+  for (const Event& e : out.events)
+    if (const auto* r = std::get_if<CommandRejectedEvent>(&e)) refused += r->reason == RejectReason::NotFlammable;
+  CHECK(refused == 1);
+}
