@@ -99,10 +99,12 @@ inline std::unique_ptr<net::ServerHost> openServer(const std::string& scenePath,
 
 /// Connects a client named `name` to host (non-blocking; it joins as the caller
 /// services it). Exits the bench on failure.
-inline std::unique_ptr<net::ClientConnection> connectClient(const net::ServerHost& host, const std::string& name) {
+inline std::unique_ptr<net::ClientConnection> connectClient(const net::ServerHost& host, const std::string& name,
+                                                           const net::LinkProfile& link = {}) {
   net::ClientConfig cc;
   cc.port = host.port();
   cc.name = name;
+  cc.link = link;
   cc.sceneDir = repoPath("scenes");
   auto client = net::ClientConnection::connect(cc);
   if (!client) {

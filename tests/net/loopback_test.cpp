@@ -68,6 +68,14 @@ World& world() {
   return w;
 }
 
+// " awaiting welcome 312 ms, generating 640 ms, ...": when each phase began.
+std::string phases(const std::vector<net::PhaseChange>& log) {
+  std::string out;
+  for (const net::PhaseChange& c : log)
+    out += std::string(" ") + net::phaseName(c.to) + " " + std::to_string(static_cast<int>(c.atMs)) + " ms,";
+  return out;
+}
+
 std::string traffic(const std::map<std::string, net::TrafficCounters>& m) {
   std::string out;
   for (const auto& [name, c] : m) out += name + " " + std::to_string(c.messages) + "/" + std::to_string(c.bytes) + "B ";
@@ -204,7 +212,8 @@ void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint
                                                            s.desyncs[0].what));
     MESSAGE("bot" << i + 1 << ": join " << s.joinMs << " ms, steps " << s.stepsApplied << ", rtt " << s.rttMs
                   << " ms, in " << s.bytesIn << " B, out " << s.bytesOut << " B, events " << b.events
-                  << ", corrections " << s.prediction.corrections << ", received " << traffic(s.received));
+                  << ", corrections " << s.prediction.corrections << ", received " << traffic(s.received)
+                  << ", phases" << phases(s.phaseLog));
     REQUIRE(b.conn->phase() == net::ClientPhase::Playing);
     CHECK(s.illegalTransitions == 0);
     REQUIRE(s.phaseLog.size() == 4);  // Connecting -> ... -> Playing, one step at a time

@@ -41,6 +41,20 @@ int differingBricks(const BrickStore& a, const BrickStore& b) {
   return differ;
 }
 
+// Updates streamer around centre until every column within radiusVoxels of it is
+// present in world (60 s at most: the workers run on a shared machine); returns how
+// many columns that is.
+std::size_t updateUntilAround(ColumnStreamer& streamer, BrickStore& world, StreamCentre centre,
+                              std::int32_t radiusVoxels) {
+  const std::size_t want = columnsAround(world.bounds(), centre.x, centre.z, radiusVoxels).size();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (world.presentColumns().size() < want && std::chrono::steady_clock::now() < deadline) {
+    streamer.update(world, {&centre, 1});
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return want;
+}
+
 }  // namespace
 
 TEST_CASE("streamed world: with 1 or 2 threads and any budget it reads as the whole world") {
@@ -105,12 +119,7 @@ TEST_CASE("streamer: update generates ahead around the centres, nearest first, w
     BrickStore world(glade.worldBounds);
     world.markGenerated();
     world.setColumnSource(streamer->get());
-    const std::size_t want = columnsAround(glade.worldBounds, centre.x, centre.z, 200).size();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (world.presentColumns().size() < want && std::chrono::steady_clock::now() < deadline) {
-      (*streamer)->update(world, {&centre, 1});
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    const std::size_t want = updateUntilAround(**streamer, world, centre, 200);
     CHECK(world.presentColumns().size() == want);
     CHECK((*streamer)->stats().prefetched + (*streamer)->stats().faults == want);
   }
@@ -127,12 +136,7 @@ TEST_CASE("streamer: with hashColumns every column generated is hashed as genera
     BrickStore world(glade.worldBounds);
     world.markGenerated();
     world.setColumnSource(streamer->get());
-    const std::size_t want = columnsAround(glade.worldBounds, centre.x, centre.z, 200).size();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (world.presentColumns().size() < want && std::chrono::steady_clock::now() < deadline) {
-      (*streamer)->update(world, {&centre, 1});
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
+    const std::size_t want = updateUntilAround(**streamer, world, centre, 200);
     REQUIRE(world.presentColumns().size() == want);
     // A read beyond the disc faults one more column in on this thread: hashed too.
     const ChunkColumn faulted{4, -4};
