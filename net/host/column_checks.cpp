@@ -10,6 +10,7 @@ namespace loam::net::host {
 
 void ColumnChecks::run() {
   const std::size_t n = core_.sessions.size();
+  if (n == 0) return;
   std::size_t budget = kColumnChecksPerTick;
   // Round robin: one column from each session with some waiting, until the budget
   // is spent or nobody has any left.

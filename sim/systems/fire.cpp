@@ -537,7 +537,8 @@ void scheduleIgnitions(FireState& state, const SimSetup& setup) {
   state.schedule.clear();
   for (const IgnitionPoint& p : setup.scene.ignitions) {
     ScheduledIgnition s;
-    // Scene values are checked at load (delay 0..1e6 s, position inside the bounds).
+    // Scene values are checked at load (delay 0..1e6 s, positions within 1e5 m: no
+    // overflow); a point outside the world is refused by the ignite, as a command's is.
     s.tick = static_cast<std::uint64_t>(p.delay * kTicksPerSecond + 0.5);
     s.x = unitsFromMetres(p.position.x) >> kUnitShift;
     s.y = unitsFromMetres(p.position.y) >> kUnitShift;
