@@ -44,9 +44,7 @@ constexpr Vec3i voxelCentre(VoxelCoord v) noexcept {
           v.z * kUnitsPerVoxel + kUnitsPerVoxel / 2};
 }
 
-/// Units from metres, rounded half away from zero: constants, and the scene's
-/// parsed values (one multiply and a conversion, basic IEEE operations only, so
-/// identical everywhere). m must be within +-104 km (scene values are 1e5 m at most).
+/// Units from metres, for constants (constexpr only; rounds to nearest).
 constexpr std::int32_t unitsFromMetres(double m) noexcept {
   double u = m * kUnitsPerMetre;
   return static_cast<std::int32_t>(u < 0 ? u - 0.5 : u + 0.5);
