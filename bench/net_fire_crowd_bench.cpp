@@ -1,7 +1,7 @@
 // Fire with a crowd: forest-fires with its five ignition points lit by the scene as
 // a hosted server lights them (at 0, 10, 20, 30 and 40 s of the world's time: the
-// first burns while the players join) and 25 players sending input at the full 60 Hz walking around the clearing (loam-bots
-// swarm as a child on CPU 1; the server in this process on CPU 0). Measures the
+// first burns while the players join) and 25 players sending input at the full
+// 60 Hz walking around the clearing (loam-bots swarm as a child on CPU 1; the server in this process on CPU 0). Measures the
 // whole server tick while the fires burn. Target: p99 <= 16.7 ms (the engine we
 // replace could not hold it).
 //

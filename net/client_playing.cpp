@@ -127,8 +127,9 @@ void ClientConnection::Impl::dropFarCells() {
 // server to check against its own (docs/PROTOCOL.md, Generation checks).
 void ClientConnection::Impl::sendColumnHashes() {
   stream.takeColumnHashes(columnHashes);
+  std::vector<wire::ColumnHashRec> recs;
   for (std::size_t i = 0; i < columnHashes.size(); i += kMaxColumnHashes) {
-    std::vector<wire::ColumnHashRec> recs;
+    recs.clear();
     for (std::size_t k = i; k < std::min(columnHashes.size(), i + kMaxColumnHashes); ++k)
       recs.emplace_back(columnHashes[k].column.x, columnHashes[k].column.z, columnHashes[k].hash);
     fbb.Clear();

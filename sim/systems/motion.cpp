@@ -1,6 +1,7 @@
 #include "sim/systems/motion.h"
 
 #include <array>
+#include <climits>
 
 #include "sim/world/voxel_collision.h"
 
@@ -142,13 +143,11 @@ bool boxCollides(const BrickStore& world, const MaterialLut& lut, Vec3i feet, st
 
 std::optional<std::int32_t> groundHeight(const BrickStore& world, const MaterialLut& lut, std::int32_t vx,
                                          std::int32_t vz) noexcept {
-  const WorldBounds& b = world.bounds();
-  const std::int32_t yLo = b.minBrick.y * kBrickSize, yHi = b.maxBrick.y * kBrickSize;
-  if (!b.containsVoxel({vx, yLo, vz})) return std::nullopt;
-  for (std::int32_t y = yHi - 1; y >= yLo; --y) {
-    if (lut.collides[world.get(vx, y, vz)]) return (y + 1) * kUnitsPerVoxel;
-  }
-  return std::nullopt;
+  const std::int32_t yLo = world.bounds().minBrick.y * kBrickSize;
+  if (!world.bounds().containsVoxel({vx, yLo, vz})) return std::nullopt;
+  const std::int32_t y = topVoxelY(world, lut, vx, vz, INT32_MAX, false);
+  if (y < yLo) return std::nullopt;
+  return (y + 1) * kUnitsPerVoxel;
 }
 
 std::int32_t topVoxelY(const BrickStore& world, const MaterialLut& lut, std::int32_t vx, std::int32_t vz,

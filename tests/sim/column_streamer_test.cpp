@@ -41,6 +41,14 @@ int differingBricks(const BrickStore& a, const BrickStore& b) {
   return differ;
 }
 
+// A streamed store over scene's bounds whose columns come from streamer.
+BrickStore streamedStore(const Scene& scene, ColumnStreamer& streamer) {
+  BrickStore world(scene.worldBounds);
+  world.markGenerated();
+  world.setColumnSource(&streamer);
+  return world;
+}
+
 // Updates streamer around centre until every column within radiusVoxels of it is
 // present in world (60 s at most: the workers run on a shared machine); returns how
 // many columns that is.
@@ -66,9 +74,7 @@ TEST_CASE("streamed world: with 1 or 2 threads and any budget it reads as the wh
     CAPTURE(options.threads);
     auto streamer = ColumnStreamer::create(glade, 1, options);
     REQUIRE(streamer.has_value());
-    BrickStore world(glade.worldBounds);
-    world.markGenerated();
-    world.setColumnSource(streamer->get());
+    BrickStore world = streamedStore(glade, **streamer);
     const StreamCentre centre{0, 0};
     (*streamer)->update(world, {&centre, 1});
     // The same edit in both, then every brick of the bounds compared.
@@ -97,9 +103,7 @@ TEST_CASE("streamer: update generates ahead around the centres, nearest first, w
   {
     auto streamer = ColumnStreamer::create(glade, 1, {.threads = 1, .prefetchRadiusVoxels = 200, .prefetchPerUpdate = 2});
     REQUIRE(streamer.has_value());
-    BrickStore world(glade.worldBounds);
-    world.markGenerated();
-    world.setColumnSource(streamer->get());
+    BrickStore world = streamedStore(glade, **streamer);
     (*streamer)->update(world, {&centre, 1});
     REQUIRE(world.presentColumns().size() == 2);
     CHECK(world.presentColumns()[0] == ChunkColumn{-5, 3});  // the column holding the centre
@@ -116,9 +120,7 @@ TEST_CASE("streamer: update generates ahead around the centres, nearest first, w
   {
     auto streamer = ColumnStreamer::create(glade, 1, {.threads = 2, .prefetchRadiusVoxels = 200});
     REQUIRE(streamer.has_value());
-    BrickStore world(glade.worldBounds);
-    world.markGenerated();
-    world.setColumnSource(streamer->get());
+    BrickStore world = streamedStore(glade, **streamer);
     const std::size_t want = updateUntilAround(**streamer, world, centre, 200);
     CHECK(world.presentColumns().size() == want);
     CHECK((*streamer)->stats().prefetched + (*streamer)->stats().faults == want);
@@ -133,9 +135,7 @@ TEST_CASE("streamer: with hashColumns every column generated is hashed as genera
   for (const int threads : {1, 2}) {
     auto streamer = ColumnStreamer::create(glade, 1, {.threads = threads, .prefetchRadiusVoxels = 200, .hashColumns = true});
     REQUIRE(streamer.has_value());
-    BrickStore world(glade.worldBounds);
-    world.markGenerated();
-    world.setColumnSource(streamer->get());
+    BrickStore world = streamedStore(glade, **streamer);
     const std::size_t want = updateUntilAround(**streamer, world, centre, 200);
     REQUIRE(world.presentColumns().size() == want);
     // A read beyond the disc faults one more column in on this thread: hashed too.
@@ -158,9 +158,7 @@ TEST_CASE("streamer: with hashColumns every column generated is hashed as genera
   // Off by default: nothing is hashed.
   auto plain = ColumnStreamer::create(glade, 1, {.threads = 1});
   REQUIRE(plain.has_value());
-  BrickStore world(glade.worldBounds);
-  world.markGenerated();
-  world.setColumnSource(plain->get());
+  BrickStore world = streamedStore(glade, **plain);
   (void)world.get(0, 0, 0);
   std::vector<GeneratedColumnHash> none;
   (*plain)->takeColumnHashes(none);
@@ -173,9 +171,7 @@ TEST_CASE("streamer: the budget counts unmodified columns; edits beyond it do no
   auto streamer = ColumnStreamer::create(glade, 1,
                                          {.threads = 1, .prefetchRadiusVoxels = 200, .maxResidentColumns = 16, .prefetchPerUpdate = 2});
   REQUIRE(streamer.has_value());
-  BrickStore world(glade.worldBounds);
-  world.markGenerated();
-  world.setColumnSource(streamer->get());
+  BrickStore world = streamedStore(glade, **streamer);
   // 20 columns holding edits, away from the centre: more than the whole budget.
   for (std::int32_t cx = -9; cx <= 9; cx += 1)
     for (std::int32_t cz : {-9, 8})
