@@ -16,6 +16,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -104,8 +105,27 @@ struct BotReport {
   std::uint64_t holesMet = 0;  ///< streamed worlds: columns the player reached before they were generated ahead
   std::vector<double> teleportPlayableMs;  ///< time to playable after each teleport (ClientStats)
   std::vector<net::Desync> desyncs;
+  net::EditPredictionStats edits;  ///< the bot's own edits shown before the server's answer
+  std::uint64_t ghosts = 0;        ///< voxels shown unlike the mirror after the run settled
   bool ok = false;
+
+  void addEdits(const BotReport& r) {
+    edits.predicted += r.edits.predicted;
+    edits.confirmed += r.edits.confirmed;
+    edits.overridden += r.edits.overridden;
+    edits.rolledBack += r.edits.rolledBack;
+    edits.expired += r.edits.expired;
+    edits.pending += r.edits.pending;
+    ghosts += r.ghosts;
+  }
 };
+
+// The predicted edits' counts, as a JSON object.
+void writeEdits(std::ostream& o, const net::EditPredictionStats& e, std::uint64_t ghosts) {
+  o << "{\"predicted\": " << e.predicted << ", \"confirmed\": " << e.confirmed << ", \"overridden\": " << e.overridden
+    << ", \"rolled_back\": " << e.rolledBack << ", \"expired\": " << e.expired << ", \"pending\": " << e.pending
+    << ", \"ghosts\": " << ghosts << "}";
+}
 
 void writeTraffic(std::ostream& o, const std::map<std::string, net::TrafficCounters>& m, double seconds) {
   o << "{";
@@ -135,7 +155,9 @@ bool writeReport(const std::string& path, const std::vector<BotReport>& reports,
     o << ", \"corrections\": " << r.corrections << ", \"steps_applied\": " << r.stepsApplied
       << ", \"holes_met\": " << r.holesMet << ", \"teleport_playable_ms\": [";
     for (std::size_t k = 0; k < r.teleportPlayableMs.size(); ++k) o << (k ? ", " : "") << r.teleportPlayableMs[k];
-    o << "], \"desyncs\": {\"count\": " << r.desyncCount << ", \"first\": [";
+    o << "], \"edits\": ";
+    writeEdits(o, r.edits, r.ghosts);
+    o << ", \"desyncs\": {\"count\": " << r.desyncCount << ", \"first\": [";
     for (std::size_t k = 0; k < r.desyncs.size(); ++k) {
       const net::Desync& d = r.desyncs[k];
       o << (k ? ", " : "") << "{\"tick\": " << d.tick << ", \"cell\": ";
@@ -162,6 +184,7 @@ bool writeReport(const std::string& path, const std::vector<BotReport>& reports,
     total.holesMet += r.holesMet;
     total.teleportPlayableMs.insert(total.teleportPlayableMs.end(), r.teleportPlayableMs.begin(),
                                     r.teleportPlayableMs.end());
+    total.addEdits(r);
     ok += r.ok ? 1 : 0;
   }
   o << "  ],\n  \"totals\": {\"bots\": " << reports.size() << ", \"ok\": " << ok << ", \"bytes_in\": " << total.bytesIn
@@ -175,10 +198,35 @@ bool writeReport(const std::string& path, const std::vector<BotReport>& reports,
     << (total.teleportPlayableMs.empty()
             ? 0.0
             : *std::max_element(total.teleportPlayableMs.begin(), total.teleportPlayableMs.end()))
-    << "}\n}\n";
+    << ", \"edits\": ";
+  writeEdits(o, total.edits, total.ghosts);
+  o << "}\n}\n";
   std::ofstream f(path, std::ios::binary);
   f << o.str();
   return static_cast<bool>(f);
+}
+
+// After the run, the full bots wait (serving their connections, sending nothing
+// new) for the server's answer to every edit they predicted, then one round trip
+// and 100 ms more for the steps in flight: what they show then is what they keep
+// showing (their ghosts are counted from it). At most kPredictionTimeoutMs.
+void settleEdits(std::vector<FullBot>& full, const std::function<double()>& nowMs) {
+  const double start = nowMs();
+  const auto pending = [&] {
+    return std::any_of(full.begin(), full.end(), [](const FullBot& b) {
+      return b.conn->phase() == net::ClientPhase::Playing && b.conn->stats().edits.pending > 0;
+    });
+  };
+  double rttMs = 0;
+  for (const FullBot& b : full) rttMs = std::max(rttMs, b.conn->stats().rttMs);
+  double until = -1;
+  while (nowMs() - start < net::kPredictionTimeoutMs) {
+    for (FullBot& b : full) b.conn->service(nowMs(), 0);
+    if (until < 0 && !pending()) until = nowMs() + rttMs + 100;
+    if (until >= 0 && nowMs() >= until) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::fprintf(stderr, "loam-bots: edits settled in %.0f ms\n", nowMs() - start);
 }
 
 std::string linkDescription(const net::LinkProfile& l) {
@@ -208,7 +256,8 @@ bool writeHtmlReport(const Options& opt, const std::vector<BotReport>& reports, 
                    {"server metrics", opt.serverMetrics.empty() ? "not scraped" : metricsShown + ", every second"}};
   page.tableTitle = "Summary";
   page.tableHeader = {"bot", "phase", "join ms", "rtt ms", "bytes in", "bytes out", "in B/s", "out B/s",
-                      "corrections", "steps applied", "desyncs"};
+                      "corrections", "steps applied", "desyncs", "edits predicted", "confirmed", "overridden",
+                      "rolled back", "ghosts"};
   BotReport total;
   std::size_t ok = 0;
   for (const BotReport& r : reports) {
@@ -217,19 +266,24 @@ bool writeHtmlReport(const Options& opt, const std::vector<BotReport>& reports, 
     total.corrections += r.corrections;
     total.stepsApplied += r.stepsApplied;
     total.desyncCount += r.desyncCount;
+    total.addEdits(r);
     ok += r.ok ? 1 : 0;
   }
   auto rate = [&](std::uint64_t b) { return f(seconds > 0 ? static_cast<double>(b) / seconds : 0.0); };
   auto u = [&](std::uint64_t v) { return std::to_string(v); };
   page.tableRows.push_back({"all (" + u(reports.size()) + " bots, " + u(ok) + " ok)", "", "", "", u(total.bytesIn),
                             u(total.bytesOut), rate(total.bytesIn), rate(total.bytesOut), u(total.corrections),
-                            u(total.stepsApplied), u(total.desyncCount)});
+                            u(total.stepsApplied), u(total.desyncCount), u(total.edits.predicted),
+                            u(total.edits.confirmed), u(total.edits.overridden),
+                            u(total.edits.rolledBack + total.edits.expired), u(total.ghosts)});
   constexpr std::size_t kMaxRows = 200;  // a page, not a database: the JSON report has them all
   for (std::size_t i = 0; i < reports.size() && i < kMaxRows; ++i) {
     const BotReport& r = reports[i];
     page.tableRows.push_back({r.name + (r.error.empty() ? "" : " (" + r.error + ")"), r.phase, f(r.joinMs),
                               f(r.rttMs), u(r.bytesIn), u(r.bytesOut), rate(r.bytesIn), rate(r.bytesOut),
-                              u(r.corrections), u(r.stepsApplied), u(r.desyncCount)});
+                              u(r.corrections), u(r.stepsApplied), u(r.desyncCount), u(r.edits.predicted),
+                              u(r.edits.confirmed), u(r.edits.overridden), u(r.edits.rolledBack + r.edits.expired),
+                              u(r.ghosts)});
   }
   if (reports.size() > kMaxRows)
     page.tableNote = "First " + u(kMaxRows) + " of " + u(reports.size()) + " bots shown; --report writes them all.";
@@ -576,6 +630,7 @@ int main(int argc, char** argv) {
   }
   const double seconds = nowMs() / 1000.0;
   if (scraper) scraper->stop();
+  settleEdits(full, nowMs);
 
   // Collect before disconnecting (a disconnect changes the phase).
   std::vector<BotReport> reports;
@@ -600,7 +655,9 @@ int main(int argc, char** argv) {
     r.desyncCount = s.desyncCount;
     r.desyncs = s.desyncs;
     r.stepsApplied = s.stepsApplied;
-    r.ok = b.conn->phase() == net::ClientPhase::Playing && s.desyncCount == 0;
+    r.edits = s.edits;
+    r.ghosts = b.conn->predictedEdits().ghostVoxels(b.conn->mirror().world);
+    r.ok = b.conn->phase() == net::ClientPhase::Playing && s.desyncCount == 0 && r.ghosts == 0;
     reports.push_back(std::move(r));
   }
   if (swarm) {

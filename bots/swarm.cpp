@@ -117,7 +117,8 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
     case wire::ServerBody::CellState:
     case wire::ServerBody::Compressed:  // openServerMessage unwraps it
     case wire::ServerBody::JoinChunk:
-    case wire::ServerBody::Rejections:  // no world, no HUD: refusals are only counted
+    case wire::ServerBody::Rejections:     // retired (protocol 7 and older)
+    case wire::ServerBody::ActionResults:  // swarm bots send no actions
     case wire::ServerBody::NONE:
       break;
   }

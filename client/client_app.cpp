@@ -151,6 +151,8 @@ void ClientApp::service(int timeoutMs) {
   if (conn_->phase() == net::ClientPhase::Playing && !worldSet_) onPlaying();
   if (worldSet_) {
     std::vector<sim::BrickCoord> changed = conn_->takeWorldChanges(meshChanges_);
+    const std::vector<sim::BrickCoord> predicted = conn_->takePredictedChanges();
+    changed.insert(changed.end(), predicted.begin(), predicted.end());
     if (renderer_ && !changed.empty()) renderer_->markDirty(changed);
   }
 }
@@ -173,9 +175,10 @@ void ClientApp::onPlaying() {
     lookInitialised_ = true;
   }
   if (!renderer_) return;  // createRenderer() sets the world later
-  renderer_->setWorld(m.world, *m.materials, currFeet_);
+  renderer_->setWorld(m.world, *m.materials, currFeet_, &conn_->predictedEdits().overlay());
   if (meshChanges_ == sim::ChangeSubscriber{}) meshChanges_ = conn_->subscribeWorldChanges();
   (void)conn_->takeWorldChanges(meshChanges_);  // setWorld meshes everything
+  (void)conn_->takePredictedChanges();
   worldSet_ = true;
 }
 
@@ -290,7 +293,8 @@ std::optional<RayHit> ClientApp::target() const {
   if (conn_->phase() != net::ClientPhase::Playing) return std::nullopt;
   const sim::SimState& m = conn_->mirror();
   const render::Camera c = camera();
-  return castVoxelRay(m.world, m.lut, c.position, viewDirection(c.yaw, c.pitch), m.rules.reach / kUnitsPerMetre);
+  return castVoxelRay(m.world, m.lut, c.position, viewDirection(c.yaw, c.pitch), m.rules.reach / kUnitsPerMetre,
+                      &conn_->predictedEdits().overlay());
 }
 
 bool ClientApp::act(ToolAction action) {
@@ -353,6 +357,9 @@ render::FrameInput ClientApp::buildFrame() {
       fires_.push_back(render::FireDraw{{c.corner.x * kVoxel, c.corner.y * kVoxel, c.corner.z * kVoxel},
                                         static_cast<float>(c.intensity / 255.0)});
     }
+    // An ignite of ours burns at once, until the server's fire takes over.
+    for (const sim::VoxelCoord& c : conn_->predictedEdits().flames())
+      fires_.push_back(render::FireDraw{{c.x * kVoxel, c.y * kVoxel, c.z * kVoxel}, 0.6f});
   } else if (shownTime_) {
     f.environment.timeOfDay = *shownTime_;
   }
@@ -397,6 +404,11 @@ HudModel ClientApp::hudModel() const {
   m.menuHover = ui_.menuHover;
   m.debug = ui_.debug;
   m.corrections = s.prediction.corrections;
+  m.editsPending = s.edits.pending;
+  m.editsPredicted = s.edits.predicted;
+  m.editsConfirmed = s.edits.confirmed;
+  m.editsOverridden = s.edits.overridden;
+  m.editsRolledBack = s.edits.rolledBack + s.edits.expired;
   m.streamed = s.streamed;
   if (s.streamed) {
     m.columnsPresent = conn_->mirror().world.presentColumns().size();

@@ -184,6 +184,12 @@ render::HudLayer buildHud(const HudModel& m) {
                          : "audio off");
     panelText(layer, margin, y, d, kWhite, fitScale(d, maxW));
     y += kLine + 4;
+    const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
+    const std::string e = format("edits: %llu pending  %llu predicted  %llu confirmed  %llu overridden  %llu rolled back",
+                                 u(m.editsPending), u(m.editsPredicted), u(m.editsConfirmed), u(m.editsOverridden),
+                                 u(m.editsRolledBack));
+    panelText(layer, margin, y, e, kWhite, fitScale(e, maxW));
+    y += kLine + 4;
     if (m.streamed) {
       const std::string st = format("streamed: columns %zu present  %llu ahead  %llu on main  %llu released  mesh waits %zu",
                                     m.columnsPresent, static_cast<unsigned long long>(m.columnsAhead),

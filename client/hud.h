@@ -65,6 +65,9 @@ struct HudModel {
   std::size_t meshQueue = 0, chunksDrawn = 0, chunksCulled = 0;
   double frameMs = 0;
   std::uint64_t corrections = 0;
+  /// The own edits shown before the server's answer (net::EditPredictionStats): a
+  /// debug line of their own.
+  std::uint64_t editsPending = 0, editsPredicted = 0, editsConfirmed = 0, editsOverridden = 0, editsRolledBack = 0;
   /// A streamed world (shown on a second debug line): columns present in the mirror,
   /// generated ahead, generated on the main thread (faults and the held disc),
   /// released, and bricks whose meshes wait for columns.

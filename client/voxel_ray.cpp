@@ -43,7 +43,7 @@ sim::Face entryFace(int axis, int step) noexcept {
 
 std::optional<RayHit> castVoxelRay(const sim::BrickStore& world, const sim::MaterialLut& lut,
                                    const std::array<double, 3>& origin, const std::array<double, 3>& direction,
-                                   double maxMetres) noexcept {
+                                   double maxMetres, const sim::VoxelOverlay* overlay) noexcept {
   const double len = std::sqrt(direction[0] * direction[0] + direction[1] * direction[1] + direction[2] * direction[2]);
   if (!(len > 0) || !(maxMetres > 0)) return std::nullopt;
   const double k = static_cast<double>(sim::kVoxelsPerMetre);
@@ -53,8 +53,10 @@ std::optional<RayHit> castVoxelRay(const sim::BrickStore& world, const sim::Mate
     d[a] = direction[static_cast<std::size_t>(a)] / len;
   }
   VoxelWalk walk(p, d, 0.0, 1);
-  auto solid = [&](const std::array<int, 3>& c) { return lut.diggable[world.get(c[0], c[1], c[2])] != 0; };
   auto coord = [](const std::array<int, 3>& c) { return sim::VoxelCoord{c[0], c[1], c[2]}; };
+  auto solid = [&](const std::array<int, 3>& c) {
+    return lut.diggable[overlay ? overlay->get(world, coord(c)) : world.get(c[0], c[1], c[2])] != 0;
+  };
 
   const double maxT = maxMetres * k;
   if (solid(walk.cube())) {

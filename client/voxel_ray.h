@@ -10,6 +10,7 @@
 #include "sim/world/brick_store.h"
 #include "sim/step/commands.h"
 #include "sim/world/material_lut.h"
+#include "sim/world/voxel_overlay.h"
 
 namespace loam::client {
 
@@ -26,10 +27,12 @@ sim::VoxelCoord faceNormal(sim::Face face) noexcept;
 /// Walks from origin (metres) along direction (any length > 0) up to maxMetres and
 /// returns the first voxel that lut marks diggable (solid or foliage, not liquid,
 /// not air), or nullopt. A start inside such a voxel hits it with face toward
-/// -direction's dominant axis. Cost: O(voxels crossed) (100 per 5 m), no allocation.
+/// -direction's dominant axis. The world is seen through overlay when there is one
+/// (the predicted edits: the player aims at what is shown). Cost: O(voxels crossed)
+/// (100 per 5 m), no allocation.
 std::optional<RayHit> castVoxelRay(const sim::BrickStore& world, const sim::MaterialLut& lut,
                                    const std::array<double, 3>& origin, const std::array<double, 3>& direction,
-                                   double maxMetres) noexcept;
+                                   double maxMetres, const sim::VoxelOverlay* overlay = nullptr) noexcept;
 
 /// Unit view direction for yaw / pitch in radians (yaw 0 north (-z), clockwise seen
 /// from above; pitch + up).

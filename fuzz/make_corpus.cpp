@@ -85,7 +85,7 @@ void clientMessages(const std::vector<sim::PlayerInput>& inputs, const std::vect
   int n = 0;
   for (const sim::CommandBody& body : actions) {
     fbb.Clear();
-    auto a = net::encodeAction(fbb, 17, body);
+    auto a = net::encodeAction(fbb, 17, 3, body);
     if (a.IsNull()) continue;
     fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Action, a.Union()));
     write("client_message", "action_" + std::to_string(n++), finish(fbb));

@@ -52,8 +52,25 @@ struct Job {
   std::uint64_t seq = 0;
   sim::BrickCoord brick;
   const sim::BrickStore* world = nullptr;  // set: the worker gathers (finish(): the world is frozen)
+  const sim::VoxelOverlay* overlay = nullptr;  // with world: the worker patches the copy with it
   std::uint64_t epoch = 0;                 // which finish() call: the worker's DecodeCache is valid within one
 };
+
+/// Writes the overlay's voxels in brick b and its border over the copy.
+void patchPadded(const sim::VoxelOverlay& overlay, PaddedBrick& p) {
+  const sim::BrickCoord b = p.brick;
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        const sim::BrickCoord n{b.x + dx, b.y + dy, b.z + dz};
+        for (const sim::VoxelOverlay::Voxel& v : overlay.voxelsOf(n)) {
+          const sim::VoxelCoord w = sim::voxelOfBrick(n, v.index);
+          const int x = w.x - b.x * sim::kBrickSize, y = w.y - b.y * sim::kBrickSize, z = w.z - b.z * sim::kBrickSize;
+          if (x < -1 || x > sim::kBrickSize || y < -1 || y > sim::kBrickSize || z < -1 || z > sim::kBrickSize) continue;
+          p.voxels[static_cast<std::size_t>((x + 1) + kPadded * ((y + 1) + kPadded * (z + 1)))] = v.material;
+        }
+      }
+}
 
 struct Result {
   int slot = 0;
@@ -167,6 +184,7 @@ struct MeshCache::Impl {
   std::uint64_t nextSeq = 1;
   bool hasCentre = false;
   const sim::BrickStore* frozenWorld = nullptr;  // during finish(): workers may read it
+  const sim::VoxelOverlay* overlay = nullptr;    // setOverlay's
   std::uint64_t finishEpoch = 0;                 // counts finish() calls (DecodeCache validity)
   sim::WorldBounds bounds;
   int centreBx = 0, centreBz = 0;  // the disc is centred on this brick column's centre
@@ -220,7 +238,10 @@ struct MeshCache::Impl {
         jobs.pop_front();
       }
       PaddedBrick& in = slots[static_cast<std::size_t>(job.slot)];
-      if (job.world) gatherCached(*job.world, job.brick, in, decoded, job.epoch);
+      if (job.world) {
+        gatherCached(*job.world, job.brick, in, decoded, job.epoch);
+        if (job.overlay) patchPadded(*job.overlay, in);
+      }
       opaque.clear();
       water.clear();
       meshBrick(in, classes, opaque, water);
@@ -506,12 +527,16 @@ struct MeshCache::Impl {
     if (freeSlots.empty()) return false;
     int slot = freeSlots.back();
     freeSlots.pop_back();
-    if (!frozenWorld) gatherPaddedBrick(world, b, slots[static_cast<std::size_t>(slot)]);
+    PaddedBrick& copy = slots[static_cast<std::size_t>(slot)];
+    if (!frozenWorld) {
+      gatherPaddedBrick(world, b, copy);
+      if (overlay) patchPadded(*overlay, copy);
+    }
     BrickRecord& rec = cs.bricks[static_cast<std::uint16_t>(l)];
     if (!rec.awaiting) ++cs.awaitingCount;
     rec.awaiting = true;
     rec.seq = nextSeq++;
-    batch.push_back(Job{slot, rec.seq, b, frozenWorld, finishEpoch});
+    batch.push_back(Job{slot, rec.seq, b, frozenWorld, frozenWorld ? overlay : nullptr, finishEpoch});
     ++jobsOut;
     return true;
   }
@@ -632,10 +657,12 @@ struct MeshCache::Impl {
           const int l = w * 64 + std::countr_zero(cs.pending[w]);
           const int lx = l & 15, ly = (l >> 4) & 15, lz = l >> 8;
           const sim::BrickCoord b{bx0 + lx, by0 + ly, bz0 + lz};
-          bool hidden = useGrid ? hiddenInGrid(grid, lx + 1, ly + 1, lz + 1) : brickIsHidden(world, b, classes);
+          // The hidden tests read the world alone: a brick the overlay reaches is meshed.
+          const bool overlaid = overlay && overlay->touchesPadded(b);
+          bool hidden = !overlaid && (useGrid ? hiddenInGrid(grid, lx + 1, ly + 1, lz + 1) : brickIsHidden(world, b, classes));
           // A uniform brick next to mixed ones (soil under the grass line, the core of a
           // canopy) usually still has no face: a 64-voxel look saves a gather and a mesh.
-          if (!hidden && (!useGrid || grid[lz + 1][ly + 1][lx + 1] != kClsMixed)) {
+          if (!hidden && !overlaid && (!useGrid || grid[lz + 1][ly + 1][lx + 1] != kClsMixed)) {
             hidden = uniformBrickHasNoFaces(world, b, classes);
           }
           if (hidden) {
@@ -735,6 +762,8 @@ MeshCache::~MeshCache() = default;
 void MeshCache::reset(const sim::BrickStore& world, const std::array<double, 3>& centreMetres) {
   impl_->resetTo(world, centreMetres);
 }
+
+void MeshCache::setOverlay(const sim::VoxelOverlay* overlay) { impl_->overlay = overlay; }
 
 void MeshCache::markDirty(std::span<const sim::BrickCoord> bricks) {
   Impl& m = *impl_;

@@ -26,6 +26,7 @@
 #include "mesh/mesh_types.h"
 #include "sim/world/brick_store.h"
 #include "sim/world/material.h"
+#include "sim/world/voxel_overlay.h"
 
 namespace loam::mesh {
 
@@ -68,6 +69,11 @@ class MeshCache {
   /// world, bricks next to absent columns are left waiting (not read, not counted
   /// against the budget); each update checks O(1) per column they wait for.
   void update(const sim::BrickStore& world, const std::array<double, 3>& centreMetres, double budgetMs);
+  /// Voxels shown instead of the world's (a client's predicted edits), read with the
+  /// world by every later update() and finish(), or none (null). The overlay must
+  /// outlive its use and not change during those calls; markDirty the bricks whose
+  /// overlaid voxels change.
+  void setOverlay(const sim::VoxelOverlay* overlay);
   /// Chunks whose mesh changed since the last call (an empty mesh = remove it).
   std::vector<ChunkMesh> takeChunkUpdates();
   /// True when nothing is queued or in flight, bricks waiting for absent columns

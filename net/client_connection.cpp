@@ -7,7 +7,7 @@
 //   the cell hashes, the join stream (JoinChunk, finishJoin) and the messages held
 //   meanwhile;
 // - net/client_playing.cpp: inputs, StepBatch, CellState, Snapshot, Reject and
-//   Rejections, events;
+//   ActionResults, events;
 // - net/internal/mirror_stream.*: the streamed mirror's columns (MirrorStream: the
 //   ground and readable discs, teleport timing).
 #include "net/client_connection.h"
@@ -134,7 +134,8 @@ void ClientConnection::Impl::handle(const wire::ServerMessage& msg, double nowMs
     case wire::ServerBody::Compressed: break;  // openServerMessage unwraps it
     case wire::ServerBody::AuthChallenge: return onAuthChallenge(*msg.body_as_AuthChallenge());
     case wire::ServerBody::JoinChunk: return onJoinChunk(*msg.body_as_JoinChunk());
-    case wire::ServerBody::Rejections: return onRejections(*msg.body_as_Rejections());
+    case wire::ServerBody::Rejections: return fail("Rejections: retired in protocol 8");
+    case wire::ServerBody::ActionResults: return onActionResults(*msg.body_as_ActionResults());
     case wire::ServerBody::NONE: return fail("server message without a body");
   }
   fail("unknown server message type");
@@ -179,6 +180,7 @@ void ClientConnection::Impl::service(double now, int timeoutMs) {
   sendJoinProgress();
   resendIdleInputs();
   if (phase == ClientPhase::Playing) {
+    predicted.expire(nowMs);
     stream.updateStream(*mirror, predictor.state(), stats);
     sendColumnHashes();
     dropFarCells();
@@ -235,13 +237,19 @@ void ClientConnection::sendInput(sim::PlayerInput input) {
   m.sendInputs();
 }
 
-void ClientConnection::sendAction(const sim::CommandBody& body) {
+std::uint32_t ClientConnection::sendAction(const sim::CommandBody& body) {
   Impl& m = *impl_;
-  if (m.phase != ClientPhase::Playing || !m.peer) return;
+  if (m.phase != ClientPhase::Playing || !m.peer) return 0;
   m.fbb.Clear();
-  const auto action = encodeAction(m.fbb, m.lastInputSent, body);
-  if (action.IsNull()) return;  // not an action (inputs go through sendInput)
+  const std::uint32_t sequence = m.lastActionSent + 1;
+  const auto action = encodeAction(m.fbb, m.lastInputSent, sequence, body);
+  if (action.IsNull()) return 0;  // not an action (inputs go through sendInput)
+  m.lastActionSent = sequence;
   m.send(wire::ClientBody::Action, action.Union(), true);
+  m.predictEvents.clear();
+  m.predicted.predict(sequence, body, *m.mirror, m.playerId, m.nowMs, m.predictEvents);
+  for (const sim::Event& e : m.predictEvents) m.pushEvent(e);
+  return sequence;
 }
 
 void ClientConnection::disconnect() {
@@ -309,8 +317,13 @@ bool ClientConnection::worldReadable() const noexcept {
 ClientStats ClientConnection::stats() const {
   ClientStats s = impl_->stats;
   s.prediction = impl_->predictor.stats();
+  s.edits = impl_->predicted.stats();
   return s;
 }
+
+const PredictedEdits& ClientConnection::predictedEdits() const noexcept { return impl_->predicted; }
+
+std::vector<sim::BrickCoord> ClientConnection::takePredictedChanges() { return impl_->predicted.takeChangedBricks(); }
 
 std::vector<sim::Event> ClientConnection::takeEvents() {
   std::vector<sim::Event> out;

@@ -38,6 +38,7 @@
 #include "net/account_key.h"
 #include "net/interpolation.h"
 #include "net/link_sim.h"
+#include "net/predicted_edits.h"
 #include "net/prediction.h"
 #include "net/protocol.h"
 #include "net/traffic_counters.h"
@@ -136,6 +137,7 @@ struct ClientStats {
   std::uint64_t desyncCount = 0;
   std::uint64_t snapshotsReceived = 0;
   PredictionStats prediction;
+  EditPredictionStats edits;  ///< the own edits shown before the server's answer (PredictedEdits)
   bool streamed = false;      ///< the mirror is streamed (no worldFactory)
   sim::StreamStats stream;    ///< the streamer's counters (streamed worlds)
   /// Columns within kGroundRadiusMetres of the player that service() had to generate on
@@ -172,9 +174,11 @@ class ClientConnection {
   /// sequence, predicts, and sends Inputs with every unacknowledged input.
   void sendInput(sim::PlayerInput input);
 
-  /// Sends an edit or chat, to be applied after the newest input sent so far.
-  /// Only Dig, Place, Pour, Ignite and Chat bodies are sent; others are ignored.
-  void sendAction(const sim::CommandBody& body);
+  /// Sends an edit or chat, to be applied after the newest input sent so far, and
+  /// shows an edit at once (predictedEdits(); its sound's events come with the next
+  /// takeEvents()). Returns the action's sequence, 0 when nothing was sent (not
+  /// Playing; only Dig, Place, Pour, Ignite and Chat bodies are actions).
+  std::uint32_t sendAction(const sim::CommandBody& body);
 
   /// Disconnects politely (flushes).
   void disconnect();
@@ -200,7 +204,15 @@ class ClientConnection {
   bool worldReadable() const noexcept;
   ClientStats stats() const;
 
-  /// Events of the steps applied since the last call (for audio, HUD, chat), in order.
+  /// The own edits awaiting the server's answer: the world as the player sees it is
+  /// predictedEdits().overlay() over mirror().world.
+  const PredictedEdits& predictedEdits() const noexcept;
+  /// The bricks whose predicted voxels changed since the last call (shown or settled;
+  /// the renderer's meshes redo them). The mirror's own changes: takeWorldChanges.
+  std::vector<sim::BrickCoord> takePredictedChanges();
+
+  /// Events of the steps applied since the last call (for audio, HUD, chat), in order;
+  /// the own predicted edits' events come when they are made, not again with the step.
   std::vector<sim::Event> takeEvents();
   /// Registers a consumer of the mirror's brick changes (the renderer's meshes, the
   /// sound's ray cache): sim::BrickStore::subscribeChanges on the mirror, whose

@@ -1,8 +1,8 @@
 // ClientConnection while Playing: inputs (sent, predicted, resent while idle), then
 // every StepBatch (in order), CellState and Snapshot decoded into the mirror's records
 // and handed to sim/step/mirror.h's functions, the hashes checked after each step,
-// the others interpolated and the own player reconciled; Reject and Rejections; the
-// events queued for takeEvents. Member functions of ClientConnection::Impl
+// the others interpolated and the own player reconciled; Reject; ActionResults
+// settling the predicted edits; the events queued for takeEvents. Member functions of ClientConnection::Impl
 // (net/internal/client_impl.h).
 #include <algorithm>
 #include <span>
@@ -201,6 +201,7 @@ void ClientConnection::Impl::onStepBatch(const wire::StepBatch& b) {
     for (const wire::EventRec* rec : *b.events()) {
       sim::Event e;
       if (!fromWire(*rec, e)) return fail("StepBatch " + std::to_string(b.tick()) + ": bad event record");
+      if (predicted.echoes(e, playerId)) continue;  // played when predicted
       if (auto* j = std::get_if<sim::PlayerJoinedEvent>(&e)) {
         auto it = names.find(j->player.value);
         if (it != names.end()) j->name = sim::PlayerName::from(it->second);
@@ -397,15 +398,21 @@ void ClientConnection::Impl::onReject(const wire::Reject& r) {
   fail(std::string("server rejected us: ") + rejectCodeName(code) + (r.text() ? ": " + r.text()->str() : std::string()));
 }
 
-/// Our own refused commands (the server sends them to us alone): to the events,
-/// for the HUD. Anything else in the list is a server bug or an attack.
-void ClientConnection::Impl::onRejections(const wire::Rejections& r) {
-  if (phase != ClientPhase::Playing || !r.events()) return;  // nothing sent before Playing
-  for (const wire::EventRec* rec : *r.events()) {
-    sim::Event e;
-    const auto* rej = fromWire(*rec, e) ? std::get_if<sim::CommandRejectedEvent>(&e) : nullptr;
-    if (!rej || rej->player != playerId) return fail("Rejections " + std::to_string(r.tick()) + ": not our refusal");
-    pushEvent(e);
+/// What became of our actions (to us alone, after the StepBatch of the step that
+/// applied or refused them, which the mirror now holds): settles their predictions;
+/// refusals go to the events, for the HUD. A sequence we never sent is a server bug
+/// or an attack; one not pending (chat, or already settled) is nothing to do.
+void ClientConnection::Impl::onActionResults(const wire::ActionResults& r) {
+  if (phase != ClientPhase::Playing || !r.results()) return;  // nothing sent before Playing
+  for (const wire::ActionResultRec* rec : *r.results()) {
+    if (!validActionResult(*rec) || rec->sequence() == 0 || rec->sequence() > lastActionSent)
+      return fail("ActionResults " + std::to_string(r.tick()) + ": action " + std::to_string(rec->sequence()) +
+                  " was never sent, or a bad record");
+    const bool applied = rec->outcome() == kActionApplied;
+    predicted.settle(rec->sequence(), applied, mirror->world);
+    if (!applied)
+      pushEvent(sim::CommandRejectedEvent{playerId, rec->sequence(), rec->command(),
+                                          static_cast<sim::RejectReason>(rec->reason())});
   }
 }
 

@@ -11,9 +11,10 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 7;  // 6: edits by interest (StepBatch.cells, full
+inline constexpr std::uint32_t kProtocolVersion = 8;  // 6: edits by interest (StepBatch.cells, full
                                                       // CellStates carry bricks; Hello.reach_metres)
                                                       // 7: ColumnHashes (generation checks)
+                                                      // 8: Action.sequence, ActionResults (predicted edits)
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, steps, cell states, actions
@@ -41,6 +42,9 @@ inline constexpr std::size_t kMaxCellsDropped = 128;         ///< CellsDropped.c
 inline constexpr std::size_t kMaxColumnHashes = 64;          ///< ColumnHashes.columns longer than this is malformed
 inline constexpr std::size_t kMaxQueuedInputs = 120;         ///< per player; older ones are dropped beyond this
 inline constexpr std::size_t kMaxQueuedActions = 32;         ///< per player; more is malformed (flood)
+/// ActionResultRec.outcome.
+inline constexpr std::uint8_t kActionApplied = 0;
+inline constexpr std::uint8_t kActionRejected = 1;
 inline constexpr std::uint32_t kMaxBadMessages = 20;          ///< malformed messages before a disconnect
 inline constexpr std::uint32_t kMaxMessagesPerSecond = 400;  ///< per peer; beyond is flooding (dropped, counted)
 /// Generation on the client must finish within 2 minutes of Welcome...

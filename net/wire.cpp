@@ -376,7 +376,7 @@ bool validText(const flatbuffers::String* s, std::size_t maxBytes) noexcept {
 }
 
 flatbuffers::Offset<wire::Action> encodeAction(flatbuffers::FlatBufferBuilder& b, std::uint32_t afterInput,
-                                               const sim::CommandBody& body) {
+                                               std::uint32_t sequence, const sim::CommandBody& body) {
   wire::ActionBody type = wire::ActionBody::NONE;
   flatbuffers::Offset<void> off;
   if (auto* d = std::get_if<sim::DigCommand>(&body)) {
@@ -399,7 +399,7 @@ flatbuffers::Offset<wire::Action> encodeAction(flatbuffers::FlatBufferBuilder& b
   } else {
     return {};
   }
-  return wire::CreateAction(b, afterInput, type, off);
+  return wire::CreateAction(b, afterInput, type, off, sequence);
 }
 
 bool decodeAction(const wire::Action& msg, sim::CommandBody& out) noexcept {
@@ -440,6 +440,12 @@ bool decodeAction(const wire::Action& msg, sim::CommandBody& out) noexcept {
   return false;  // a body type this build does not know (the verifier refuses those)
 }
 
+bool validActionResult(const wire::ActionResultRec& rec) noexcept {
+  if (rec.command() >= kCommandKindCount) return false;
+  if (rec.outcome() == kActionApplied) return rec.reason() == 0;
+  return rec.outcome() == kActionRejected && rec.reason() <= kMaxRejectReason;
+}
+
 const char* messageName(wire::ServerBody type) noexcept {
   switch (type) {
     case wire::ServerBody::NONE: return "None";
@@ -454,6 +460,7 @@ const char* messageName(wire::ServerBody type) noexcept {
     case wire::ServerBody::AuthChallenge: return "AuthChallenge";
     case wire::ServerBody::JoinChunk: return "JoinChunk";
     case wire::ServerBody::Rejections: return "Rejections";
+    case wire::ServerBody::ActionResults: return "ActionResults";
   }
   return "Unknown";  // a value from the wire outside the union
 }

@@ -60,14 +60,18 @@ bool fromWire(const wire::EventRec& rec, sim::Event& out) noexcept;
 bool validText(const flatbuffers::String* s, std::size_t maxBytes) noexcept;
 
 /// Actions (edits and chat) are the commands a client sends besides inputs. Builds
-/// the Action table for body, to be applied after input afterInput, into fbb (not
-/// finished). Returns a null offset (nothing built) for a command that is not an
+/// the Action table for body, the client's action `sequence`, to be applied after
+/// input afterInput, into fbb (not finished). Returns a null offset (nothing built) for a command that is not an
 /// action (join, leave, input, set time, set weather).
 flatbuffers::Offset<wire::Action> encodeAction(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t afterInput,
-                                               const sim::CommandBody& body);
+                                               std::uint32_t sequence, const sim::CommandBody& body);
 /// The command of a verified Action. False (out untouched) when the body is missing
 /// or a field is out of range: tool size, face, pour amount, chat text.
 bool decodeAction(const wire::Action& action, sim::CommandBody& out) noexcept;
+
+/// True when an ActionResultRec holds what a server sends: outcome applied (reason 0)
+/// or rejected with a known reason, and a command kind that exists.
+bool validActionResult(const wire::ActionResultRec& rec) noexcept;
 
 /// Names of message types for per-type byte counters ("StepBatch", "Snapshot"...).
 const char* messageName(wire::ServerBody type) noexcept;

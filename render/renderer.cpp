@@ -727,7 +727,7 @@ sim::Result<std::unique_ptr<Renderer>> Renderer::create(const RendererConfig& co
 }
 
 void Renderer::setWorld(const sim::BrickStore& world, const sim::MaterialTable& materials,
-                        const std::array<double, 3>& centreMetres) {
+                        const std::array<double, 3>& centreMetres, const sim::VoxelOverlay* overlay) {
   Impl& m = *impl_;
   vkDeviceWaitIdle(m.ctx->device);
   for (auto& [c, g] : m.chunks) m.ctx->destroy(g.buffer);
@@ -749,6 +749,7 @@ void Renderer::setWorld(const sim::BrickStore& world, const sim::MaterialTable& 
   m.world = &world;
   m.materials = &materials;
   m.centre = centreMetres;
+  m.cache->setOverlay(overlay);
   m.cache->reset(world, centreMetres);
   m.cache->takeChunkUpdates();  // removals of chunks we already dropped
 }

@@ -23,6 +23,7 @@
 #include <vector>
 #include "sim/world/brick_store.h"
 #include "sim/world/material.h"
+#include "sim/world/voxel_overlay.h"
 #include "sim/core/result.h"
 
 struct SDL_Window;
@@ -135,10 +136,12 @@ class Renderer {
   Renderer& operator=(const Renderer&) = delete;
 
   /// The world to draw, kept by reference until the next setWorld (the caller keeps
-  /// it alive); queues a full mesh around centre.
+  /// it alive), seen through overlay when there is one (the predicted edits:
+  /// mesh::MeshCache::setOverlay); queues a full mesh around centre.
   void setWorld(const sim::BrickStore& world, const sim::MaterialTable& materials,
-                const std::array<double, 3>& centreMetres);
-  /// Bricks changed since the last frame (ClientConnection::takeWorldChanges).
+                const std::array<double, 3>& centreMetres, const sim::VoxelOverlay* overlay = nullptr);
+  /// Bricks changed since the last frame (ClientConnection::takeWorldChanges and
+  /// takePredictedChanges).
   void markDirty(std::span<const sim::BrickCoord> bricks);
   /// Meshing within the budget, then records, submits and presents one frame.
   /// Returns false when nothing was drawn (minimised window, no world yet is fine:

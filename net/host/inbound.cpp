@@ -408,6 +408,7 @@ bool Inbound::onAction(Session& s, const wire::Action& msg) {
   if (s.actions.size() >= kMaxQueuedActions) return false;
   PendingAction a;
   if (!decodeAction(msg, a.body)) return false;
+  a.sequence = msg.sequence();
   a.afterInput = msg.after_input();
   a.arrivalTick = core_.state.tick;
   s.actions.push_back(std::move(a));

@@ -50,6 +50,7 @@ void Session::reset() noexcept {
   inputLimited = false;
   inputLimitedTick = 0;
   actions.clear();
+  issued.clear();
   columnChecks.clear();
   tokens = 0;
   hasPos = false;
@@ -149,20 +150,24 @@ std::uint64_t appendSessionCommands(std::span<Session> sessions, std::uint64_t t
     }
   }
   for (Session& s : sessions) {
+    s.issued.clear();
     if (!inGame(s.phase) || s.actions.empty()) continue;
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < s.actions.size(); ++i) {
-      PendingAction& a = s.actions[i];
+    // In arrival order, which is the client's order (one reliable channel). An action
+    // due later than the one before it never is due before it, so stopping at the
+    // first that waits keeps the order.
+    std::size_t n = 0;
+    for (; n < s.actions.size(); ++n) {
+      const PendingAction& a = s.actions[n];
       const bool due = a.afterInput <= s.fedInput || (s.inputs.empty() && a.afterInput <= s.newestInput) ||
                        tick - a.arrivalTick >= kActionWaitTicks;
-      if (due) {
-        commands.push_back({s.id, a.afterInput, a.body});
-      } else {
-        if (kept != i) s.actions[kept] = std::move(a);
-        ++kept;
-      }
+      const auto command = static_cast<std::uint8_t>(a.body.index());
+      const bool twin = std::ranges::any_of(
+          s.issued, [&](const IssuedAction& i) { return i.afterInput == a.afterInput && i.command == command; });
+      if (!due || twin) break;
+      commands.push_back({s.id, a.afterInput, a.body});
+      s.issued.push_back({a.sequence, a.afterInput, command});
     }
-    s.actions.resize(kept);
+    s.actions.erase(s.actions.begin(), s.actions.begin() + static_cast<std::ptrdiff_t>(n));
   }
   return overRate;
 }

@@ -93,9 +93,19 @@ struct InputQueue {
 
 /// A decoded Action waiting for the input it follows.
 struct PendingAction {
+  std::uint32_t sequence = 0;  ///< the client's action sequence (Action.sequence)
   std::uint32_t afterInput = 0;
   std::uint64_t arrivalTick = 0;
   sim::CommandBody body;
+};
+
+/// An action handed to this tick's step: what its ActionResults record names. The
+/// step reports a refusal by (player, after_input, command index), so a session hands
+/// a step at most one action per pair (appendSessionCommands).
+struct IssuedAction {
+  std::uint32_t sequence = 0;
+  std::uint32_t afterInput = 0;
+  std::uint8_t command = 0;  ///< sim::CommandBody index
 };
 
 /// Message rate of one peer: a token bucket in microseconds of credit, refilled with
@@ -175,6 +185,7 @@ struct Session {
   bool inputLimited = false;       ///< inputs were dropped over the rate lately (logged once)
   std::uint64_t inputLimitedTick = 0;  ///< tick of the last input dropped over the rate
   std::vector<PendingAction> actions;
+  std::vector<IssuedAction> issued;  ///< the actions in the current tick's step, in order
 
   // Downstream.
   double tokens = 0;                 ///< byte budget (may go negative: always-sent traffic)
@@ -237,7 +248,9 @@ inline constexpr std::uint64_t kActionWaitTicks = 2 * sim::kTicksPerSecond;
 /// up to kInputLateTicks more earned standing idle for lack of input), the oldest of
 /// those still waiting beyond kMaxInputBacklog plus the late credit dropped; then each
 /// session's due actions (its input was fed, or no input is queued and it arrived,
-/// or it waited kActionWaitTicks). Logs one line when a session starts being
+/// or it waited kActionWaitTicks), in the order they arrived, recorded in
+/// Session::issued. An action with the same (after_input, command kind) as one
+/// already issued this tick waits for the next, and those behind it with it. Logs one line when a session starts being
 /// limited. Returns the inputs dropped over the rate. Allocates command growth only.
 std::uint64_t appendSessionCommands(std::span<Session> sessions, std::uint64_t tick, std::uint32_t perTick,
                                     std::vector<sim::Command>& commands);

@@ -27,8 +27,8 @@ void StepBatchSender::send(const sim::StepOutput& out, const CellSync& cells, Sn
     // 300 they would be most of every StepBatch).
     if (Snapshots::isMovementSound(e)) {
       snapshots.addSound(tick_, rec);
-    } else if (std::holds_alternative<sim::CommandRejectedEvent>(e)) {
-      rejected_.push_back(rec);
+    } else if (const auto* r = std::get_if<sim::CommandRejectedEvent>(&e)) {
+      rejected_.push_back(r);
     } else {
       eventRecs_.push_back(rec);
     }
@@ -63,7 +63,7 @@ void StepBatchSender::send(const sim::StepOutput& out, const CellSync& cells, Sn
     HostCore::releaseIfUnsent(packet);
     i = end;
   }
-  sendRejections();
+  sendActionResults();
 }
 
 void StepBatchSender::build(std::span<const EditGroup> groups, std::span<const std::uint32_t> chosen) {
@@ -88,22 +88,27 @@ void StepBatchSender::build(std::span<const EditGroup> groups, std::span<const s
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::StepBatch, b.Union()));
 }
 
-void StepBatchSender::sendRejections() {
+void StepBatchSender::sendActionResults() {
   const std::uint64_t T = core_.state.tick;
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
-  for (std::size_t i = 0; i < rejected_.size();) {
-    const std::uint32_t player = rejected_[i].actor();
-    std::size_t end = i;
-    while (end < rejected_.size() && rejected_[end].actor() == player) ++end;
-    for (Session& s : core_.sessions) {
-      if (s.phase != Phase::Playing || s.id.value != player) continue;
-      fbb.Clear();
-      const auto recs = fbb.CreateVectorOfStructs(rejected_.data() + i, end - i);
-      fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Rejections, wire::CreateRejections(fbb, T, recs).Union()));
-      core_.sendOwn(s, kChannelReliable, ENET_PACKET_FLAG_RELIABLE, wire::ServerBody::Rejections);
-      break;
+  for (Session& s : core_.sessions) {
+    if (s.phase != Phase::Playing || s.issued.empty()) continue;
+    results_.clear();
+    for (const IssuedAction& a : s.issued) {
+      // The step refuses by (player, sequence = after_input, command index), and a
+      // session issues one action per pair a tick: the match is exact.
+      const auto refusal = std::ranges::find_if(rejected_, [&](const sim::CommandRejectedEvent* r) {
+        return r->player == s.id && r->sequence == a.afterInput && r->commandIndex == a.command;
+      });
+      const bool refused = refusal != rejected_.end();
+      results_.emplace_back(a.sequence, refused ? kActionRejected : kActionApplied,
+                            refused ? static_cast<std::uint8_t>((*refusal)->reason) : std::uint8_t{0}, a.command);
     }
-    i = end;
+    fbb.Clear();
+    const auto recs = fbb.CreateVectorOfStructs(results_);
+    fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::ActionResults,
+                                         wire::CreateActionResults(fbb, T, recs).Union()));
+    core_.sendOwn(s, kChannelReliable, ENET_PACKET_FLAG_RELIABLE, wire::ServerBody::ActionResults);
   }
 }
 

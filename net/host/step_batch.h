@@ -4,10 +4,12 @@
 // (CellSync::routeEdits decides which). Peers that get the same cells share one
 // encoding and one ENet packet (in a crowd, or where nothing was edited, everyone
 // does). Players' movement sounds are left out: they go to the snapshots of
-// peers within hearing range (Snapshots). So are refused commands: each player's go
-// to that player alone, in a Rejections message right after the StepBatch (what one
-// player tried and was refused is nobody else's business, and a crowd of refused
-// commands would otherwise grow everyone's batch). Internal to ServerHost
+// peers within hearing range (Snapshots). So are refused commands: what became of
+// each player's actions (applied, or refused and why) goes to that player alone, in
+// an ActionResults message right after the StepBatch (what one player tried and was
+// refused is nobody else's business, and a crowd of refused commands would
+// otherwise grow everyone's batch); its client predicts its own edits and settles
+// them by it. Internal to ServerHost
 // (net/server_host.cpp and net/host/).
 #pragma once
 
@@ -28,22 +30,23 @@ class StepBatchSender {
 
   /// Encodes the step's output and sends it to every playing peer with the edit
   /// groups `cells` routed to it; movement sounds go to `snapshots` instead, and
-  /// refused commands to their senders (Rejections).
+  /// the outcome of each action to its sender (ActionResults).
   void send(const sim::StepOutput& out, const CellSync& cells, Snapshots& snapshots);
 
  private:
   /// Builds the StepBatch with these edit groups into the core's builder.
   void build(std::span<const EditGroup> groups, std::span<const std::uint32_t> chosen);
-  /// One Rejections message per player with refusals this step, to that player's
-  /// session if it is playing (sorted by player: the step applies commands so).
-  void sendRejections();
+  /// One ActionResults message per playing session whose actions were in this
+  /// step (Session::issued), each action applied unless the step refused it.
+  void sendActionResults();
 
   HostCore& core_;
   // Scratch (capacity reused).
   std::uint64_t tick_ = 0;
   std::vector<std::uint8_t> weatherBytes_;
   std::vector<wire::EventRec> eventRecs_;
-  std::vector<wire::EventRec> rejected_;  ///< this step's CommandRejected records, by player
+  std::vector<const sim::CommandRejectedEvent*> rejected_;  ///< this step's refusals
+  std::vector<wire::ActionResultRec> results_;
   std::vector<const sim::ChatEvent*> chat_;
   std::vector<const sim::Player*> joined_;
   std::vector<std::uint32_t> leftIds_;

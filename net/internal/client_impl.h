@@ -7,7 +7,7 @@
 //   the cell hashes, the join stream (JoinChunk, finishJoin) and the messages held
 //   meanwhile;
 // - net/client_playing.cpp: inputs, StepBatch, CellState, Snapshot, Reject and
-//   Rejections, events.
+//   ActionResults, events.
 // The streamed mirror's columns are a MirrorStream (net/internal/mirror_stream.h).
 // Nothing outside those files includes this.
 #pragma once
@@ -102,6 +102,9 @@ struct ClientConnection::Impl {
   std::uint64_t eventsDropped = 0;
   std::uint64_t lastTick = 0;
   std::uint32_t lastInputSent = 0;
+  std::uint32_t lastActionSent = 0;  // Action.sequence of the newest action sent
+  PredictedEdits predicted;
+  std::vector<sim::Event> predictEvents;  // sendAction's scratch
   double nowMs = 0;         // the owner's clock at the last service()
   double lastInputsMs = 0;  // when Inputs were last sent
   double lastDropCheckMs = 0;  // when dropFarCells last looked
@@ -180,7 +183,7 @@ struct ClientConnection::Impl {
   void syncOwn();
   void setMotion(const sim::Player& player, const sim::PlayerState& motion);
   void onReject(const wire::Reject& r);
-  void onRejections(const wire::Rejections& r);
+  void onActionResults(const wire::ActionResults& r);
 };
 
 }  // namespace loam::net

@@ -1,5 +1,7 @@
 #include "sim/step/step.h"
 
+#include "sim/step/edit_footprint.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -215,19 +217,11 @@ void doDig(SimState& s, SimContext& ctx, const Command& c, const DigCommand& d) 
   // nothing is rejected before anything changes.
   std::vector<VoxelCoord>& dug = s.scratch.voxels;
   dug.clear();
-  for (std::int32_t dz = -r; dz <= r; ++dz) {
-    for (std::int32_t dy = -r; dy <= r; ++dy) {
-      for (std::int32_t dx = -r; dx <= r; ++dx) {
-        if (dx * dx + dy * dy + dz * dz > r * r) continue;
-        const VoxelCoord v{d.target.x + dx, d.target.y + dy, d.target.z + dz};
-        if (!s.world.bounds().containsVoxel(v)) continue;
-        const MaterialId m = s.world.get(v);
-        if (!s.lut.diggable[m]) continue;
-        ++counts[m];
-        dug.push_back(v);
-      }
-    }
-  }
+  forEachDugVoxel(d, s.world.bounds(), s.lut, [&](VoxelCoord v) { return s.world.get(v); },
+                  [&](VoxelCoord v, MaterialId m) {
+                    ++counts[m];
+                    dug.push_back(v);
+                  });
   const auto total = static_cast<std::uint32_t>(dug.size());
   if (total == 0) return reject(ctx, c, RejectReason::NothingToDig);
   spendEdit(s, p);
@@ -240,28 +234,6 @@ void doDig(SimState& s, SimContext& ctx, const Command& c, const DigCommand& d) 
   for (std::size_t m = 1; m < counts.size(); ++m) {
     if (counts[m] > 0) ctx.emit(FractureEvent{d.target, static_cast<MaterialId>(m), counts[m]});
   }
-}
-
-struct VoxelRange {
-  std::int32_t lo[3];
-  std::int32_t hi[3];  // exclusive
-};
-
-VoxelRange placeRange(const PlaceCommand& pc) {
-  const std::int32_t size = static_cast<std::int32_t>(pc.size);
-  const std::int32_t t[3] = {pc.target.x, pc.target.y, pc.target.z};
-  const int axis = static_cast<int>(pc.face) / 2;
-  const bool positive = (static_cast<int>(pc.face) & 1) != 0;
-  VoxelRange r{};
-  for (int a = 0; a < 3; ++a) {
-    if (a == axis) {
-      r.lo[a] = positive ? t[a] + 1 : t[a] - size;
-    } else {
-      r.lo[a] = t[a] - size / 2;
-    }
-    r.hi[a] = r.lo[a] + size;
-  }
-  return r;
 }
 
 bool rangeHitsPlayer(const SimState& s, const VoxelRange& r) {
@@ -292,11 +264,9 @@ void doPlace(SimState& s, SimContext& ctx, const Command& c, const PlaceCommand&
     return reject(ctx, c, RejectReason::OutOfBounds);
   }
   if (rangeHitsPlayer(s, r)) return reject(ctx, c, RejectReason::Blocked);
-  auto fillable = [&](MaterialId m) { return m == kAir || s.lut.liquid[m]; };
+  const auto get = [&](VoxelCoord v) { return s.world.get(v); };
   std::uint32_t n = 0;
-  for (std::int32_t z = r.lo[2]; z < r.hi[2]; ++z)
-    for (std::int32_t y = r.lo[1]; y < r.hi[1]; ++y)
-      for (std::int32_t x = r.lo[0]; x < r.hi[0]; ++x) n += fillable(s.world.get(x, y, z)) ? 1u : 0u;
+  forEachPlacedVoxel(pc, s.lut, get, [&](VoxelCoord) { ++n; });
   if (n == 0) return reject(ctx, c, RejectReason::Blocked);
   spendEdit(s, p);
   // A brick-aligned 40 cm cube over an all-fillable brick is one brick-level record.
@@ -305,10 +275,7 @@ void doPlace(SimState& s, SimContext& ctx, const Command& c, const PlaceCommand&
     ctx.fillBrick(brickOf({r.lo[0], r.lo[1], r.lo[2]}), pc.material);
     return;
   }
-  for (std::int32_t z = r.lo[2]; z < r.hi[2]; ++z)
-    for (std::int32_t y = r.lo[1]; y < r.hi[1]; ++y)
-      for (std::int32_t x = r.lo[0]; x < r.hi[0]; ++x)
-        if (fillable(s.world.get(x, y, z))) ctx.setVoxel({x, y, z}, pc.material);
+  forEachPlacedVoxel(pc, s.lut, get, [&](VoxelCoord v) { ctx.setVoxel(v, pc.material); });
 }
 
 void doPour(SimState& s, SimContext& ctx, const Command& c, const PourCommand& pc) {

@@ -129,6 +129,12 @@ TEST_CASE("playing: fps, ping, rates, position and the tool") {
   CHECK(d->colour.r > d->colour.g + 100);
   CHECK(findText(l, "mesh queue 17"));
   CHECK(findText(l, "audio off"));
+  CHECK(findText(l, "edits: 0 pending"));
+  m.editsPending = 2;
+  m.editsRolledBack = 5;
+  l = buildHud(m);
+  CHECK(findText(l, "edits: 2 pending"));
+  CHECK(findText(l, "5 rolled back"));
   m.audioOn = true;
   m.audioVoices = 12;
   m.audioUnderruns = 3;

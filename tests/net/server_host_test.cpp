@@ -322,6 +322,14 @@ TEST_CASE("an Action dig at a reachable voxel comes back as edits in a StepBatch
     return sawEdits;
   }));
   CHECK(server->state().world.get(target) == sim::kAir);
+  // Its answer follows the StepBatch that held it: action 1, applied.
+  REQUIRE(tickUntil(*server, {&c}, 100, [&] { return !c.received(wire::ServerBody::ActionResults).empty(); }));
+  const wire::ActionResults* answer = c.received(wire::ServerBody::ActionResults)[0]->body_as_ActionResults();
+  REQUIRE(answer->results() != nullptr);
+  REQUIRE(answer->results()->size() == 1);
+  CHECK(answer->results()->Get(0)->sequence() == 1);
+  CHECK(answer->results()->Get(0)->outcome() == net::kActionApplied);
+  CHECK(answer->results()->Get(0)->reason() == 0);
 }
 
 TEST_CASE("edits reach only the peers that hold the cell; a peer that comes near gets the cell whole") {
@@ -994,8 +1002,9 @@ TEST_CASE("session commands: join first, then up to perTick inputs oldest first,
     REQUIRE(s.inputs.push(in));
     s.newestInput = seq;
   }
-  s.actions.push_back({3, 0, sim::IgniteCommand{{1, 2, 3}}});
-  s.actions.push_back({5, 0, sim::IgniteCommand{{4, 5, 6}}});
+  s.actions.push_back({1, 3, 0, sim::IgniteCommand{{1, 2, 3}}});
+  s.actions.push_back({2, 5, 0, sim::IgniteCommand{{4, 5, 6}}});
+  const auto ignite = static_cast<std::uint8_t>(net::CommandKind::Ignite);
 
   std::vector<sim::Command> commands;
   net::host::appendSessionCommands(sessions, 1, 4, commands);
@@ -1007,6 +1016,10 @@ TEST_CASE("session commands: join first, then up to perTick inputs oldest first,
   }
   CHECK(std::get<sim::IgniteCommand>(commands[5].body).position == sim::VoxelCoord{1, 2, 3});
   CHECK(s.actions.size() == 1);  // waits for input 5
+  REQUIRE(s.issued.size() == 1);  // what the ActionResults will name
+  CHECK(s.issued[0].sequence == 1);
+  CHECK(s.issued[0].afterInput == 3);
+  CHECK(s.issued[0].command == ignite);
 
   commands.clear();
   net::host::appendSessionCommands(sessions, 2, 4, commands);
@@ -1014,6 +1027,32 @@ TEST_CASE("session commands: join first, then up to perTick inputs oldest first,
   CHECK(commands[0].sequence == 5);
   CHECK(std::get<sim::IgniteCommand>(commands[1].body).position == sim::VoxelCoord{4, 5, 6});
   CHECK(s.actions.empty());
+  REQUIRE(s.issued.size() == 1);
+  CHECK(s.issued[0].sequence == 2);
+
+  // Two digs after the same input: the step could not tell their refusals apart, so
+  // the second waits a tick, and the ignite behind it keeps its place in line.
+  s.actions.push_back({3, 5, 0, sim::DigCommand{{1, 1, 1}}});
+  s.actions.push_back({4, 5, 0, sim::DigCommand{{2, 2, 2}}});
+  s.actions.push_back({5, 5, 0, sim::IgniteCommand{{3, 3, 3}}});
+  commands.clear();
+  net::host::appendSessionCommands(sessions, 3, 4, commands);
+  REQUIRE(commands.size() == 1);
+  CHECK(std::get<sim::DigCommand>(commands[0].body).target == sim::VoxelCoord{1, 1, 1});
+  REQUIRE(s.issued.size() == 1);
+  CHECK(s.issued[0].sequence == 3);
+  commands.clear();
+  net::host::appendSessionCommands(sessions, 4, 4, commands);
+  REQUIRE(commands.size() == 2);
+  CHECK(std::get<sim::DigCommand>(commands[0].body).target == sim::VoxelCoord{2, 2, 2});
+  CHECK(std::get<sim::IgniteCommand>(commands[1].body).position == sim::VoxelCoord{3, 3, 3});
+  REQUIRE(s.issued.size() == 2);
+  CHECK(s.issued[0].sequence == 4);
+  CHECK(s.issued[1].sequence == 5);
+  commands.clear();
+  net::host::appendSessionCommands(sessions, 5, 4, commands);
+  CHECK(commands.empty());
+  CHECK(s.issued.empty());  // cleared every tick
 }
 
 TEST_CASE("a Hello with an unknown client kind is rejected as BadHello") {

@@ -1,7 +1,7 @@
 // What a playing client sends is held to its share: inputs to one per tick on
 // average (net/host/session.h, the input bucket), a speed hack gains nothing, and an
 // honest client whose inputs arrive in bunches loses none. What the server refuses
-// a player is told to that player only (Rejections). Raw ENet clients
+// a player is told to that player only (ActionResults). Raw ENet clients
 // (tests/support/raw_client.h) against a ServerHost on loopback, ticked by the test.
 #include <doctest/doctest.h>
 #include <flatbuffers/flatbuffers.h>
@@ -174,24 +174,22 @@ TEST_CASE("a refused action is told to its sender alone, not in the shared StepB
   // 10 m away, out of reach: the step refuses it (OutOfReach).
   const sim::Vec3i at = playerOf(*server, digger).motion.position;
   const sim::VoxelCoord far = sim::voxelOf(sim::Vec3i{at.x + 10 * sim::kUnitsPerMetre, at.y - 1, at.z});
-  test::buildDig(fbb, far, 0);
+  test::buildDig(fbb, far, 0, 9);
   digger.send(fbb);
   for (int t = 0; t < 30; ++t) tick(*server, {&digger, &other});
 
-  const auto mine = digger.received(wire::ServerBody::Rejections);
+  const auto mine = digger.received(wire::ServerBody::ActionResults);
   REQUIRE(mine.size() == 1);
-  const wire::Rejections* r = mine[0]->body_as_Rejections();
-  REQUIRE(r->events() != nullptr);
-  REQUIRE(r->events()->size() == 1);
-  sim::Event e;
-  REQUIRE(net::fromWire(*r->events()->Get(0), e));
-  const auto* rej = std::get_if<sim::CommandRejectedEvent>(&e);
-  REQUIRE(rej != nullptr);
-  CHECK(rej->player == sim::PlayerId{digger.playerId});
-  CHECK(rej->reason == sim::RejectReason::OutOfReach);
-  CHECK(rej->commandIndex == static_cast<std::uint8_t>(net::CommandKind::Dig));
+  const wire::ActionResults* r = mine[0]->body_as_ActionResults();
+  REQUIRE(r->results() != nullptr);
+  REQUIRE(r->results()->size() == 1);
+  const wire::ActionResultRec& rec = *r->results()->Get(0);
+  CHECK(rec.sequence() == 9);  // the client's action sequence, echoed
+  CHECK(rec.outcome() == net::kActionRejected);
+  CHECK(rec.reason() == static_cast<std::uint8_t>(sim::RejectReason::OutOfReach));
+  CHECK(rec.command() == static_cast<std::uint8_t>(net::CommandKind::Dig));
 
-  CHECK(other.received(wire::ServerBody::Rejections).empty());
+  CHECK(other.received(wire::ServerBody::ActionResults).empty());
   // No StepBatch carried it, to either of them.
   for (const RawClient* c : {&digger, &other}) {
     const auto batches = c->received(wire::ServerBody::StepBatch);

@@ -273,7 +273,7 @@ namespace {
 /// encodeAction then decodeAction through a finished, verified ClientMessage.
 bool actionRoundTrip(const sim::CommandBody& in, sim::CommandBody& out, std::uint32_t afterInput = 41) {
   flatbuffers::FlatBufferBuilder fbb;
-  const auto action = encodeAction(fbb, afterInput, in);
+  const auto action = encodeAction(fbb, afterInput, afterInput + 1000, in);
   REQUIRE_FALSE(action.IsNull());
   fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Action, action.Union()));
   const Bytes bytes = finish(fbb);
@@ -281,6 +281,7 @@ bool actionRoundTrip(const sim::CommandBody& in, sim::CommandBody& out, std::uin
   REQUIRE(msg != nullptr);
   REQUIRE(msg->body_type() == wire::ClientBody::Action);
   CHECK(msg->body_as_Action()->after_input() == afterInput);
+  CHECK(msg->body_as_Action()->sequence() == afterInput + 1000);
   return decodeAction(*msg->body_as_Action(), out);
 }
 
@@ -311,11 +312,11 @@ TEST_CASE("every action round-trips through encodeAction and decodeAction; other
   CHECK(std::get<sim::ChatCommand>(out).text.view() == "hello there");
 
   flatbuffers::FlatBufferBuilder fbb;
-  CHECK(encodeAction(fbb, 1, sim::JoinCommand{}).IsNull());
-  CHECK(encodeAction(fbb, 1, sim::LeaveCommand{}).IsNull());
-  CHECK(encodeAction(fbb, 1, sim::InputCommand{}).IsNull());
-  CHECK(encodeAction(fbb, 1, sim::SetTimeCommand{}).IsNull());
-  CHECK(encodeAction(fbb, 1, sim::SetWeatherCommand{}).IsNull());
+  CHECK(encodeAction(fbb, 1, 1, sim::JoinCommand{}).IsNull());
+  CHECK(encodeAction(fbb, 1, 1, sim::LeaveCommand{}).IsNull());
+  CHECK(encodeAction(fbb, 1, 1, sim::InputCommand{}).IsNull());
+  CHECK(encodeAction(fbb, 1, 1, sim::SetTimeCommand{}).IsNull());
+  CHECK(encodeAction(fbb, 1, 1, sim::SetWeatherCommand{}).IsNull());
   CHECK(fbb.GetSize() == 0);  // nothing was built
 }
 
@@ -471,11 +472,16 @@ std::vector<Bytes> validServerMessages() {
     REQUIRE(compressServerMessage(inner.data(), inner.size(), out, scratch));
     v.emplace_back(out.GetBufferPointer(), out.GetBufferPointer() + out.GetSize());
   }
-  v.push_back(serverMessage(wire::ServerBody::Rejections, [](flatbuffers::FlatBufferBuilder& fbb) {
+  v.push_back(serverMessage(wire::ServerBody::Rejections, [](flatbuffers::FlatBufferBuilder& fbb) {  // retired
     wire::EventRec r;
     REQUIRE(toWire(sim::CommandRejectedEvent{sim::PlayerId{3}, 17, 3, sim::RejectReason::WaterLimit}, r));
     std::vector<wire::EventRec> events{r};
     return wire::CreateRejectionsDirect(fbb, 42, &events).Union();
+  }));
+  v.push_back(serverMessage(wire::ServerBody::ActionResults, [](flatbuffers::FlatBufferBuilder& fbb) {
+    std::vector<wire::ActionResultRec> results{{17, kActionApplied, 0, 3},
+                                               {18, kActionRejected, static_cast<std::uint8_t>(sim::RejectReason::WaterLimit), 5}};
+    return wire::CreateActionResultsDirect(fbb, 42, &results).Union();
   }));
   v.push_back(serverMessage(wire::ServerBody::AuthChallenge, [](flatbuffers::FlatBufferBuilder& fbb) {
     const std::vector<std::uint8_t> nonce(32, 9);
@@ -719,4 +725,17 @@ TEST_CASE("Compressed envelopes open to the inner message; corrupt, oversized or
     const wire::ServerMessage* r = openServerMessage(bad, 1u << 20, unpacked);
     if (r) CHECK(r->body_type() != wire::ServerBody::Compressed);
   }
+}
+
+TEST_CASE("validActionResult takes what a server sends and nothing else") {
+  const auto rec = [](std::uint8_t outcome, std::uint8_t reason, std::uint8_t command) {
+    return wire::ActionResultRec(7, outcome, reason, command);
+  };
+  const auto dig = static_cast<std::uint8_t>(CommandKind::Dig);
+  CHECK(validActionResult(rec(kActionApplied, 0, dig)));
+  CHECK(validActionResult(rec(kActionRejected, static_cast<std::uint8_t>(sim::RejectReason::NoLineOfSight), dig)));
+  CHECK_FALSE(validActionResult(rec(kActionApplied, 4, dig)));  // applied carries no reason
+  CHECK_FALSE(validActionResult(rec(kActionRejected, static_cast<std::uint8_t>(sim::RejectReason::NoLineOfSight) + 1, dig)));
+  CHECK_FALSE(validActionResult(rec(2, 0, dig)));  // no third outcome
+  CHECK_FALSE(validActionResult(rec(kActionApplied, 0, kCommandKindCount)));
 }

@@ -210,11 +210,12 @@ inline void buildInputs(flatbuffers::FlatBufferBuilder& fbb, const std::vector<w
 }
 
 /// An Action: dig at v (ToolSize::Cm10, 2 voxels) once input afterInput has been applied.
-inline void buildDig(flatbuffers::FlatBufferBuilder& fbb, sim::VoxelCoord v, std::uint32_t afterInput) {
+inline void buildDig(flatbuffers::FlatBufferBuilder& fbb, sim::VoxelCoord v, std::uint32_t afterInput,
+                     std::uint32_t sequence = 1) {
   fbb.Clear();
   auto d = wire::CreateDig(fbb, v.x, v.y, v.z, 2);
-  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Action,
-                                       wire::CreateAction(fbb, afterInput, wire::ActionBody::Dig, d.Union()).Union()));
+  fbb.Finish(wire::CreateClientMessage(
+      fbb, wire::ClientBody::Action, wire::CreateAction(fbb, afterInput, wire::ActionBody::Dig, d.Union(), sequence).Union()));
 }
 
 /// Input `seq`: full forward at `yaw`, no strafe, pitch 0, with `buttons`.
