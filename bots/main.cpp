@@ -110,21 +110,18 @@ struct BotReport {
   bool ok = false;
 
   void addEdits(const BotReport& r) {
-    edits.predicted += r.edits.predicted;
-    edits.confirmed += r.edits.confirmed;
-    edits.overridden += r.edits.overridden;
-    edits.rolledBack += r.edits.rolledBack;
-    edits.expired += r.edits.expired;
-    edits.pending += r.edits.pending;
+    edits += r.edits;
     ghosts += r.ghosts;
   }
 };
 
 // The predicted edits' counts, as a JSON object.
 void writeEdits(std::ostream& o, const net::EditPredictionStats& e, std::uint64_t ghosts) {
+  const auto answered = static_cast<double>(e.confirmed + e.overridden + e.rolledBack);
   o << "{\"predicted\": " << e.predicted << ", \"confirmed\": " << e.confirmed << ", \"overridden\": " << e.overridden
     << ", \"rolled_back\": " << e.rolledBack << ", \"expired\": " << e.expired << ", \"pending\": " << e.pending
-    << ", \"ghosts\": " << ghosts << "}";
+    << ", \"ghosts\": " << ghosts << ", \"answer_ms_mean\": " << (answered ? e.answerMsTotal / answered : 0.0)
+    << ", \"answer_ms_max\": " << e.answerMsMax << "}";
 }
 
 void writeTraffic(std::ostream& o, const std::map<std::string, net::TrafficCounters>& m, double seconds) {

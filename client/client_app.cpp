@@ -105,6 +105,7 @@ sim::Result<std::unique_ptr<ClientApp>> ClientApp::create(const ClientOptions& o
 }
 
 ClientApp::~ClientApp() {
+  stopNetworkThread();
   if (conn_) conn_->disconnect();
   // The renderer first (it references the mirror's world), then the connection,
   // then the server.
@@ -118,8 +119,42 @@ double ClientApp::nowMs() const {
   return std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
 }
 
+void ClientApp::startNetworkThread() {
+  if (netThread_.joinable()) return;
+  netStop_ = false;
+  netThread_ = std::thread([this] { networkLoop(); });
+}
+
+void ClientApp::stopNetworkThread() {
+  if (!netThread_.joinable()) return;
+  releaseNetwork();
+  netStop_ = true;
+  netThread_.join();
+}
+
+void ClientApp::holdNetwork() {
+  if (netThread_.joinable() && !held_.owns_lock()) held_.lock();
+}
+
+void ClientApp::releaseNetwork() {
+  if (held_.owns_lock()) held_.unlock();
+}
+
+// Receives, sends the input ticks due and flushes, about every millisecond: the
+// connection's own cadence, whatever the frames do.
+void ClientApp::networkLoop() {
+  while (!netStop_) {
+    {
+      std::lock_guard<std::mutex> lock(netMutex_);
+      conn_->service(nowMs(), 0);
+      runDueInputTicks();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 void ClientApp::service(int timeoutMs) {
-  conn_->service(nowMs(), timeoutMs);
+  if (!netThread_.joinable()) conn_->service(nowMs(), timeoutMs);
   const double nowS = nowMs() / 1000.0;
   for (sim::Event& e : conn_->takeEvents()) {
     if (const auto* c = std::get_if<sim::ChatEvent>(&e)) {
@@ -459,8 +494,10 @@ bool ClientApp::renderFrame() {
     conn_->advanceFrame();  // ease a prediction correction out over a few frames
   }
   const Clock::time_point t0 = Clock::now();
-  const render::FrameInput frame = buildFrame();
+  render::FrameInput frame = buildFrame();
+  frame.worldReleased = [this] { releaseNetwork(); };
   const bool drawn = renderer_->renderFrame(frame);
+  releaseNetwork();  // a renderer that returned early
   countFrame(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   return drawn;
 }
@@ -492,6 +529,7 @@ int runOffscreen(const ClientOptions& options) {
   rc.validation = options.validation;
   rc.meshThreads = 2;
   rc.viewDistanceMetres = options.viewDistanceMetres;
+  rc.slowFrameMs = options.slowFrameMs;
   if (auto r = app.createRenderer(rc); !r) {
     std::fprintf(stderr, "loam-client: cannot create the renderer: %s\n", r.error().message.c_str());
     return kExitFailure;

@@ -5,15 +5,23 @@
 // fires, sky time and weather, the targeted voxel, the HUD). The window loop
 // (window_loop.cpp, SDL) and the offscreen shot drive it; so do the tests.
 //
-// Thread: one (the caller's). The local server ticks on its own thread.
+// Thread: the caller's, and, once startNetworkThread() ran (the window loop), a
+// network thread of its own that services the connection and sends the 60 Hz input
+// ticks, so ping, prediction and edits do not wait for frames. The caller then holds
+// the app (holdNetwork) for everything but the GPU part of a frame: renderFrame()
+// lets go once the renderer has copied what it reads of the world. The local server
+// ticks on its own thread.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/client_audio.h"
@@ -69,6 +77,17 @@ class ClientApp {
   void runDueInputTicks();
   /// At most this many input ticks back to back (250 ms) after a stall.
   static constexpr int kMaxInputBurst = 15;
+  /// From now on the connection is serviced and the input ticks run on a thread of
+  /// their own, every millisecond or so, whatever the frame rate: service() and
+  /// runDueInputTicks() leave them to it. Call once Playing or before; the caller
+  /// must holdNetwork() while it uses the app.
+  void startNetworkThread();
+  /// Stops and joins the network thread (the destructor does too).
+  void stopNetworkThread();
+  /// Keeps the network thread off the app until renderFrame() (or releaseNetwork())
+  /// lets go. No-op without one.
+  void holdNetwork();
+  void releaseNetwork();
   /// Sends the command of a tool action at the targeted voxel; false when nothing
   /// is targeted or not Playing.
   bool act(ToolAction action);
@@ -86,8 +105,9 @@ class ClientApp {
   /// Creates the renderer (offscreen, or into config.window). Errors: the renderer's.
   sim::Result<void> createRenderer(const render::RendererConfig& config);
   render::Renderer* renderer() noexcept { return renderer_.get(); }
-  /// Draws one frame (camera, entities, fires, environment, highlight, HUD).
-  /// False when nothing was drawn (no renderer, minimised).
+  /// Draws one frame (camera, entities, fires, environment, highlight, HUD),
+  /// releasing the network hold once the world is read. False when nothing was drawn
+  /// (no renderer, minimised).
   bool renderFrame();
   /// Offscreen shot: waits for meshing, renders `frames` frames, reads the pixels.
   sim::Result<render::Image> renderShot(int frames);
@@ -135,6 +155,7 @@ class ClientApp {
  private:
   ClientApp() = default;
   void onPlaying();
+  void networkLoop();
   std::array<double, 3> eyeMetres() const;
 
   ClientOptions options_;
@@ -142,6 +163,11 @@ class ClientApp {
   std::unique_ptr<net::ClientConnection> conn_;
   std::unique_ptr<render::Renderer> renderer_;
   std::unique_ptr<ClientAudio> audio_;
+  // The network thread and the lock it shares with the caller (holdNetwork).
+  std::mutex netMutex_;
+  std::thread netThread_;
+  std::atomic<bool> netStop_{false};
+  std::unique_lock<std::mutex> held_{netMutex_, std::defer_lock};
   bool audioTried_ = false;
   bool worldSet_ = false;
   sim::ChangeSubscriber meshChanges_;   ///< the mirror's changes for the renderer (from onPlaying)

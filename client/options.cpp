@@ -121,6 +121,10 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   app.add_flag("--no-audio", noAudio, "No sound");
   app.add_flag("--speakers", o.speakers, "Sound for loudspeakers (stereo panning) instead of binaural for headphones");
   app.add_flag("--no-vsync", noVsync, "Present without waiting for vertical sync");
+  app.add_option("--slow-frame-ms", o.slowFrameMs,
+                 "Make every frame this much slower, as a slow GPU would (ping and edits must not follow)")
+      ->check(CLI::Range(0.0, 2000.0))
+      ->capture_default_str();
   app.add_option("--join-timeout", o.joinTimeoutSeconds, "Offscreen: seconds to wait for joining")
       ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();

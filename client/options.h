@@ -48,6 +48,7 @@ struct ClientOptions {
   bool audio = true;                  ///< --no-audio clears it
   bool speakers = false;              ///< --speakers: stereo panning instead of the HRTF (headphones)
   bool vsync = true;
+  double slowFrameMs = 0;             ///< --slow-frame-ms: a deliberately slow renderer (RendererConfig::slowFrameMs)
   double joinTimeoutSeconds = 180;    ///< offscreen: give up joining after this
   double durationSeconds = 0;         ///< windowed: quit after this (0 = until closed; smoke tests)
 };

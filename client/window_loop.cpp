@@ -1,6 +1,7 @@
 // The windowed game loop: SDL2 window (Vulkan, resizable), keyboard, mouse in
 // relative mode and gamepads (SDL_GameController) mapped onto ClientApp's
-// controls; 60 Hz input ticks; one frame per loop iteration.
+// controls; one frame per loop iteration, while the app's network thread receives,
+// runs the 60 Hz input ticks and sends on its own cadence.
 #include <SDL.h>
 #include <SDL_vulkan.h>
 
@@ -65,6 +66,7 @@ int runWindowed(const ClientOptions& options) {
     rc.validation = options.validation;
     rc.vsync = options.vsync;
     rc.viewDistanceMetres = options.viewDistanceMetres;
+    rc.slowFrameMs = options.slowFrameMs;
     rc.meshThreads = std::max(1u, std::thread::hardware_concurrency() / 2);
     if (auto r = app.createRenderer(rc); !r) {
       std::fprintf(stderr, "loam-client: cannot create the renderer: %s\n", r.error().message.c_str());
@@ -80,12 +82,16 @@ int runWindowed(const ClientOptions& options) {
   SDL_StopTextInput();  // SDL starts with text input on; only the chat line wants it
   setMenuOpen(app, false);  // captures the mouse
   app.startInputTicks();
+  // Receiving, the 60 Hz input ticks and sending run on the app's network thread;
+  // this loop holds the app from its top until the frame has read the world.
+  app.startNetworkThread();
   double loopMs = app.nowMs();
   net::ClientPhase lastPhase = app.connection().phase();
   const double endMs = options.durationSeconds > 0 ? app.nowMs() + options.durationSeconds * 1000 : 0;
 
   while (!controls.quit) {
     if (endMs > 0 && app.nowMs() >= endMs) break;
+    app.holdNetwork();
     SDL_Event e;
     while (SDL_PollEvent(&e)) {
       if (e.type == SDL_CONTROLLERDEVICEADDED) {
@@ -115,10 +121,10 @@ int runWindowed(const ClientOptions& options) {
                    app.connection().error().c_str());
       lastPhase = ph;
     }
-    app.runDueInputTicks();  // fixed 60 Hz, whatever the frame rate
     app.updateAudio();
 
     if (controls.minimised) {
+      app.releaseNetwork();
       std::this_thread::sleep_for(std::chrono::milliseconds(16));
       continue;
     }
@@ -132,11 +138,14 @@ int runWindowed(const ClientOptions& options) {
       app.chat().add(written ? "screenshot " + shot : "screenshot failed: " + written.error().message,
                      app.nowMs() / 1000.0, {255, 220, 90, 255});
     }
+    app.releaseNetwork();  // renderFrame let go already, unless it returned early
     if (!options.vsync) std::this_thread::yield();
   }
+  app.releaseNetwork();  // quit in the middle of an iteration
   int status = kExitOk;
   if (!options.screenshot.empty()) {
     app.renderer()->captureNextFrame();
+    app.holdNetwork();
     app.renderFrame();
     auto img = app.renderer()->readPixels();
     auto written = img ? render::writePng(options.screenshot, *img) : sim::Result<void>(img.error());
@@ -149,6 +158,7 @@ int runWindowed(const ClientOptions& options) {
   std::fprintf(stderr, "loam-client: %llu frames, %llu validation errors (%s)\n",
                static_cast<unsigned long long>(stats.frames), static_cast<unsigned long long>(stats.validationErrors),
                stats.deviceName.c_str());
+  app.stopNetworkThread();
   app.connection().disconnect();
   return status;
 }

@@ -292,6 +292,12 @@ int main(int argc, char** argv) {
     fbb.Clear();
     fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Reject, wire::CreateRejectDirect(fbb, 3, "server full").Union()));
     write("server_message", "reject", finish(fbb));
+    fbb.Clear();
+    const std::vector<wire::ActionResultRec> results{{1, net::kActionApplied, 0, 3}, {2, net::kActionRejected, 8, 4},
+                                                     {3, net::kActionApplied, 0, 6}};
+    fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::ActionResults,
+                                         wire::CreateActionResultsDirect(fbb, 9, &results).Union()));
+    write("server_message", "action_results", finish(fbb));
   }
   write("save_file", "save", withMode(0, *file));
   // The raw payload of the same save, for mode 1 (sealSavePayload).

@@ -5,11 +5,13 @@
 // kMaxServerMessageBytes (Compressed unwrapped), then per body the JoinSnapshot /
 // JoinChunk state (decodeSave, restoreState), StepBatch (decodeEdits, decodeWeather,
 // names, applyStep, events), CellState (water and fire records, applyCellState),
-// Snapshot (poses, animals, sounds) and the small messages' fields.
+// Snapshot (poses, animals, sounds), ActionResults (records checked, predictions
+// settled) and the small messages' fields.
 #include <vector>
 
 #include "fuzz/fuzz_support.h"
 #include "net/edit_codec.h"
+#include "net/predicted_edits.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/save/save.h"
@@ -124,6 +126,24 @@ void snapshot(const wire::Snapshot& s) {
   }
 }
 
+// The client's onActionResults: each record checked, then settling the predictions
+// of three actions it made (a dig, a place, an ignite) on a copy of the mirror.
+void actionResults(const wire::ActionResults& r) {
+  if (!r.results()) return;
+  const sim::SimState mirror = fuzz::baseState();
+  net::PredictedEdits predicted;
+  std::vector<sim::Event> events;
+  const sim::VoxelCoord at{0, 0, 0};
+  predicted.predict(1, sim::DigCommand{at, sim::ToolSize::Cm20}, mirror, sim::PlayerId{1}, 0, events);
+  predicted.predict(2, sim::PlaceCommand{at, sim::Face::PosY, sim::ToolSize::Cm10, 1}, mirror, sim::PlayerId{1}, 0, events);
+  predicted.predict(3, sim::IgniteCommand{at}, mirror, sim::PlayerId{1}, 0, events);
+  for (const wire::ActionResultRec* rec : *r.results()) {
+    if (!net::validActionResult(*rec)) return;
+    (void)predicted.settle(rec->sequence(), rec->outcome() == net::kActionApplied, mirror.world, 1);
+  }
+  (void)predicted.ghostVoxels(mirror.world);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -158,6 +178,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case wire::ServerBody::CellState: cellState(*msg->body_as_CellState()); return 0;
     case wire::ServerBody::Snapshot: snapshot(*msg->body_as_Snapshot()); return 0;
     case wire::ServerBody::Compressed: return 0;  // openServerMessage unwraps it
+    case wire::ServerBody::ActionResults: actionResults(*msg->body_as_ActionResults()); return 0;
     case wire::ServerBody::AuthChallenge: {
       const wire::AuthChallenge& c = *msg->body_as_AuthChallenge();
       if (c.nonce()) (void)c.nonce()->size();

@@ -35,6 +35,8 @@ constexpr double kIdleResendMs = 2000.0 / sim::kTicksPerSecond;
 /// prediction may lead by a few metres).
 constexpr double kDropCheckMs = 1000;
 constexpr double kDropMarginMetres = 32;
+/// Refusals remembered so the second copy of an ActionResults tells nothing twice.
+constexpr std::size_t kMaxRefusalsKept = 256;
 
 sim::PlayerState poseState(const wire::PlayerPoseRec& r, sim::PlayerState base) {
   base.position = {r.px(), r.py(), r.pz()};
@@ -399,20 +401,26 @@ void ClientConnection::Impl::onReject(const wire::Reject& r) {
 }
 
 /// What became of our actions (to us alone, after the StepBatch of the step that
-/// applied or refused them, which the mirror now holds): settles their predictions;
-/// refusals go to the events, for the HUD. A sequence we never sent is a server bug
-/// or an attack; one not pending (chat, or already settled) is nothing to do.
+/// applied or refused them; an unreliable copy may come first): settles their
+/// predictions; refusals go to the events once, for the HUD. An applied answer
+/// settles only once the mirror holds that step (the reliable copy follows its
+/// StepBatch; an early unreliable one is left to it). A sequence we never sent is a
+/// server bug or an attack; one not pending (chat, or answered) is nothing to do.
 void ClientConnection::Impl::onActionResults(const wire::ActionResults& r) {
   if (phase != ClientPhase::Playing || !r.results()) return;  // nothing sent before Playing
   for (const wire::ActionResultRec* rec : *r.results()) {
     if (!validActionResult(*rec) || rec->sequence() == 0 || rec->sequence() > lastActionSent)
       return fail("ActionResults " + std::to_string(r.tick()) + ": action " + std::to_string(rec->sequence()) +
                   " was never sent, or a bad record");
-    const bool applied = rec->outcome() == kActionApplied;
-    predicted.settle(rec->sequence(), applied, mirror->world);
-    if (!applied)
-      pushEvent(sim::CommandRejectedEvent{playerId, rec->sequence(), rec->command(),
-                                          static_cast<sim::RejectReason>(rec->reason())});
+    if (rec->outcome() == kActionApplied) {
+      if (r.tick() <= lastTick) predicted.settle(rec->sequence(), true, mirror->world, nowMs);
+      continue;
+    }
+    predicted.settle(rec->sequence(), false, mirror->world, nowMs);
+    if (!refusalsTold.insert(rec->sequence()).second) continue;  // the other copy told it
+    if (refusalsTold.size() > kMaxRefusalsKept) refusalsTold.erase(refusalsTold.begin());
+    pushEvent(sim::CommandRejectedEvent{playerId, rec->sequence(), rec->command(),
+                                        static_cast<sim::RejectReason>(rec->reason())});
   }
 }
 

@@ -80,9 +80,11 @@ void PredictedEdits::predict(std::uint32_t sequence, const sim::CommandBody& bod
   ++stats_.predicted;
 }
 
-bool PredictedEdits::settle(std::uint32_t sequence, bool applied, const sim::BrickStore& world) {
+bool PredictedEdits::settle(std::uint32_t sequence, bool applied, const sim::BrickStore& world, double nowMs) {
   auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Prediction& p) { return p.sequence == sequence; });
   if (it == pending_.end()) return false;
+  stats_.answerMsTotal += nowMs - it->madeMs;
+  stats_.answerMsMax = std::max(stats_.answerMsMax, nowMs - it->madeMs);
   if (!applied) {
     ++stats_.rolledBack;
   } else if (std::all_of(it->voxels.begin(), it->voxels.end(),

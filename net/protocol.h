@@ -41,7 +41,7 @@ inline constexpr std::size_t kMaxInputsPerMessage = 16;      ///< Inputs.inputs 
 inline constexpr std::size_t kMaxCellsDropped = 128;         ///< CellsDropped.cells longer than this is malformed
 inline constexpr std::size_t kMaxColumnHashes = 64;          ///< ColumnHashes.columns longer than this is malformed
 inline constexpr std::size_t kMaxQueuedInputs = 120;         ///< per player; older ones are dropped beyond this
-inline constexpr std::size_t kMaxQueuedActions = 32;         ///< per player; more is malformed (flood)
+inline constexpr std::size_t kMaxQueuedActions = 32;         ///< per player; more are refused (RateLimited)
 /// ActionResultRec.outcome.
 inline constexpr std::uint8_t kActionApplied = 0;
 inline constexpr std::uint8_t kActionRejected = 1;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -378,6 +379,9 @@ struct Renderer::Impl {
       cache->update(*world, centre, config.meshBudgetMs);
       uploadMeshes();
     }
+    if (f.worldReleased) f.worldReleased();
+    if (config.slowFrameMs > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(config.slowFrameMs));
     if (!config.offscreen && (needRecreate || target->imageCount() == 0)) {
       if (!recreateSwapchain()) {
         stats.cpuMs = seconds(std::chrono::steady_clock::now() - start) * 1e3;

@@ -16,6 +16,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -93,6 +94,10 @@ struct FrameInput {
   std::optional<sim::VoxelCoord> highlight;  ///< targeted voxel, outlined
   bool crosshair = true;
   const HudLayer* hud = nullptr;
+  /// Called once the renderer no longer reads the world this frame (meshing has
+  /// copied what it needs; the GPU work follows): a caller whose world another thread
+  /// also drives lets go of it here (client/client_app.h, the network thread).
+  std::function<void()> worldReleased;
 };
 
 struct RendererConfig {
@@ -104,6 +109,10 @@ struct RendererConfig {
   int meshThreads = 1;        ///< MeshCache workers
   double meshBudgetMs = 3.0;  ///< main-thread copy budget per frame
   double viewDistanceMetres = 96.0;
+  /// A deliberately slow renderer: every frame also waits this long after the world
+  /// is released, as a frame bound by a slow GPU would (loam-client --slow-frame-ms;
+  /// the test that ping does not follow the frame rate).
+  double slowFrameMs = 0;
 };
 
 struct FrameStats {

@@ -405,9 +405,16 @@ bool Inbound::onInputs(Session& s, const wire::Inputs& msg) {
 
 bool Inbound::onAction(Session& s, const wire::Action& msg) {
   if (!inGame(s.phase)) return false;
-  if (s.actions.size() >= kMaxQueuedActions) return false;
   PendingAction a;
   if (!decodeAction(msg, a.body)) return false;
+  if (s.actions.size() >= kMaxQueuedActions) {
+    // Over the queue (a burst, or a reliable backlog arriving at once after a stall):
+    // refused like an edit over the rate, and answered, so the client's prediction
+    // rolls back instead of waiting for an answer that never comes.
+    if (s.refused.size() < kMaxQueuedActions)
+      s.refused.push_back({msg.sequence(), msg.after_input(), static_cast<std::uint8_t>(a.body.index())});
+    return true;
+  }
   a.sequence = msg.sequence();
   a.afterInput = msg.after_input();
   a.arrivalTick = core_.state.tick;

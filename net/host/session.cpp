@@ -51,6 +51,7 @@ void Session::reset() noexcept {
   inputLimitedTick = 0;
   actions.clear();
   issued.clear();
+  refused.clear();
   columnChecks.clear();
   tokens = 0;
   hasPos = false;

@@ -186,6 +186,7 @@ struct Session {
   std::uint64_t inputLimitedTick = 0;  ///< tick of the last input dropped over the rate
   std::vector<PendingAction> actions;
   std::vector<IssuedAction> issued;  ///< the actions in the current tick's step, in order
+  std::vector<IssuedAction> refused; ///< actions refused on arrival (over kMaxQueuedActions), not yet answered
 
   // Downstream.
   double tokens = 0;                 ///< byte budget (may go negative: always-sent traffic)

@@ -92,7 +92,10 @@ void StepBatchSender::sendActionResults() {
   const std::uint64_t T = core_.state.tick;
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   for (Session& s : core_.sessions) {
-    if (s.phase != Phase::Playing || s.issued.empty()) continue;
+    if (s.phase != Phase::Playing || (s.issued.empty() && s.refused.empty())) {
+      s.refused.clear();
+      continue;
+    }
     results_.clear();
     for (const IssuedAction& a : s.issued) {
       // The step refuses by (player, sequence = after_input, command index), and a
@@ -104,11 +107,20 @@ void StepBatchSender::sendActionResults() {
       results_.emplace_back(a.sequence, refused ? kActionRejected : kActionApplied,
                             refused ? static_cast<std::uint8_t>((*refusal)->reason) : std::uint8_t{0}, a.command);
     }
+    // Refused on arrival: they came after every action still queued or issued.
+    for (const IssuedAction& a : s.refused)
+      results_.emplace_back(a.sequence, kActionRejected, static_cast<std::uint8_t>(sim::RejectReason::RateLimited),
+                            a.command);
+    s.refused.clear();
     fbb.Clear();
     const auto recs = fbb.CreateVectorOfStructs(results_);
     fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::ActionResults,
                                          wire::CreateActionResults(fbb, T, recs).Union()));
     core_.sendOwn(s, kChannelReliable, ENET_PACKET_FLAG_RELIABLE, wire::ServerBody::ActionResults);
+    // A copy on the unreliable channel is not held behind a lost StepBatch: a
+    // refusal usually reaches the client a round trip after the action, whatever the
+    // reliable channel is retransmitting (docs/PROTOCOL.md, Predicted edits).
+    core_.sendOwn(s, kChannelUnreliable, 0, wire::ServerBody::ActionResults);
   }
 }
 

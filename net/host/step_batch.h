@@ -37,7 +37,8 @@ class StepBatchSender {
   /// Builds the StepBatch with these edit groups into the core's builder.
   void build(std::span<const EditGroup> groups, std::span<const std::uint32_t> chosen);
   /// One ActionResults message per playing session whose actions were in this
-  /// step (Session::issued), each action applied unless the step refused it.
+  /// step (Session::issued: applied unless the step refused it) or were refused on
+  /// arrival (Session::refused: RateLimited).
   void sendActionResults();
 
   HostCore& core_;

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -105,6 +106,7 @@ struct ClientConnection::Impl {
   std::uint32_t lastActionSent = 0;  // Action.sequence of the newest action sent
   PredictedEdits predicted;
   std::vector<sim::Event> predictEvents;  // sendAction's scratch
+  std::set<std::uint32_t> refusalsTold;   // sequences whose refusal went to the events (the newest)
   double nowMs = 0;         // the owner's clock at the last service()
   double lastInputsMs = 0;  // when Inputs were last sent
   double lastDropCheckMs = 0;  // when dropFarCells last looked

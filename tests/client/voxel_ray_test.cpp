@@ -120,3 +120,18 @@ TEST_CASE("viewDirection follows the sim's yaw and pitch convention") {
   CHECK(d[1] == doctest::Approx(1));
   CHECK(std::hypot(d[0], d[1], d[2]) == doctest::Approx(1));
 }
+
+TEST_CASE("the ray sees the world through an overlay: the player aims at what is shown") {
+  const sim::BrickStore w = test::flatWorld();
+  sim::VoxelOverlay shown;
+  shown.set({2, -1, 2}, sim::kAir);             // a predicted dig of the floor voxel below
+  shown.set({2, 10, 2}, test::mat("planks"));  // and a predicted plank above it
+  auto hit = castVoxelRay(w, lut(), {0.125, 1.62, 0.125}, {0, -1, 0}, 5.0, &shown);
+  REQUIRE(hit);
+  CHECK(hit->voxel == sim::VoxelCoord{2, 10, 2});
+  shown.set({2, 10, 2}, sim::kAir);
+  hit = castVoxelRay(w, lut(), {0.125, 1.62, 0.125}, {0, -1, 0}, 5.0, &shown);
+  REQUIRE(hit);
+  CHECK(hit->voxel == sim::VoxelCoord{2, -2, 2});  // through the dug voxel to the one under it
+  CHECK(castVoxelRay(w, lut(), {0.125, 1.62, 0.125}, {0, -1, 0}, 5.0)->voxel == sim::VoxelCoord{2, -1, 2});
+}

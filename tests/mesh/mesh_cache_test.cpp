@@ -432,3 +432,42 @@ TEST_CASE("streamed world with every column present meshes as the whole world do
   CHECK(cache.stats().waitingForColumns == 0);
   checkEqual(view, reference(whole));
 }
+
+TEST_CASE("an overlay is meshed as if the world held it, and settling it restores the world's meshes") {
+  const sim::BrickStore world = makeWorld();
+  sim::BrickStore edited = makeWorld();
+  sim::VoxelOverlay overlay;
+  // A pocket carved deep in the stone (bricks the hidden tests would skip) and a
+  // plank ledge in the air: shown by the overlay, held by `edited`.
+  for (int z = 8; z < 13; ++z)
+    for (int y = 8; y < 13; ++y)
+      for (int x = 8; x < 13; ++x) {
+        overlay.set({x, y, z}, sim::kAir);
+        edited.set(x, y, z, sim::kAir);
+      }
+  for (int x = 0; x < 6; ++x) {
+    overlay.set({x, 100, 0}, mat("planks"));
+    edited.set(x, 100, 0, mat("planks"));
+  }
+  MeshCache cache(table(), MeshCacheConfig{2, 1000.0});
+  cache.setOverlay(&overlay);
+  cache.reset(world, kCentre);
+  Meshes view;
+  for (int i = 0; i < 4; ++i) {  // the main thread's copies, then the workers' (finish)
+    cache.update(world, kCentre, 0.5);
+    apply(view, cache.takeChunkUpdates());
+  }
+  cache.finish(world, kCentre);
+  apply(view, cache.takeChunkUpdates());
+  checkEqual(view, reference(edited));
+
+  // Settled: the overlay empties and its bricks are marked; the world shows again.
+  const std::vector<sim::BrickCoord> shown = overlay.bricks();
+  overlay.clear();
+  cache.markDirty(shown);
+  cache.update(world, kCentre, 0.5);
+  apply(view, cache.takeChunkUpdates());
+  cache.finish(world, kCentre);
+  apply(view, cache.takeChunkUpdates());
+  checkEqual(view, reference(world));
+}

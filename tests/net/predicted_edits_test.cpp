@@ -80,9 +80,9 @@ TEST_CASE("a predicted dig shows at once what the step does, plays its sound onc
 
   // The mirror follows the step, then the answer arrives: confirmed, nothing left.
   mirror = server;
-  CHECK(predicted.settle(7, true, mirror.world));
-  CHECK_FALSE(predicted.settle(7, true, mirror.world));  // a duplicate answer changes nothing
-  CHECK_FALSE(predicted.settle(99, false, mirror.world));  // nor one for an action never predicted
+  CHECK(predicted.settle(7, true, mirror.world, 0));
+  CHECK_FALSE(predicted.settle(7, true, mirror.world, 0));  // a duplicate answer changes nothing
+  CHECK_FALSE(predicted.settle(99, false, mirror.world, 0));  // nor one for an action never predicted
   const net::EditPredictionStats s = predicted.stats();
   CHECK(s.predicted == 1);
   CHECK(s.confirmed == 1);
@@ -108,7 +108,7 @@ TEST_CASE("predictions stack in order; a refused one rolls back without undoing 
   CHECK(predicted.overlay().get(mirror.world, above) == sim::kAir);
 
   // The dig is refused: the place shows again; the mirror never changed.
-  CHECK(predicted.settle(2, false, mirror.world));
+  CHECK(predicted.settle(2, false, mirror.world, 0));
   CHECK(predicted.overlay().get(mirror.world, above) == mat("brick"));
   CHECK(mirror.world.get(above) == sim::kAir);
   CHECK(predicted.stats().rolledBack == 1);
@@ -118,7 +118,7 @@ TEST_CASE("predictions stack in order; a refused one rolls back without undoing 
   sim::SimState server = mirror;
   stepWith(server, place);
   CHECK(differences(predicted.overlay(), mirror.world, server.world, above, 4) == 0);
-  CHECK(predicted.settle(1, true, server.world));
+  CHECK(predicted.settle(1, true, server.world, 0));
   CHECK(predicted.stats().confirmed == 1);
   CHECK(predicted.overlay().empty());
 }
@@ -134,7 +134,7 @@ TEST_CASE("an edit another player's won over is overridden: the server's voxels 
   server.world.set({0, 0, -20}, mat("clay"));
   stepWith(server, place);
   CHECK(server.world.get({0, 0, -20}) == mat("clay"));
-  CHECK(predicted.settle(1, true, server.world));
+  CHECK(predicted.settle(1, true, server.world, 0));
   CHECK(predicted.stats().overridden == 1);
   CHECK(predicted.overlay().get(server.world, {0, 0, -20}) == mat("clay"));
 }
@@ -167,6 +167,6 @@ TEST_CASE("pour and ignite show water and a flame until answered; unanswered pre
   CHECK(predicted.stats().expired == 2);
   CHECK(predicted.overlay().empty());
   CHECK(predicted.flames().empty());
-  CHECK(predicted.settle(3, true, mirror.world));
+  CHECK(predicted.settle(3, true, mirror.world, 0));
   CHECK(predicted.stats().pending == 0);
 }
