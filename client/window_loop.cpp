@@ -82,12 +82,12 @@ int runWindowed(const ClientOptions& options) {
   SDL_StopTextInput();  // SDL starts with text input on; only the chat line wants it
   setMenuOpen(app, false);  // captures the mouse
   app.startInputTicks();
-  // Receiving, the 60 Hz input ticks and sending run on the app's network thread;
-  // this loop holds the app from its top until the frame has read the world.
-  app.startNetworkThread();
   double loopMs = app.nowMs();
   net::ClientPhase lastPhase = app.connection().phase();
   const double endMs = options.durationSeconds > 0 ? app.nowMs() + options.durationSeconds * 1000 : 0;
+  // Receiving, the 60 Hz input ticks and sending run on the app's network thread;
+  // this loop holds the app from its top until the frame has read the world.
+  app.startNetworkThread();
 
   while (!controls.quit) {
     if (endMs > 0 && app.nowMs() >= endMs) break;
