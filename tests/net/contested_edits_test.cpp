@@ -26,6 +26,7 @@
 #include "net/server_host.h"
 #include "sim/systems/motion.h"
 #include "tests/support/flat_world.h"
+#include "tests/support/full_bot.h"
 #include "tests/support/host_pacing.h"
 #include "tests/support/raw_client.h"
 
@@ -64,17 +65,8 @@ void contest(double latencyMs, double loss, std::uint64_t seed) {
   const char* materials[kBots] = {"brick", "clay", "cobble", "glass"};
   std::vector<Bot> bots(kBots);
   for (std::size_t i = 0; i < kBots; ++i) {
-    net::ClientConfig cfg;
-    cfg.port = (*link)->localPort();
-    cfg.name = "contest" + std::to_string(i + 1);
-    cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
-    cfg.kind = net::ClientKind::FullBot;
-    cfg.worldFactory = [&flat](const sim::Scene&, std::uint64_t, const std::function<void(double)>& progress)
-        -> sim::Result<sim::SimState> {
-      progress(1.0);
-      return sim::SimState(flat);
-    };
-    auto conn = net::ClientConnection::connect(cfg);
+    auto conn =
+        net::ClientConnection::connect(test::fullBotConfig((*link)->localPort(), "contest" + std::to_string(i + 1), flat));
     REQUIRE_MESSAGE(conn.has_value(), (conn ? "" : conn.error().message));
     bots[i].conn = std::move(*conn);
     bots[i].material = host->state().materials->find(materials[i]).value();

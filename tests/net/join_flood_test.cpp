@@ -22,6 +22,7 @@
 #include "net/tick_pacer.h"
 #include "sim/gen/scene.h"
 #include "sim/systems/sim_state.h"
+#include "tests/support/full_bot.h"
 #include "tests/support/raw_client.h"
 #include "tests/support/sanitizer_scale.h"
 
@@ -117,18 +118,7 @@ TEST_CASE("join flood: connect-only, Hello-only and join-spam peers do not lock 
   }
 
   // The honest bot: a full client with a world (a copy of the generated one).
-  const sim::SimState& shared = *generated;
-  net::ClientConfig cfg;
-  cfg.port = port;
-  cfg.name = "honest";
-  cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
-  cfg.kind = net::ClientKind::FullBot;
-  cfg.worldFactory = [&shared](const sim::Scene&, std::uint64_t, const std::function<void(double)>& progress)
-      -> sim::Result<sim::SimState> {
-    progress(1.0);
-    return sim::SimState(shared);
-  };
-  auto conn = net::ClientConnection::connect(cfg);
+  auto conn = net::ClientConnection::connect(test::fullBotConfig(port, "honest", *generated));
   REQUIRE_MESSAGE(conn.has_value(), (conn ? "" : conn.error().message));
   net::ClientConnection& bot = **conn;
   const Clock::time_point joinStart = Clock::now();

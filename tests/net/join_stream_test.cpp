@@ -27,6 +27,7 @@
 #include "sim/systems/sim_state.h"
 #include "sim/world/brick_store.h"
 #include "sim/world/world_hash.h"
+#include "tests/support/full_bot.h"
 
 namespace {
 
@@ -35,21 +36,7 @@ using Clock = std::chrono::steady_clock;
 
 double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-/// A full bot's config for the server at port whose world factory copies `world` (no
-/// generation, so a join costs the stream alone). `world` must outlive the connection.
-net::ClientConfig fullBotConfig(std::uint16_t port, std::string name, const sim::SimState& world) {
-  net::ClientConfig cfg;
-  cfg.port = port;
-  cfg.name = std::move(name);
-  cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
-  cfg.kind = net::ClientKind::FullBot;
-  cfg.worldFactory = [&world](const sim::Scene&, std::uint64_t, const std::function<void(double)>& progress)
-      -> sim::Result<sim::SimState> {
-    progress(1.0);
-    return sim::SimState(world);
-  };
-  return cfg;
-}
+using test::fullBotConfig;
 
 /// A hostile server: answers Hello with a true Welcome (flat), then, after
 /// WorldReady, sends the JoinChunks `chunks` builds. Returns the client's error
