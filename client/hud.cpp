@@ -185,9 +185,9 @@ render::HudLayer buildHud(const HudModel& m) {
     panelText(layer, margin, y, d, kWhite, fitScale(d, maxW));
     y += kLine + 4;
     const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
-    const std::string e = format("edits: %llu pending  %llu predicted  %llu confirmed  %llu overridden  %llu rolled back",
-                                 u(m.editsPending), u(m.editsPredicted), u(m.editsConfirmed), u(m.editsOverridden),
-                                 u(m.editsRolledBack));
+    const std::string e =
+        format("edits: %llu pending  %llu predicted  %llu confirmed  %llu overridden  %llu rolled back",
+               u(m.editsPending), u(m.editsPredicted), u(m.editsConfirmed), u(m.editsOverridden), u(m.editsRolledBack));
     panelText(layer, margin, y, e, kWhite, fitScale(e, maxW));
     y += kLine + 4;
     if (m.streamed) {

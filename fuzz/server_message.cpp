@@ -135,7 +135,8 @@ void actionResults(const wire::ActionResults& r) {
   std::vector<sim::Event> events;
   const sim::VoxelCoord at{0, 0, 0};
   predicted.predict(1, sim::DigCommand{at, sim::ToolSize::Cm20}, mirror, sim::PlayerId{1}, 0, events);
-  predicted.predict(2, sim::PlaceCommand{at, sim::Face::PosY, sim::ToolSize::Cm10, 1}, mirror, sim::PlayerId{1}, 0, events);
+  predicted.predict(2, sim::PlaceCommand{at, sim::Face::PosY, sim::ToolSize::Cm10, 1}, mirror, sim::PlayerId{1}, 0,
+                    events);
   predicted.predict(3, sim::IgniteCommand{at}, mirror, sim::PlayerId{1}, 0, events);
   for (const wire::ActionResultRec* rec : *r.results()) {
     if (!net::validActionResult(*rec)) return;

@@ -659,7 +659,8 @@ struct MeshCache::Impl {
           const sim::BrickCoord b{bx0 + lx, by0 + ly, bz0 + lz};
           // The hidden tests read the world alone: a brick the overlay reaches is meshed.
           const bool overlaid = overlay && overlay->touchesPadded(b);
-          bool hidden = !overlaid && (useGrid ? hiddenInGrid(grid, lx + 1, ly + 1, lz + 1) : brickIsHidden(world, b, classes));
+          bool hidden = !overlaid &&
+                        (useGrid ? hiddenInGrid(grid, lx + 1, ly + 1, lz + 1) : brickIsHidden(world, b, classes));
           // A uniform brick next to mixed ones (soil under the grass line, the core of a
           // canopy) usually still has no face: a 64-voxel look saves a gather and a mesh.
           if (!hidden && !overlaid && (!useGrid || grid[lz + 1][ly + 1][lx + 1] != kClsMixed)) {

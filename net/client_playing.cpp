@@ -2,8 +2,8 @@
 // every StepBatch (in order), CellState and Snapshot decoded into the mirror's records
 // and handed to sim/step/mirror.h's functions, the hashes checked after each step,
 // the others interpolated and the own player reconciled; Reject; ActionResults
-// settling the predicted edits; the events queued for takeEvents. Member functions of ClientConnection::Impl
-// (net/internal/client_impl.h).
+// settling the predicted edits; the events queued for takeEvents. Member functions
+// of ClientConnection::Impl (net/internal/client_impl.h).
 #include <algorithm>
 #include <span>
 #include <string>

@@ -41,7 +41,8 @@ void PredictedEdits::predict(std::uint32_t sequence, const sim::CommandBody& bod
       p.voxels.push_back({v, sim::kAir});
     });
     if (!p.voxels.empty()) {  // what the step emits for it (sim/step/step.cpp doDig)
-      const auto most = static_cast<sim::MaterialId>(std::max_element(counts.begin() + 1, counts.end()) - counts.begin());
+      const auto most =
+          static_cast<sim::MaterialId>(std::max_element(counts.begin() + 1, counts.end()) - counts.begin());
       events.push_back(sim::DigEvent{actorOf(own), d->target, static_cast<std::uint8_t>(d->radius), most,
                                      static_cast<std::uint32_t>(p.voxels.size())});
       for (std::size_t m = 1; m < counts.size(); ++m)
@@ -54,7 +55,8 @@ void PredictedEdits::predict(std::uint32_t sequence, const sim::CommandBody& bod
                        lut.placeable[pc->material] && !sim::placeFills(lut, shown(pc->target)) &&
                        world.bounds().containsVoxel({r.lo[0], r.lo[1], r.lo[2]}) &&
                        world.bounds().containsVoxel({r.hi[0] - 1, r.hi[1] - 1, r.hi[2] - 1});
-    if (valid) sim::forEachPlacedVoxel(*pc, lut, shown, [&](sim::VoxelCoord v) { p.voxels.push_back({v, pc->material}); });
+    if (valid)
+      sim::forEachPlacedVoxel(*pc, lut, shown, [&](sim::VoxelCoord v) { p.voxels.push_back({v, pc->material}); });
   } else if (const auto* w = std::get_if<sim::PourCommand>(&body)) {
     p.target = w->position;
     const sim::MaterialId water = mirror.water.water;

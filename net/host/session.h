@@ -251,8 +251,9 @@ inline constexpr std::uint64_t kActionWaitTicks = 2 * sim::kTicksPerSecond;
 /// session's due actions (its input was fed, or no input is queued and it arrived,
 /// or it waited kActionWaitTicks), in the order they arrived, recorded in
 /// Session::issued. An action with the same (after_input, command kind) as one
-/// already issued this tick waits for the next, and those behind it with it. Logs one line when a session starts being
-/// limited. Returns the inputs dropped over the rate. Allocates command growth only.
+/// already issued this tick waits for the next, and those behind it with it. Logs
+/// one line when a session starts being limited. Returns the inputs dropped over the
+/// rate. Allocates command growth only.
 std::uint64_t appendSessionCommands(std::span<Session> sessions, std::uint64_t tick, std::uint32_t perTick,
                                     std::vector<sim::Command>& commands);
 

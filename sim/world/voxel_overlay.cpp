@@ -7,7 +7,8 @@ namespace loam::sim {
 namespace {
 
 std::uint16_t indexOf(VoxelCoord v) {
-  return static_cast<std::uint16_t>(voxelIndexInBrick(v.x & (kBrickSize - 1), v.y & (kBrickSize - 1), v.z & (kBrickSize - 1)));
+  constexpr std::int32_t kMask = kBrickSize - 1;
+  return static_cast<std::uint16_t>(voxelIndexInBrick(v.x & kMask, v.y & kMask, v.z & kMask));
 }
 
 const auto byIndex = [](const VoxelOverlay::Voxel& a, std::uint16_t i) { return a.index < i; };

@@ -65,8 +65,8 @@ void contest(double latencyMs, double loss, std::uint64_t seed) {
   const char* materials[kBots] = {"brick", "clay", "cobble", "glass"};
   std::vector<Bot> bots(kBots);
   for (std::size_t i = 0; i < kBots; ++i) {
-    auto conn =
-        net::ClientConnection::connect(test::fullBotConfig((*link)->localPort(), "contest" + std::to_string(i + 1), flat));
+    const std::string name = "contest" + std::to_string(i + 1);
+    auto conn = net::ClientConnection::connect(test::fullBotConfig((*link)->localPort(), name, flat));
     REQUIRE_MESSAGE(conn.has_value(), (conn ? "" : conn.error().message));
     bots[i].conn = std::move(*conn);
     bots[i].material = host->state().materials->find(materials[i]).value();
@@ -242,7 +242,8 @@ void contest(double latencyMs, double loss, std::uint64_t seed) {
                     << 1000.0 * static_cast<double>(all.rolledBack) / static_cast<double>(sent) << " per 1,000; "
                     << refusedOnPurpose << " refusals asked for), answer mean "
                     << all.answerMsTotal / static_cast<double>(sent) << " ms max " << all.answerMsMax
-                    << " ms, all answered " << answeredMs << " ms after the last action; a round trip and 100 ms after it "
+                    << " ms, all answered " << answeredMs
+                    << " ms after the last action; a round trip and 100 ms after it "
                     << ghostsAtBar << " voxels shown unlike the server (predictions still waiting: " << predictedAtBar
                     << " voxels unlike the mirror; " << botsClearAtBar << " of " << kBots << " bots clear); "
                     << shownAtOnce

@@ -479,8 +479,8 @@ std::vector<Bytes> validServerMessages() {
     return wire::CreateRejectionsDirect(fbb, 42, &events).Union();
   }));
   v.push_back(serverMessage(wire::ServerBody::ActionResults, [](flatbuffers::FlatBufferBuilder& fbb) {
-    std::vector<wire::ActionResultRec> results{{17, kActionApplied, 0, 3},
-                                               {18, kActionRejected, static_cast<std::uint8_t>(sim::RejectReason::WaterLimit), 5}};
+    const auto waterLimit = static_cast<std::uint8_t>(sim::RejectReason::WaterLimit);
+    std::vector<wire::ActionResultRec> results{{17, kActionApplied, 0, 3}, {18, kActionRejected, waterLimit, 5}};
     return wire::CreateActionResultsDirect(fbb, 42, &results).Union();
   }));
   v.push_back(serverMessage(wire::ServerBody::AuthChallenge, [](flatbuffers::FlatBufferBuilder& fbb) {
@@ -735,7 +735,8 @@ TEST_CASE("validActionResult takes what a server sends and nothing else") {
   CHECK(validActionResult(rec(kActionApplied, 0, dig)));
   CHECK(validActionResult(rec(kActionRejected, static_cast<std::uint8_t>(sim::RejectReason::NoLineOfSight), dig)));
   CHECK_FALSE(validActionResult(rec(kActionApplied, 4, dig)));  // applied carries no reason
-  CHECK_FALSE(validActionResult(rec(kActionRejected, static_cast<std::uint8_t>(sim::RejectReason::NoLineOfSight) + 1, dig)));
+  const auto beyond = static_cast<std::uint8_t>(static_cast<std::uint8_t>(sim::RejectReason::NoLineOfSight) + 1);
+  CHECK_FALSE(validActionResult(rec(kActionRejected, beyond, dig)));
   CHECK_FALSE(validActionResult(rec(2, 0, dig)));  // no third outcome
   CHECK_FALSE(validActionResult(rec(kActionApplied, 0, kCommandKindCount)));
 }

@@ -214,8 +214,8 @@ inline void buildDig(flatbuffers::FlatBufferBuilder& fbb, sim::VoxelCoord v, std
                      std::uint32_t sequence = 1) {
   fbb.Clear();
   auto d = wire::CreateDig(fbb, v.x, v.y, v.z, 2);
-  fbb.Finish(wire::CreateClientMessage(
-      fbb, wire::ClientBody::Action, wire::CreateAction(fbb, afterInput, wire::ActionBody::Dig, d.Union(), sequence).Union()));
+  auto action = wire::CreateAction(fbb, afterInput, wire::ActionBody::Dig, d.Union(), sequence);
+  fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Action, action.Union()));
 }
 
 /// Input `seq`: full forward at `yaw`, no strafe, pitch 0, with `buttons`.
