@@ -422,9 +422,12 @@ void restoreWaterVoxels(WaterState& state, const BrickStore& world, std::span<co
   // Wake every wet cell of the modified bricks and of the records around them (a
   // pond cell next to a cell that changed may have been woken by the change): the
   // active set is working data, and waking a cell at rest changes nothing.
+  // The modified slots first: wetRecord may add records, which moves sorted().
+  std::vector<std::uint32_t> modified;
+  for (const std::uint32_t slot : g.sorted())
+    if (g.brick(slot).modified) modified.push_back(slot);
   std::vector<std::uint32_t> wakeBricks;
-  for (const std::uint32_t slot : g.sorted()) {
-    if (!g.brick(slot).modified) continue;
+  for (const std::uint32_t slot : modified) {
     wakeBricks.push_back(slot);
     const BrickCoord bc = g.brick(slot).coord;
     for (int d = 0; d < 6; ++d) {
