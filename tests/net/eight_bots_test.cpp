@@ -93,7 +93,8 @@ std::string fireScript(std::size_t i, double x, double z) {
 
 // A visitor teleported 4 m behind the visited bot's place along its own heading (so it
 // faces it) stands still and acts between the two: planks set alight 1 m ahead, its
-// material 2 m ahead (2 m from the visited bot's place), then a dig there; again 3 m ahead.
+// material 2 m ahead (2 m from the visited bot's place), then a dig there; again 3 m
+// ahead, and the planks lit again (refused if they already burn).
 std::string visitScript(std::size_t i, double vx, double vz) {
   return "at 1 p1 walkto " + metres(vx) + "," + metres(vz) + "\n" +  // stand still (no random walk)
          "at 1s p1 place ahead:1 +y 20 planks\n"
@@ -102,6 +103,7 @@ std::string visitScript(std::size_t i, double vx, double vz) {
          "at 4.5s p1 dig ahead:2 20\n" +
          // Again farther, in case water or a slope was in the way.
          "at 5s p1 place ahead:3 +y 20 " + kMaterials[i] + "\n" +
+         "at 5.5s p1 ignite ahead:1\n"  // and the fire again, as the others do (a miss: no line of sight)
          "at 6s p1 dig ahead:3 20\n";
 }
 
