@@ -40,14 +40,7 @@ void PredictedEdits::predict(std::uint32_t sequence, const sim::CommandBody& bod
       ++counts[m];
       p.voxels.push_back({v, sim::kAir});
     });
-    if (!p.voxels.empty()) {  // what the step emits for it (sim/step/step.cpp doDig)
-      const auto most =
-          static_cast<sim::MaterialId>(std::max_element(counts.begin() + 1, counts.end()) - counts.begin());
-      events.push_back(sim::DigEvent{actorOf(own), d->target, static_cast<std::uint8_t>(d->radius), most,
-                                     static_cast<std::uint32_t>(p.voxels.size())});
-      for (std::size_t m = 1; m < counts.size(); ++m)
-        if (counts[m] > 0) events.push_back(sim::FractureEvent{d->target, static_cast<sim::MaterialId>(m), counts[m]});
-    }
+    sim::emitDigEvents(actorOf(own), *d, counts, [&](const sim::Event& e) { events.push_back(e); });
   } else if (const auto* pc = std::get_if<sim::PlaceCommand>(&body)) {
     p.target = pc->target;
     const sim::VoxelRange r = sim::placeRange(*pc);

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "sim/step/commands.h"
+#include "sim/systems/events.h"
 #include "sim/world/brick_store.h"
 #include "sim/world/material_lut.h"
 
@@ -51,6 +53,24 @@ void forEachDugVoxel(const DigCommand& d, const WorldBounds& bounds, const Mater
       }
     }
   }
+}
+
+/// Calls emit(event) for what a dig that removed `counts[m]` voxels of each material
+/// m emits: one DigEvent (the material removed most, the first of equals) and a
+/// FractureEvent per material removed, in material order. Nothing when it removed
+/// nothing (the step refuses such a dig).
+template <class Emit>
+void emitDigEvents(Actor who, const DigCommand& d, std::span<const std::uint32_t> counts, Emit&& emit) {
+  std::uint32_t total = 0;
+  std::size_t most = 0;
+  for (std::size_t m = 1; m < counts.size(); ++m) {
+    total += counts[m];
+    if (counts[m] > counts[most]) most = m;
+  }
+  if (total == 0) return;
+  emit(Event{DigEvent{who, d.target, static_cast<std::uint8_t>(d.radius), static_cast<MaterialId>(most), total}});
+  for (std::size_t m = 1; m < counts.size(); ++m)
+    if (counts[m] > 0) emit(Event{FractureEvent{d.target, static_cast<MaterialId>(m), counts[m]}});
 }
 
 /// A place fills a voxel that holds air or a liquid.

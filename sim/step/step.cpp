@@ -210,7 +210,6 @@ void doDig(SimState& s, SimContext& ctx, const Command& c, const DigCommand& d) 
   if (!validToolSize(d.radius)) return reject(ctx, c, RejectReason::BadArgument);
   Player* p = nullptr;
   if (!editAllowed(s, ctx, c, d.target, p)) return;
-  const std::int32_t r = static_cast<std::int32_t>(d.radius);
   std::vector<std::uint32_t>& counts = s.scratch.counts;
   std::fill(counts.begin(), counts.end(), 0u);
   // One walk of the sphere collects what would be dug; a dig that would remove
@@ -226,14 +225,7 @@ void doDig(SimState& s, SimContext& ctx, const Command& c, const DigCommand& d) 
   if (total == 0) return reject(ctx, c, RejectReason::NothingToDig);
   spendEdit(s, p);
   for (const VoxelCoord& v : dug) ctx.setVoxel(v, kAir);
-  MaterialId most = kAir;
-  for (std::size_t m = 1; m < counts.size(); ++m) {
-    if (counts[m] > counts[most]) most = static_cast<MaterialId>(m);
-  }
-  ctx.emit(DigEvent{actorOf(p), d.target, static_cast<std::uint8_t>(r), most, total});
-  for (std::size_t m = 1; m < counts.size(); ++m) {
-    if (counts[m] > 0) ctx.emit(FractureEvent{d.target, static_cast<MaterialId>(m), counts[m]});
-  }
+  emitDigEvents(actorOf(p), d, counts, [&](const Event& e) { ctx.emit(e); });
 }
 
 bool rangeHitsPlayer(const SimState& s, const VoxelRange& r) {
