@@ -4,7 +4,10 @@
 // (recapture the touched bricks and copy the state on the step; encode the blobs and
 // commit on the writer), and the old whole-file save of the same state (capture,
 // encode, write, fsync). Worlds: glade (generated whole) and highlands (8 x 8 km,
-// streamed; the history is edits kilometres apart, as players who travelled).
+// streamed; the history is edits kilometres apart, as players who travelled). For the
+// streamed world, the start after it too: the database loaded whole (every edited
+// column generated and its rows applied) against lazily (the index and the blobs;
+// columns load when read: WorldDbColumns).
 // Usage: world_db_bench [--dir /tmp] [--rounds 10]. Prints JSON.
 #include <unistd.h>
 
@@ -23,8 +26,10 @@
 #include "sim/save/save.h"
 #include "sim/save/state_codec.h"
 #include "sim/save/world_db.h"
+#include "sim/save/world_db_columns.h"
 #include "sim/systems/sim_state.h"
 #include "sim/world/brick_store.h"
+#include "sim/world/world_hash.h"
 
 using namespace loam::sim;
 using Clock = std::chrono::steady_clock;
@@ -70,7 +75,42 @@ struct Figures {
   std::uint64_t wholeSaveBytes = 0;
   std::uint64_t dbBytes = 0;
   std::uint64_t stateBlobBytes = 0;  // raw bytes of the state blobs
+  // A streamed world's start from the database (0 for a whole world).
+  double openWholeMs = 0, openLazyMs = 0;
+  std::size_t columnsWhole = 0, columnsLazy = 0;  // present after the start
+  std::size_t heldColumns = 0;                    // columns holding rows
 };
+
+/// A fresh streamed state of scene opened from the database at path, whole or
+/// lazily; returns the milliseconds and sets columns to the present columns after.
+double openStreamed(const Scene& scene, const std::string& path, bool lazy, std::size_t& columns,
+                    std::size_t& held) {
+  auto streamer = ColumnStreamer::create(scene, scene.defaultSeed, {.threads = 2, .maxResidentColumns = 1u << 20});
+  auto state = createStreamedSimState(scene, scene.defaultSeed, **streamer);
+  if (!state) std::exit(1);
+  const std::size_t before = state->world.presentColumns().size();
+  auto t0 = Clock::now();
+  auto db = WorldDb::open(path);
+  if (!db) std::exit(1);
+  std::unique_ptr<WorldDbColumns> stored;
+  if (lazy) {
+    auto index = (*db)->loadIndex();
+    auto reader = WorldDb::openReader(path);
+    if (!index || !reader) std::exit(1);
+    held = index->columns.size();
+    stored = std::make_unique<WorldDbColumns>(std::move(*reader), index->columns, std::move(index->terms));
+    stored->applyPresent(state->world);
+    state->world.setStoredColumns(stored.get());
+    SaveData blobs{(*db)->header(), (*db)->bounds(), {}, std::move(index->blobs), {}};
+    if (!restoreState(blobs, *state)) std::exit(1);
+  } else {
+    auto contents = (*db)->load();
+    if (!contents || !restoreState(contents->save, *state)) std::exit(1);
+  }
+  const double ms = msSince(t0);
+  columns = state->world.presentColumns().size() - before;
+  return ms;
+}
 
 /// Edits: `spots` places in [-extent, extent)^2 voxels around the origin, a sphere each.
 std::vector<BrickCoord> editSpots(BrickStore& s, std::mt19937& rng, int spots, int extent, int radius) {
@@ -86,7 +126,8 @@ std::vector<BrickCoord> editSpots(BrickStore& s, std::mt19937& rng, int spots, i
   return touched;
 }
 
-Figures run(const char* name, SimState& state, int historySpots, int extent, int rounds, const std::string& dir) {
+Figures run(const char* name, SimState& state, int historySpots, int extent, int rounds, const std::string& dir,
+            const Scene* streamed = nullptr) {
   Figures f;
   f.world = name;
   std::mt19937 rng(42);
@@ -98,7 +139,7 @@ Figures run(const char* name, SimState& state, int historySpots, int extent, int
   editSpots(state.world, rng, historySpots, extent, 3);
   auto t0 = Clock::now();
   auto data = captureSave({kSaveFormatVersion, id, state.tick}, state.world, stateBlobs(state));
-  auto db = createWorldDbFromSave(dbPath, *data);
+  auto db = createWorldDbFromSave(dbPath, *data, changedChunkTerms(state.world));
   if (!db) {
     std::fprintf(stderr, "%s\n", db.error().message.c_str());
     std::exit(1);
@@ -158,6 +199,10 @@ Figures run(const char* name, SimState& state, int historySpots, int extent, int
   f.commitMs = median(commit);
   f.wholeSaveMs = median(whole);
   db->reset();
+  if (streamed != nullptr) {
+    f.openWholeMs = openStreamed(*streamed, dbPath, false, f.columnsWhole, f.heldColumns);
+    f.openLazyMs = openStreamed(*streamed, dbPath, true, f.columnsLazy, f.heldColumns);
+  }
   if (auto bytes = readFileBytes(dbPath)) f.dbBytes = bytes->size();
   for (const char* ext : {"", "-wal", "-shm"}) ::unlink((dbPath + ext).c_str());
   ::unlink(savePath.c_str());
@@ -168,11 +213,13 @@ void print(const Figures& f, bool last) {
   std::printf("  {\"world\": \"%s\", \"history_bricks\": %zu, \"history_commit_ms\": %.1f, \"touched_bricks\": %zu, "
               "\"commit_capture_ms\": %.2f, \"commit_encode_ms\": %.2f, \"commit_write_ms\": %.2f, "
               "\"commit_total_ms\": %.2f, \"whole_save_ms\": %.1f, \"whole_save_bytes\": %llu, \"db_bytes\": %llu, "
-              "\"state_blob_bytes\": %llu}%s\n",
+              "\"state_blob_bytes\": %llu, \"held_columns\": %zu, \"open_whole_ms\": %.1f, \"open_whole_columns\": %zu, "
+              "\"open_lazy_ms\": %.1f, \"open_lazy_columns\": %zu}%s\n",
               f.world.c_str(), f.historyBricks, f.historyCommitMs, f.touchedPerRound, f.captureMs, f.encodeMs,
               f.commitMs, f.captureMs + f.encodeMs + f.commitMs, f.wholeSaveMs,
               static_cast<unsigned long long>(f.wholeSaveBytes), static_cast<unsigned long long>(f.dbBytes),
-              static_cast<unsigned long long>(f.stateBlobBytes), last ? "" : ",");
+              static_cast<unsigned long long>(f.stateBlobBytes), f.heldColumns, f.openWholeMs, f.columnsWhole,
+              f.openLazyMs, f.columnsLazy, last ? "" : ",");
 }
 
 }  // namespace
@@ -204,7 +251,7 @@ int main(int argc, char** argv) {
     if (!state) return std::fprintf(stderr, "%s\n", state.error().message.c_str()), 1;
     // Edits up to 3.5 km from the middle: a world players travelled across.
     const int extent = 3500 * kVoxelsPerMetre;
-    out.push_back(run("highlands", *state, 300, extent, rounds, dir));
+    out.push_back(run("highlands", *state, 300, extent, rounds, dir, &*scene));
   }
   std::printf("[\n");
   for (std::size_t i = 0; i < out.size(); ++i) print(out[i], i + 1 == out.size());

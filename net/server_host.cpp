@@ -416,6 +416,12 @@ void ServerHost::shutdown() {
 
 const sim::SimState& ServerHost::state() const noexcept { return impl_->core.state; }
 
+std::optional<std::uint64_t> ServerHost::chunkTerm(sim::ChunkCoord c) const { return impl_->tracker.term(c); }
+
+int ServerHost::dropColumns(std::span<const sim::ChunkColumn> columns) {
+  return impl_->core.state.world.dropColumns(columns);
+}
+
 std::uint16_t ServerHost::port() const noexcept { return impl_->core.boundPort; }
 
 ServerStats ServerHost::stats() const {

@@ -36,6 +36,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -203,6 +204,13 @@ class ServerHost {
   void shutdown();
 
   const sim::SimState& state() const noexcept;
+  /// The world-hash term of chunk c when it is changed, else nothing (the world
+  /// database stores it with the chunk's bricks). O(1).
+  std::optional<std::uint64_t> chunkTerm(sim::ChunkCoord c) const;
+  /// Pages out columns whose edits the world database holds (BrickStore::dropColumns,
+  /// between ticks): they load again from it when something reads them. Returns the
+  /// columns released.
+  int dropColumns(std::span<const sim::ChunkColumn> columns);
   std::uint16_t port() const noexcept;
   ServerStats stats() const;
   /// Microseconds the last tick spent in step, in sending and in total.

@@ -180,7 +180,85 @@ sim::Result<std::unique_ptr<sim::WorldDb>> createFromState(const std::string& pa
   header.tick = state.tick;
   auto data = sim::captureSave(header, state.world, sim::stateBlobs(state));
   if (!data) return data.error();
-  return sim::createWorldDbFromSave(path, std::move(*data));
+  return sim::createWorldDbFromSave(path, std::move(*data), sim::changedChunkTerms(state.world));
+}
+
+/// Deletes the damaged rows a load or an index named (logged one per line), or says
+/// why the start stops: "" when it may go on.
+std::string dropDamaged(sim::WorldDb& db, const std::string& path, const std::vector<std::string>& damaged,
+                        std::size_t rows, std::vector<sim::BrickCoord> bricks, std::vector<sim::ChunkCoord> terms,
+                        bool skipDamaged) {
+  for (const std::string& line : damaged)
+    logLine("world database %s: damaged %s", LogValue(path).c_str(), line.c_str());  // our words and numbers
+  if (damaged.empty()) return "";
+  if (!skipDamaged) {
+    return "world database " + path + " has " + std::to_string(rows) +
+           " damaged rows (listed above); start with --skip-damaged-bricks to continue without them "
+           "(their bricks return to their generated content), or restore a backup with loam-tool import-save";
+  }
+  sim::WorldDbCommit drop;
+  drop.tick = db.header().tick;
+  drop.removed = std::move(bricks);
+  drop.removedTerms = std::move(terms);
+  if (auto r = db.commit(drop); !r) return "cannot delete the damaged rows: " + r.error().message;
+  logLine("--skip-damaged-bricks: continuing without %zu damaged rows (deleted)", rows);
+  return "";
+}
+
+/// The stored columns of a streamed state's database at path (a read-only connection),
+/// given to state's store: from here on its columns load their rows as they arrive.
+sim::Result<std::unique_ptr<sim::WorldDbColumns>> storeColumns(const std::string& path, sim::SimState& state,
+                                                                 std::span<const sim::ChunkColumn> columns,
+                                                                 std::vector<sim::ChunkTerm> terms) {
+  auto reader = sim::WorldDb::openReader(path);
+  if (!reader) return reader.error();
+  auto stored = std::make_unique<sim::WorldDbColumns>(std::move(*reader), columns, std::move(terms));
+  stored->applyPresent(state.world);
+  state.world.setStoredColumns(stored.get());
+  return stored;
+}
+
+/// Opens a streamed world's database lazily: its index, not its rows. Columns load
+/// their rows when something reads them (the blobs' restore reads those with water
+/// and fire). Chunks without a stored term (a format-1 database) are loaded now and
+/// their terms committed.
+sim::Result<void> openLazily(WorldDbStart& start, const std::string& path, sim::SimState& state,
+                             bool skipDamaged) {
+  auto t0 = std::chrono::steady_clock::now();
+  sim::WorldDb& db = *start.db;
+  auto index = db.loadIndex();
+  if (!index) {
+    start.stop = "world database is damaged: " + index.error().message;
+    return {};
+  }
+  start.stop = dropDamaged(db, path, index->damaged, index->damagedRows, std::move(index->damagedBricks),
+                           std::move(index->damagedTerms), skipDamaged);
+  if (!start.stop.empty()) return {};
+  auto stored = storeColumns(path, state, index->columns, std::move(index->terms));
+  if (!stored) return stored.error();
+  start.stored = std::move(*stored);
+  if (!index->missingTerms.empty()) {
+    for (sim::ChunkCoord c : index->missingTerms) state.world.ensureColumn({c.x, c.z});
+    sim::WorldDbCommit terms;
+    terms.tick = db.header().tick;
+    for (const sim::ChunkTerm& t : sim::changedChunkTerms(state.world))
+      if (std::binary_search(index->missingTerms.begin(), index->missingTerms.end(), t.chunk)) terms.terms.push_back(t);
+    if (auto r = db.commit(terms); !r) return r.error();
+    logLine("world database %s: computed the terms of %zu chunks that had none (an older database)",
+            LogValue(path).c_str(), terms.terms.size());
+  }
+  sim::SaveData blobs;
+  blobs.header = db.header();
+  blobs.bounds = db.bounds();
+  blobs.blobs = std::move(index->blobs);
+  if (auto r = sim::restoreState(blobs, state); !r) {
+    start.stop = "world database " + path + " does not restore: " + r.error().message;
+    return {};
+  }
+  logLine("loaded world database %s lazily: tick %" PRIu64 ", %zu columns hold edits, %zu loaded at start, %.1f ms",
+          LogValue(path).c_str(), db.header().tick, index->columns.size(),
+          static_cast<std::size_t>(start.stored->stats().columnsLoaded), msSince(t0));
+  return {};
 }
 
 }  // namespace
@@ -217,31 +295,20 @@ sim::Result<WorldDbStart> openWorldDb(const std::string& dir, std::string_view s
       logLine("--fresh-world: setting world database %s aside: %s", LogValue(path).c_str(), LogValue(why).c_str());
       db->reset();
       moveDbAside(path, ".stale");
+    } else if (state.world.columnSource() != nullptr) {
+      start.db = std::move(*db);
+      if (auto r = openLazily(start, path, state, skipDamaged); !r) return r.error();
+      if (!start.stop.empty()) start.db.reset();
+      return start;
     } else {
       auto contents = (*db)->load();
       if (!contents) {
         start.stop = "world database is damaged: " + contents.error().message;
         return start;
       }
-      for (const std::string& line : contents->damaged)
-        logLine("world database %s: damaged %s", LogValue(path).c_str(), line.c_str());  // our words and numbers
-      if (!contents->damaged.empty()) {
-        const std::size_t n = contents->damagedRows;
-        if (!skipDamaged) {
-          start.stop = "world database " + path + " has " + std::to_string(n) +
-                       " damaged bricks (listed above); start with --skip-damaged-bricks to continue without them "
-                       "(they return to their generated content), or restore a backup with loam-tool import-save";
-          return start;
-        }
-        sim::WorldDbCommit drop;
-        drop.tick = (*db)->header().tick;
-        drop.removed = contents->damagedBricks;
-        if (auto r = (*db)->commit(drop); !r) {
-          start.stop = "cannot delete the damaged bricks: " + r.error().message;
-          return start;
-        }
-        logLine("--skip-damaged-bricks: continuing without %zu damaged bricks (rows deleted)", n);
-      }
+      start.stop = dropDamaged(**db, path, contents->damaged, contents->damagedRows,
+                               std::move(contents->damagedBricks), std::move(contents->damagedTerms), skipDamaged);
+      if (!start.stop.empty()) return start;
       if (auto r = sim::restoreState(contents->save, state); !r) {
         start.stop = "world database " + path + " does not restore: " + r.error().message;
         return start;
@@ -271,6 +338,11 @@ sim::Result<WorldDbStart> openWorldDb(const std::string& dir, std::string_view s
     logLine("created world database %s for the generated world", LogValue(path).c_str());
   }
   start.db = std::move(*db);
+  if (state.world.columnSource() != nullptr) {
+    auto stored = storeColumns(path, state, {}, {});
+    if (!stored) return stored.error();
+    start.stored = std::move(*stored);
+  }
   return start;
 }
 

@@ -25,6 +25,7 @@
 #include "sim/save/state_codec.h"
 #include "sim/save/save.h"
 #include "sim/save/world_db.h"
+#include "sim/save/world_db_columns.h"
 #include "sim/systems/sim_state.h"
 
 namespace loam::server {
@@ -75,11 +76,15 @@ std::string worldDbFileName(std::string_view sceneName, std::uint64_t seed);
 /// What openWorldDb did.
 struct WorldDbStart {
   std::unique_ptr<sim::WorldDb> db;  ///< open and in step with state (none when stop is set)
+  /// A streamed state's stored columns (given to its store, which they must outlive):
+  /// the database's rows load as columns arrive, and columns page out.
+  std::unique_ptr<sim::WorldDbColumns> stored;
   /// Not empty: the start must stop (exit 2) with this one line; nothing was replaced.
   std::string stop;
 };
 
-/// Opens <dir>/worldDbFileName and restores state from it (restoreState), or, when
+/// Opens <dir>/worldDbFileName and restores state from it (restoreState; a streamed
+/// state lazily: WorldDbStart::stored loads each column's rows as it arrives), or, when
 /// there is none, imports the newest usable .loamsave (loadNewestSave) into a new
 /// database, or creates an empty one for the generated world. state must be the
 /// freshly generated state. Stops (WorldDbStart::stop) when the file is not a world

@@ -41,6 +41,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// Modified columns stay resident within this of a player: beyond any client's reach
+/// (net::InterestConfig::cellReachMetres, 128 m) and the streamer's prefetch radius, so
+/// a client's catch-up seldom loads a column back on the step.
+constexpr std::int32_t kPageOutKeepVoxels = 192 * sim::kVoxelsPerMetre;
+
 /// Set by the signal handler, read by the loop (the only thing a handler may touch).
 std::atomic<int> gStopSignal{0};
 static_assert(std::atomic<int>::is_always_lock_free);
@@ -295,6 +300,10 @@ int runServer(const ServerOptions& options) {
           options.maxPlayers);
 
   CommitWriter writer(std::move(opened->db));
+  // A streamed world's columns holding edits load from the database as they are read
+  // and page out when nobody is near (sim/save/world_db_columns.h).
+  sim::WorldDbColumns* const stored = opened->stored.get();
+  std::uint64_t failuresAtSubmit = 0;
   // Counters for the ops endpoint, published from this thread (see server/metrics.h).
   OpsSnapshot published;
   std::uint64_t overrunsTotal = 0, droppedTotal = 0;
@@ -325,6 +334,8 @@ int runServer(const ServerOptions& options) {
   std::size_t touchedUnique = 0;
   auto recordTouched = [&](const std::vector<sim::EditRecord>& edits) {
     for (const sim::EditRecord& e : edits) touched.push_back(sim::editBrick(e));
+    if (stored != nullptr)
+      for (const sim::EditRecord& e : edits) stored->touch(sim::editBrick(e));
     if (touched.size() > 2 * touchedUnique + 4096) {
       std::sort(touched.begin(), touched.end());
       touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
@@ -350,13 +361,53 @@ int runServer(const ServerOptions& options) {
         commit.removed.push_back(b);
       }
     }
+    // The world-hash terms of the touched chunks go with their bricks, so a lazily
+    // loaded world hashes the chunks it has not read.
+    std::vector<sim::ChunkCoord> chunks;
+    for (sim::BrickCoord b : touched) chunks.push_back(sim::chunkOf(b));
+    std::sort(chunks.begin(), chunks.end());
+    chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+    for (sim::ChunkCoord c : chunks) {
+      if (std::optional<std::uint64_t> term = host.chunkTerm(c)) {
+        commit.terms.push_back({c, *term});
+      } else {
+        commit.removedTerms.push_back(c);
+      }
+    }
     sim::StateCopy state = sim::copyState(s);
     double captureMs = msBetween(t0, Clock::now());
+    failuresAtSubmit = writer.stats().failures;
     if (writer.submit(std::move(commit), std::move(state), captureMs)) {
       lastSavedTick = s.tick;
       touched.clear();
       touchedUnique = 0;
+      if (stored != nullptr) stored->submitted();
     }
+  };
+  // Pages out the modified columns nobody is near once their edits are in the
+  // database; they load again when something reads them.
+  auto pageOut = [&]() {
+    if (stored == nullptr) return;
+    if (stored->inFlight()) {
+      if (writer.busy()) return;
+      stored->landed(writer.stats().failures == failuresAtSubmit);
+      if (stored->inFlight()) return;
+    }
+    const std::vector<sim::ChunkColumn> columns = sim::columnsToPageOut(host.state(), *stored, kPageOutKeepVoxels);
+    if (columns.empty()) return;
+    const sim::WorldBounds& bounds = host.state().world.bounds();
+    std::vector<sim::ChunkTerm> terms;
+    for (sim::ChunkColumn c : columns) {
+      terms.clear();
+      for (std::int32_t cy = bounds.minBrick.y >> sim::kChunkShift; cy < bounds.maxBrick.y >> sim::kChunkShift; ++cy) {
+        const sim::ChunkCoord chunk{c.x, cy, c.z};
+        if (std::optional<std::uint64_t> term = host.chunkTerm(chunk)) terms.push_back({chunk, *term});
+      }
+      stored->pageOut(c, terms);
+    }
+    const int released = host.dropColumns(columns);
+    logLine("paged out %d columns holding edits (nobody within %d m; %zu columns resident)", released,
+            kPageOutKeepVoxels / sim::kVoxelsPerMetre, host.state().world.presentColumns().size());
   };
 
   constexpr auto kTickPeriod = TickPacer::periodOf(sim::kTicksPerSecond);
@@ -371,6 +422,8 @@ int runServer(const ServerOptions& options) {
   Clock::time_point nextStats = options.statsIntervalSeconds > 0 ? start + statsEvery : never;
   constexpr auto kPollEvery = std::chrono::milliseconds(250);
   Clock::time_point nextPoll = start + kPollEvery;
+  constexpr auto kPageOutEvery = std::chrono::seconds(5);
+  Clock::time_point nextPageOut = start + kPageOutEvery;
   constexpr auto kPublishEvery = std::chrono::milliseconds(100);
   Clock::time_point nextPublish = http ? start + kPublishEvery : never;
 
@@ -498,8 +551,14 @@ int runServer(const ServerOptions& options) {
         nextSave = now + saveEvery;
       }
     }
+    if (now >= nextPageOut) {
+      nextPageOut = now + kPageOutEvery;
+      pageOut();
+    }
     if (now >= nextPoll) {
       nextPoll = now + kPollEvery;
+      if (stored != nullptr)
+        for (const std::string& line : stored->takeProblems()) logLine("world database: %s", line.c_str());
       // The host reports rejections as a counter only; the reason went to the client.
       std::uint64_t r = host.stats().rejected;
       if (r > rejected) {

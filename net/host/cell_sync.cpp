@@ -29,7 +29,15 @@ std::uint64_t cellKeyOfVoxel(sim::VoxelCoord v) noexcept { return cellKey(sim::c
 
 void CellSync::init(const sim::WorldHashTracker& tracker) {
   tracker_ = &tracker;
-  core_.state.world.forEachModified([&](sim::BrickCoord b) { cellVersion_[cellKey(sim::cellOf(b))] = 1; });
+  const sim::BrickStore& world = core_.state.world;
+  world.forEachModified([&](sim::BrickCoord b) { cellVersion_[cellKey(sim::cellOf(b))] = 1; });
+  // A world database's columns that are not loaded hold edits too (their chunks' terms).
+  if (const sim::StoredColumns* stored = world.storedColumns()) {
+    for (const sim::ChunkTerm& t : stored->terms()) {
+      const sim::BrickCoord corner{t.chunk.x * sim::kChunkBricks, 0, t.chunk.z * sim::kChunkBricks};
+      cellVersion_[cellKey(sim::cellOf(corner))] = 1;
+    }
+  }
 }
 
 std::uint64_t CellSync::version(std::uint64_t cell) const noexcept {

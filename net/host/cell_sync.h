@@ -41,8 +41,9 @@ class CellSync {
  public:
   explicit CellSync(HostCore& core) noexcept : core_(core) {}
 
-  /// At open: the cells that hold changed bricks already (a restored world) get
-  /// version 1, so every full client (which starts at 0) is sent them whole. tracker
+  /// At open: the cells that hold changed bricks already (a restored world, loaded or
+  /// still in its database) get version 1, so every full client (which starts at 0) is
+  /// sent them whole. tracker
   /// (kept up to date by the owner) gives the cells' hashes; it must outlive this.
   void init(const sim::WorldHashTracker& tracker);
 

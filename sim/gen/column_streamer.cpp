@@ -21,18 +21,6 @@ std::uint64_t keyOf(ChunkColumn c) noexcept {
   return (std::uint64_t{static_cast<std::uint32_t>(c.x)} << 32) | static_cast<std::uint32_t>(c.z);
 }
 
-// Squared distance in voxels from centre to the nearest voxel of column c (as
-// columnsAround measures it).
-std::int64_t distance2(ChunkColumn c, StreamCentre centre) noexcept {
-  constexpr std::int32_t kColumnVoxels = kChunkBricks * kBrickSize;
-  auto axis = [](std::int32_t lo, std::int32_t v) -> std::int64_t {
-    const std::int64_t hi = std::int64_t{lo} + kColumnVoxels - 1;
-    return v < lo ? std::int64_t{lo} - v : v > hi ? v - hi : 0;
-  };
-  const std::int64_t dx = axis(c.x * kColumnVoxels, centre.x), dz = axis(c.z * kColumnVoxels, centre.z);
-  return dx * dx + dz * dz;
-}
-
 ChunkColumn columnOf(StreamCentre c) noexcept {
   return {c.x >> (kBrickShift + kChunkShift), c.z >> (kBrickShift + kChunkShift)};
 }
@@ -44,6 +32,16 @@ std::int64_t nearest2(ChunkColumn c, std::span<const StreamCentre> centres) noex
 }
 
 }  // namespace
+
+std::int64_t distance2(ChunkColumn c, StreamCentre centre) noexcept {
+  constexpr std::int32_t kColumnVoxels = kChunkBricks * kBrickSize;
+  auto axis = [](std::int32_t lo, std::int32_t v) -> std::int64_t {
+    const std::int64_t hi = std::int64_t{lo} + kColumnVoxels - 1;
+    return v < lo ? std::int64_t{lo} - v : v > hi ? v - hi : 0;
+  };
+  const std::int64_t dx = axis(c.x * kColumnVoxels, centre.x), dz = axis(c.z * kColumnVoxels, centre.z);
+  return dx * dx + dz * dz;
+}
 
 struct ColumnStreamer::Impl {
   explicit Impl(ChunkGenerator g, const StreamOptions& o) : gen(std::move(g)), options(o) {}

@@ -52,6 +52,10 @@ struct StreamCentre {
   std::int32_t x = 0, z = 0;
 };
 
+/// Squared distance in voxels from centre to the nearest voxel of column c, in plan
+/// (how far the prefetch radius and the residency budget measure).
+std::int64_t distance2(ChunkColumn c, StreamCentre centre) noexcept;
+
 /// Counters since creation.
 struct StreamStats {
   std::uint64_t faults = 0;      ///< columns generated on the store's thread because a read reached them

@@ -249,8 +249,8 @@ bool cellInBounds(const WorldBounds& bounds, CellCoord cell) {
          z0 + kCellBricks > bounds.minBrick.z;
 }
 
-/// Writes a saved brick into store: a delta over the brick's generated content (which
-/// an unmodified brick still holds), or its whole content.
+}  // namespace
+
 void writeSavedBrick(BrickStore& store, const SavedBrick& sb) {
   if (!sb.delta) {
     store.writeBrick(sb.coord, sb.voxels.data());
@@ -262,6 +262,8 @@ void writeSavedBrick(BrickStore& store, const SavedBrick& sb) {
     if (voxelChanged(sb, i)) buf[i] = sb.voxels[static_cast<std::size_t>(i)];
   store.writeBrick(sb.coord, buf);
 }
+
+namespace {
 
 /// The (at most four) chunk columns of an interest cell inside the bounds (cellInBounds).
 template <class F>

@@ -189,6 +189,12 @@ Result<SaveSizes> saveWorld(const std::string& path, const SaveHeader& header, c
 /// the path.
 Result<SaveData> loadSave(const std::string& path, const SaveIdentity& world);
 
+/// Writes one saved brick into store: a delta over the brick's generated content
+/// (which an unmodified brick still holds), or its whole content. The brick ends up
+/// modified unless equal to its generated content. A streamed store generates the
+/// brick's column first.
+void writeSavedBrick(BrickStore& store, const SavedBrick& sb);
+
 /// Writes the saved bricks into store, which must hold the freshly generated world
 /// of the save's identity (after markGenerated): delta bricks change only their
 /// changed voxels. The bricks end up modified (so the next save keeps them) unless

@@ -7,6 +7,8 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <functional>
+#include <initializer_list>
 #include <limits>
 #include <span>
 #include <utility>
@@ -21,6 +23,9 @@ namespace {
 constexpr std::size_t kDamagedLinesNamed = 64;
 /// Blob rows a database may hold (the state codec writes five).
 constexpr std::size_t kMaxBlobRows = 64;
+/// How long a connection waits for another's lock (a writer's checkpoint, a reader
+/// opening the WAL) before SQLite reports busy.
+constexpr int kBusyTimeoutMs = 5000;
 
 const char* const kSchema =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
@@ -28,6 +33,14 @@ const char* const kSchema =
     " hash INTEGER NOT NULL, PRIMARY KEY(x, y, z)) WITHOUT ROWID;"
     "CREATE TABLE blobs(name TEXT PRIMARY KEY, raw_size INTEGER NOT NULL, packed BLOB NOT NULL,"
     " hash INTEGER NOT NULL) WITHOUT ROWID;";
+/// Format 2's table and the bricks' index by chunk column (loadColumn seeks it; SQLite's
+/// >> shifts negative numbers arithmetically, as C++ does), also what the upgrade from
+/// format 1 creates.
+const char* const kChunksSchema =
+    "CREATE TABLE chunks(x INTEGER NOT NULL, y INTEGER NOT NULL, z INTEGER NOT NULL, term INTEGER NOT NULL,"
+    " hash INTEGER NOT NULL, PRIMARY KEY(x, y, z)) WITHOUT ROWID;"
+    "CREATE INDEX bricks_by_column ON bricks(x >> 4, z >> 4);";
+static_assert(kChunkShift == 4, "kChunksSchema and loadColumn shift brick coordinates by kChunkShift");
 
 /// zstd level of the stored blobs (the water blob of a large world is ~100 MB raw).
 constexpr int kBlobLevel = 1;
@@ -61,19 +74,63 @@ Result<void> exec(sqlite3* db, const std::string& path, const char* sql) {
   return ok();
 }
 
+/// Runs body in a write transaction: committed when it succeeds, rolled back on any error.
+template <class Body>
+Result<void> inTransaction(sqlite3* db, const std::string& path, Body&& body) {
+  Result<void> r = exec(db, path, "BEGIN IMMEDIATE");
+  if (r) r = body();
+  if (r) r = exec(db, path, "COMMIT");
+  if (!r) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  return r;
+}
+
+/// A read transaction for the guard's scope, so that every query in it sees the same
+/// commit (a reader's writer may commit between two of them).
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(sqlite3* db)
+      : db_(db), open_(sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK) {}
+  ~ReadTransaction() {
+    if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+  bool ok() const { return open_; }
+
+ private:
+  sqlite3* db_;
+  bool open_;
+};
+
 std::int64_t asI64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 std::uint64_t asU64(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
-std::uint64_t brickHash(BrickCoord c, std::span<const std::uint8_t> content) {
+bool isI32(std::int64_t v) {
+  return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
+}
+
+/// XXH3-64 of the 12 key bytes (little-endian x, y, z) followed by bytes: a brick or
+/// term row's hash.
+std::uint64_t keyedHash(std::int32_t x, std::int32_t y, std::int32_t z, std::span<const std::uint8_t> bytes) {
   std::uint8_t key[12];
-  const std::int32_t v[3] = {c.x, c.y, c.z};
+  const std::int32_t v[3] = {x, y, z};
   for (int i = 0; i < 3; ++i)
     for (int b = 0; b < 4; ++b) key[i * 4 + b] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(v[i]) >> (8 * b));
   XXH3_state_t st;
   XXH3_64bits_reset(&st);
   XXH3_64bits_update(&st, key, sizeof key);
-  XXH3_64bits_update(&st, content.data(), content.size());
+  XXH3_64bits_update(&st, bytes.data(), bytes.size());
   return XXH3_64bits_digest(&st);
+}
+
+std::uint64_t brickHash(BrickCoord c, std::span<const std::uint8_t> content) {
+  return keyedHash(c.x, c.y, c.z, content);
+}
+
+std::uint64_t termHash(const ChunkTerm& t) {
+  std::uint8_t bytes[8];
+  for (int b = 0; b < 8; ++b) bytes[b] = static_cast<std::uint8_t>(t.term >> (8 * b));
+  return keyedHash(t.chunk.x, t.chunk.y, t.chunk.z, bytes);
 }
 
 std::uint64_t blobHash(const std::string& name, std::span<const std::uint8_t> bytes) {
@@ -86,6 +143,17 @@ std::uint64_t blobHash(const std::string& name, std::span<const std::uint8_t> by
 
 std::string brickName(BrickCoord c) {
   return "brick (" + std::to_string(c.x) + ", " + std::to_string(c.y) + ", " + std::to_string(c.z) + ")";
+}
+
+std::string chunkName(ChunkCoord c) {
+  return "chunk (" + std::to_string(c.x) + ", " + std::to_string(c.y) + ", " + std::to_string(c.z) + ")";
+}
+
+/// True when chunk c holds bricks inside bounds (whose faces are on chunk boundaries).
+bool chunkInBounds(const WorldBounds& b, ChunkCoord c) {
+  return c.x >= (b.minBrick.x >> kChunkShift) && c.x < (b.maxBrick.x >> kChunkShift) &&
+         c.y >= (b.minBrick.y >> kChunkShift) && c.y < (b.maxBrick.y >> kChunkShift) &&
+         c.z >= (b.minBrick.z >> kChunkShift) && c.z < (b.maxBrick.z >> kChunkShift);
 }
 
 std::span<const std::uint8_t> columnBytes(sqlite3_stmt* s, int col) {
@@ -116,12 +184,190 @@ Result<sqlite3*> connect(const std::string& path, int flags) {
   sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
   sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
   sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
   return db;
+}
+
+/// One row's verdict: its key when readable, and why it is damaged (empty when good).
+template <class Key>
+struct RowCheck {
+  Key key{};
+  bool keyed = false;
+  std::string damage;
+};
+
+/// Reads the key in columns 0..2 (x, y, z) into key; false when a key column or one of
+/// the other integer columns `ints` is not an integer, or the key is out of int32 range.
+template <class Key>
+bool readKey(sqlite3_stmt* st, std::initializer_list<int> ints, Key& key) {
+  bool typed = true;
+  for (int col : {0, 1, 2}) typed &= sqlite3_column_type(st, col) == SQLITE_INTEGER;
+  for (int col : ints) typed &= sqlite3_column_type(st, col) == SQLITE_INTEGER;
+  const std::int64_t x = sqlite3_column_int64(st, 0), y = sqlite3_column_int64(st, 1), z = sqlite3_column_int64(st, 2);
+  if (!typed || !isI32(x) || !isI32(y) || !isI32(z)) return false;
+  key = {static_cast<std::int32_t>(x), static_cast<std::int32_t>(y), static_cast<std::int32_t>(z)};
+  return true;
+}
+
+/// The line naming a row whose key cannot be read.
+std::string malformedRow(sqlite3_stmt* st, const char* table, const char* what) {
+  return std::string(table) + " row (" + std::to_string(sqlite3_column_int64(st, 0)) + ", " +
+         std::to_string(sqlite3_column_int64(st, 1)) + ", " + std::to_string(sqlite3_column_int64(st, 2)) +
+         "): malformed " + what;
+}
+
+/// Checks the brick row at st (columns x, y, z, content, hash): key, bounds, content
+/// size and hash; with decodeInto also the content, decoded into it (and its coord
+/// set). No allocation for a good row.
+RowCheck<BrickCoord> checkBrickRow(sqlite3_stmt* st, const WorldBounds& bounds, SavedBrick* decodeInto) {
+  RowCheck<BrickCoord> r;
+  if (!readKey(st, {4}, r.key)) {
+    r.damage = malformedRow(st, "brick", "key or hash");
+    return r;
+  }
+  r.keyed = true;
+  if (!bounds.containsBrick(r.key)) {
+    r.damage = brickName(r.key) + ": outside the world's bounds";
+  } else if (sqlite3_column_type(st, 3) != SQLITE_BLOB) {
+    r.damage = brickName(r.key) + ": content is not a blob";
+  } else if (sqlite3_column_bytes(st, 3) > static_cast<int>(kMaxBrickContentBytes)) {
+    // Size before anything else reads the bytes (a row may claim a gigabyte).
+    r.damage = brickName(r.key) + ": content is " + std::to_string(sqlite3_column_bytes(st, 3)) +
+               " bytes, more than a brick takes";
+  } else if (brickHash(r.key, columnBytes(st, 3)) != asU64(sqlite3_column_int64(st, 4))) {
+    r.damage = brickName(r.key) + ": hash mismatch";
+  } else if (decodeInto != nullptr) {
+    if (auto d = decodeBrickContent(columnBytes(st, 3), *decodeInto); !d) {
+      r.damage = brickName(r.key) + ": " + d.error().message;
+    } else {
+      decodeInto->coord = r.key;
+    }
+  }
+  return r;
+}
+
+/// Checks the term row at st (columns x, y, z, term, hash): key, bounds and hash.
+RowCheck<ChunkTerm> checkTermRow(sqlite3_stmt* st, const WorldBounds& bounds) {
+  RowCheck<ChunkTerm> r;
+  if (!readKey(st, {3, 4}, r.key.chunk)) {
+    r.damage = malformedRow(st, "chunk", "key, term or hash");
+    return r;
+  }
+  r.keyed = true;
+  r.key.term = asU64(sqlite3_column_int64(st, 3));
+  if (!chunkInBounds(bounds, r.key.chunk)) {
+    r.damage = chunkName(r.key.chunk) + ": outside the world's bounds";
+  } else if (termHash(r.key) != asU64(sqlite3_column_int64(st, 4))) {
+    r.damage = chunkName(r.key.chunk) + ": hash mismatch";
+  }
+  return r;
+}
+
+/// Damaged rows of a load: the first kDamagedLinesNamed named in lines, then a count.
+class DamageLog {
+ public:
+  explicit DamageLog(std::vector<std::string>& lines) : lines_(lines) {}
+  void add(std::string line) {
+    if (++rows_ <= kDamagedLinesNamed) lines_.push_back(std::move(line));
+  }
+  /// Appends the count of the rows not named; returns the count of all.
+  std::size_t finish() {
+    if (rows_ > kDamagedLinesNamed)
+      lines_.push_back("and " + std::to_string(rows_ - kDamagedLinesNamed) + " more damaged rows");
+    return rows_;
+  }
+
+ private:
+  std::vector<std::string>& lines_;
+  std::size_t rows_ = 0;
+};
+
+/// Every readable term row into terms (sorted by chunk), the damaged ones to log and
+/// damagedTerms.
+Result<void> readTerms(sqlite3* db, const std::string& path, const WorldBounds& bounds, std::vector<ChunkTerm>& terms,
+                       std::vector<ChunkCoord>& damagedTerms, DamageLog& log) {
+  Stmt s(db, "SELECT x, y, z, term, hash FROM chunks");
+  if (!s.ok()) return dbError(db, path, "cannot read the chunks table");
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    RowCheck<ChunkTerm> r = checkTermRow(s.get(), bounds);
+    if (r.damage.empty()) {
+      terms.push_back(r.key);
+      continue;
+    }
+    if (r.keyed) damagedTerms.push_back(r.key.chunk);
+    log.add(std::move(r.damage));
+  }
+  if (rc != SQLITE_DONE) return dbError(db, path, "cannot read the chunks table (damaged file?)");
+  // Key order already, unless the file's b-tree is damaged.
+  std::sort(terms.begin(), terms.end(), [](const ChunkTerm& a, const ChunkTerm& b) { return a.chunk < b.chunk; });
+  return ok();
+}
+
+/// Every blob row into blobs, in name order; any damaged blob is an error.
+Result<void> readBlobs(sqlite3* db, const std::string& path, std::vector<SaveBlob>& blobs) {
+  Stmt s(db, "SELECT name, raw_size, packed, hash FROM blobs ORDER BY name");
+  if (!s.ok()) return dbError(db, path, "cannot read the blobs table");
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    if (blobs.size() >= kMaxBlobRows) return makeError(path + ": damaged blobs table (too many rows)");
+    sqlite3_stmt* st = s.get();
+    const int nameBytes = sqlite3_column_bytes(st, 0);
+    const unsigned char* name = sqlite3_column_text(st, 0);
+    if (name == nullptr || nameBytes <= 0 || nameBytes > 255)
+      return makeError(path + ": damaged blob row (name missing or longer than 255 bytes)");
+    std::string n(reinterpret_cast<const char*>(name), static_cast<std::size_t>(nameBytes));
+    if (sqlite3_column_type(st, 1) != SQLITE_INTEGER || sqlite3_column_type(st, 2) != SQLITE_BLOB ||
+        sqlite3_column_type(st, 3) != SQLITE_INTEGER)
+      return makeError(path + ": blob '" + n + "' is damaged (malformed row)");
+    const std::int64_t rawSize = sqlite3_column_int64(st, 1);
+    if (rawSize < 0 || static_cast<std::uint64_t>(rawSize) > kMaxWorldDbBlobBytes)
+      return makeError(path + ": blob '" + n + "' is damaged (size " + std::to_string(rawSize) + " out of range)");
+    std::span<const std::uint8_t> packed = columnBytes(st, 2);
+    SaveBlob& b = blobs.emplace_back();
+    if (auto d = decompressZstdFrame(packed.data(), packed.size(), static_cast<std::uint64_t>(rawSize), b.bytes); !d)
+      return makeError(path + ": blob '" + n + "' is damaged (" + d.error().message + ")");
+    if (blobHash(n, b.bytes) != asU64(sqlite3_column_int64(st, 3)))
+      return makeError(path + ": blob '" + n + "' is damaged (hash mismatch)");
+    b.name = std::move(n);
+  }
+  if (rc != SQLITE_DONE) return dbError(db, path, "cannot read the blobs table (damaged file?)");
+  return ok();
+}
+
+/// Sorts v and drops repeats.
+template <class T, class Less = std::less<>>
+void sortUnique(std::vector<T>& v, Less less = {}) {
+  std::sort(v.begin(), v.end(), less);
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+/// Deletes the rows of keys with del (a DELETE taking x, y, z); returns the rows that existed.
+template <class Key>
+Result<std::uint64_t> deleteRows(sqlite3* db, const std::string& path, const char* del, std::span<const Key> keys,
+                                 std::string (*name)(Key)) {
+  Stmt s(db, del);
+  if (!s.ok()) return dbError(db, path, "cannot prepare a delete");
+  std::uint64_t deleted = 0;
+  for (const Key& k : keys) {
+    sqlite3_stmt* st = s.get();
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, k.x);
+    sqlite3_bind_int64(st, 2, k.y);
+    sqlite3_bind_int64(st, 3, k.z);
+    if (sqlite3_step(st) != SQLITE_DONE) return dbError(db, path, "cannot delete " + name(k));
+    deleted += static_cast<std::uint64_t>(sqlite3_changes(db));
+  }
+  return deleted;
 }
 
 }  // namespace
 
-WorldDb::~WorldDb() { sqlite3_close(db_); }
+WorldDb::~WorldDb() {
+  // Closing fails while a statement is still prepared.
+  sqlite3_finalize(columnStmt_);
+  sqlite3_close(db_);
+}
 
 Result<void> WorldDb::prepare() {
   // WAL: a commit appends to the log, readers never block it; FULL: the log is
@@ -144,10 +390,9 @@ Result<std::unique_ptr<WorldDb>> WorldDb::create(const std::string& path, const 
   auto conn = connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (!conn) return conn.error();
   std::unique_ptr<WorldDb> db(new WorldDb(*conn, path));
-  auto build = [&]() -> Result<void> {
-    if (auto r = db->prepare(); !r) return r;
-    if (auto r = exec(db->db_, path, "BEGIN IMMEDIATE"); !r) return r;
+  auto schema = [&]() -> Result<void> {
     if (auto r = exec(db->db_, path, kSchema); !r) return r;
+    if (auto r = exec(db->db_, path, kChunksSchema); !r) return r;
     const std::pair<const char*, std::int64_t> meta[] = {
         {"db_format", kWorldDbFormatVersion},
         {"save_format", header.formatVersion},
@@ -164,7 +409,11 @@ Result<std::unique_ptr<WorldDb>> WorldDb::create(const std::string& path, const 
     };
     for (const auto& [key, value] : meta)
       if (auto r = setMeta(db->db_, path, key, value); !r) return r;
-    return exec(db->db_, path, "COMMIT");
+    return ok();
+  };
+  auto build = [&]() -> Result<void> {
+    if (auto r = db->prepare(); !r) return r;
+    return inTransaction(db->db_, path, schema);
   };
   if (auto r = build(); !r) {
     // Half a database would stop the next start as "not a Loam world database".
@@ -184,12 +433,49 @@ Result<std::unique_ptr<WorldDb>> WorldDb::open(const std::string& path) {
   if (!conn) return conn.error();
   std::unique_ptr<WorldDb> db(new WorldDb(*conn, path));
   // Meta first: a file that is not a database fails here, before anything is written.
-  if (auto r = db->readMeta(); !r) return r.error();
+  auto format = db->readMeta();
+  if (!format) return format.error();
   if (auto r = db->prepare(); !r) return r.error();
+  if (*format == 1)
+    if (auto r = db->upgradeFromFormat1(); !r) return r.error();
   return db;
 }
 
-Result<void> WorldDb::readMeta() {
+Result<std::unique_ptr<WorldDb>> WorldDb::openReader(const std::string& path) {
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) != 0) return makeError(path + ": no such file");
+  auto conn = connect(path, SQLITE_OPEN_READONLY);
+  if (!conn) return conn.error();
+  std::unique_ptr<WorldDb> db(new WorldDb(*conn, path));
+  auto format = db->readMeta();
+  if (!format) return format.error();
+  if (*format != kWorldDbFormatVersion)
+    return makeError(path + ": world database format " + std::to_string(*format) +
+                     " must be upgraded before it can be read here (open it read-write once)");
+  // A connection setting, not a write: damaged pages are caught before they are read.
+  if (auto r = exec(db->db_, path, "PRAGMA cell_size_check=ON"); !r) return r.error();
+  return db;
+}
+
+Result<void> WorldDb::upgradeFromFormat1() {
+  return inTransaction(db_, path_, [&]() -> Result<void> {
+    if (auto r = exec(db_, path_, kChunksSchema); !r) return r;
+    return setMeta(db_, path_, "db_format", kWorldDbFormatVersion);
+  });
+}
+
+Result<void> WorldDb::readTick() {
+  Stmt s(db_, "SELECT value FROM meta WHERE key = 'tick'");
+  if (!s.ok()) return dbError(db_, path_, "cannot read meta tick");
+  const int rc = sqlite3_step(s.get());
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dbError(db_, path_, "cannot read meta tick");
+  if (rc == SQLITE_DONE || sqlite3_column_type(s.get(), 0) != SQLITE_INTEGER)
+    return makeError(path_ + ": damaged meta table (tick)");
+  header_.tick = asU64(sqlite3_column_int64(s.get(), 0));
+  return ok();
+}
+
+Result<std::uint32_t> WorldDb::readMeta() {
   std::map<std::string, std::int64_t> meta;
   {
     Stmt s(db_, "SELECT key, value FROM meta");
@@ -224,16 +510,13 @@ Result<void> WorldDb::readMeta() {
   header_.tick = asU64(get("tick"));
   std::int64_t b[6] = {get("min_x"), get("min_y"), get("min_z"), get("max_x"), get("max_y"), get("max_z")};
   if (!missing.empty()) return makeError(path_ + ": not a Loam world database (meta lacks " + missing + ")");
-  if (format != kWorldDbFormatVersion)
-    return makeError(path_ + ": world database format " + std::to_string(format) + " is not supported (this build reads " +
-                     std::to_string(kWorldDbFormatVersion) + ")");
+  if (format != 1 && format != kWorldDbFormatVersion)
+    return makeError(path_ + ": world database format " + std::to_string(format) +
+                     " is not supported (this build reads " + std::to_string(kWorldDbFormatVersion) + ")");
   auto u32 = [](std::int64_t v) { return v >= 0 && v <= std::numeric_limits<std::uint32_t>::max(); };
-  auto i32 = [](std::int64_t v) {
-    return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
-  };
   if (!u32(saveFormat) || !u32(generator)) return makeError(path_ + ": damaged meta table (version out of range)");
   for (std::int64_t v : b)
-    if (!i32(v)) return makeError(path_ + ": damaged meta table (bounds out of range)");
+    if (!isI32(v)) return makeError(path_ + ": damaged meta table (bounds out of range)");
   header_.formatVersion = static_cast<std::uint32_t>(saveFormat);
   header_.identity.generatorVersion = static_cast<std::uint32_t>(generator);
   bounds_ = {{static_cast<std::int32_t>(b[0]), static_cast<std::int32_t>(b[1]), static_cast<std::int32_t>(b[2])},
@@ -251,107 +534,138 @@ Result<void> WorldDb::readMeta() {
   if (rc != SQLITE_DONE) return dbError(db_, path_, "cannot read the blobs table");
   Stmt probe(db_, "SELECT x, y, z, content, hash FROM bricks LIMIT 0");
   if (!probe.ok()) return makeError(path_ + ": not a Loam world database (" + sqlite3_errmsg(db_) + ")");
-  return ok();
+  if (format >= 2) {
+    Stmt chunks(db_, "SELECT x, y, z, term, hash FROM chunks LIMIT 0");
+    if (!chunks.ok()) return makeError(path_ + ": not a Loam world database (" + sqlite3_errmsg(db_) + ")");
+  }
+  return static_cast<std::uint32_t>(format);
 }
 
 Result<WorldDbContents> WorldDb::load() {
+  ReadTransaction txn(db_);
+  if (!txn.ok()) return dbError(db_, path_, "cannot begin a read");
+  if (auto r = readTick(); !r) return r.error();
   WorldDbContents out;
   out.save.header = header_;
   out.save.bounds = bounds_;
-  std::size_t damagedRows = 0;
-  auto damaged = [&](std::string line) {
-    if (++damagedRows <= kDamagedLinesNamed) out.damaged.push_back(std::move(line));
-  };
+  DamageLog log(out.damaged);
   {
     Stmt s(db_, "SELECT x, y, z, content, hash FROM bricks");
     if (!s.ok()) return dbError(db_, path_, "cannot read the bricks table");
     int rc;
     SavedBrick sb;
     while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
-      sqlite3_stmt* st = s.get();
-      bool typed = true;
-      for (int col : {0, 1, 2, 4}) typed &= sqlite3_column_type(st, col) == SQLITE_INTEGER;
-      const std::int64_t x = sqlite3_column_int64(st, 0), y = sqlite3_column_int64(st, 1),
-                         z = sqlite3_column_int64(st, 2);
-      auto i32 = [](std::int64_t v) {
-        return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
-      };
-      if (!typed || !i32(x) || !i32(y) || !i32(z)) {
-        damaged("brick row (" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) +
-                "): malformed key or hash");
+      RowCheck<BrickCoord> r = checkBrickRow(s.get(), bounds_, &sb);
+      if (r.damage.empty()) {
+        out.save.bricks.push_back(sb);
         continue;
       }
-      sb.coord = {static_cast<std::int32_t>(x), static_cast<std::int32_t>(y), static_cast<std::int32_t>(z)};
-      // Named below if damaged; kept here so a caller can delete the row.
-      out.damagedBricks.push_back(sb.coord);
-      if (!bounds_.containsBrick(sb.coord)) {
-        damaged(brickName(sb.coord) + ": outside the world's bounds");
-        continue;
-      }
-      if (sqlite3_column_type(st, 3) != SQLITE_BLOB) {
-        damaged(brickName(sb.coord) + ": content is not a blob");
-        continue;
-      }
-      // Size before anything else reads the bytes (a row may claim a gigabyte).
-      if (sqlite3_column_bytes(st, 3) > static_cast<int>(kMaxBrickContentBytes)) {
-        damaged(brickName(sb.coord) + ": content is " + std::to_string(sqlite3_column_bytes(st, 3)) +
-                " bytes, more than a brick takes");
-        continue;
-      }
-      std::span<const std::uint8_t> content = columnBytes(st, 3);
-      if (brickHash(sb.coord, content) != asU64(sqlite3_column_int64(st, 4))) {
-        damaged(brickName(sb.coord) + ": hash mismatch");
-        continue;
-      }
-      if (auto d = decodeBrickContent(content, sb); !d) {
-        damaged(brickName(sb.coord) + ": " + d.error().message);
-        continue;
-      }
-      out.damagedBricks.pop_back();  // not damaged
-      out.save.bricks.push_back(sb);
+      // Kept so a caller can delete the row.
+      if (r.keyed) out.damagedBricks.push_back(r.key);
+      log.add(std::move(r.damage));
     }
     if (rc != SQLITE_DONE) return dbError(db_, path_, "cannot read the bricks table (damaged file?)");
   }
-  out.damagedRows = damagedRows;
-  if (damagedRows > kDamagedLinesNamed)
-    out.damaged.push_back("and " + std::to_string(damagedRows - kDamagedLinesNamed) + " more damaged rows");
+  if (auto r = readTerms(db_, path_, bounds_, out.terms, out.damagedTerms, log); !r) return r.error();
+  out.damagedRows = log.finish();
   std::sort(out.save.bricks.begin(), out.save.bricks.end(), [&](const SavedBrick& a, const SavedBrick& b) {
     return canonicalBrickOrder(bounds_, a.coord) < canonicalBrickOrder(bounds_, b.coord);
   });
-  Stmt s(db_, "SELECT name, raw_size, packed, hash FROM blobs ORDER BY name");
-  if (!s.ok()) return dbError(db_, path_, "cannot read the blobs table");
-  int rc;
-  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
-    if (out.save.blobs.size() >= kMaxBlobRows) return makeError(path_ + ": damaged blobs table (too many rows)");
-    sqlite3_stmt* st = s.get();
-    const int nameBytes = sqlite3_column_bytes(st, 0);
-    const unsigned char* name = sqlite3_column_text(st, 0);
-    if (name == nullptr || nameBytes <= 0 || nameBytes > 255)
-      return makeError(path_ + ": damaged blob row (name missing or longer than 255 bytes)");
-    std::string n(reinterpret_cast<const char*>(name), static_cast<std::size_t>(nameBytes));
-    if (sqlite3_column_type(st, 1) != SQLITE_INTEGER || sqlite3_column_type(st, 2) != SQLITE_BLOB ||
-        sqlite3_column_type(st, 3) != SQLITE_INTEGER)
-      return makeError(path_ + ": blob '" + n + "' is damaged (malformed row)");
-    const std::int64_t rawSize = sqlite3_column_int64(st, 1);
-    if (rawSize < 0 || static_cast<std::uint64_t>(rawSize) > kMaxWorldDbBlobBytes)
-      return makeError(path_ + ": blob '" + n + "' is damaged (size " + std::to_string(rawSize) + " out of range)");
-    std::span<const std::uint8_t> packed = columnBytes(st, 2);
-    SaveBlob& b = out.save.blobs.emplace_back();
-    if (auto d = decompressZstdFrame(packed.data(), packed.size(), static_cast<std::uint64_t>(rawSize), b.bytes); !d)
-      return makeError(path_ + ": blob '" + n + "' is damaged (" + d.error().message + ")");
-    if (blobHash(n, b.bytes) != asU64(sqlite3_column_int64(st, 3)))
-      return makeError(path_ + ": blob '" + n + "' is damaged (hash mismatch)");
-    b.name = std::move(n);
-  }
-  if (rc != SQLITE_DONE) return dbError(db_, path_, "cannot read the blobs table (damaged file?)");
+  if (auto r = readBlobs(db_, path_, out.save.blobs); !r) return r.error();
   return out;
+}
+
+Result<WorldDbIndex> WorldDb::loadIndex() {
+  ReadTransaction txn(db_);
+  if (!txn.ok()) return dbError(db_, path_, "cannot begin a read");
+  if (auto r = readTick(); !r) return r.error();
+  WorldDbIndex out;
+  out.header = header_;
+  out.bounds = bounds_;
+  DamageLog log(out.damaged);
+  // The chunks holding readable rows, compacted as they come so that memory follows
+  // the changed chunks, not the rows (rows come in key order: a chunk's in short runs).
+  std::vector<ChunkCoord> chunks;
+  std::size_t compactAt = 1024;
+  {
+    Stmt s(db_, "SELECT x, y, z, content, hash FROM bricks");
+    if (!s.ok()) return dbError(db_, path_, "cannot read the bricks table");
+    int rc;
+    while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+      RowCheck<BrickCoord> r = checkBrickRow(s.get(), bounds_, nullptr);
+      if (!r.damage.empty()) {
+        if (r.keyed) out.damagedBricks.push_back(r.key);
+        log.add(std::move(r.damage));
+        continue;
+      }
+      const ChunkCoord c = chunkOf(r.key);
+      if (!chunks.empty() && chunks.back() == c) continue;
+      chunks.push_back(c);
+      if (chunks.size() >= compactAt) {
+        sortUnique(chunks);
+        compactAt = std::max(compactAt, 2 * chunks.size());
+      }
+    }
+    if (rc != SQLITE_DONE) return dbError(db_, path_, "cannot read the bricks table (damaged file?)");
+  }
+  sortUnique(chunks);
+  if (auto r = readTerms(db_, path_, bounds_, out.terms, out.damagedTerms, log); !r) return r.error();
+  out.damagedRows = log.finish();
+  if (auto r = readBlobs(db_, path_, out.blobs); !r) return r.error();
+
+  out.columns.reserve(chunks.size());
+  for (ChunkCoord c : chunks) out.columns.push_back({c.x, c.z});
+  sortUnique(out.columns, canonicalBefore);
+  // Both lists are sorted by chunk.
+  std::size_t t = 0;
+  for (ChunkCoord c : chunks) {
+    while (t < out.terms.size() && out.terms[t].chunk < c) ++t;
+    if (t == out.terms.size() || out.terms[t].chunk != c) out.missingTerms.push_back(c);
+  }
+  return out;
+}
+
+Result<void> WorldDb::loadColumn(ChunkColumn column, std::vector<SavedBrick>& out, std::vector<std::string>& damaged) {
+  out.clear();
+  // An exact seek on the bricks_by_column index (the same expressions).
+  const char* const sql = "SELECT x, y, z, content, hash FROM bricks WHERE x >> 4 = ?1 AND z >> 4 = ?2";
+  if (columnStmt_ == nullptr &&
+      sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &columnStmt_, nullptr) != SQLITE_OK)
+    return dbError(db_, path_, "cannot prepare the column read");
+  sqlite3_stmt* st = columnStmt_;
+  // Reset on every exit: a statement left mid-read would pin its commit (a reader
+  // would never see newer ones, the writer could not checkpoint).
+  struct Reset {
+    sqlite3_stmt* s;
+    ~Reset() { sqlite3_reset(s); }
+  } reset{st};
+  sqlite3_bind_int64(st, 1, column.x);
+  sqlite3_bind_int64(st, 2, column.z);
+  SavedBrick sb;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    RowCheck<BrickCoord> r = checkBrickRow(st, bounds_, &sb);
+    if (r.damage.empty()) {
+      out.push_back(sb);
+    } else {
+      damaged.push_back(std::move(r.damage));
+    }
+  }
+  if (rc != SQLITE_DONE) {
+    out.clear();
+    return dbError(db_, path_,
+                   "cannot read column (" + std::to_string(column.x) + ", " + std::to_string(column.z) + ")");
+  }
+  std::sort(out.begin(), out.end(), [&](const SavedBrick& a, const SavedBrick& b) {
+    return canonicalBrickOrder(bounds_, a.coord) < canonicalBrickOrder(bounds_, b.coord);
+  });
+  return ok();
 }
 
 Result<WorldDbCommitStats> WorldDb::commit(const WorldDbCommit& c) {
   WorldDbCommitStats stats;
   std::map<std::string, std::uint64_t> newHashes;
   auto body = [&]() -> Result<void> {
-    if (auto r = exec(db_, path_, "BEGIN IMMEDIATE"); !r) return r;
     {
       Stmt put(db_, "INSERT OR REPLACE INTO bricks(x, y, z, content, hash) VALUES(?1, ?2, ?3, ?4, ?5)");
       if (!put.ok()) return dbError(db_, path_, "cannot prepare the brick write");
@@ -372,19 +686,30 @@ Result<WorldDbCommitStats> WorldDb::commit(const WorldDbCommit& c) {
         stats.bytesWritten += content.size();
       }
     }
+    auto bricksDeleted = deleteRows<BrickCoord>(db_, path_, "DELETE FROM bricks WHERE x = ?1 AND y = ?2 AND z = ?3",
+                                                 c.removed, brickName);
+    if (!bricksDeleted) return bricksDeleted.error();
+    stats.bricksDeleted = *bricksDeleted;
     {
-      Stmt del(db_, "DELETE FROM bricks WHERE x = ?1 AND y = ?2 AND z = ?3");
-      if (!del.ok()) return dbError(db_, path_, "cannot prepare the brick delete");
-      for (BrickCoord b : c.removed) {
-        sqlite3_stmt* st = del.get();
+      Stmt put(db_, "INSERT OR REPLACE INTO chunks(x, y, z, term, hash) VALUES(?1, ?2, ?3, ?4, ?5)");
+      if (!put.ok()) return dbError(db_, path_, "cannot prepare the term write");
+      for (const ChunkTerm& t : c.terms) {
+        sqlite3_stmt* st = put.get();
         sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, b.x);
-        sqlite3_bind_int64(st, 2, b.y);
-        sqlite3_bind_int64(st, 3, b.z);
-        if (sqlite3_step(st) != SQLITE_DONE) return dbError(db_, path_, "cannot delete " + brickName(b));
-        stats.bricksDeleted += static_cast<std::uint64_t>(sqlite3_changes(db_));
+        sqlite3_bind_int64(st, 1, t.chunk.x);
+        sqlite3_bind_int64(st, 2, t.chunk.y);
+        sqlite3_bind_int64(st, 3, t.chunk.z);
+        sqlite3_bind_int64(st, 4, asI64(t.term));
+        sqlite3_bind_int64(st, 5, asI64(termHash(t)));
+        if (sqlite3_step(st) != SQLITE_DONE)
+          return dbError(db_, path_, "cannot write the term of " + chunkName(t.chunk));
+        ++stats.termsWritten;
       }
     }
+    auto termsDeleted = deleteRows<ChunkCoord>(db_, path_, "DELETE FROM chunks WHERE x = ?1 AND y = ?2 AND z = ?3",
+                                               c.removedTerms, chunkName);
+    if (!termsDeleted) return termsDeleted.error();
+    stats.termsDeleted = *termsDeleted;
     {
       Stmt put(db_, "INSERT OR REPLACE INTO blobs(name, raw_size, packed, hash) VALUES(?1, ?2, ?3, ?4)");
       std::vector<std::uint8_t> packed;
@@ -410,13 +735,9 @@ Result<WorldDbCommitStats> WorldDb::commit(const WorldDbCommit& c) {
         stats.bytesWritten += n;
       }
     }
-    if (auto r = setMeta(db_, path_, "tick", asI64(c.tick)); !r) return r;
-    return exec(db_, path_, "COMMIT");
+    return setMeta(db_, path_, "tick", asI64(c.tick));
   };
-  if (auto r = body(); !r) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    return r.error();
-  }
+  if (auto r = inTransaction(db_, path_, body); !r) return r.error();
   header_.tick = c.tick;
   for (auto& [name, h] : newHashes) blobHashes_[name] = h;
   return stats;
@@ -445,19 +766,18 @@ Result<std::unique_ptr<WorldDb>> createFromCommit(const std::string& path, const
 
 }  // namespace
 
-Result<std::unique_ptr<WorldDb>> createWorldDbFromSave(const std::string& path, const SaveData& data) {
-  WorldDbCommit c;
-  c.tick = data.header.tick;
-  c.bricks = data.bricks;
-  c.blobs = data.blobs;
-  return createFromCommit(path, data.header, data.bounds, c);
+Result<std::unique_ptr<WorldDb>> createWorldDbFromSave(const std::string& path, const SaveData& data,
+                                                       std::span<const ChunkTerm> terms) {
+  return createWorldDbFromSave(path, SaveData(data), terms);
 }
 
-Result<std::unique_ptr<WorldDb>> createWorldDbFromSave(const std::string& path, SaveData&& data) {
+Result<std::unique_ptr<WorldDb>> createWorldDbFromSave(const std::string& path, SaveData&& data,
+                                                       std::span<const ChunkTerm> terms) {
   WorldDbCommit c;
   c.tick = data.header.tick;
   c.bricks = std::move(data.bricks);
   c.blobs = std::move(data.blobs);
+  c.terms.assign(terms.begin(), terms.end());
   return createFromCommit(path, data.header, data.bounds, c);
 }
 

@@ -40,11 +40,14 @@
 // (BrickStore::setColumnSource, sim/gen/column_streamer.h) generates a chunk column
 // the first time the step reads or writes it, and the step waits for it; the owner
 // generates ahead around the players and releases unmodified columns between steps.
+// A server's columns holding edits come from its world database the same way
+// (BrickStore::setStoredColumns): loaded when first read, paged out once committed.
 // Which columns are resident, which thread generated them, when, and whether they
-// were released and generated again never changes a result: what the server
+// were released and generated or loaded again never changes a result: what the server
 // simulates depends only on the simulation state (tests: the trace goldens with the
 // world streamed on 1 and 2 threads with a tiny and a large residency budget,
-// tests/determinism/sim_trace_test.cpp). The cost follows the activity, since each
+// tests/determinism/sim_trace_test.cpp; a world opened lazily and paged out in
+// lockstep with the one it was saved from, tests/sim/world_db_columns_test.cpp). The cost follows the activity, since each
 // system reads only near what it simulates (players, wet and burning cells,
 // animals), but nothing yet bounds the activity itself: a fire that spreads where
 // nobody is keeps generating what it reaches.

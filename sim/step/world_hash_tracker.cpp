@@ -28,6 +28,12 @@ void appendPacked(const BrickStore& store, int i, int local, std::vector<std::ui
 
 }  // namespace
 
+std::optional<std::uint64_t> WorldHashTracker::term(ChunkCoord c) const {
+  auto it = terms_.find(internal::chunkKey(c));
+  if (it == terms_.end()) return std::nullopt;
+  return it->second;
+}
+
 void WorldHashTracker::setTerm(ChunkCoord c, bool changed, std::uint64_t term) {
   const std::uint64_t key = internal::chunkKey(c);
   auto it = terms_.find(key);
@@ -52,10 +58,8 @@ void WorldHashTracker::reset(const BrickStore& store) {
   cells_.clear();
   all_ = {};
   touched_.clear();
-  for (int i : store.canonicalChunks()) {
-    if (internal::chunkChanged(store, i))
-      setTerm(store.chunkCoord(i), true, internal::chunkTerm(store.chunkCoord(i), chunkHash(store, i)));
-  }
+  for (const ChunkTerm& t : changedChunkTerms(store)) setTerm(t.chunk, true, t.term);
+  internal::forEachStoredTerm(store, [&](const ChunkTerm& t) { setTerm(t.chunk, true, t.term); });
   world_ = internal::combineWorldHash(all_);
   reset_ = true;
 }

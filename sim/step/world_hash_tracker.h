@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -41,6 +42,10 @@ class WorldHashTracker {
   /// again: what a mirror that drops modified columns (BrickStore::dropColumns) calls
   /// with them. Cost: the columns' chunks.
   void forgetColumns(const BrickStore& store, std::span<const ChunkColumn> columns);
+
+  /// The term of chunk c when it is changed (the world database stores it with the
+  /// chunk's bricks), else nothing. O(1).
+  std::optional<std::uint64_t> term(ChunkCoord c) const;
 
   /// The world hash after the last reset / update.
   std::uint64_t worldHash() const noexcept { return world_; }

@@ -234,30 +234,39 @@ class BrickStore {
   void setColumnSource(ColumnSource* source) noexcept { source_ = source; }
   /// The source given to setColumnSource (nullptr when not streamed).
   ColumnSource* columnSource() const noexcept { return source_; }
+  /// Gives a streamed store the changed columns kept outside it (nullptr: none): each
+  /// adopted column gets its stored bricks, pinned columns are never released, and the
+  /// world hash counts the stored chunks that are not present. Must outlive the store
+  /// and its copies. Call before anything reads the store.
+  void setStoredColumns(StoredColumns* stored) noexcept { stored_ = stored; }
+  StoredColumns* storedColumns() const noexcept { return stored_; }
   /// True when column is generated here (always, for a store that is not streamed).
   /// O(1).
   bool columnPresent(ChunkColumn column) const noexcept;
   /// Generates column now if it is not present (a read would). Streamed stores only.
   void ensureColumn(ChunkColumn column);
   /// Adopts from's chunks (adoptChunks), which must be column's generated content and
-  /// nothing else, and records column as present. A no-op returning 0 when column is
-  /// present already (work done twice is dropped). Returns the chunks moved.
+  /// nothing else, records column as present and applies its stored bricks
+  /// (setStoredColumns). A no-op returning 0 when column is present already (work done
+  /// twice is dropped). Returns the chunks moved.
   int adoptColumn(ChunkColumn column, BrickStore& from);
   /// True when a resident chunk of column holds a brick modified since generation
   /// (releaseColumns keeps such columns). O(chunks in a column).
   bool columnModified(ChunkColumn column) const noexcept;
   /// The present columns, in the order they arrived (not canonical).
   std::span<const ChunkColumn> presentColumns() const noexcept { return presentList_; }
-  /// Releases each present column of columns that holds no modified brick: its chunks
+  /// Releases each present column of columns that holds no modified brick and is not
+  /// pinned (StoredColumns::pinned): its chunks
   /// leave memory (with their change bits: a consumer hears of the column again when
   /// it is generated again) and the next read or write generates it again. Modified
   /// columns stay. Renumbers chunk slots (slotEpoch) when it releases any. O(resident
   /// chunks). Returns the columns released.
   int releaseColumns(std::span<const ChunkColumn> columns);
-  /// releaseColumns, modified columns included: their edits are lost, and the next
-  /// read generates them as they were generated. For a mirror that stops following
+  /// releaseColumns, modified columns included: the next read generates them as they
+  /// were generated, plus what is stored of them. For a mirror that stops following
   /// those columns (a client far from them; the server sends them whole again when it
-  /// comes back). Returns the columns released.
+  /// comes back: their edits are lost here), and for a server paging out columns whose
+  /// edits are stored. Returns the columns released.
   int dropColumns(std::span<const ChunkColumn> columns);
 
   // ---- change tracking ----------------------------------------------------------
@@ -287,7 +296,8 @@ class BrickStore {
   template <class F>
   void forEachModified(F&& fn) const;
   /// Calls fn(BrickCoord) for each modified brick of the resident chunks of column,
-  /// bottom to top (a cell's catch-up, sim/save/save.h). O(chunks in a column).
+  /// bottom to top (a cell's catch-up, sim/save/save.h); a column that may hold stored
+  /// bricks is loaded first. O(chunks in a column).
   template <class F>
   void forEachModifiedInColumn(ChunkColumn column, F&& fn) const;
   /// Number of modified bricks. O(chunks).
@@ -382,6 +392,7 @@ class BrickStore {
   internal::ChunkMap map_;           // chunkKey -> slot
   CoarseLut coarseLut_;
   ColumnSource* source_ = nullptr;      // set: a streamed store (columns fault in)
+  StoredColumns* stored_ = nullptr;     // set: changed columns kept outside (a server's database)
   internal::ChunkMap present_;          // chunkKey({x, 0, z}) of present columns -> index in presentList_
   std::vector<ChunkColumn> presentList_;
   std::uint64_t slotEpoch_ = 0;  // bumped by keepChunksIf (every renumbering)
@@ -543,6 +554,7 @@ void BrickStore::forEachModified(F&& fn) const {
 template <class F>
 void BrickStore::forEachModifiedInColumn(ChunkColumn column, F&& fn) const {
   const std::int32_t cy0 = bounds_.minBrick.y >> kChunkShift, cy1 = bounds_.maxBrick.y >> kChunkShift;
+  if (stored_ != nullptr && stored_->holds(column)) faultIfAbsent(ChunkCoord{column.x, cy0, column.z});
   for (std::int32_t cy = cy0; cy < cy1; ++cy) {
     const ChunkCoord cc{column.x, cy, column.z};
     const int i = map_.find(internal::chunkKey(cc));

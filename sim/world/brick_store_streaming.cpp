@@ -48,6 +48,7 @@ int BrickStore::adoptColumn(ChunkColumn column, BrickStore& from) {
   const int moved = adoptChunks(from);
   present_.insert(key, static_cast<int>(presentList_.size()));
   presentList_.push_back(column);
+  if (stored_ != nullptr && stored_->holds(column)) stored_->apply(column, *this);
   return moved;
 }
 
@@ -69,6 +70,7 @@ int BrickStore::release(std::span<const ChunkColumn> columns, bool modifiedToo) 
   for (ChunkColumn col : columns) {
     const std::uint64_t key = columnKey(col);
     if (present_.find(key) < 0 || dropped.find(key) >= 0 || (!modifiedToo && columnModified(col))) continue;
+    if (stored_ != nullptr && stored_->pinned(col)) continue;  // its changes are not stored yet
     dropped.insert(key, 0);
   }
   if (dropped.size() == 0) return 0;

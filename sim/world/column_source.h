@@ -50,4 +50,36 @@ class ColumnSource {
   virtual void prefetch(std::span<const ChunkColumn> columns) { (void)columns; }
 };
 
+/// A changed chunk's term in the world hash (term(c) in sim/world/world_hash.h), kept
+/// outside the store: the world database keeps one per changed chunk, so a server that
+/// has not loaded a column still hashes the world whole.
+struct ChunkTerm {
+  ChunkCoord chunk;
+  std::uint64_t term = 0;
+  friend bool operator==(const ChunkTerm&, const ChunkTerm&) = default;
+};
+
+/// Changed columns kept outside a streamed store (the server's world database): a
+/// column whose edits are stored there need not stay resident, and a world loads only
+/// the columns something reads. The store applies a column's stored bricks as it
+/// adopts the column (BrickStore::adoptColumn), so what is read is the same whether the
+/// column stayed resident, was paged out or was never loaded since the server started.
+/// Called on the store's thread.
+class StoredColumns {
+ public:
+  virtual ~StoredColumns() = default;
+  /// Writes column's stored bricks into store, which has just adopted the column's
+  /// generated content (their changes are the store's edits again: modified bricks).
+  virtual void apply(ChunkColumn column, BrickStore& store) = 0;
+  /// False when column certainly holds no stored bricks (a superset is fine: apply
+  /// then finds nothing). A cell's catch-up loads the columns that may.
+  virtual bool holds(ChunkColumn column) const = 0;
+  /// True while column holds changes not stored yet, so it must stay resident: the
+  /// store releases no pinned column, modified or not.
+  virtual bool pinned(ChunkColumn column) const = 0;
+  /// The terms of the changed chunks of stored columns, sorted by chunk; a store adds
+  /// those of its columns that are not present to its world hash (hashWorld).
+  virtual std::span<const ChunkTerm> terms() const = 0;
+};
+
 }  // namespace loam::sim

@@ -244,13 +244,12 @@ std::uint64_t residentContentHash(const BrickStore& store) {
 WorldHashes hashWorld(const BrickStore& store) {
   internal::TermSum all;
   std::vector<std::pair<CellCoord, std::uint64_t>> terms;  // (cell, term) of changed chunks
-  for (int i : store.canonicalChunks()) {
-    if (!internal::chunkChanged(store, i)) continue;
-    const ChunkCoord c = store.chunkCoord(i);
-    const std::uint64_t t = internal::chunkTerm(c, chunkHash(store, i));
-    all.add(t);
-    terms.emplace_back(internal::cellOfChunk(c), t);
-  }
+  auto add = [&](const ChunkTerm& t) {
+    all.add(t.term);
+    terms.emplace_back(internal::cellOfChunk(t.chunk), t.term);
+  };
+  for (const ChunkTerm& t : changedChunkTerms(store)) add(t);
+  internal::forEachStoredTerm(store, add);
   std::sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   WorldHashes out;
   out.world = internal::combineWorldHash(all);
@@ -260,6 +259,17 @@ WorldHashes hashWorld(const BrickStore& store) {
     for (; k < terms.size() && terms[k].first == cell; ++k) in.add(terms[k].second);
     out.cells.push_back({cell, internal::combineCellHash(cell, in)});
   }
+  return out;
+}
+
+std::vector<ChunkTerm> changedChunkTerms(const BrickStore& store) {
+  std::vector<ChunkTerm> out;
+  for (int i : store.canonicalChunks()) {
+    if (!internal::chunkChanged(store, i)) continue;
+    const ChunkCoord c = store.chunkCoord(i);
+    out.push_back({c, internal::chunkTerm(c, chunkHash(store, i))});
+  }
+  std::sort(out.begin(), out.end(), [](const ChunkTerm& a, const ChunkTerm& b) { return a.chunk < b.chunk; });
   return out;
 }
 

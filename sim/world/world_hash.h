@@ -77,6 +77,10 @@ struct WorldHashes {
 /// writes the store. O(resident chunks + modified bricks + voxels of changed chunks).
 WorldHashes hashWorld(const BrickStore& store);
 
+/// The terms of the store's resident changed chunks, sorted by chunk: what the world
+/// database keeps beside their bricks. O(resident chunks + voxels of changed chunks).
+std::vector<ChunkTerm> changedChunkTerms(const BrickStore& store);
+
 /// The world hash (hashWorld(store).world).
 std::uint64_t worldHash(const BrickStore& store);
 

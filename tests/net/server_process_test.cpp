@@ -1,8 +1,9 @@
 // loam-server as a process: runs for --duration and exits 0, commits to its world
 // database every --save-interval, loads it on the next start (refusing damaged rows
 // unless --skip-damaged-bricks, and files that are not databases), imports an old
-// single-file save when there is no database, commits and exits 0 on SIGTERM, and
-// uses exit codes 1 and 2 as documented.
+// single-file save when there is no database, commits and exits 0 on SIGTERM, opens a
+// big world's database lazily (and upgrades a format-1 one), and uses exit codes 1 and
+// 2 as documented.
 // The binary comes from LOAM_SERVER_BIN (compile definition; the environment
 // variable of the same name overrides it).
 #include <doctest/doctest.h>
@@ -23,6 +24,10 @@
 
 #include <sqlite3.h>
 
+#include "sim/gen/column_streamer.h"
+#include "sim/gen/generator_version.h"
+#include "sim/gen/scene.h"
+#include "sim/save/state_codec.h"
 #include "sim/save/world_db.h"
 #include "tests/support/process_util.h"
 
@@ -140,7 +145,7 @@ TEST_CASE("loam-server commits to its world database, loads it, refuses damage, 
     const std::string log = skipping.log();
     INFO("skipping run log:\n" << log);
     CHECK(rc == 0);
-    CHECK(log.find("continuing without 1 damaged bricks") != std::string::npos);
+    CHECK(log.find("continuing without 1 damaged rows") != std::string::npos);
     auto reopened = loam::sim::WorldDb::open(db.string());
     REQUIRE(reopened.has_value());
     auto contents = (*reopened)->load();
@@ -305,5 +310,77 @@ TEST_CASE("loam-server exit codes: 2 for bad config, 1 for runtime failures") {
     INFO("log:\n" << s.log());
     CHECK(rc == 1);
     CHECK(s.log().find("cannot start the server") != std::string::npos);
+  }
+}
+
+TEST_CASE("a big world's database opens lazily: far columns load when read; a format-1 database gets its terms") {
+  using namespace loam::sim;
+  TempDir dir;
+  const fs::path saves = dir.path / "saves";
+  fs::create_directories(saves);
+  const std::string scenePath = std::string(LOAM_SOURCE_DIR) + "/scenes/highlands.toml";
+  auto scene = loadScene(scenePath);
+  REQUIRE(scene.has_value());
+  const fs::path db = saves / (scene->name + "-" + std::to_string(scene->defaultSeed) + ".loamdb");
+
+  // The database a server would have after two bricks of soil set in the sky 2.5 and
+  // 3 km from the spawn (the same world: a streamed state of the scene).
+  std::vector<ChunkTerm> terms;
+  {
+    auto streamer = ColumnStreamer::create(*scene, scene->defaultSeed, {.threads = 2});
+    REQUIRE(streamer.has_value());
+    auto state = createStreamedSimState(*scene, scene->defaultSeed, **streamer);
+    REQUIRE(state.has_value());
+    const std::int32_t y = state->world.bounds().maxBrick.y - 2;
+    std::vector<MaterialId> soil(kBrickVoxels, MaterialId{2});
+    for (BrickCoord b : {BrickCoord{2500 * kVoxelsPerMetre / kBrickSize, y, -2500 * kVoxelsPerMetre / kBrickSize},
+                         BrickCoord{-3000 * kVoxelsPerMetre / kBrickSize, y, 1500 * kVoxelsPerMetre / kBrickSize}})
+      state->world.writeBrick(b, soil.data());
+    REQUIRE(state->world.modifiedCount() == 2);
+    terms = changedChunkTerms(state->world);
+    REQUIRE(terms.size() == 2);
+    SaveHeader h{kSaveFormatVersion, SaveIdentity{state->sceneHash, state->seed, kGeneratorVersion}, 0};
+    auto data = captureSave(h, state->world, stateBlobs(*state));
+    REQUIRE(data.has_value());
+    REQUIRE(createWorldDbFromSave(db.string(), std::move(*data), terms).has_value());
+  }
+  auto args = [&](int port) {
+    std::vector<std::string> a{"--scene", scenePath, "--port", std::to_string(port), "--bind", "127.0.0.1",
+                               "--save-dir", saves.string(), "--save-interval", "0", "--duration", "1"};
+    return a;
+  };
+  auto indexOf = [&]() {
+    auto opened = WorldDb::open(db.string());
+    REQUIRE(opened.has_value());
+    auto index = (*opened)->loadIndex();
+    REQUIRE(index.has_value());
+    return std::move(index).value();
+  };
+
+  {
+    Server lazy(args(freeUdpPort()), dir.path / "lazy.log");
+    const int rc = lazy.wait(kStartTimeout);
+    const std::string log = lazy.log();
+    INFO("log:\n" << log);
+    REQUIRE(rc == 0);
+    CHECK(log.find("2 columns hold edits, 0 loaded at start") != std::string::npos);
+    const WorldDbIndex index = indexOf();
+    CHECK(index.columns.size() == 2);
+    CHECK(index.terms == terms);  // the final commit kept the rows it never read
+  }
+
+  // A format-1 database (no chunk terms): the server loads those columns once and
+  // commits their terms, which equal the ones computed where the edits were made.
+  tamper(db, "DROP TABLE chunks; DROP INDEX bricks_by_column; UPDATE meta SET value = 1 WHERE key = 'db_format'");
+  {
+    Server upgraded(args(freeUdpPort()), dir.path / "upgraded.log");
+    const int rc = upgraded.wait(kStartTimeout);
+    const std::string log = upgraded.log();
+    INFO("log:\n" << log);
+    REQUIRE(rc == 0);
+    CHECK(log.find("computed the terms of 2 chunks") != std::string::npos);
+    const WorldDbIndex index = indexOf();
+    CHECK(index.missingTerms.empty());
+    CHECK(index.terms == terms);
   }
 }

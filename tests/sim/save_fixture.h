@@ -1,8 +1,14 @@
 // The small generated world the save and world-database tests save and load: 512 x 256
-// x 512 voxels, stone at the bottom, a layer of low hills, marked generated.
+// x 512 voxels, stone at the bottom, a layer of low hills, marked generated; and the
+// commands of the forest-fires server those tests save, restore and step in lockstep.
 #pragma once
 
+#include <vector>
+
 #include "sim/save/save.h"
+#include "sim/step/step.h"
+#include "sim/systems/sim_state.h"
+#include "sim/trace/script.h"
 #include "sim/world/brick_store.h"
 
 namespace loam::test {
@@ -27,6 +33,20 @@ inline sim::BrickStore generateSaveWorld() {
     }
   s.markGenerated();
   return s;
+}
+
+/// One step's commands of the forest-fires server the state tests save and restore:
+/// the script's, plus a server pour every 20 ticks over the clearing (into out, cleared).
+inline void forestFiresCommands(const sim::SimState& s, sim::ScriptRunner& runner, std::vector<sim::Command>& out) {
+  out.clear();
+  runner.commandsFor(s, out);
+  if (s.tick % 20 == 5) {
+    const std::int32_t top = s.world.bounds().maxBrick.y * sim::kBrickSize - 16;
+    const auto k = static_cast<std::int32_t>(s.tick / 20);
+    out.push_back(sim::Command{sim::kServerPlayer, static_cast<std::uint32_t>(1000 + k),
+                               sim::PourCommand{sim::VoxelCoord{(k % 5) * 12 - 24, top, (k % 3) * 12 + 60},
+                                                8 * sim::kWaterPerVoxel}});
+  }
 }
 
 }  // namespace loam::test

@@ -12,6 +12,7 @@
 #include "sim/trace/script.h"
 #include "sim/step/step.h"
 #include "sim/world/world_hash.h"
+#include "tests/sim/save_fixture.h"
 
 using namespace loam::sim;
 
@@ -26,14 +27,7 @@ struct Run {
 
   // The scripted commands plus a server pour every 20 ticks over the clearing.
   void stepOnce() {
-    commands.clear();
-    runner.commandsFor(server, commands);
-    if (server.tick % 20 == 5) {
-      const std::int32_t top = server.world.bounds().maxBrick.y * kBrickSize - 16;
-      const auto k = static_cast<std::int32_t>(server.tick / 20);
-      commands.push_back(Command{kServerPlayer, static_cast<std::uint32_t>(1000 + k),
-                                 PourCommand{VoxelCoord{(k % 5) * 12 - 24, top, (k % 3) * 12 + 60}, 8 * kWaterPerVoxel}});
-    }
+    loam::test::forestFiresCommands(server, runner, commands);
     step(server, commands, out);
   }
 };

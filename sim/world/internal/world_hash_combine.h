@@ -5,11 +5,9 @@
 
 #include <cstdint>
 
+#include "sim/world/brick_store.h"
 #include "sim/world/voxel.h"
-
-namespace loam::sim {
-class BrickStore;
-}
+#include "sim/world/world_hash.h"
 
 namespace loam::sim::internal {
 
@@ -33,6 +31,16 @@ std::uint64_t combineWorldHash(const TermSum& all) noexcept;
 
 /// The hash of a cell from the terms of its changed chunks.
 std::uint64_t combineCellHash(CellCoord cell, const TermSum& inCell) noexcept;
+
+/// Calls fn(const ChunkTerm&) for each stored chunk (BrickStore::setStoredColumns)
+/// whose column is not present: the changed chunks the store does not hold.
+template <class F>
+void forEachStoredTerm(const BrickStore& store, F&& fn) {
+  const StoredColumns* stored = store.storedColumns();
+  if (stored == nullptr) return;
+  for (const ChunkTerm& t : stored->terms())
+    if (!store.columnPresent(ChunkColumn{t.chunk.x, t.chunk.z})) fn(t);
+}
 
 /// The cell holding chunk c.
 inline CellCoord cellOfChunk(ChunkCoord c) noexcept {

@@ -1,0 +1,110 @@
+#include "sim/save/world_db_columns.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "sim/gen/column_streamer.h"
+#include "sim/systems/sim_state.h"
+
+namespace loam::sim {
+
+namespace {
+
+std::uint64_t keyOf(ChunkColumn c) noexcept {
+  return (std::uint64_t{static_cast<std::uint32_t>(c.x)} << 32) | static_cast<std::uint32_t>(c.z);
+}
+
+ChunkColumn columnOfBrick(BrickCoord b) noexcept { return {b.x >> kChunkShift, b.z >> kChunkShift}; }
+
+std::string columnName(ChunkColumn c) {
+  return "column (" + std::to_string(c.x) + ", " + std::to_string(c.z) + ")";
+}
+
+}  // namespace
+
+WorldDbColumns::WorldDbColumns(std::unique_ptr<WorldDb> reader, std::span<const ChunkColumn> columns,
+                               std::vector<ChunkTerm> terms)
+    : reader_(std::move(reader)), terms_(std::move(terms)) {
+  for (ChunkColumn c : columns) held_.insert(keyOf(c));
+  std::sort(terms_.begin(), terms_.end(), [](const ChunkTerm& a, const ChunkTerm& b) { return a.chunk < b.chunk; });
+}
+
+void WorldDbColumns::apply(ChunkColumn column, BrickStore& store) {
+  auto r = reader_->loadColumn(column, rows_, damaged_);
+  if (!r) {
+    ++stats_.problems;
+    problems_.push_back(columnName(column) + " cannot be read, it shows as generated: " + r.error().message);
+    return;
+  }
+  for (std::string& line : damaged_) {
+    ++stats_.problems;
+    problems_.push_back(std::move(line) + " (it shows as generated)");
+  }
+  for (const SavedBrick& sb : rows_) writeSavedBrick(store, sb);
+  ++stats_.columnsLoaded;
+  stats_.bricksLoaded += rows_.size();
+}
+
+bool WorldDbColumns::holds(ChunkColumn column) const { return held_.contains(keyOf(column)); }
+
+bool WorldDbColumns::pinned(ChunkColumn column) const {
+  const std::uint64_t k = keyOf(column);
+  return pending_.contains(k) || inflight_.contains(k);
+}
+
+void WorldDbColumns::applyPresent(BrickStore& store) {
+  const std::vector<ChunkColumn> present(store.presentColumns().begin(), store.presentColumns().end());
+  for (ChunkColumn c : present)
+    if (holds(c)) apply(c, store);
+}
+
+void WorldDbColumns::touch(BrickCoord b) {
+  const std::uint64_t k = keyOf(columnOfBrick(b));
+  pending_.insert(k);
+  held_.insert(k);  // the next commit may write rows there
+}
+
+void WorldDbColumns::submitted() {
+  inflight_.merge(pending_);
+  pending_.clear();
+}
+
+void WorldDbColumns::landed(bool ok) {
+  if (ok) inflight_.clear();
+}
+
+void WorldDbColumns::pageOut(ChunkColumn column, std::span<const ChunkTerm> columnTerms) {
+  auto inColumn = [&](const ChunkTerm& t) { return t.chunk.x == column.x && t.chunk.z == column.z; };
+  std::erase_if(terms_, inColumn);
+  for (const ChunkTerm& t : columnTerms) {
+    auto at = std::lower_bound(terms_.begin(), terms_.end(), t,
+                               [](const ChunkTerm& a, const ChunkTerm& b) { return a.chunk < b.chunk; });
+    terms_.insert(at, t);
+  }
+  held_.insert(keyOf(column));
+  ++stats_.columnsPagedOut;
+}
+
+std::vector<std::string> WorldDbColumns::takeProblems() { return std::exchange(problems_, {}); }
+
+std::vector<ChunkColumn> columnsToPageOut(const SimState& state, const WorldDbColumns& stored,
+                                          std::int32_t keepVoxels) {
+  std::unordered_set<std::uint64_t> active;  // columns with water records or burning bricks
+  const internal::WaterGrid& grid = state.water.grid;
+  for (std::uint32_t slot : grid.sorted()) active.insert(keyOf(columnOfBrick(grid.brick(slot).coord)));
+  for (const FireCell& c : state.fire.cells) active.insert(keyOf(columnOfBrick(brickOf(c.corner))));
+  std::vector<StreamCentre> centres;
+  playerStreamCentres(state, centres);
+  const std::int64_t keep2 = std::int64_t{keepVoxels} * keepVoxels;
+  std::vector<ChunkColumn> out;
+  for (ChunkColumn c : state.world.presentColumns()) {
+    if (active.contains(keyOf(c)) || stored.pinned(c) || !state.world.columnModified(c)) continue;
+    if (std::any_of(centres.begin(), centres.end(), [&](StreamCentre s) { return distance2(c, s) <= keep2; }))
+      continue;
+    out.push_back(c);
+  }
+  std::sort(out.begin(), out.end(), [](ChunkColumn a, ChunkColumn b) { return canonicalBefore(a, b); });
+  return out;
+}
+
+}  // namespace loam::sim
