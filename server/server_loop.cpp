@@ -398,13 +398,12 @@ int runServer(const ServerOptions& options) {
     const sim::WorldBounds& bounds = host.state().world.bounds();
     std::vector<sim::ChunkTerm> terms;
     for (sim::ChunkColumn c : columns) {
-      terms.clear();
       for (std::int32_t cy = bounds.minBrick.y >> sim::kChunkShift; cy < bounds.maxBrick.y >> sim::kChunkShift; ++cy) {
         const sim::ChunkCoord chunk{c.x, cy, c.z};
         if (std::optional<std::uint64_t> term = host.chunkTerm(chunk)) terms.push_back({chunk, *term});
       }
-      stored->pageOut(c, terms);
     }
+    stored->pageOut(columns, std::move(terms));
     const int released = host.dropColumns(columns);
     logLine("paged out %d columns holding edits (nobody within %d m; %zu columns resident)", released,
             kPageOutKeepVoxels / sim::kVoxelsPerMetre, host.state().world.presentColumns().size());

@@ -73,16 +73,17 @@ void WorldDbColumns::landed(bool ok) {
   if (ok) inflight_.clear();
 }
 
-void WorldDbColumns::pageOut(ChunkColumn column, std::span<const ChunkTerm> columnTerms) {
-  auto inColumn = [&](const ChunkTerm& t) { return t.chunk.x == column.x && t.chunk.z == column.z; };
-  std::erase_if(terms_, inColumn);
-  for (const ChunkTerm& t : columnTerms) {
-    auto at = std::lower_bound(terms_.begin(), terms_.end(), t,
-                               [](const ChunkTerm& a, const ChunkTerm& b) { return a.chunk < b.chunk; });
-    terms_.insert(at, t);
-  }
-  held_.insert(keyOf(column));
-  ++stats_.columnsPagedOut;
+void WorldDbColumns::pageOut(std::span<const ChunkColumn> columns, std::vector<ChunkTerm> columnTerms) {
+  std::unordered_set<std::uint64_t> leaving;
+  for (ChunkColumn c : columns) leaving.insert(keyOf(c));
+  std::erase_if(terms_, [&](const ChunkTerm& t) { return leaving.contains(keyOf({t.chunk.x, t.chunk.z})); });
+  auto byChunk = [](const ChunkTerm& a, const ChunkTerm& b) { return a.chunk < b.chunk; };
+  std::sort(columnTerms.begin(), columnTerms.end(), byChunk);
+  const auto middle = static_cast<std::ptrdiff_t>(terms_.size());
+  terms_.insert(terms_.end(), columnTerms.begin(), columnTerms.end());
+  std::inplace_merge(terms_.begin(), terms_.begin() + middle, terms_.end(), byChunk);
+  held_.merge(leaving);
+  stats_.columnsPagedOut += columns.size();
 }
 
 std::vector<std::string> WorldDbColumns::takeProblems() { return std::exchange(problems_, {}); }

@@ -71,10 +71,11 @@ class WorldDbColumns final : public StoredColumns {
   /// True while a submitted commit has not landed.
   bool inFlight() const noexcept { return !inflight_.empty(); }
 
-  /// Records that column, whose edits are all in the database (not pinned), leaves
-  /// memory: columnTerms are the terms of its changed chunks (the world hash keeps
-  /// them). The caller then releases it (BrickStore::dropColumns).
-  void pageOut(ChunkColumn column, std::span<const ChunkTerm> columnTerms);
+  /// Records that columns, whose edits are all in the database (none pinned), leave
+  /// memory: columnTerms are the terms of their changed chunks (the world hash keeps
+  /// them). The caller then releases them (BrickStore::dropColumns). O(stored terms +
+  /// columnTerms log columnTerms).
+  void pageOut(std::span<const ChunkColumn> columns, std::vector<ChunkTerm> columnTerms);
 
   /// The lines about rows that could not be read since the last call.
   std::vector<std::string> takeProblems();

@@ -31,8 +31,10 @@
 // Streaming: a store given a ColumnSource (setColumnSource) reads as the whole
 // generated world although only some columns are resident: the first read or write
 // of a column that is not present asks the source to generate it (and waits), and
-// releaseColumns drops unmodified columns again. What is read never depends on which
-// columns are present. A streamed store is single-threaded (any read may generate),
+// releaseColumns drops unmodified columns again. A server's store also gets the
+// columns holding edits from its world database (setStoredColumns): their rows are
+// applied as each column arrives, so those columns may leave memory too (dropColumns)
+// once the edits are stored. What is read never depends on which columns are present. A streamed store is single-threaded (any read may generate),
 // and nothing may read or write it from inside forEachBrick / forEachChanged /
 // forEachModified callbacks (a column arriving reorders the canonical list).
 #pragma once

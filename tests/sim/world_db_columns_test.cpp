@@ -228,7 +228,12 @@ TEST_CASE("lazy world: opened from its index it hashes and steps as the saved se
           CHECK_FALSE((ChunkColumn{b.x >> kChunkShift, b.z >> kChunkShift} == c));
         }
       }
-      for (ChunkColumn c : out) stored.pageOut(c, termsOfColumn(lazy.state, tracker, c));
+      std::vector<ChunkTerm> outTerms;
+      for (ChunkColumn c : out) {
+        const std::vector<ChunkTerm> t = termsOfColumn(lazy.state, tracker, c);
+        outTerms.insert(outTerms.end(), t.begin(), t.end());
+      }
+      stored.pageOut(out, std::move(outTerms));
       CHECK(lazy.state.world.dropColumns(out) == static_cast<int>(out.size()));
       pagedOut += out.size();
       for (ChunkColumn c : out) CHECK_FALSE(lazy.state.world.columnPresent(c));
