@@ -268,6 +268,12 @@ std::string formatPrometheus(const OpsIdentity& id, const OpsSnapshot& s, const 
   w.gauge("loam_world_bytes", "Heap bytes of the voxel store (tables, bricks, change sets).", s.worldBytes);
   w.gauge("loam_world_modified_bricks", "Bricks changed since the world was generated.", s.modifiedBricks);
   w.gauge("loam_fire_cells", "Cells burning.", s.fireCells);
+  w.counter("loam_db_columns_loaded_total", "Columns whose edits were read from the world database.",
+            s.dbColumnsLoaded);
+  w.counter("loam_db_columns_paged_out_total", "Columns holding edits that left memory once committed.",
+            s.dbColumnsPagedOut);
+  w.counter("loam_db_read_problems_total", "World database rows or columns that could not be read.",
+            s.dbReadProblems);
   if (p.residentBytes) w.gauge("loam_resident_memory_bytes", "Resident memory of the process.", *p.residentBytes);
   return w.out;
 }

@@ -63,6 +63,10 @@ struct OpsSnapshot {
   std::uint64_t worldBytes = 0;      ///< BrickStore::memoryBytes()
   std::uint64_t modifiedBricks = 0;  ///< bricks changed since generation (what a save stores)
   std::uint64_t fireCells = 0;       ///< cells burning
+  // A streamed world's columns holding edits (sim/save/world_db_columns.h).
+  std::uint64_t dbColumnsLoaded = 0;    ///< columns whose rows were read from the database
+  std::uint64_t dbColumnsPagedOut = 0;  ///< columns holding edits that left memory
+  std::uint64_t dbReadProblems = 0;     ///< rows or columns that could not be read (shown as generated)
 };
 
 /// Where the server is in its life.

@@ -321,6 +321,12 @@ int runServer(const ServerOptions& options) {
     o.worldBytes = state.world.memoryBytes();  // O(chunks), 10 times a second
     o.modifiedBricks = state.world.modifiedCount();
     o.fireCells = state.fire.cells.size();
+    if (stored != nullptr) {
+      const sim::StoredColumnStats st = stored->stats();
+      o.dbColumnsLoaded = st.columnsLoaded;
+      o.dbColumnsPagedOut = st.columnsPagedOut;
+      o.dbReadProblems = st.problems;
+    }
   };
   fillSnapshot(published);
   board.publish(published);

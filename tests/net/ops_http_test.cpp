@@ -287,6 +287,9 @@ TEST_CASE("Prometheus text: every family typed, histogram cumulative, traffic by
   s.worldBytes = 123456;
   s.modifiedBricks = 42;
   s.fireCells = 7;
+  s.dbColumnsLoaded = 11;
+  s.dbColumnsPagedOut = 5;
+  s.dbReadProblems = 1;
   ProcessSample p{OpsPhase::Ready, 12.5, std::uint64_t{1} << 20};
   std::string text = formatPrometheus(id, s, p);
   INFO(text);
@@ -328,6 +331,9 @@ TEST_CASE("Prometheus text: every family typed, histogram cumulative, traffic by
   CHECK(m.at("loam_world_bytes") == 123456);
   CHECK(m.at("loam_world_modified_bricks") == 42);
   CHECK(m.at("loam_fire_cells") == 7);
+  CHECK(m.at("loam_db_columns_loaded_total") == 11);
+  CHECK(m.at("loam_db_columns_paged_out_total") == 5);
+  CHECK(m.at("loam_db_read_problems_total") == 1);
   CHECK(m.count("loam_info{name=\"my \\\"server\\\"\",scene=\"flat\",seed=\"7\",version=\"0.1.0\"}") == 1);
 
   // Without a memory reading the family is left out, not reported as 0.
