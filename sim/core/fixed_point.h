@@ -44,7 +44,9 @@ constexpr Vec3i voxelCentre(VoxelCoord v) noexcept {
           v.z * kUnitsPerVoxel + kUnitsPerVoxel / 2};
 }
 
-/// Units from metres, for constants (constexpr only; rounds to nearest).
+/// Units from metres, rounded half away from zero: for constants, and for scene values
+/// (parsed doubles; one multiply and one conversion, basic IEEE operations only, so
+/// identical on every build).
 constexpr std::int32_t unitsFromMetres(double m) noexcept {
   double u = m * kUnitsPerMetre;
   return static_cast<std::int32_t>(u < 0 ? u - 0.5 : u + 0.5);

@@ -24,12 +24,6 @@ namespace {
 
 // ---- init ------------------------------------------------------------------------------
 
-std::int32_t unitsFromSceneMetres(double m) {
-  // One multiply and a round-half-away conversion (basic IEEE operations only).
-  const double u = m * kUnitsPerMetre;
-  return static_cast<std::int32_t>(u < 0 ? u - 0.5 : u + 0.5);
-}
-
 std::uint32_t spawnDraw(std::uint64_t seed, std::uint64_t id, std::uint32_t index, std::uint32_t bound) {
   return keyedBelow(RandomKey{seed, RandomPurpose::AnimalSpawn, 0, id, index}, bound);
 }
@@ -163,11 +157,11 @@ void initAnimals(AnimalState& state, const SimSetup& setup) {
     const Body body = bodyOf(species);
     AnimalDenInfo info;
     info.species = static_cast<std::uint8_t>(species);
-    info.range = unitsFromSceneMetres(den.range);
-    info.home.x = unitsFromSceneMetres(den.position.x);
-    info.home.z = unitsFromSceneMetres(den.position.z);
+    info.range = unitsFromMetres(den.range);
+    info.home.x = unitsFromMetres(den.position.x);
+    info.home.z = unitsFromMetres(den.position.z);
     const std::optional<std::int32_t> ground = dropToGround(world, lut, info.home.x, info.home.z, body);
-    info.home.y = den.onGround || !ground ? ground.value_or(0) : unitsFromSceneMetres(den.position.y);
+    info.home.y = den.onGround || !ground ? ground.value_or(0) : unitsFromMetres(den.position.y);
     if (species == AnimalSpecies::Bird) {
       info.perchBegin = static_cast<std::uint32_t>(state.perches.size());
       findPerches(world, lut, foliage, setup.seed, static_cast<std::uint32_t>(di), info.home, info.range,

@@ -16,13 +16,6 @@ namespace loam::sim {
 
 namespace {
 
-std::int32_t unitsFromSceneMetres(double m) {
-  // Scene values are parsed doubles; one multiply and a round-half-away conversion
-  // (basic IEEE operations only, so identical everywhere).
-  double u = m * kUnitsPerMetre;
-  return static_cast<std::int32_t>(u < 0 ? u - 0.5 : u + 0.5);
-}
-
 std::uint16_t angleFromDegrees(double deg) {
   double a = deg * (65536.0 / 360.0);
   auto i = static_cast<std::int64_t>(a < 0 ? a - 0.5 : a + 0.5);
@@ -83,10 +76,10 @@ SimState stateAroundWorld(const Scene& scene, std::uint64_t seed, BrickStore wor
   // Spawns, in scene order.
   for (const SpawnPoint& sp : scene.spawns) {
     Spawn out;
-    out.position.x = unitsFromSceneMetres(sp.position.x);
-    out.position.z = unitsFromSceneMetres(sp.position.z);
+    out.position.x = unitsFromMetres(sp.position.x);
+    out.position.z = unitsFromMetres(sp.position.z);
     out.position.y = sp.onGround ? groundFeetY(s.world, s.lut, out.position.x, out.position.z)
-                                 : unitsFromSceneMetres(sp.position.y);
+                                 : unitsFromMetres(sp.position.y);
     out.yaw = angleFromDegrees(sp.yaw);
     s.spawns.push_back(out);
   }
