@@ -317,9 +317,11 @@ TEST_CASE("a big world pages out committed columns nobody is near and loads them
                         << "at 16s all dig ahead:2 10\nat 16.5s all place ahead:2 +y 10 brick\n";
   loam::test::Process bot(loam::test::binaryPath("LOAM_BOTS_BIN", LOAM_BOTS_BIN),
                           {"--server", "127.0.0.1:" + std::to_string(gamePort), "--mode", "full", "--count", "1",
-                           "--duration", "30", "--script", script.string(), "--name-prefix", "walker"},
+                           "--duration", "30", "--script", script.string(), "--name-prefix", "walker", "--scenes",
+                           std::string(LOAM_SOURCE_DIR) + "/scenes"},
                           dir.path / "bot.log");
-  REQUIRE(waitPlayers(httpPort, "walker1", true, 30s));
+  INFO("bot log:\n" << bot.log());
+  REQUIRE(waitPlayers(httpPort, "walker1", true, 60s));
   std::this_thread::sleep_for(4s);  // the dig and the build are done
   REQUIRE(post(httpPort, "save", kToken).status == 200);
   REQUIRE(server.waitForLog("committed tick", 20s));
