@@ -357,29 +357,9 @@ int runServer(const ServerOptions& options) {
     auto t0 = Clock::now();
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    sim::WorldDbCommit commit;
+    auto termOf = [&](sim::ChunkCoord c) { return host.chunkTerm(c); };
+    sim::WorldDbCommit commit = sim::captureCommit(s.world, touched, termOf);
     commit.tick = s.tick;
-    sim::SavedBrick sb;
-    for (sim::BrickCoord b : touched) {
-      if (sim::captureBrick(s.world, b, sb)) {
-        commit.bricks.push_back(sb);
-      } else {
-        commit.removed.push_back(b);
-      }
-    }
-    // The world-hash terms of the touched chunks go with their bricks, so a lazily
-    // loaded world hashes the chunks it has not read.
-    std::vector<sim::ChunkCoord> chunks;
-    for (sim::BrickCoord b : touched) chunks.push_back(sim::chunkOf(b));
-    std::sort(chunks.begin(), chunks.end());
-    chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
-    for (sim::ChunkCoord c : chunks) {
-      if (std::optional<std::uint64_t> term = host.chunkTerm(c)) {
-        commit.terms.push_back({c, *term});
-      } else {
-        commit.removedTerms.push_back(c);
-      }
-    }
     sim::StateCopy state = sim::copyState(s);
     double captureMs = msBetween(t0, Clock::now());
     failuresAtSubmit = writer.stats().failures;
@@ -401,15 +381,7 @@ int runServer(const ServerOptions& options) {
     }
     const std::vector<sim::ChunkColumn> columns = sim::columnsToPageOut(host.state(), *stored, kPageOutKeepVoxels);
     if (columns.empty()) return;
-    const sim::WorldBounds& bounds = host.state().world.bounds();
-    std::vector<sim::ChunkTerm> terms;
-    for (sim::ChunkColumn c : columns) {
-      for (std::int32_t cy = bounds.minBrick.y >> sim::kChunkShift; cy < bounds.maxBrick.y >> sim::kChunkShift; ++cy) {
-        const sim::ChunkCoord chunk{c.x, cy, c.z};
-        if (std::optional<std::uint64_t> term = host.chunkTerm(chunk)) terms.push_back({chunk, *term});
-      }
-    }
-    stored->pageOut(columns, std::move(terms));
+    stored->pageOut(columns, host.state().world.bounds(), [&](sim::ChunkCoord c) { return host.chunkTerm(c); });
     const int released = host.dropColumns(columns);
     logLine("paged out %d columns holding edits (nobody within %d m; %zu columns resident)", released,
             kPageOutKeepVoxels / sim::kVoxelsPerMetre, host.state().world.presentColumns().size());

@@ -58,13 +58,10 @@ void WorldDbColumns::applyPresent(BrickStore& store) {
     if (holds(c)) apply(c, store);
 }
 
-void WorldDbColumns::touch(BrickCoord b) {
-  const std::uint64_t k = keyOf(columnOfBrick(b));
-  pending_.insert(k);
-  held_.insert(k);  // the next commit may write rows there
-}
+void WorldDbColumns::touch(BrickCoord b) { pending_.insert(keyOf(columnOfBrick(b))); }
 
 void WorldDbColumns::submitted() {
+  held_.insert(pending_.begin(), pending_.end());  // the commit may write rows there
   inflight_.merge(pending_);
   pending_.clear();
 }
@@ -73,9 +70,15 @@ void WorldDbColumns::landed(bool ok) {
   if (ok) inflight_.clear();
 }
 
-void WorldDbColumns::pageOut(std::span<const ChunkColumn> columns, std::vector<ChunkTerm> columnTerms) {
+void WorldDbColumns::pageOut(std::span<const ChunkColumn> columns, const WorldBounds& bounds,
+                             const ChunkTermOf& termOf) {
   std::unordered_set<std::uint64_t> leaving;
-  for (ChunkColumn c : columns) leaving.insert(keyOf(c));
+  std::vector<ChunkTerm> columnTerms;
+  for (ChunkColumn c : columns) {
+    leaving.insert(keyOf(c));
+    for (std::int32_t cy = bounds.minBrick.y >> kChunkShift; cy < bounds.maxBrick.y >> kChunkShift; ++cy)
+      if (std::optional<std::uint64_t> term = termOf({c.x, cy, c.z})) columnTerms.push_back({{c.x, cy, c.z}, *term});
+  }
   std::erase_if(terms_, [&](const ChunkTerm& t) { return leaving.contains(keyOf({t.chunk.x, t.chunk.z})); });
   auto byChunk = [](const ChunkTerm& a, const ChunkTerm& b) { return a.chunk < b.chunk; };
   std::sort(columnTerms.begin(), columnTerms.end(), byChunk);
@@ -87,6 +90,31 @@ void WorldDbColumns::pageOut(std::span<const ChunkColumn> columns, std::vector<C
 }
 
 std::vector<std::string> WorldDbColumns::takeProblems() { return std::exchange(problems_, {}); }
+
+WorldDbCommit captureCommit(const BrickStore& store, std::span<const BrickCoord> touched, const ChunkTermOf& termOf) {
+  WorldDbCommit commit;
+  SavedBrick sb;
+  std::vector<ChunkCoord> chunks;
+  for (BrickCoord b : touched) {
+    if (captureBrick(store, b, sb)) {
+      commit.bricks.push_back(sb);
+    } else {
+      commit.removed.push_back(b);
+    }
+    chunks.push_back(chunkOf(b));
+  }
+  // The terms go with their bricks, so a lazily loaded world hashes what it has not read.
+  std::sort(chunks.begin(), chunks.end());
+  chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+  for (ChunkCoord c : chunks) {
+    if (std::optional<std::uint64_t> term = termOf(c)) {
+      commit.terms.push_back({c, *term});
+    } else {
+      commit.removedTerms.push_back(c);
+    }
+  }
+  return commit;
+}
 
 std::vector<ChunkColumn> columnsToPageOut(const SimState& state, const WorldDbColumns& stored,
                                           std::int32_t keepVoxels) {

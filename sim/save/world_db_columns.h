@@ -21,7 +21,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_set>
@@ -34,6 +36,16 @@
 namespace loam::sim {
 
 struct SimState;
+
+/// The world-hash term of a chunk when it is changed, else nothing: the step's
+/// tracker's (WorldHashTracker::term; ServerHost::chunkTerm on a server).
+using ChunkTermOf = std::function<std::optional<std::uint64_t>(ChunkCoord)>;
+
+/// The bricks and chunk terms of a commit (tick and blobs left to the caller): each
+/// brick of touched (sorted, unique) captured, or listed as removed when back to its
+/// generated content; each touched chunk's term written, or removed when the chunk is
+/// no longer changed. Cost: the touched bricks.
+WorldDbCommit captureCommit(const BrickStore& store, std::span<const BrickCoord> touched, const ChunkTermOf& termOf);
 
 /// Counters since creation.
 struct StoredColumnStats {
@@ -72,10 +84,10 @@ class WorldDbColumns final : public StoredColumns {
   bool inFlight() const noexcept { return !inflight_.empty(); }
 
   /// Records that columns, whose edits are all in the database (none pinned), leave
-  /// memory: columnTerms are the terms of their changed chunks (the world hash keeps
-  /// them). The caller then releases them (BrickStore::dropColumns). O(stored terms +
-  /// columnTerms log columnTerms).
-  void pageOut(std::span<const ChunkColumn> columns, std::vector<ChunkTerm> columnTerms);
+  /// memory: the terms of their changed chunks (termOf, every chunk of bounds' vertical
+  /// range) stay for the world hash. The caller then releases them
+  /// (BrickStore::dropColumns). O(stored terms + their chunks).
+  void pageOut(std::span<const ChunkColumn> columns, const WorldBounds& bounds, const ChunkTermOf& termOf);
 
   /// The lines about rows that could not be read since the last call.
   std::vector<std::string> takeProblems();
@@ -83,7 +95,7 @@ class WorldDbColumns final : public StoredColumns {
 
  private:
   std::unique_ptr<WorldDb> reader_;
-  std::unordered_set<std::uint64_t> held_;      ///< columns that may hold rows
+  std::unordered_set<std::uint64_t> held_;      ///< columns that may hold rows (pending_ joins at submit)
   std::unordered_set<std::uint64_t> pending_;   ///< touched since the last submit
   std::unordered_set<std::uint64_t> inflight_;  ///< in submitted commits that have not landed
   std::vector<ChunkTerm> terms_;                ///< sorted by chunk

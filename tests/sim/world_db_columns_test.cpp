@@ -80,43 +80,6 @@ std::vector<BrickCoord> modifiedBricks(const BrickStore& w) {
   return out;
 }
 
-/// A commit of the touched bricks and their chunks' terms, as the server makes it.
-WorldDbCommit commitOf(const SimState& s, const WorldHashTracker& tracker, std::vector<BrickCoord> touched) {
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  WorldDbCommit c;
-  c.tick = s.tick;
-  std::vector<ChunkCoord> chunks;
-  SavedBrick sb;
-  for (BrickCoord b : touched) {
-    if (captureBrick(s.world, b, sb)) {
-      c.bricks.push_back(sb);
-    } else {
-      c.removed.push_back(b);
-    }
-    chunks.push_back(chunkOf(b));
-  }
-  std::sort(chunks.begin(), chunks.end());
-  chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
-  for (ChunkCoord ch : chunks) {
-    if (auto t = tracker.term(ch)) {
-      c.terms.push_back({ch, *t});
-    } else {
-      c.removedTerms.push_back(ch);
-    }
-  }
-  c.blobs = stateBlobs(s);
-  return c;
-}
-
-std::vector<ChunkTerm> termsOfColumn(const SimState& s, const WorldHashTracker& tracker, ChunkColumn c) {
-  std::vector<ChunkTerm> out;
-  const WorldBounds& b = s.world.bounds();
-  for (std::int32_t cy = b.minBrick.y >> kChunkShift; cy < b.maxBrick.y >> kChunkShift; ++cy)
-    if (auto t = tracker.term({c.x, cy, c.z})) out.push_back({{c.x, cy, c.z}, *t});
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("lazy world: opened from its index it hashes and steps as the saved server; committed columns page out") {
@@ -208,7 +171,13 @@ TEST_CASE("lazy world: opened from its index it hashes and steps as the saved se
         CHECK(stored.pinned(hot));
         CHECK(lazy.state.world.dropColumns({&hot, 1}) == 0);
       }
-      auto r = (*writer)->commit(commitOf(lazy.state, tracker, std::move(touched)));
+      std::sort(touched.begin(), touched.end());
+      touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+      WorldDbCommit commit =
+          captureCommit(lazy.state.world, touched, [&](ChunkCoord c) { return tracker.term(c); });
+      commit.tick = lazy.state.tick;
+      commit.blobs = stateBlobs(lazy.state);
+      auto r = (*writer)->commit(commit);
       REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().message));
       touched.clear();
       stored.submitted();
@@ -228,12 +197,7 @@ TEST_CASE("lazy world: opened from its index it hashes and steps as the saved se
           CHECK_FALSE((ChunkColumn{b.x >> kChunkShift, b.z >> kChunkShift} == c));
         }
       }
-      std::vector<ChunkTerm> outTerms;
-      for (ChunkColumn c : out) {
-        const std::vector<ChunkTerm> t = termsOfColumn(lazy.state, tracker, c);
-        outTerms.insert(outTerms.end(), t.begin(), t.end());
-      }
-      stored.pageOut(out, std::move(outTerms));
+      stored.pageOut(out, lazy.state.world.bounds(), [&](ChunkCoord c) { return tracker.term(c); });
       CHECK(lazy.state.world.dropColumns(out) == static_cast<int>(out.size()));
       pagedOut += out.size();
       for (ChunkColumn c : out) CHECK_FALSE(lazy.state.world.columnPresent(c));
