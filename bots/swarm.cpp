@@ -93,8 +93,17 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
       std::fprintf(stderr, "%s: failed: %s\n", bot.name.c_str(), bot.error.c_str());
       break;
     }
-    case wire::ServerBody::StepBatch:
-      ++bot.stepsApplied;
+    case wire::ServerBody::Stream:
+      // A swarm bot has no world: it acknowledges the ordered stream's items (so the
+      // server stops resending them) and counts the steps among them.
+      if (const auto* items = msg->body_as_Stream()->items()) {
+        for (const wire::StreamItem* item : *items) {
+          if (!bot.receipt.receive(item->sequence()) || !item->message()) continue;
+          const auto* inner = net::openServerMessage({item->message()->data(), item->message()->size()},
+                                                     net::kMaxServerMessageBytes, itemUnpacked_);
+          if (inner && inner->body_type() == wire::ServerBody::StepBatch) ++bot.stepsApplied;
+        }
+      }
       break;
     case wire::ServerBody::Snapshot: {
       const wire::Snapshot* s = msg->body_as_Snapshot();
@@ -114,6 +123,7 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
       break;
     case wire::ServerBody::GeneratedCellHashes:
     case wire::ServerBody::JoinSnapshot:
+    case wire::ServerBody::StepBatch:  // inside the Stream
     case wire::ServerBody::CellState:
     case wire::ServerBody::Compressed:  // openServerMessage unwraps it
     case wire::ServerBody::JoinChunk:
@@ -160,7 +170,7 @@ void Swarm::sendInputs(SwarmBot& bot) {
   std::size_t n = 0;
   for (std::uint32_t s = first; s <= bot.sequence; ++s) recs[n++] = net::toWire(bot.recent[s % bot.recent.size()]);
   auto vec = fbb_->CreateVectorOfStructs(recs, n);
-  auto body = wire::CreateInputs(*fbb_, vec, bot.snapshotAck);
+  auto body = wire::CreateInputs(*fbb_, vec, bot.snapshotAck, bot.receipt.ack());
   fbb_->Finish(wire::CreateClientMessage(*fbb_, wire::ClientBody::Inputs, body.Union()));
   send(bot, static_cast<std::uint8_t>(wire::ClientBody::Inputs), false);
 }

@@ -19,6 +19,7 @@
 #include "bots/bot_script.h"
 #include "net/account_key.h"
 #include "net/enet_support.h"
+#include "net/stream_receipt.h"
 #include "net/traffic_counters.h"
 #include "sim/core/result.h"
 
@@ -45,6 +46,7 @@ struct SwarmBot {
   std::uint32_t playerId = 0;
   std::uint32_t sequence = 0;        ///< last input sequence sent
   std::uint32_t snapshotAck = 0;     ///< newest snapshot received
+  net::StreamReceipt receipt;        ///< the ordered stream's items received (Inputs.stream_ack)
   std::uint64_t stepsApplied = 0;    ///< StepBatches received
   std::uint64_t snapshots = 0;
   std::uint64_t ticks = 0;           ///< bot ticks since playing
@@ -95,6 +97,7 @@ class Swarm {
   std::vector<SwarmBot> bots_;
   std::unique_ptr<flatbuffers::FlatBufferBuilder> fbb_;
   std::vector<std::uint8_t> unpacked_;  ///< decompressed Compressed messages
+  std::vector<std::uint8_t> itemUnpacked_;  ///< the same for a Stream item
   double startMs_ = 0;
   BotTick scratch_;
 };

@@ -4,10 +4,9 @@
 // - here: the phase machine (transition, fail), sending, the service loop and the
 //   dispatch of server messages, and the public API;
 // - net/client_join.cpp: Hello, AuthChallenge, Welcome, generation on the worker,
-//   the cell hashes, the join stream (JoinChunk, finishJoin) and the messages held
-//   meanwhile;
-// - net/client_playing.cpp: inputs, StepBatch, CellState, Snapshot, Reject and
-//   ActionResults, events;
+//   the cell hashes, the join stream (JoinChunk, finishJoin);
+// - net/client_playing.cpp: inputs, the ordered stream (Stream: StepBatch, CellState,
+//   ActionResults), Snapshot, Reject, events;
 // - net/internal/mirror_stream.*: the streamed mirror's columns (MirrorStream: the
 //   ground and readable discs, teleport timing).
 #include "net/client_connection.h"
@@ -118,7 +117,7 @@ void ClientConnection::Impl::onPacket(const ENetPacket& packet, double nowMs) {
   TrafficCounters& c = stats.received[messageName(msg->body_type())];
   ++c.messages;
   c.bytes += bytes.size();
-  if (holdDuringJoin(*msg, bytes)) return;
+  if (msg->body_type() == wire::ServerBody::CellState) return holdFullState(*msg->body_as_CellState(), bytes);
   handle(*msg, nowMs);
 }
 
@@ -128,14 +127,15 @@ void ClientConnection::Impl::handle(const wire::ServerMessage& msg, double nowMs
     case wire::ServerBody::Reject: return onReject(*msg.body_as_Reject());
     case wire::ServerBody::GeneratedCellHashes: return onCellHashes(*msg.body_as_GeneratedCellHashes());
     case wire::ServerBody::JoinSnapshot: return fail("JoinSnapshot: this protocol joins through JoinChunks");
-    case wire::ServerBody::StepBatch: return onStepBatch(*msg.body_as_StepBatch());
-    case wire::ServerBody::CellState: return onCellState(*msg.body_as_CellState());
+    case wire::ServerBody::Stream: return onStream(*msg.body_as_Stream());
+    case wire::ServerBody::StepBatch: return fail("a StepBatch outside the Stream");
+    case wire::ServerBody::CellState: return fail("a CellState handled outside its place");  // onPacket holds it
     case wire::ServerBody::Snapshot: return onSnapshot(*msg.body_as_Snapshot(), nowMs);
     case wire::ServerBody::Compressed: break;  // openServerMessage unwraps it
     case wire::ServerBody::AuthChallenge: return onAuthChallenge(*msg.body_as_AuthChallenge());
     case wire::ServerBody::JoinChunk: return onJoinChunk(*msg.body_as_JoinChunk());
     case wire::ServerBody::Rejections: return fail("Rejections: retired in protocol 8");
-    case wire::ServerBody::ActionResults: return onActionResults(*msg.body_as_ActionResults());
+    case wire::ServerBody::ActionResults: return fail("ActionResults outside the Stream");
     case wire::ServerBody::NONE: return fail("server message without a body");
   }
   fail("unknown server message type");

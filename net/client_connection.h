@@ -197,7 +197,10 @@ class ClientConnection {
   /// Decays the prediction's visual correction by one rendered frame (call once per
   /// frame; predictor().visualOffset() is the remaining offset to draw).
   void advanceFrame() noexcept;
-  std::uint64_t serverTick() const noexcept;          ///< newest tick applied
+  /// Tick of the newest step applied. Steps with nothing for this client are skipped
+  /// (docs/PROTOCOL.md, The ordered stream), so it trails the server's by up to
+  /// kStepHeartbeatTicks when idle.
+  std::uint64_t serverTick() const noexcept;
   /// True while Playing when every column within kReadableRadiusMetres of the player
   /// is present (always, for a mirror from worldFactory): until then, other threads
   /// must not read the mirror (sound waits).

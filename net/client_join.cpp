@@ -1,8 +1,8 @@
 // ClientConnection's join, Hello to Playing (docs/PROTOCOL.md, Joining): Hello and
 // the AuthChallenge, Welcome, generating the world on the worker thread and checking
 // its hash (the cell hashes name the differing cells), then the join state in
-// JoinChunks, acknowledged as they arrive, applied by finishJoin with the StepBatches
-// and CellStates held meanwhile. Member functions of ClientConnection::Impl
+// JoinChunks, acknowledged as they arrive, applied by finishJoin, which then applies
+// the ordered stream's items that arrived meanwhile. Member functions of ClientConnection::Impl
 // (net/internal/client_impl.h).
 #include <algorithm>
 #include <cmath>
@@ -25,11 +25,6 @@ using internal::hex64;
 using internal::msSince;
 
 namespace {
-
-// StepBatches and CellStates that arrive while the join stream is in flight are held
-// and applied after the join state, in arrival order; a server that sends more than
-// this meanwhile is not one we can follow.
-constexpr std::size_t kMaxHeldJoinBytes = std::size_t{64} << 20;
 
 // Scene names come from the server: only plain file names, so a hostile server
 // cannot make us read outside the scene folder.
@@ -219,7 +214,7 @@ void ClientConnection::Impl::onJoinChunk(const wire::JoinChunk& c) {
 }
 
 // The whole join state arrived: apply it to the generated world, then what the
-// server sent meanwhile (StepBatches from joinTick + 1 on, CellStates), in order.
+// ordered stream brought meanwhile.
 void ClientConnection::Impl::finishJoin() {
   sendJoinProgress();  // the last acknowledgement ends the stream on the server
   const Clock::time_point t0 = Clock::now();
@@ -246,31 +241,7 @@ void ClientConnection::Impl::finishJoin() {
   lastTick = joinTick;
   std::vector<std::uint8_t>().swap(joinBytes);
   transition(ClientPhase::Playing);
-  std::vector<std::vector<std::uint8_t>> replay;
-  replay.swap(held);
-  heldBytes = 0;
-  std::vector<std::uint8_t> scratch;  // not `unpacked`: the JoinChunk being handled may live there
-  for (const std::vector<std::uint8_t>& bytes : replay) {
-    if (!active()) return;
-    const wire::ServerMessage* msg = openServerMessage(bytes, kMaxServerMessageBytes, scratch);
-    if (!msg) return fail("held message no longer verifies");
-    handle(*msg, nowMs);
-  }
-}
-
-// While the join stream is in flight the reliable stream goes on (StepBatches from
-// the join tick on, CellStates): keep them, raw, to apply after the join state.
-bool ClientConnection::Impl::holdDuringJoin(const wire::ServerMessage& msg, std::span<const std::uint8_t> bytes) {
-  if (phase != ClientPhase::AwaitingSnapshot) return false;
-  const wire::ServerBody type = msg.body_type();
-  if (type != wire::ServerBody::StepBatch && type != wire::ServerBody::CellState) return false;
-  if (heldBytes + bytes.size() > kMaxHeldJoinBytes) {
-    fail("over " + std::to_string(kMaxHeldJoinBytes) + " bytes of steps arrived before the join state");
-    return true;
-  }
-  held.emplace_back(bytes.begin(), bytes.end());
-  heldBytes += bytes.size();
-  return true;
+  drainStream();  // what the ordered stream brought meanwhile (steps from joinTick + 1 on)
 }
 
 }  // namespace loam::net

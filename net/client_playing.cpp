@@ -35,8 +35,9 @@ constexpr double kIdleResendMs = 2000.0 / sim::kTicksPerSecond;
 /// prediction may lead by a few metres).
 constexpr double kDropCheckMs = 1000;
 constexpr double kDropMarginMetres = 32;
-/// Refusals remembered so the second copy of an ActionResults tells nothing twice.
-constexpr std::size_t kMaxRefusalsKept = 256;
+/// Stream items and full CellStates held before their turn (while the join state
+/// arrives, or behind a gap): a server that makes us hold more is not one we can follow.
+constexpr std::size_t kMaxHeldBytes = std::size_t{64} << 20;
 
 sim::PlayerState poseState(const wire::PlayerPoseRec& r, sim::PlayerState base) {
   base.position = {r.px(), r.py(), r.pz()};
@@ -78,17 +79,112 @@ void ClientConnection::Impl::sendInputs() {
   for (std::size_t i = pending.size() - n; i < pending.size(); ++i) inputRecs.push_back(toWire(pending[i]));
   fbb.Clear();
   auto vec = fbb.CreateVectorOfStructs(inputRecs.data(), inputRecs.size());
-  auto body = wire::CreateInputs(fbb, vec, newestSnapshot);
+  auto body = wire::CreateInputs(fbb, vec, newestSnapshot, receipt.ack());
   send(wire::ClientBody::Inputs, body.Union(), false);
   lastInputsMs = nowMs;
+  streamAckDue = false;
 }
 
 // The newest input travels in one packet only when no input follows it (the owner
 // paused input): resend the pending ones every few ticks until acknowledged, so a
-// lost last packet cannot leave them unapplied.
+// lost last packet cannot leave them unapplied. The same for the stream: a Stream
+// came (new items, or resends because our acknowledgement was lost), so acknowledge,
+// also while the join state arrives (Inputs without inputs).
 void ClientConnection::Impl::resendIdleInputs() {
-  if (phase != ClientPhase::Playing || !peer || predictor.pending().empty()) return;
-  if (nowMs - lastInputsMs >= kIdleResendMs) sendInputs();
+  if (!peer) return;
+  const bool inputsWaiting = phase == ClientPhase::Playing && !predictor.pending().empty();
+  const bool ackWaiting = streamAckDue && (phase == ClientPhase::Playing || phase == ClientPhase::AwaitingSnapshot);
+  if ((inputsWaiting || ackWaiting) && nowMs - lastInputsMs >= kIdleResendMs) sendInputs();
+}
+
+// ---- the ordered stream -------------------------------------------------------------
+
+void ClientConnection::Impl::onStream(const wire::Stream& s) {
+  if (phase != ClientPhase::AwaitingSnapshot && phase != ClientPhase::Playing)
+    return fail("a Stream before the join");
+  if (!s.items()) return;
+  streamAckDue = true;
+  for (const wire::StreamItem* item : *s.items()) {
+    const std::uint32_t seq = item->sequence();
+    if (receipt.tooFarAhead(seq))
+      return fail("Stream item " + std::to_string(seq) + " is more than " + std::to_string(kMaxStreamAhead) +
+                  " past item " + std::to_string(receipt.ack()));
+    const std::size_t size = item->message() ? item->message()->size() : 0;
+    if (!receipt.receive(seq)) continue;  // a resend (or 0, which is never sent)
+    internal::HeldItem held;
+    held.fullState = item->full_state();
+    if (held.fullState != 0) {
+      if (size != 0) return fail("Stream item " + std::to_string(seq) + " is a mark with a message");
+    } else {
+      // Checked now (on the copy, which is aligned as the verifier wants): what is
+      // held is a message we can apply.
+      if (size != 0) held.message.assign(item->message()->begin(), item->message()->end());
+      const wire::ServerMessage* msg = openServerMessage(held.message, kMaxServerMessageBytes, itemUnpacked);
+      const wire::ServerBody type = msg ? msg->body_type() : wire::ServerBody::NONE;
+      if (type != wire::ServerBody::StepBatch && type != wire::ServerBody::CellState &&
+          type != wire::ServerBody::ActionResults)
+        return fail("Stream item " + std::to_string(seq) + " is not a StepBatch, CellState or ActionResults");
+      if (type == wire::ServerBody::CellState && msg->body_as_CellState()->full())
+        return fail("Stream item " + std::to_string(seq) + " is a full CellState (those come reliably)");
+      // Counted under its own type; the Stream keeps its envelope's bytes.
+      TrafficCounters& own = stats.received[messageName(type)];
+      ++own.messages;
+      own.bytes += size;
+      stats.received[messageName(wire::ServerBody::Stream)].bytes -= size;
+    }
+    heldBytes += size;
+    if (heldBytes > kMaxHeldBytes)
+      return fail("over " + std::to_string(kMaxHeldBytes) + " bytes of the stream held before their turn");
+    streamItems.emplace(seq, std::move(held));
+  }
+  drainStream();
+}
+
+void ClientConnection::Impl::holdFullState(const wire::CellState& c, std::span<const std::uint8_t> bytes) {
+  if (phase != ClientPhase::AwaitingSnapshot && phase != ClientPhase::Playing)
+    return fail("a CellState before the join");
+  if (!c.full()) return fail("an incremental CellState outside the Stream");
+  heldBytes += bytes.size();
+  if (heldBytes > kMaxHeldBytes)
+    return fail("over " + std::to_string(kMaxHeldBytes) + " bytes of the stream held before their turn");
+  fullStates.emplace_back(bytes.begin(), bytes.end());
+  drainStream();
+}
+
+void ClientConnection::Impl::drainStream() {
+  while (phase == ClientPhase::Playing && !streamItems.empty() && streamItems.begin()->first == streamApplied + 1) {
+    internal::HeldItem& item = streamItems.begin()->second;
+    const std::vector<std::uint8_t>* bytes = &item.message;
+    if (item.fullState != 0) {
+      if (item.fullState != fullStatesApplied + 1)
+        return fail("Stream item " + std::to_string(streamApplied + 1) + " marks full CellState " +
+                    std::to_string(item.fullState) + " after " + std::to_string(fullStatesApplied));
+      if (fullStates.empty()) return;  // it is still on its way
+      bytes = &fullStates.front();
+    }
+    const wire::ServerMessage* msg = openServerMessage(*bytes, kMaxServerMessageBytes, itemUnpacked);
+    if (!msg) return fail("a held stream message no longer verifies");
+    heldBytes -= bytes->size();
+    if (item.fullState != 0) {
+      ++fullStatesApplied;
+      onCellState(*msg->body_as_CellState());
+      fullStates.pop_front();
+    } else {
+      applyStreamItem(*msg);
+    }
+    streamItems.erase(streamItems.begin());
+    ++streamApplied;
+    if (!active()) return;
+  }
+}
+
+void ClientConnection::Impl::applyStreamItem(const wire::ServerMessage& msg) {
+  switch (msg.body_type()) {
+    case wire::ServerBody::StepBatch: return onStepBatch(*msg.body_as_StepBatch());
+    case wire::ServerBody::CellState: return onCellState(*msg.body_as_CellState());
+    case wire::ServerBody::ActionResults: return onActionResults(*msg.body_as_ActionResults());
+    default: return fail("a Stream item of the wrong type");  // onStream checked: never
+  }
 }
 
 void ClientConnection::Impl::dropFarCells() {
@@ -142,10 +238,11 @@ void ClientConnection::Impl::sendColumnHashes() {
 }
 
 void ClientConnection::Impl::onStepBatch(const wire::StepBatch& b) {
-  if (phase != ClientPhase::Playing) return;
-  if (b.tick() != lastTick + 1)
+  // The stream puts steps in order; a step with nothing for us is skipped (at most
+  // kStepHeartbeatTicks in a row), so ticks only grow.
+  if (b.tick() <= lastTick)
     return fail("StepBatch tick " + std::to_string(b.tick()) + " after " + std::to_string(lastTick) +
-                " (steps must arrive in order)");
+                " (steps must follow in order)");
   // Decode the batch into the mirror's step records, then follow it with
   // sim::applyStep: the code the mirror test proves against the server's state.
   sim::StepRecords step;
@@ -400,25 +497,19 @@ void ClientConnection::Impl::onReject(const wire::Reject& r) {
   fail(std::string("server rejected us: ") + rejectCodeName(code) + (r.text() ? ": " + r.text()->str() : std::string()));
 }
 
-/// What became of our actions (to us alone, after the StepBatch of the step that
-/// applied or refused them; an unreliable copy may come first): settles their
-/// predictions; refusals go to the events once, for the HUD. An applied answer
-/// settles only once the mirror holds that step (the reliable copy follows its
-/// StepBatch; an early unreliable one is left to it). A sequence we never sent is a
+/// What became of our actions (to us alone, in the stream after the StepBatch of the
+/// step that applied or refused them, so the mirror holds that step): settles their
+/// predictions; refusals go to the events, for the HUD. A sequence we never sent is a
 /// server bug or an attack; one not pending (chat, or answered) is nothing to do.
 void ClientConnection::Impl::onActionResults(const wire::ActionResults& r) {
-  if (phase != ClientPhase::Playing || !r.results()) return;  // nothing sent before Playing
+  if (!r.results()) return;
   for (const wire::ActionResultRec* rec : *r.results()) {
     if (!validActionResult(*rec) || rec->sequence() == 0 || rec->sequence() > lastActionSent)
       return fail("ActionResults " + std::to_string(r.tick()) + ": action " + std::to_string(rec->sequence()) +
                   " was never sent, or a bad record");
-    if (rec->outcome() == kActionApplied) {
-      if (r.tick() <= lastTick) predicted.settle(rec->sequence(), true, mirror->world, nowMs);
-      continue;
-    }
-    predicted.settle(rec->sequence(), false, mirror->world, nowMs);
-    if (!refusalsTold.insert(rec->sequence()).second) continue;  // the other copy told it
-    if (refusalsTold.size() > kMaxRefusalsKept) refusalsTold.erase(refusalsTold.begin());
+    const bool applied = rec->outcome() == kActionApplied;
+    predicted.settle(rec->sequence(), applied, mirror->world, nowMs);
+    if (applied) continue;
     pushEvent(sim::CommandRejectedEvent{playerId, rec->sequence(), rec->command(),
                                         static_cast<sim::RejectReason>(rec->reason())});
   }

@@ -11,14 +11,15 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 8;  // 6: edits by interest (StepBatch.cells, full
+inline constexpr std::uint32_t kProtocolVersion = 9;  // 6: edits by interest (StepBatch.cells, full
                                                       // CellStates carry bricks; Hello.reach_metres)
                                                       // 7: ColumnHashes (generation checks)
                                                       // 8: Action.sequence, ActionResults (predicted edits)
+                                                      // 9: the ordered stream (Stream, Inputs.stream_ack)
 
 /// ENet channels.
-inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, steps, cell states, actions
-inline constexpr std::uint8_t kChannelUnreliable = 1;  ///< sequenced, unreliable: inputs, snapshots
+inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, full cell states, actions
+inline constexpr std::uint8_t kChannelUnreliable = 1;  ///< sequenced, unreliable: inputs, snapshots, the Stream
 inline constexpr std::size_t kChannelCount = 2;
 
 /// Largest server message a client accepts and the server sends (both ENet hosts are
@@ -34,6 +35,18 @@ inline constexpr std::uint32_t kSnapshotRing = 32;
 
 /// Server messages larger than this are sent as Compressed when zstd makes them smaller.
 inline constexpr std::size_t kCompressAboveBytes = 256;
+
+/// The ordered stream (docs/PROTOCOL.md, The ordered stream): steps, incremental cell
+/// states and action results, sent unreliably and resent by the server until the
+/// client acknowledges them (Inputs.stream_ack), so a lost datagram costs a tick, not
+/// a retransmission timeout that holds every later message.
+inline constexpr std::size_t kStreamDatagramBytes = 1200;  ///< a Stream holds items up to this (one bigger item alone)
+/// Items unacknowledged beyond this many are never sent (the client holds at most
+/// this many ahead of what it applied; the server calls such a client too slow).
+inline constexpr std::uint32_t kMaxStreamAhead = 16384;
+/// A client is sent a StepBatch at least this often (ticks), even when its steps hold
+/// nothing for it: its mirror's tick (time of day) follows the server's.
+inline constexpr std::uint64_t kStepHeartbeatTicks = 30;
 
 /// Limits the server enforces on what clients send.
 inline constexpr std::size_t kMaxClientPacketBytes = 2048;   ///< larger packets are dropped and counted

@@ -75,6 +75,7 @@ struct ServerHost::Impl {
   HostCore core;  // first: the parts below hold a reference to it
   host::Inbound inbound{core};
   host::StepBatchSender stepBatch{core};
+  host::StreamSender streams{core};
   host::CellSync cells{core};
   host::ColumnChecks columnChecks{core};
   host::Snapshots snapshots{core};
@@ -150,9 +151,13 @@ struct ServerHost::Impl {
           if ((t + core.indexOf(s)) % kBacklogCheckEvery == 0) {
             // The join stream has its own window: a large world stays joinable.
             const std::uint64_t queued = reliableBacklog(s.peer);
-            const std::uint64_t backlog = queued - std::min(queued, host::JoinStreams::inFlight(s));
-            if (backlog > core.config.reliableBacklogCapBytes) {
-              core.reject(s, RejectCode::TooSlow, "reliable backlog " + std::to_string(backlog) + " bytes");
+            const std::uint64_t reliable = queued - std::min(queued, host::JoinStreams::inFlight(s));
+            const std::uint64_t backlog = reliable + s.stream.unackedBytes;
+            if (backlog > core.config.reliableBacklogCapBytes || s.stream.unacked.size() > kMaxStreamAhead) {
+              core.reject(s, RejectCode::TooSlow,
+                          "backlog " + std::to_string(backlog) + " bytes (" + std::to_string(reliable) +
+                              " reliable, " + std::to_string(s.stream.unacked.size()) +
+                              " stream items not acknowledged)");
             }
           }
           break;
@@ -244,6 +249,7 @@ struct ServerHost::Impl {
       cells.sendCatchUp(s);
     }
     cells.endCatchUp();
+    streams.send();
   }
 
   void collectHostTotals() noexcept {
@@ -431,6 +437,7 @@ ServerStats ServerHost::stats() const {
     if (s.phase != Phase::Free) ++st.peers;
     if (s.phase == Phase::Playing) ++st.players;
     if (s.phase == Phase::Playing) st.cellsBehind += s.cellsBehind;
+    if (s.phase == Phase::Playing) st.streamUnacked += s.stream.unacked.size();
   }
   st.bytesIn += core.host->totalReceivedData;
   st.bytesOut += core.host->totalSentData;

@@ -132,6 +132,9 @@ struct ServerStats : ServerCounters {
   /// sent whole yet (budget, or the per-tick cap), summed over the clients as of their
   /// last catch-up: 0 once every client holds what is near it.
   std::uint64_t cellsBehind = 0;
+  /// Ordered-stream items playing clients have not acknowledged, summed: 0 once every
+  /// client has everything the server queued for it.
+  std::uint64_t streamUnacked = 0;
   std::uint32_t peers = 0;                 ///< ENet peers connected
   std::map<std::string, TrafficCounters> sent;      ///< by ServerBody name
   std::map<std::string, TrafficCounters> received;  ///< by ClientBody name

@@ -461,6 +461,7 @@ const char* messageName(wire::ServerBody type) noexcept {
     case wire::ServerBody::JoinChunk: return "JoinChunk";
     case wire::ServerBody::Rejections: return "Rejections";
     case wire::ServerBody::ActionResults: return "ActionResults";
+    case wire::ServerBody::Stream: return "Stream";
   }
   return "Unknown";  // a value from the wire outside the union
 }

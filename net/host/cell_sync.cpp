@@ -191,18 +191,17 @@ void CellSync::sendIncremental(const sim::StepOutput& out) {
     std::uint64_t& v = cellVersion_[cell];
     const std::uint64_t prev = v;
     v = T;
-    ENetPacket* packet = nullptr;
+    SharedMessage message;
     for (Session& s : core_.sessions) {
       if (!follows(s, cell, prev, T)) continue;
-      if (!packet) {
+      if (!message) {
         buildCellState(cellOfKey(cell), false, std::span(waterByCell_).subspan(wi, we - wi),
                        std::span(fireByCell_).subspan(fi, fe - fi));
-        packet = core_.packetFromBuilder(ENET_PACKET_FLAG_RELIABLE);
-        if (!packet) break;
+        message = core_.messageFromBuilder();
       }
-      if (core_.send(s, kChannelReliable, packet, wire::ServerBody::CellState)) s.cellTicks[cell] = T;
+      queueMessage(s, wire::ServerBody::CellState, message);
+      s.cellTicks[cell] = T;
     }
-    HostCore::releaseIfUnsent(packet);
     wi = we;
     fi = fe;
   }
@@ -258,6 +257,7 @@ void CellSync::sendCatchUp(Session& s) {
       fullCellPackets_.emplace_back(cell, packet);
     }
     if (core_.send(s, kChannelReliable, packet, wire::ServerBody::CellState)) {
+      queueFullStateMark(s);  // where the client applies it among the stream's items
       s.cellTicks[cell] = core_.state.tick;
       --s.cellsBehind;
     } else {

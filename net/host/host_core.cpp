@@ -32,6 +32,13 @@ void HostCore::transition(Session& s, Phase to) {
   s.phase = to;
   s.phaseTick = state.tick;
   if (to == Phase::Connected) s.connectedAt = std::chrono::steady_clock::now();
+  // The ordered stream carries what a playing client applies in order; it ends with play.
+  if (to == Phase::Playing) {
+    s.stream.open = true;
+    s.stream.lastStepTick = state.tick;
+  } else {
+    s.stream.reset();
+  }
   if (to == Phase::Playing && !s.joinStreaming) {  // a join stream counts when it is acknowledged
     stats.countJoinTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - s.connectedAt).count());
   }
@@ -42,6 +49,16 @@ ENetPacket* HostCore::packetFromBuilder(std::uint32_t flags, bool compress) {
       compressServerMessage(fbb.GetBufferPointer(), fbb.GetSize(), compressedFbb_, compressScratch_))
     return enet_packet_create(compressedFbb_.GetBufferPointer(), compressedFbb_.GetSize(), flags);
   return enet_packet_create(fbb.GetBufferPointer(), fbb.GetSize(), flags);
+}
+
+SharedMessage HostCore::messageFromBuilder() {
+  if (fbb.GetSize() > kCompressAboveBytes &&
+      compressServerMessage(fbb.GetBufferPointer(), fbb.GetSize(), compressedFbb_, compressScratch_)) {
+    const std::uint8_t* p = compressedFbb_.GetBufferPointer();
+    return std::make_shared<const std::vector<std::uint8_t>>(p, p + compressedFbb_.GetSize());
+  }
+  const std::uint8_t* p = fbb.GetBufferPointer();
+  return std::make_shared<const std::vector<std::uint8_t>>(p, p + fbb.GetSize());
 }
 
 bool HostCore::send(Session& s, std::uint8_t channel, ENetPacket* packet, wire::ServerBody type, bool charge) {

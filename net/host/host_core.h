@@ -17,6 +17,7 @@
 #include "net/enet_support.h"
 #include "net/host/host_stats.h"
 #include "net/host/join_rate.h"
+#include "net/host/ordered_stream.h"
 #include "net/host/session.h"
 #include "net/server_host.h"
 #include "sim/systems/sim_state.h"
@@ -65,6 +66,9 @@ struct HostCore {
   /// CellState) are compressed once for every client; per-client snapshots are not
   /// (300 clients x 30 Hz of zstd cost more CPU than the bytes saved).
   ENetPacket* packetFromBuilder(std::uint32_t flags, bool compress = true);
+  /// The builder's finished message as a Stream item's bytes, compressed as
+  /// packetFromBuilder does (shared by every session that queues it).
+  SharedMessage messageFromBuilder();
   /// Sends a (possibly shared) packet to one peer, counting it and (with `charge`)
   /// charging the peer's budget. Returns false when ENet refused (the caller owns an
   /// unsent packet).

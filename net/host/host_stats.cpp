@@ -10,6 +10,11 @@ void HostStats::countSent(wire::ServerBody type, std::size_t bytes) noexcept {
   c.bytes += bytes;
 }
 
+void HostStats::moveSent(wire::ServerBody from, wire::ServerBody to, std::size_t bytes) noexcept {
+  sent[static_cast<std::size_t>(from)].bytes -= bytes;
+  countSent(to, bytes);
+}
+
 void HostStats::countReceived(wire::ClientBody type, std::size_t bytes) noexcept {
   TrafficCounters& c = received[static_cast<std::size_t>(type)];
   ++c.messages;

@@ -23,6 +23,9 @@ struct HostStats : ServerCounters {
   std::array<TrafficCounters, kClientBodyCount> received{};  ///< by ClientBody
 
   void countSent(wire::ServerBody type, std::size_t bytes) noexcept;
+  /// Moves `bytes` counted as sent under `from` to `to`, as one message of `to` (a
+  /// Stream's items are counted under their own types).
+  void moveSent(wire::ServerBody from, wire::ServerBody to, std::size_t bytes) noexcept;
   void countReceived(wire::ClientBody type, std::size_t bytes) noexcept;
   /// One session reached Playing `seconds` after its ENet connect.
   void countJoinTime(double seconds) noexcept;

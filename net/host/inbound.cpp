@@ -392,7 +392,9 @@ bool Inbound::onInputs(Session& s, const wire::Inputs& msg) {
       prev = r->sequence();
     }
   }
+  if (msg.stream_ack() >= s.stream.nextSequence) return false;  // acknowledges an item never sent
   if (msg.snapshot_ack() > s.ackedSeq) s.ackedSeq = msg.snapshot_ack();
+  acknowledgeStream(s, msg.stream_ack());
   if (list) {
     for (const wire::InputRec* r : *list) {
       if (r->sequence() <= s.newestInput) continue;  // already queued or applied

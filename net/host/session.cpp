@@ -53,6 +53,7 @@ void Session::reset() noexcept {
   issued.clear();
   refused.clear();
   columnChecks.clear();
+  stream.reset();
   tokens = 0;
   hasPos = false;
   pos = {};

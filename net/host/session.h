@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "net/account_key.h"
+#include "net/host/ordered_stream.h"
 #include "net/protocol.h"
 #include "sim/core/short_text.h"
 #include "sim/step/commands.h"
@@ -202,6 +203,7 @@ struct Session {
   sim::Vec3i catchUpPos;             ///< where the last catch-up scan looked from
   bool catchUpDue = true;            ///< scan again even if the player did not move
   std::uint32_t cellsBehind = 0;     ///< stale cells in reach left for later at the last scan
+  StreamOut stream;                  ///< the ordered stream (open while Playing)
   /// Generated columns the client reported (ColumnHashes) and ColumnChecks has not
   /// looked at yet, oldest first, at most kMaxPendingColumnChecks.
   std::deque<sim::GeneratedColumnHash> columnChecks;

@@ -50,20 +50,28 @@ void StepBatchSender::send(const sim::StepOutput& out, const CellSync& cells, Sn
     return std::lexicographical_compare(ga.begin(), ga.end(), gb.begin(), gb.end());
   };
   std::stable_sort(order_.begin(), order_.end(), groupsLess);
+  // What every client gets; a client whose cells the step did not touch either, and
+  // nothing at all means its StepBatch is skipped (up to kStepHeartbeatTicks).
+  const bool shared = !eventRecs_.empty() || !chat_.empty() || !joined_.empty() || !leftIds_.empty() ||
+                      !weatherBytes_.empty();
   for (std::size_t i = 0; i < order_.size();) {
     const auto chosen = cells.groupsOf(order_[i]);
     std::size_t end = i + 1;
     while (end < order_.size() && std::ranges::equal(cells.groupsOf(order_[end]), chosen)) ++end;
-    build(cells.editGroups(), chosen);
-    ENetPacket* packet = core_.packetFromBuilder(ENET_PACKET_FLAG_RELIABLE);
-    if (!packet) return;
+    SharedMessage message;
     for (std::size_t k = i; k < end; ++k) {
-      core_.send(core_.sessions[order_[k]], kChannelReliable, packet, wire::ServerBody::StepBatch);
+      Session& s = core_.sessions[order_[k]];
+      if (!shared && chosen.empty() && s.stream.lastStepTick + kStepHeartbeatTicks > tick_) continue;
+      if (!message) {
+        build(cells.editGroups(), chosen);
+        message = core_.messageFromBuilder();
+      }
+      queueMessage(s, wire::ServerBody::StepBatch, message);
+      s.stream.lastStepTick = tick_;
     }
-    HostCore::releaseIfUnsent(packet);
     i = end;
   }
-  sendActionResults();
+  queueActionResults();
 }
 
 void StepBatchSender::build(std::span<const EditGroup> groups, std::span<const std::uint32_t> chosen) {
@@ -82,13 +90,18 @@ void StepBatchSender::build(std::span<const EditGroup> groups, std::span<const s
     const EditGroup& e = groups[g];
     cellOffsets_.push_back(wire::CreateCellEdits(fbb, e.cell.x, e.cell.z, fbb.CreateVector(e.bytes), e.hash));
   }
-  auto b = wire::CreateStepBatch(fbb, tick_, fbb.CreateVectorOfStructs(eventRecs_), fbb.CreateVector(chatOffsets_),
-                                 fbb.CreateVector(joinedOffsets_), fbb.CreateVector(leftIds_),
-                                 fbb.CreateVector(weatherBytes_), fbb.CreateVector(cellOffsets_));
+  // Empty lists are left out (absent fields cost nothing; an idle step is small).
+  const auto events = eventRecs_.empty() ? 0 : fbb.CreateVectorOfStructs(eventRecs_);
+  const auto chat = chatOffsets_.empty() ? 0 : fbb.CreateVector(chatOffsets_);
+  const auto joined = joinedOffsets_.empty() ? 0 : fbb.CreateVector(joinedOffsets_);
+  const auto left = leftIds_.empty() ? 0 : fbb.CreateVector(leftIds_);
+  const auto weather = weatherBytes_.empty() ? 0 : fbb.CreateVector(weatherBytes_);
+  const auto cellEdits = cellOffsets_.empty() ? 0 : fbb.CreateVector(cellOffsets_);
+  auto b = wire::CreateStepBatch(fbb, tick_, events, chat, joined, left, weather, cellEdits);
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::StepBatch, b.Union()));
 }
 
-void StepBatchSender::sendActionResults() {
+void StepBatchSender::queueActionResults() {
   const std::uint64_t T = core_.state.tick;
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   for (Session& s : core_.sessions) {
@@ -116,11 +129,9 @@ void StepBatchSender::sendActionResults() {
     const auto recs = fbb.CreateVectorOfStructs(results_);
     fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::ActionResults,
                                          wire::CreateActionResults(fbb, T, recs).Union()));
-    core_.sendOwn(s, kChannelReliable, ENET_PACKET_FLAG_RELIABLE, wire::ServerBody::ActionResults);
-    // A copy on the unreliable channel is not held behind a lost StepBatch: a
-    // refusal usually reaches the client a round trip after the action, whatever the
-    // reliable channel is retransmitting (docs/PROTOCOL.md, Predicted edits).
-    core_.sendOwn(s, kChannelUnreliable, 0, wire::ServerBody::ActionResults);
+    const std::uint8_t* p = fbb.GetBufferPointer();
+    queueMessage(s, wire::ServerBody::ActionResults,
+                 std::make_shared<const std::vector<std::uint8_t>>(p, p + fbb.GetSize()));
   }
 }
 

@@ -1,12 +1,13 @@
 // StepBatchSender: the StepBatch, what every playing peer gets after each step to
 // follow the simulation: the shared streams (events, chat, joins and leaves,
 // weather) and the edits of the touched cells the peer holds, with their hashes
-// (CellSync::routeEdits decides which). Peers that get the same cells share one
-// encoding and one ENet packet (in a crowd, or where nothing was edited, everyone
-// does). Players' movement sounds are left out: they go to the snapshots of
+// (CellSync::routeEdits decides which). It goes in each peer's ordered stream
+// (net/host/ordered_stream.h). Peers that get the same cells share one encoding (in
+// a crowd, or where nothing was edited, everyone does). A step with nothing for a
+// peer is not queued for it, except every kStepHeartbeatTicks. Players' movement sounds are left out: they go to the snapshots of
 // peers within hearing range (Snapshots). So are refused commands: what became of
 // each player's actions (applied, or refused and why) goes to that player alone, in
-// an ActionResults message right after the StepBatch (what one player tried and was
+// an ActionResults message, queued right after the StepBatch (what one player tried and was
 // refused is nobody else's business, and a crowd of refused commands would
 // otherwise grow everyone's batch); its client predicts its own edits and settles
 // them by it. Internal to ServerHost
@@ -28,7 +29,7 @@ class StepBatchSender {
  public:
   explicit StepBatchSender(HostCore& core) noexcept : core_(core) {}
 
-  /// Encodes the step's output and sends it to every playing peer with the edit
+  /// Encodes the step's output and queues it for every playing peer with the edit
   /// groups `cells` routed to it; movement sounds go to `snapshots` instead, and
   /// the outcome of each action to its sender (ActionResults).
   void send(const sim::StepOutput& out, const CellSync& cells, Snapshots& snapshots);
@@ -36,10 +37,10 @@ class StepBatchSender {
  private:
   /// Builds the StepBatch with these edit groups into the core's builder.
   void build(std::span<const EditGroup> groups, std::span<const std::uint32_t> chosen);
-  /// One ActionResults message per playing session whose actions were in this
-  /// step (Session::issued: applied unless the step refused it) or were refused on
-  /// arrival (Session::refused: RateLimited).
-  void sendActionResults();
+  /// Queues one ActionResults message per playing session whose actions were in
+  /// this step (Session::issued: applied unless the step refused it) or were refused
+  /// on arrival (Session::refused: RateLimited).
+  void queueActionResults();
 
   HostCore& core_;
   // Scratch (capacity reused).

@@ -4,10 +4,9 @@
 // - net/client_connection.cpp: the phase machine, sending, the service loop and the
 //   dispatch of server messages, and the public API;
 // - net/client_join.cpp: Hello, AuthChallenge, Welcome, generation on the worker,
-//   the cell hashes, the join stream (JoinChunk, finishJoin) and the messages held
-//   meanwhile;
-// - net/client_playing.cpp: inputs, StepBatch, CellState, Snapshot, Reject and
-//   ActionResults, events.
+//   the cell hashes, the join stream (JoinChunk, finishJoin);
+// - net/client_playing.cpp: inputs, the ordered stream (Stream: StepBatch, CellState,
+//   ActionResults), Snapshot, Reject, events.
 // The streamed mirror's columns are a MirrorStream (net/internal/mirror_stream.h).
 // Nothing outside those files includes this.
 #pragma once
@@ -19,6 +18,7 @@
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -34,6 +34,7 @@
 #include "net/internal/client_clock.h"
 #include "net/internal/mirror_stream.h"
 #include "net/protocol.h"
+#include "net/stream_receipt.h"
 #include "net/wire.h"
 #include "sim/save/save.h"
 #include "sim/step/mirror.h"
@@ -57,6 +58,13 @@ struct SnapEntry {
   std::uint64_t tick = 0;
   std::vector<wire::PlayerPoseRec> players;  // sorted by id
   std::vector<wire::AnimalRec> animals;      // sorted by id
+};
+
+/// A Stream item that arrived and waits for its turn: a server message (raw, as sent:
+/// possibly Compressed), or the mark of full CellState number fullState.
+struct HeldItem {
+  std::uint32_t fullState = 0;
+  std::vector<std::uint8_t> message;
 };
 
 }  // namespace internal
@@ -106,7 +114,6 @@ struct ClientConnection::Impl {
   std::uint32_t lastActionSent = 0;  // Action.sequence of the newest action sent
   PredictedEdits predicted;
   std::vector<sim::Event> predictEvents;  // sendAction's scratch
-  std::set<std::uint32_t> refusalsTold;   // sequences whose refusal went to the events (the newest)
   double nowMs = 0;         // the owner's clock at the last service()
   double lastInputsMs = 0;  // when Inputs were last sent
   double lastDropCheckMs = 0;  // when dropFarCells last looked
@@ -136,11 +143,21 @@ struct ClientConnection::Impl {
   std::uint32_t joinTotal = 0;               // JoinChunk.total
   std::vector<std::uint8_t> joinBytes;       // the stream so far (grows as it arrives)
   std::uint32_t joinAcked = 0;               // received_bytes last sent
-  std::vector<std::vector<std::uint8_t>> held;  // reliable messages held while joining, raw
-  std::size_t heldBytes = 0;
+
+  // The ordered stream (docs/PROTOCOL.md, The ordered stream): items arrive in any
+  // order, more than once, from the join on; they are applied in sequence once
+  // Playing. A full CellState arrives reliably and waits for its mark.
+  StreamReceipt receipt;       // which items arrived (Inputs.stream_ack)
+  bool streamAckDue = false;   // a Stream came since the last Inputs
+  std::map<std::uint32_t, internal::HeldItem> streamItems;  // arrived, not applied, by sequence
+  std::uint32_t streamApplied = 0;                        // every item up to this was applied
+  std::deque<std::vector<std::uint8_t>> fullStates;        // full CellStates (raw) waiting for their marks
+  std::uint32_t fullStatesApplied = 0;
+  std::size_t heldBytes = 0;   // streamItems' and fullStates' bytes (at most kMaxHeldBytes)
 
   bool challengeAnswered = false;  // onAuthChallenge ran (once, before Welcome)
   std::vector<std::uint8_t> unpacked;  ///< decompressed Compressed messages
+  std::vector<std::uint8_t> itemUnpacked;  ///< the same for the Stream item being applied
 
   // ---- net/client_connection.cpp: phase machine, sending, service loop, dispatch --
   ~Impl();
@@ -163,7 +180,6 @@ struct ClientConnection::Impl {
   void onCellHashes(const wire::GeneratedCellHashes& g);
   void onJoinChunk(const wire::JoinChunk& c);
   void finishJoin();
-  bool holdDuringJoin(const wire::ServerMessage& msg, std::span<const std::uint8_t> bytes);
 
   // ---- net/client_playing.cpp: inputs and the streams while Playing -----------------
   void sendInputs();
@@ -172,6 +188,14 @@ struct ClientConnection::Impl {
   void dropFarCells();
   void sendColumnHashes();
   bool cellDropped(sim::CellCoord c) const { return droppedCells.contains(sim::cellKey(c)); }
+  /// Keeps the new items of a Stream, then applies what is due.
+  void onStream(const wire::Stream& s);
+  /// A full CellState from the reliable channel (raw bytes as received): waits for its mark.
+  void holdFullState(const wire::CellState& c, std::span<const std::uint8_t> bytes);
+  /// Applies the held items in sequence while Playing, up to the first that has not
+  /// arrived (or a mark whose CellState has not).
+  void drainStream();
+  void applyStreamItem(const wire::ServerMessage& msg);
   void onStepBatch(const wire::StepBatch& b);
   void pushEvent(const sim::Event& e);
   void checkHashes(const wire::StepBatch& b);

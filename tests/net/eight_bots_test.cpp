@@ -389,10 +389,9 @@ TEST_CASE("eight full bots 2 km apart on highlands at 150 ms and 5 % loss: actio
   });
   MESSAGE("cells behind at the end: " << host.stats().cellsBehind);
   const Clock::time_point drainEnd = Clock::now() + std::chrono::seconds(10);
-  auto caughtUp = [&] {
-    return std::all_of(bots.begin(), bots.end(),
-                       [&](const Bot& b) { return b.conn->serverTick() == host.state().tick; });
-  };
+  // Every bot has every item of its ordered stream (a step with nothing for it is
+  // skipped: its tick may trail the server's by up to kStepHeartbeatTicks).
+  auto caughtUp = [&] { return host.stats().streamUnacked == 0; };
   while (drained && !failed() && !caughtUp() && Clock::now() < drainEnd) {
     for (Bot& b : bots) b.conn->service(nowMs(), 0);
     host.waitForInput(0);
@@ -424,7 +423,8 @@ TEST_CASE("eight full bots 2 km apart on highlands at 150 ms and 5 % loss: actio
                    << b.ignites[1]);
     CHECK(s.desyncCount == 0);
     CHECK(s.holesMet == 0);
-    CHECK(c.serverTick() == server.tick);
+    CHECK(c.serverTick() <= server.tick);
+    CHECK(c.serverTick() + net::kStepHeartbeatTicks > server.tick);
     CHECK(b.sent[0][0] >= 8);
     CHECK(b.digs[0] >= 2);
     CHECK(b.placed[0] > 0);

@@ -132,16 +132,14 @@ TEST_CASE("two full bots stream highlands with the server: no desync, exact pred
     if (playing() && played > playSteps + 60 && acknowledged) break;
     pacing.wait();
   }
-  // Drain: the bots apply the server's last step.
+  // Drain: the bots have every item of their ordered streams (the server's last step
+  // among them, unless it held nothing for them).
   const Clock::time_point drainEnd = Clock::now() + std::chrono::seconds(10);
   bool drained = false;
   while (!drained && !failed() && Clock::now() < drainEnd) {
-    drained = true;
-    for (Bot& b : bots) {
-      b.conn->service(nowMs(), 0);
-      drained = drained && b.conn->serverTick() == host.state().tick;
-    }
+    for (Bot& b : bots) b.conn->service(nowMs(), 0);
     host.waitForInput(0);
+    drained = host.stats().streamUnacked == 0;
     pacing.wait();
   }
 
@@ -160,8 +158,9 @@ TEST_CASE("two full bots stream highlands with the server: no desync, exact pred
     CHECK(s.holesMet == 0);
     CHECK(s.desyncCount == 0);
     CHECK(s.prediction.corrections == 0);
-    CHECK(s.stepsApplied > playSteps / 2);
-    CHECK(c.serverTick() == host.state().tick);
+    CHECK(s.stepsApplied > playSteps / 2 / net::kStepHeartbeatTicks);
+    CHECK(c.serverTick() <= host.state().tick);
+    CHECK(c.serverTick() + net::kStepHeartbeatTicks > host.state().tick);
     // Interest follows residency: each mirror holds the cells within its reach (the
     // runner is 150 m from the spawn's digs), and those equal the server's.
     const sim::Vec3i p = host.state().findPlayer(c.playerId())->motion.position;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "net/protocol.h"
+#include "net/stream_receipt.h"
 #include "sim/step/commands.h"
 
 using namespace loam;
@@ -379,7 +380,7 @@ std::vector<Bytes> validClientMessages() {
     std::vector<wire::InputRec> inputs;
     for (std::uint32_t i = 0; i < kMaxInputsPerMessage; ++i)
       inputs.push_back(toWire(sim::PlayerInput{100 + i, 1, -1, static_cast<std::uint16_t>(i * 1000), 3, 1}));
-    return wire::CreateInputsDirect(fbb, &inputs, 55).Union();
+    return wire::CreateInputsDirect(fbb, &inputs, 55, 9).Union();
   }));
   v.push_back(actionMessage(wire::ActionBody::Dig, [](flatbuffers::FlatBufferBuilder& fbb) {
     return wire::CreateDig(fbb, 1, 2, 3, 4).Union();
@@ -491,6 +492,15 @@ std::vector<Bytes> validServerMessages() {
     const std::vector<std::uint8_t> bytes(1000, 3);
     return wire::CreateJoinChunkDirect(fbb, 99, 32768, 40000, &bytes).Union();
   }));
+  // A Stream: an ActionResults item, then the mark of full CellState 2.
+  {
+    const Bytes results = v[v.size() - 3];  // the ActionResults above
+    v.push_back(serverMessage(wire::ServerBody::Stream, [&](flatbuffers::FlatBufferBuilder& fbb) {
+      std::vector<flatbuffers::Offset<wire::StreamItem>> items{wire::CreateStreamItemDirect(fbb, 7, 0, &results),
+                                                               wire::CreateStreamItemDirect(fbb, 8, 2, nullptr)};
+      return wire::CreateStreamDirect(fbb, &items).Union();
+    }));
+  }
   return v;
 }
 
@@ -739,4 +749,25 @@ TEST_CASE("validActionResult takes what a server sends and nothing else") {
   CHECK_FALSE(validActionResult(rec(kActionRejected, beyond, dig)));
   CHECK_FALSE(validActionResult(rec(2, 0, dig)));  // no third outcome
   CHECK_FALSE(validActionResult(rec(kActionApplied, 0, kCommandKindCount)));
+}
+
+TEST_CASE("a StreamReceipt acknowledges what arrived without a gap, once each, and refuses what is too far ahead") {
+  StreamReceipt r;
+  CHECK(r.ack() == 0);
+  CHECK_FALSE(r.receive(0));  // never sent
+  CHECK(r.receive(2));        // ahead of a gap: kept, not acknowledged
+  CHECK(r.ack() == 0);
+  CHECK_FALSE(r.receive(2));  // a resend
+  CHECK(r.receive(1));        // the gap fills: both acknowledged
+  CHECK(r.ack() == 2);
+  CHECK_FALSE(r.receive(1));
+  CHECK(r.receive(4));
+  CHECK(r.receive(5));
+  CHECK(r.ack() == 2);
+  CHECK(r.receive(3));
+  CHECK(r.ack() == 5);
+  CHECK_FALSE(r.tooFarAhead(5 + kMaxStreamAhead));
+  CHECK(r.tooFarAhead(6 + kMaxStreamAhead));
+  CHECK_FALSE(r.receive(6 + kMaxStreamAhead));
+  CHECK(r.ack() == 5);
 }

@@ -24,6 +24,7 @@
 #include "loam_generated.h"
 #include "net/protocol.h"
 #include "net/server_host.h"
+#include "net/stream_receipt.h"
 #include "net/wire.h"
 #include "sim/world/voxel.h"
 #include "tests/support/flat_world.h"
@@ -92,6 +93,11 @@ class RawClient {
           REQUIRE_MESSAGE(msg != nullptr, "a server message that does not verify (", bytes.size(), " bytes)");
           if (msg->body_type() == wire::ServerBody::Welcome) playerId = msg->body_as_Welcome()->player_id();
           if (msg->body_type() == wire::ServerBody::Reject) rejected = true;
+          if (msg->body_type() == wire::ServerBody::Stream) {
+            takeStream(*msg->body_as_Stream());
+            enet_packet_destroy(ev.packet);
+            break;
+          }
           // openServerMessage verified the envelope: its type says where the message is.
           if (flatbuffers::GetRoot<wire::ServerMessage>(bytes.data())->body_type() == wire::ServerBody::Compressed) {
             ++compressed;
@@ -149,16 +155,46 @@ class RawClient {
     return out;
   }
 
+  /// Every ordered-stream item up to this arrived (for Inputs.stream_ack).
+  std::uint32_t streamAck() const noexcept { return receipt_.ack(); }
+
   bool connected = false;          ///< ENet's connect event came
   bool disconnected = false;       ///< ENet's disconnect event came (the server's or ours)
   std::uint32_t disconnectData = 0;  ///< its data: the server's RejectCode, or 0
   bool rejected = false;           ///< a Reject message came
   std::uint32_t playerId = 0;      ///< from the last Welcome; 0 before one
   int compressed = 0;              ///< messages that came in a Compressed envelope
-  /// Every message received and not taken yet, oldest first: verified, never Compressed.
+  /// Every message received and not taken yet, oldest first: verified, never
+  /// Compressed, never a Stream (its new items' messages are here instead, in the
+  /// order they arrived; marks of full CellStates are left out).
   std::vector<std::vector<std::uint8_t>> inbox;
+  int streamItems = 0;             ///< new Stream items received (resends not counted)
+  int streamResends = 0;           ///< Stream items received again (the server resent them)
 
  private:
+  void takeStream(const wire::Stream& stream) {
+    if (!stream.items()) return;
+    for (const wire::StreamItem* item : *stream.items()) {
+      if (!receipt_.receive(item->sequence())) {
+        ++streamResends;
+        continue;
+      }
+      ++streamItems;
+      if (!item->message()) continue;  // a mark: its CellState comes reliably
+      const std::span<const std::uint8_t> bytes(item->message()->data(), item->message()->size());
+      std::vector<std::uint8_t> itemUnpacked;
+      const wire::ServerMessage* msg = net::openServerMessage(bytes, net::kMaxServerMessageBytes, itemUnpacked);
+      REQUIRE_MESSAGE(msg != nullptr, "a Stream item that does not verify (", bytes.size(), " bytes)");
+      if (flatbuffers::GetRoot<wire::ServerMessage>(bytes.data())->body_type() == wire::ServerBody::Compressed) {
+        ++compressed;
+        inbox.push_back(std::move(itemUnpacked));
+      } else {
+        inbox.emplace_back(bytes.begin(), bytes.end());
+      }
+    }
+  }
+
+  net::StreamReceipt receipt_;
   ENetHost* host_ = nullptr;
   ENetPeer* peer_ = nullptr;
   std::vector<std::uint8_t> unpacked_;  // openServerMessage's scratch
@@ -201,11 +237,11 @@ inline void buildJoinProgress(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t
   fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::JoinProgress, j.Union()));
 }
 
-/// An Inputs message with `recs`, acknowledging snapshot `ack`.
+/// An Inputs message with `recs`, acknowledging snapshot `ack` and the ordered stream up to `streamAck`.
 inline void buildInputs(flatbuffers::FlatBufferBuilder& fbb, const std::vector<wire::InputRec>& recs,
-                        std::uint32_t ack) {
+                        std::uint32_t ack, std::uint32_t streamAck = 0) {
   fbb.Clear();
-  auto i = wire::CreateInputsDirect(fbb, &recs, ack);
+  auto i = wire::CreateInputsDirect(fbb, &recs, ack, streamAck);
   fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Inputs, i.Union()));
 }
 

@@ -1,0 +1,116 @@
+#include "net/host/ordered_stream.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "net/host/host_core.h"
+#include "net/protocol.h"
+
+namespace loam::net::host {
+namespace {
+
+/// What an item adds to a Stream beside its message: the table, its vtable share,
+/// the vector's length and the offset to it (estimate for packing; the datagram may
+/// pass kStreamDatagramBytes by a few bytes).
+constexpr std::size_t kItemOverheadBytes = 24;
+
+/// Ticks an item waits for its acknowledgement before it is sent again, when not
+/// everything unacknowledged fits one datagram: ENet's round-trip estimate plus four
+/// deviations, plus two ticks (the client acknowledges with its next Inputs).
+std::uint64_t resendTicks(const ENetPeer* peer) noexcept {
+  const double ms = peer ? double(peer->roundTripTime) + 4.0 * double(peer->roundTripTimeVariance) : 100.0;
+  const auto ticks = static_cast<std::uint64_t>(std::ceil(ms * sim::kTicksPerSecond / 1000.0)) + 2;
+  return std::max<std::uint64_t>(ticks, 3);
+}
+
+void push(StreamOut& out, StreamEntry e) {
+  e.sequence = out.nextSequence++;
+  out.unackedBytes += e.message ? e.message->size() : 0;
+  out.unacked.push_back(std::move(e));
+}
+
+}  // namespace
+
+void queueMessage(Session& s, wire::ServerBody type, const SharedMessage& message) {
+  if (!s.stream.open) return;
+  StreamEntry e;
+  e.type = type;
+  e.message = message;
+  push(s.stream, std::move(e));
+}
+
+std::uint32_t queueFullStateMark(Session& s) {
+  const std::uint32_t number = ++s.stream.fullStates;
+  StreamEntry e;
+  e.fullState = number;
+  e.type = wire::ServerBody::CellState;
+  push(s.stream, std::move(e));
+  return number;
+}
+
+bool acknowledgeStream(Session& s, std::uint32_t ack) {
+  StreamOut& out = s.stream;
+  if (ack >= out.nextSequence) return false;  // acknowledges an item never sent
+  if (ack <= out.acked) return true;          // older or repeated: nothing new
+  out.acked = ack;
+  while (!out.unacked.empty() && out.unacked.front().sequence <= ack) {
+    out.unackedBytes -= out.unacked.front().message ? out.unacked.front().message->size() : 0;
+    out.unacked.pop_front();
+  }
+  return true;
+}
+
+void StreamSender::send() {
+  const std::uint64_t T = core_.state.tick;
+  flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
+  for (Session& s : core_.sessions) {
+    StreamOut& out = s.stream;
+    if (s.phase != Phase::Playing || !out.open || out.unacked.empty()) continue;
+    // Everything unacknowledged fits one datagram: send it all, every tick (a loss
+    // costs a tick). Else only what is new or waited a round trip for its ack.
+    const bool all = out.unackedBytes + kItemOverheadBytes * out.unacked.size() <= kStreamDatagramBytes;
+    const std::uint64_t resend = resendTicks(s.peer);
+    fbb.Clear();
+    items_.clear();
+    itemBytes_.clear();
+    itemTypes_.clear();
+    std::size_t bytes = 0;
+    for (StreamEntry& e : out.unacked) {
+      if (e.sequence - out.acked > kMaxStreamAhead) break;  // the client would refuse it
+      if (!all && e.sentTick != 0 && T - e.sentTick < resend) continue;
+      const std::size_t size = (e.message ? e.message->size() : 0) + kItemOverheadBytes;
+      if (!items_.empty() && bytes + size > kStreamDatagramBytes) {
+        sendDatagram(s);
+        bytes = 0;
+      }
+      flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> message;
+      if (e.message) {
+        // Aligned for the message's widest scalar, so a receiver can verify it in place.
+        fbb.ForceVectorAlignment(e.message->size(), 1, 8);
+        message = fbb.CreateVector(*e.message);
+      }
+      items_.push_back(wire::CreateStreamItem(fbb, e.sequence, e.fullState, message));
+      itemBytes_.push_back(e.message ? e.message->size() : 0);
+      itemTypes_.push_back(e.type);
+      bytes += size;
+      e.sentTick = T;
+    }
+    if (!items_.empty()) sendDatagram(s);
+  }
+}
+
+void StreamSender::sendDatagram(Session& s) {
+  flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
+  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Stream,
+                                       wire::CreateStream(fbb, fbb.CreateVector(items_)).Union()));
+  // Unreliable fragments: a datagram with a large item must not turn reliable.
+  core_.sendOwn(s, kChannelUnreliable, ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT, wire::ServerBody::Stream);
+  // Each item's message is counted under its own type; the Stream keeps the rest.
+  for (std::size_t i = 0; i < items_.size(); ++i) core_.stats.moveSent(wire::ServerBody::Stream, itemTypes_[i], itemBytes_[i]);
+  fbb.Clear();
+  items_.clear();
+  itemBytes_.clear();
+  itemTypes_.clear();
+}
+
+}  // namespace loam::net::host

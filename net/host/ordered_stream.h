@@ -1,0 +1,83 @@
+// The ordered stream, the server's side (docs/PROTOCOL.md, The ordered stream). What
+// a playing client must apply in order (StepBatches, incremental CellStates, its
+// ActionResults, and marks for its full CellStates, which travel reliably) is queued
+// per session with a sequence number and sent unreliably in Stream datagrams, again
+// every tick until the client acknowledges it (Inputs.stream_ack) while everything
+// unacknowledged fits one datagram, else again after about a round trip. A lost
+// datagram then costs a tick, not ENet's retransmission timeout behind which every
+// later reliable message waits (head-of-line). Shared messages (a StepBatch many
+// clients get) are encoded once and held by every queue that has them.
+// Internal to ServerHost (net/server_host.cpp and net/host/).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "loam_generated.h"  // flatc output of net/schema/loam.fbs (build tree)
+
+namespace loam::net::host {
+
+struct HostCore;
+struct Session;
+
+/// One encoded ServerMessage (possibly Compressed), shared by the queues that hold it.
+using SharedMessage = std::shared_ptr<const std::vector<std::uint8_t>>;
+
+/// One queued item, kept until the client acknowledges it.
+struct StreamEntry {
+  std::uint32_t sequence = 0;
+  std::uint32_t fullState = 0;  ///< not 0: stands for the reliable full CellState of this number
+  wire::ServerBody type = wire::ServerBody::NONE;  ///< the message's type (byte accounting)
+  SharedMessage message;        ///< null for a mark
+  std::uint64_t sentTick = 0;   ///< state tick it was last sent (0: never)
+};
+
+/// A session's side of the stream.
+struct StreamOut {
+  bool open = false;               ///< Playing: items are queued (opened when the step admits the player)
+  std::uint32_t nextSequence = 1;  ///< the next item's
+  std::uint32_t acked = 0;         ///< the client has every item up to this
+  std::uint32_t fullStates = 0;    ///< full CellStates marked so far
+  std::uint64_t lastStepTick = 0;  ///< tick of the newest StepBatch queued (kStepHeartbeatTicks)
+  std::deque<StreamEntry> unacked;
+  std::size_t unackedBytes = 0;    ///< their messages' bytes
+
+  /// Closed and empty (keeps the queue's memory, as Session::reset does).
+  void reset() noexcept {
+    open = false;
+    nextSequence = 1;
+    acked = fullStates = 0;
+    lastStepTick = 0;
+    unacked.clear();
+    unackedBytes = 0;
+  }
+};
+
+/// Queues a message (a Stream item) for a session whose stream is open; nothing otherwise.
+void queueMessage(Session& s, wire::ServerBody type, const SharedMessage& message);
+/// Queues the mark of the session's next full CellState and returns its number (the
+/// caller sends that CellState on the reliable channel).
+std::uint32_t queueFullStateMark(Session& s);
+/// Inputs.stream_ack: drops what the client has. False when it acknowledges an item
+/// never sent (malformed); an older acknowledgement than the last is ignored.
+bool acknowledgeStream(Session& s, std::uint32_t ack);
+
+/// Sends every open stream's due items, after the step's messages were queued.
+class StreamSender {
+ public:
+  explicit StreamSender(HostCore& core) noexcept : core_(core) {}
+  void send();
+
+ private:
+  void sendDatagram(Session& s);
+
+  HostCore& core_;
+  std::vector<flatbuffers::Offset<wire::StreamItem>> items_;  // the datagram being built
+  std::vector<std::size_t> itemBytes_;                         // their messages' bytes, by type
+  std::vector<wire::ServerBody> itemTypes_;
+};
+
+}  // namespace loam::net::host
