@@ -13,6 +13,9 @@ namespace {
 /// the vector's length and the offset to it (estimate for packing; the datagram may
 /// pass kStreamDatagramBytes by a few bytes).
 constexpr std::size_t kItemOverheadBytes = 24;
+/// Items up to this size (with their overhead) are sent again every tick until
+/// acknowledged; larger ones after a round trip.
+constexpr std::size_t kRedundantItemBytes = 256;
 
 /// Ticks an item waits for its acknowledgement before it is sent again, when not
 /// everything unacknowledged fits one datagram: ENet's round-trip estimate plus four
@@ -66,9 +69,11 @@ void StreamSender::send() {
   for (Session& s : core_.sessions) {
     StreamOut& out = s.stream;
     if (s.phase != Phase::Playing || !out.open || out.unacked.empty()) continue;
-    // Everything unacknowledged fits one datagram: send it all, every tick (a loss
-    // costs a tick). Else only what is new or waited a round trip for its ack.
-    const bool all = out.unackedBytes + kItemOverheadBytes * out.unacked.size() <= kStreamDatagramBytes;
+    // Small items (a step's few edits, action results) go again every tick until
+    // acknowledged, up to a datagram of them: a loss costs a tick. Larger ones (a
+    // fire's edits, a waterfall's cell states) go again after a round trip, so an
+    // ordinary link does not carry them twice.
+    std::size_t redundant = 0;
     const std::uint64_t resend = resendTicks(s.peer);
     fbb.Clear();
     items_.clear();
@@ -77,8 +82,11 @@ void StreamSender::send() {
     std::size_t bytes = 0;
     for (StreamEntry& e : out.unacked) {
       if (e.sequence - out.acked > kMaxStreamAhead) break;  // the client would refuse it
-      if (!all && e.sentTick != 0 && T - e.sentTick < resend) continue;
       const std::size_t size = (e.message ? e.message->size() : 0) + kItemOverheadBytes;
+      if (e.sentTick != 0 && T - e.sentTick < resend) {
+        if (size > kRedundantItemBytes || redundant + size > kStreamDatagramBytes) continue;
+        redundant += size;
+      }
       if (!items_.empty() && bytes + size > kStreamDatagramBytes) {
         sendDatagram(s);
         bytes = 0;

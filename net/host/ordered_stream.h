@@ -2,8 +2,8 @@
 // a playing client must apply in order (StepBatches, incremental CellStates, its
 // ActionResults, and marks for its full CellStates, which travel reliably) is queued
 // per session with a sequence number and sent unreliably in Stream datagrams, again
-// every tick until the client acknowledges it (Inputs.stream_ack) while everything
-// unacknowledged fits one datagram, else again after about a round trip. A lost
+// again until the client acknowledges it (Inputs.stream_ack): a small item every
+// tick (a datagram of them at most), a large one after about a round trip. A lost
 // datagram then costs a tick, not ENet's retransmission timeout behind which every
 // later reliable message waits (head-of-line). Shared messages (a StepBatch many
 // clients get) are encoded once and held by every queue that has them.
