@@ -2,7 +2,7 @@
 // net/host/inbound.cpp does with them, in its order (a real ServerHost takes packets
 // only from ENet sockets): verifyClientMessage at kMaxClientPacketBytes, then per
 // body Hello's name rules (checkPlayerName, foldName), Inputs (fromWire of every
-// record), Action (decodeAction), AuthProof and JoinProgress fields; then the
+// record, decodeAction of its actions), Action (decodeAction), AuthProof and JoinProgress fields; then the
 // decoded inputs and action go through one simulation step as player 1's commands,
 // as the host's step batch does.
 #include <vector>
@@ -36,10 +36,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case wire::ClientBody::CellHashRequest: return 0;
     case wire::ClientBody::Inputs: {
       const auto* list = msg->body_as_Inputs()->inputs();
-      if (list == nullptr || list->size() > net::kMaxInputsPerMessage) return 0;
-      for (const wire::InputRec* r : *list) {
-        sim::InputCommand in{net::fromWire(*r)};
-        commands.push_back(sim::Command{player, in.input.sequence, in});
+      if (list != nullptr && list->size() > net::kMaxInputsPerMessage) return 0;
+      if (list != nullptr) {
+        for (const wire::InputRec* r : *list) {
+          sim::InputCommand in{net::fromWire(*r)};
+          commands.push_back(sim::Command{player, in.input.sequence, in});
+        }
+      }
+      // The unanswered actions it carries (protocol 9), decoded as a standalone Action is.
+      if (const auto* actions = msg->body_as_Inputs()->actions()) {
+        if (actions->size() > net::kMaxActionsPerInputs) return 0;
+        for (const wire::Action* a : *actions) {
+          sim::CommandBody body;
+          if (!net::decodeAction(*a, body)) return 0;
+          commands.push_back(sim::Command{player, 1, body});
+        }
       }
       break;
     }

@@ -90,6 +90,23 @@ void clientMessages(const std::vector<sim::PlayerInput>& inputs, const std::vect
     fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Action, a.Union()));
     write("client_message", "action_" + std::to_string(n++), finish(fbb));
   }
+  // Inputs carrying the first actions, unanswered (protocol 9).
+  fbb.Clear();
+  {
+    std::vector<flatbuffers::Offset<wire::Action>> carried;
+    std::uint32_t sequence = 0;
+    for (const sim::CommandBody& body : actions) {
+      if (carried.size() == net::kMaxActionsPerInputs) break;
+      auto a = net::encodeAction(fbb, 17, sequence + 1, body);
+      if (a.IsNull()) continue;
+      ++sequence;
+      carried.push_back(a);
+    }
+    const auto list = fbb.CreateVectorOfStructs(recs);
+    fbb.Finish(wire::CreateClientMessage(
+        fbb, wire::ClientBody::Inputs, wire::CreateInputs(fbb, list, 3, 5, fbb.CreateVector(carried)).Union()));
+    write("client_message", "inputs_with_actions", finish(fbb));
+  }
   fbb.Clear();
   const std::vector<std::uint8_t> sig(64, 0x17);
   fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::AuthProof, wire::CreateAuthProofDirect(fbb, &sig).Union()));

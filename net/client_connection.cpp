@@ -242,10 +242,13 @@ std::uint32_t ClientConnection::sendAction(const sim::CommandBody& body) {
   if (m.phase != ClientPhase::Playing || !m.peer) return 0;
   m.fbb.Clear();
   const std::uint32_t sequence = m.lastActionSent + 1;
-  const auto action = encodeAction(m.fbb, m.lastInputSent, sequence, body);
-  if (action.IsNull()) return 0;  // not an action (inputs go through sendInput)
+  if (encodeAction(m.fbb, m.lastInputSent, sequence, body).IsNull()) return 0;  // not an action (inputs: sendInput)
+  m.fbb.Clear();
   m.lastActionSent = sequence;
-  m.send(wire::ClientBody::Action, action.Union(), true);
+  // It goes in this Inputs and every one after until answered: a loss costs a tick,
+  // not a retransmission that holds every later action.
+  m.unanswered.push_back({sequence, m.lastInputSent, body, m.nowMs});
+  m.sendInputs();
   m.predictEvents.clear();
   m.predicted.predict(sequence, body, *m.mirror, m.playerId, m.nowMs, m.predictEvents);
   for (const sim::Event& e : m.predictEvents) m.pushEvent(e);

@@ -79,20 +79,29 @@ void ClientConnection::Impl::sendInputs() {
   for (std::size_t i = pending.size() - n; i < pending.size(); ++i) inputRecs.push_back(toWire(pending[i]));
   fbb.Clear();
   auto vec = fbb.CreateVectorOfStructs(inputRecs.data(), inputRecs.size());
-  auto body = wire::CreateInputs(fbb, vec, newestSnapshot, receipt.ack());
+  // Unanswered actions, oldest first; one unanswered for kPredictionTimeoutMs is
+  // given up (its prediction expires too).
+  while (!unanswered.empty() && nowMs - unanswered.front().sentMs > kPredictionTimeoutMs) unanswered.pop_front();
+  actionOffsets.clear();
+  for (std::size_t i = 0; i < unanswered.size() && i < kMaxActionsPerInputs; ++i) {
+    const internal::UnansweredAction& a = unanswered[i];
+    actionOffsets.push_back(encodeAction(fbb, a.afterInput, a.sequence, a.body));
+  }
+  const auto actions = actionOffsets.empty() ? 0 : fbb.CreateVector(actionOffsets);
+  auto body = wire::CreateInputs(fbb, vec, newestSnapshot, receipt.ack(), actions);
   send(wire::ClientBody::Inputs, body.Union(), false);
   lastInputsMs = nowMs;
   streamAckDue = false;
 }
 
 // The newest input travels in one packet only when no input follows it (the owner
-// paused input): resend the pending ones every few ticks until acknowledged, so a
-// lost last packet cannot leave them unapplied. The same for the stream: a Stream
+// paused input): resend the pending ones (and the unanswered actions) every few
+// ticks until acknowledged, so a lost last packet cannot leave them unapplied. The same for the stream: a Stream
 // came (new items, or resends because our acknowledgement was lost), so acknowledge,
 // also while the join state arrives (Inputs without inputs).
 void ClientConnection::Impl::resendIdleInputs() {
   if (!peer) return;
-  const bool inputsWaiting = phase == ClientPhase::Playing && !predictor.pending().empty();
+  const bool inputsWaiting = phase == ClientPhase::Playing && (!predictor.pending().empty() || !unanswered.empty());
   const bool ackWaiting = streamAckDue && (phase == ClientPhase::Playing || phase == ClientPhase::AwaitingSnapshot);
   if ((inputsWaiting || ackWaiting) && nowMs - lastInputsMs >= kIdleResendMs) sendInputs();
 }
@@ -509,6 +518,7 @@ void ClientConnection::Impl::onActionResults(const wire::ActionResults& r) {
                   " was never sent, or a bad record");
     const bool applied = rec->outcome() == kActionApplied;
     predicted.settle(rec->sequence(), applied, mirror->world, nowMs);
+    std::erase_if(unanswered, [&](const internal::UnansweredAction& a) { return a.sequence == rec->sequence(); });
     if (applied) continue;
     pushEvent(sim::CommandRejectedEvent{playerId, rec->sequence(), rec->command(),
                                         static_cast<sim::RejectReason>(rec->reason())});

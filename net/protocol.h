@@ -51,6 +51,7 @@ inline constexpr std::uint64_t kStepHeartbeatTicks = 30;
 /// Limits the server enforces on what clients send.
 inline constexpr std::size_t kMaxClientPacketBytes = 2048;   ///< larger packets are dropped and counted
 inline constexpr std::size_t kMaxInputsPerMessage = 16;      ///< Inputs.inputs longer than this is malformed
+inline constexpr std::size_t kMaxActionsPerInputs = 8;       ///< Inputs.actions longer than this is malformed
 inline constexpr std::size_t kMaxCellsDropped = 128;         ///< CellsDropped.cells longer than this is malformed
 inline constexpr std::size_t kMaxColumnHashes = 64;          ///< ColumnHashes.columns longer than this is malformed
 inline constexpr std::size_t kMaxQueuedInputs = 120;         ///< per player; older ones are dropped beyond this

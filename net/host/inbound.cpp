@@ -393,6 +393,20 @@ bool Inbound::onInputs(Session& s, const wire::Inputs& msg) {
     }
   }
   if (msg.stream_ack() >= s.stream.nextSequence) return false;  // acknowledges an item never sent
+  // The unanswered actions, oldest first, each again in every Inputs until answered:
+  // the next in sequence is queued, those queued before are resends. Checked whole
+  // first, like the inputs.
+  const auto* actions = msg.actions();
+  if (actions && actions->size() > kMaxActionsPerInputs) return false;
+  decodedActions_.clear();
+  if (actions) {
+    std::uint32_t prevAction = 0;
+    for (const wire::Action* a : *actions) {
+      if (a->sequence() == 0 || a->sequence() <= prevAction) return false;  // oldest first, from 1
+      prevAction = a->sequence();
+      if (!decodeAction(*a, decodedActions_.emplace_back().body)) return false;
+    }
+  }
   if (msg.snapshot_ack() > s.ackedSeq) s.ackedSeq = msg.snapshot_ack();
   acknowledgeStream(s, msg.stream_ack());
   if (list) {
@@ -402,6 +416,15 @@ bool Inbound::onInputs(Session& s, const wire::Inputs& msg) {
       s.newestInput = r->sequence();
     }
   }
+  if (actions) {
+    for (std::uint32_t i = 0; i < actions->size(); ++i) {
+      const wire::Action& a = *actions->Get(i);
+      if (a.sequence() <= s.newestAction) continue;      // queued from an earlier Inputs
+      if (a.sequence() != s.newestAction + 1) break;     // one before it was lost: it comes again
+      queueAction(s, a, std::move(decodedActions_[i]));
+      s.newestAction = a.sequence();
+    }
+  }
   return true;
 }
 
@@ -409,19 +432,23 @@ bool Inbound::onAction(Session& s, const wire::Action& msg) {
   if (!inGame(s.phase)) return false;
   PendingAction a;
   if (!decodeAction(msg, a.body)) return false;
+  queueAction(s, msg, std::move(a));
+  return true;
+}
+
+void Inbound::queueAction(Session& s, const wire::Action& msg, PendingAction a) {
   if (s.actions.size() >= kMaxQueuedActions) {
     // Over the queue (a burst, or a reliable backlog arriving at once after a stall):
     // refused like an edit over the rate, and answered, so the client's prediction
     // rolls back instead of waiting for an answer that never comes.
     if (s.refused.size() < kMaxQueuedActions)
       s.refused.push_back({msg.sequence(), msg.after_input(), static_cast<std::uint8_t>(a.body.index())});
-    return true;
+    return;
   }
   a.sequence = msg.sequence();
   a.afterInput = msg.after_input();
   a.arrivalTick = core_.state.tick;
   s.actions.push_back(std::move(a));
-  return true;
 }
 
 }  // namespace loam::net::host

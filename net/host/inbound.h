@@ -51,6 +51,9 @@ class Inbound {
   bool onCellHashRequest(Session& s);
   bool onInputs(Session& s, const wire::Inputs& msg);
   bool onAction(Session& s, const wire::Action& msg);
+  /// Queues a decoded action for the step, or refuses it (RateLimited, answered) when
+  /// the session's queue is full.
+  void queueAction(Session& s, const wire::Action& msg, PendingAction a);
   bool onCellsDropped(Session& s, const wire::CellsDropped& msg);
   bool onColumnHashes(Session& s, const wire::ColumnHashes& msg);
   std::size_t playersAdmitted() const noexcept;
@@ -59,6 +62,7 @@ class Inbound {
   AdmissionFilter admission_;  ///< bans (admin console); empty = admit all
   std::uint32_t nextPlayerId_ = 1;
   std::vector<std::uint8_t> generatedCellsMessage_;  ///< GeneratedCellHashes, built at the first request
+  std::vector<PendingAction> decodedActions_;        ///< onInputs' scratch: Inputs.actions, decoded
 };
 
 }  // namespace loam::net::host

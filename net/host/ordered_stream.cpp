@@ -14,7 +14,7 @@ namespace {
 /// pass kStreamDatagramBytes by a few bytes).
 constexpr std::size_t kItemOverheadBytes = 24;
 /// Items up to this size (with their overhead) are sent again every tick until
-/// acknowledged; larger ones after a round trip.
+/// acknowledged; larger ones every quarter round trip.
 constexpr std::size_t kRedundantItemBytes = 256;
 
 /// Ticks an item waits for its acknowledgement before it is sent again, when not
@@ -24,6 +24,13 @@ std::uint64_t resendTicks(const ENetPeer* peer) noexcept {
   const double ms = peer ? double(peer->roundTripTime) + 4.0 * double(peer->roundTripTimeVariance) : 100.0;
   const auto ticks = static_cast<std::uint64_t>(std::ceil(ms * sim::kTicksPerSecond / 1000.0)) + 2;
   return std::max<std::uint64_t>(ticks, 3);
+}
+
+/// Ticks between the early resends of an item too large to go every tick: a quarter
+/// of ENet's round-trip estimate, at least two.
+std::uint64_t earlyResendTicks(const ENetPeer* peer) noexcept {
+  const double ms = peer ? double(peer->roundTripTime) / 4.0 : 25.0;
+  return std::max<std::uint64_t>(static_cast<std::uint64_t>(ms * sim::kTicksPerSecond / 1000.0), 2);
 }
 
 void push(StreamOut& out, StreamEntry e) {
@@ -69,12 +76,14 @@ void StreamSender::send() {
   for (Session& s : core_.sessions) {
     StreamOut& out = s.stream;
     if (s.phase != Phase::Playing || !out.open || out.unacked.empty()) continue;
-    // Small items (a step's few edits, action results) go again every tick until
-    // acknowledged, up to a datagram of them: a loss costs a tick. Larger ones (a
-    // fire's edits, a waterfall's cell states) go again after a round trip, so an
-    // ordinary link does not carry them twice.
+    // Until acknowledged, small items (a step's few edits, action results) go again
+    // every tick, larger ones (a contested step, a waterfall's cell states) every
+    // quarter round trip, up to a datagram of such early resends a tick: a loss costs
+    // a tick or a quarter round trip, not a round trip. The largest (a fire's edits)
+    // are past that budget and go again after a round trip.
     std::size_t redundant = 0;
     const std::uint64_t resend = resendTicks(s.peer);
+    const std::uint64_t early = earlyResendTicks(s.peer);
     fbb.Clear();
     items_.clear();
     itemBytes_.clear();
@@ -84,7 +93,8 @@ void StreamSender::send() {
       if (e.sequence - out.acked > kMaxStreamAhead) break;  // the client would refuse it
       const std::size_t size = (e.message ? e.message->size() : 0) + kItemOverheadBytes;
       if (e.sentTick != 0 && T - e.sentTick < resend) {
-        if (size > kRedundantItemBytes || redundant + size > kStreamDatagramBytes) continue;
+        const std::uint64_t every = size <= kRedundantItemBytes ? 1 : early;
+        if (T - e.sentTick < every || redundant + size > kStreamDatagramBytes) continue;
         redundant += size;
       }
       if (!items_.empty() && bytes + size > kStreamDatagramBytes) {

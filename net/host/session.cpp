@@ -44,7 +44,7 @@ void Session::reset() noexcept {
   badMessages = 0;
   messages = {};
   inputs.clear();
-  newestInput = fedInput = 0;
+  newestInput = fedInput = newestAction = 0;
   inputTokens = kInputBurstTicks;
   lateTokens = 0;
   inputLimited = false;

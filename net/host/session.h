@@ -185,6 +185,7 @@ struct Session {
   std::int32_t lateTokens = 0;     ///< late credit banked beyond the burst (kInputLateTicks)
   bool inputLimited = false;       ///< inputs were dropped over the rate lately (logged once)
   std::uint64_t inputLimitedTick = 0;  ///< tick of the last input dropped over the rate
+  std::uint32_t newestAction = 0;  ///< newest Action.sequence queued from Inputs.actions
   std::vector<PendingAction> actions;
   std::vector<IssuedAction> issued;  ///< the actions in the current tick's step, in order
   std::vector<IssuedAction> refused; ///< actions refused on arrival (over kMaxQueuedActions), not yet answered

@@ -60,6 +60,14 @@ struct SnapEntry {
   std::vector<wire::AnimalRec> animals;      // sorted by id
 };
 
+/// An action the server has not answered yet: it goes again in every Inputs.
+struct UnansweredAction {
+  std::uint32_t sequence = 0;
+  std::uint32_t afterInput = 0;
+  sim::CommandBody body;
+  double sentMs = 0;  // first sent (dropped after kPredictionTimeoutMs)
+};
+
 /// A Stream item that arrived and waits for its turn: a server message (raw, as sent:
 /// possibly Compressed), or the mark of full CellState number fullState.
 struct HeldItem {
@@ -112,6 +120,7 @@ struct ClientConnection::Impl {
   std::uint64_t lastTick = 0;
   std::uint32_t lastInputSent = 0;
   std::uint32_t lastActionSent = 0;  // Action.sequence of the newest action sent
+  std::deque<internal::UnansweredAction> unanswered;  // sent in every Inputs until answered, oldest first
   PredictedEdits predicted;
   std::vector<sim::Event> predictEvents;  // sendAction's scratch
   double nowMs = 0;         // the owner's clock at the last service()
@@ -134,6 +143,7 @@ struct ClientConnection::Impl {
   std::vector<sim::WaterChange> water;
   std::vector<sim::FireCell> fire;
   std::vector<wire::InputRec> inputRecs;
+  std::vector<flatbuffers::Offset<wire::Action>> actionOffsets;  // sendInputs' scratch
   std::vector<sim::GeneratedColumnHash> columnHashes;  // sendColumnHashes' scratch
 
   // Join progress and the join stream (docs/PROTOCOL.md, Joining).

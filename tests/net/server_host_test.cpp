@@ -326,6 +326,48 @@ TEST_CASE("full join: the join stream then consecutive StepBatches; mismatches a
   }
 }
 
+TEST_CASE("actions in Inputs are queued once each, in sequence, however often they come again") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  auto server = openServer();
+  RawClient c(server->port());
+  flatbuffers::FlatBufferBuilder fbb;
+  const std::uint32_t id = joinAs(*server, c, fbb, "digger", false);
+  REQUIRE(tickUntil(*server, {&c}, 100, [&] { return server->state().findPlayer(sim::PlayerId{id}) != nullptr; }));
+  const sim::VoxelCoord feet = sim::voxelOf(server->state().findPlayer(sim::PlayerId{id})->motion.position);
+  // Inputs carrying digs with these sequences (each 2 voxels beside the last, in reach).
+  const auto sendDigs = [&](std::initializer_list<std::uint32_t> sequences) {
+    fbb.Clear();
+    std::vector<flatbuffers::Offset<wire::Action>> actions;
+    for (std::uint32_t seq : sequences) {
+      const auto dig = wire::CreateDig(fbb, feet.x + 2 * static_cast<std::int32_t>(seq), feet.y - 1, feet.z - 8, 2);
+      actions.push_back(wire::CreateAction(fbb, 0, wire::ActionBody::Dig, dig.Union(), seq));
+    }
+    const auto inputs = wire::CreateInputs(fbb, 0, 0, c.streamAck(), fbb.CreateVector(actions));
+    fbb.Finish(wire::CreateClientMessage(fbb, wire::ClientBody::Inputs, inputs.Union()));
+    c.send(fbb, net::kChannelUnreliable);
+    for (int t = 0; t < 4; ++t) tickAll(*server, {&c});
+  };
+  const auto answered = [&] {
+    std::vector<std::uint32_t> seqs;
+    for (const wire::ServerMessage* m : c.received(wire::ServerBody::ActionResults))
+      for (const wire::ActionResultRec* r : *m->body_as_ActionResults()->results()) seqs.push_back(r->sequence());
+    return seqs;
+  };
+  sendDigs({1});
+  sendDigs({1});
+  sendDigs({1});
+  CHECK(answered() == std::vector<std::uint32_t>{1});  // resends are not new actions
+  sendDigs({3});                                       // 2 has not come: 3 waits for it
+  CHECK(answered() == std::vector<std::uint32_t>{1});
+  sendDigs({1, 2, 3});                                 // 1 again, then 2 and 3 in order
+  CHECK(answered() == std::vector<std::uint32_t>{1, 2, 3});
+  CHECK(server->stats().malformed == 0);
+  sendDigs({5, 4});                                    // not oldest first: malformed
+  CHECK(server->stats().malformed == 1);
+  CHECK(answered() == std::vector<std::uint32_t>{1, 2, 3});
+}
+
 TEST_CASE("an Action dig at a reachable voxel comes back as edits in a StepBatch") {
   net::EnetGuard enet;
   REQUIRE(enet.ok());
