@@ -154,7 +154,8 @@ std::uint64_t appendSessionCommands(std::span<Session> sessions, std::uint64_t t
   for (Session& s : sessions) {
     s.issued.clear();
     if (!inGame(s.phase) || s.actions.empty()) continue;
-    // In arrival order, which is the client's order (one reliable channel). An action
+    // In arrival order, which is the client's order (Inputs.actions are queued in
+    // sequence; a standalone Action comes on the ordered reliable channel). An action
     // due later than the one before it never is due before it, so stopping at the
     // first that waits keeps the order.
     std::size_t n = 0;

@@ -7,7 +7,9 @@
 // one round trip and 100 ms more have passed, every bot shows exactly the server's
 // world around the spot (0 ghost voxels), no prediction expired and no bot desynced.
 // Run at 150 ms / 5 % loss and at 300 ms / 20 % loss, both with duplication and
-// reordering. Server and bots tick on the test thread. Label net.
+// reordering; at 150 ms / 5 % the world shown a round trip and 100 ms after the
+// last action is asserted to be the server's, at 300 ms / 20 % it is reported.
+// Server and bots tick on the test thread. Label net.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -49,7 +51,9 @@ struct Bot {
   std::uint64_t shownAtOnce = 0; // digs of a shown solid voxel that showed air before any service
 };
 
-void contest(double latencyMs, double loss, std::uint64_t seed) {
+// clearAtBar: the bar is asserted (every bot shows the server's world a round
+// trip and 100 ms after the last action); otherwise it is measured and reported.
+void contest(double latencyMs, double loss, std::uint64_t seed, bool clearAtBar) {
   net::ServerConfig sc;
   sc.maxPeersPerAddress = 2 * kBots;  // all come from 127.0.0.1 through the link; room for rejoins
   auto host = test::openFlatServer(sc);
@@ -213,9 +217,11 @@ void contest(double latencyMs, double loss, std::uint64_t seed) {
     botsClearAtBar += g == 0 ? 1 : 0;
     predictedAtBar += b.conn->predictedEdits().ghostVoxels(b.conn->mirror().world);
   }
-  // Every answer, every bot's mirror through the step that gave the last one (a
-  // refusal may settle early, from the unreliable copy, while other bots' steps are
-  // still retransmitted), then one round trip and 100 ms more.
+  // The ordered stream and the actions in every Inputs make it hold at 150 ms / 5 %
+  // (not under a sanitizer, whose slower host stretches the moment).
+  if (clearAtBar && test::kSanitizerScale == 1) CHECK(ghostsAtBar == 0);
+  // Every answer, every bot's mirror through the step that gave the last one, then
+  // one round trip and 100 ms more.
   const auto settled = [&] {
     return std::all_of(bots.begin(), bots.end(), [](const Bot& b) { return b.conn->stats().edits.pending == 0; });
   };
@@ -272,9 +278,9 @@ void contest(double latencyMs, double loss, std::uint64_t seed) {
 }  // namespace
 
 TEST_CASE("four bots contest the same voxels at 150 ms and 5 % loss: shown at once, 0 ghosts, 0 desyncs") {
-  contest(150, 0.05, 3);
+  contest(150, 0.05, 3, true);
 }
 
 TEST_CASE("four bots contest the same voxels at 300 ms and 20 % loss: shown at once, 0 ghosts, 0 desyncs") {
-  contest(300, 0.20, 5);
+  contest(300, 0.20, 5, false);
 }
