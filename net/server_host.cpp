@@ -239,6 +239,10 @@ struct ServerHost::Impl {
     beginJoins();
     joins.send();
     cells.sendIncremental(out);
+    // The step's stream items go before the snapshots of its tick: a client that
+    // reconciles its prediction to a snapshot has the world of that tick. (The marks
+    // of the full CellStates below go with the next tick's items.)
+    streams.send();
     snapshots.gather();
     const std::uint64_t every = static_cast<std::uint64_t>(std::max(core.config.interest.snapshotEvery, 1));
     for (Session& s : core.sessions) {
@@ -249,7 +253,6 @@ struct ServerHost::Impl {
       cells.sendCatchUp(s);
     }
     cells.endCatchUp();
-    streams.send();
   }
 
   void collectHostTotals() noexcept {

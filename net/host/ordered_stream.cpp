@@ -121,8 +121,12 @@ void StreamSender::sendDatagram(Session& s) {
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Stream,
                                        wire::CreateStream(fbb, fbb.CreateVector(items_)).Union()));
-  // Unreliable fragments: a datagram with a large item must not turn reliable.
-  core_.sendOwn(s, kChannelUnreliable, ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT, wire::ServerBody::Stream);
+  // Unsequenced: ENet would drop a Stream that a later Snapshot on the channel
+  // overtook, and the items carry their own order. One over a datagram goes as
+  // unreliable fragments (it must not turn reliable).
+  const std::uint32_t flags = fbb.GetSize() <= kStreamDatagramBytes + 64 ? ENET_PACKET_FLAG_UNSEQUENCED
+                                                                         : ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT;
+  core_.sendOwn(s, kChannelUnreliable, flags, wire::ServerBody::Stream);
   // Each item's message is counted under its own type; the Stream keeps the rest.
   for (std::size_t i = 0; i < items_.size(); ++i) core_.stats.moveSent(wire::ServerBody::Stream, itemTypes_[i], itemBytes_[i]);
   fbb.Clear();
