@@ -76,11 +76,12 @@ void StreamSender::send() {
   for (Session& s : core_.sessions) {
     StreamOut& out = s.stream;
     if (s.phase != Phase::Playing || !out.open || out.unacked.empty()) continue;
-    // Until acknowledged, small items (a step's few edits, action results) go again
-    // every tick, larger ones (a contested step, a waterfall's cell states) every
-    // quarter round trip, up to a datagram of such early resends a tick: a loss costs
-    // a tick or a quarter round trip, not a round trip. The largest (a fire's edits)
-    // are past that budget and go again after a round trip.
+    // Within their first round trip, small items (a step's few edits, action
+    // results) go again every tick, larger ones (a contested step, a waterfall's cell
+    // states) every quarter round trip, up to a datagram of such early resends a
+    // tick: a loss costs a tick or a quarter round trip, not a round trip. The
+    // largest (a fire's edits) are past that budget; everything unacknowledged goes
+    // again once a round trip.
     std::size_t redundant = 0;
     const std::uint64_t resend = resendTicks(s.peer);
     const std::uint64_t early = earlyResendTicks(s.peer);
@@ -93,10 +94,14 @@ void StreamSender::send() {
       if (e.sequence - out.acked > kMaxStreamAhead) break;  // the client would refuse it
       const std::size_t size = (e.message ? e.message->size() : 0) + kItemOverheadBytes;
       if (e.sentTick != 0 && T - e.sentTick < resend) {
+        // Early resends only within the item's first round trip: a client that has not
+        // acknowledged for longer is stalled or gone, not unlucky.
+        if (T - e.firstSentTick >= resend) continue;
         const std::uint64_t every = size <= kRedundantItemBytes ? 1 : early;
         if (T - e.sentTick < every || redundant + size > kStreamDatagramBytes) continue;
         redundant += size;
       }
+      if (e.sentTick == 0) e.firstSentTick = T;
       if (!items_.empty() && bytes + size > kStreamDatagramBytes) {
         sendDatagram(s);
         bytes = 0;

@@ -2,8 +2,9 @@
 // a playing client must apply in order (StepBatches, incremental CellStates, its
 // ActionResults, and marks for its full CellStates, which travel reliably) is queued
 // per session with a sequence number and sent unreliably in Stream datagrams, again
-// again until the client acknowledges it (Inputs.stream_ack): a small item every
-// tick (a datagram of them at most), a large one after about a round trip. A lost
+// again until the client acknowledges it (Inputs.stream_ack): within its first round
+// trip a small item every tick and a larger one every quarter round trip (a datagram
+// of such resends a tick at most), then once a round trip. A lost
 // datagram then costs a tick, not ENet's retransmission timeout behind which every
 // later reliable message waits (head-of-line). Shared messages (a StepBatch many
 // clients get) are encoded once and held by every queue that has them.
@@ -33,6 +34,7 @@ struct StreamEntry {
   wire::ServerBody type = wire::ServerBody::NONE;  ///< the message's type (byte accounting)
   SharedMessage message;        ///< null for a mark
   std::uint64_t sentTick = 0;   ///< state tick it was last sent (0: never)
+  std::uint64_t firstSentTick = 0;  ///< state tick it was first sent
 };
 
 /// A session's side of the stream.

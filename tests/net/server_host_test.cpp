@@ -235,12 +235,14 @@ TEST_CASE("the ordered stream resends what is not acknowledged, stops once it is
   RawClient c(server->port());
   flatbuffers::FlatBufferBuilder fbb;
   joinAs(*server, c, fbb, "swarm-1", false);
-  // Not acknowledged: every tick the server sends the items again (all of them fit
-  // one datagram), so most arrivals are resends.
+  // Not acknowledged: the server sends the items again (every tick within their
+  // first round trip, then once a round trip: a few ticks on loopback), so most
+  // arrivals are resends.
   for (int t = 0; t < 60; ++t) tickAll(*server, {&c});
   const int itemsSilent = c.streamItems, resendsSilent = c.streamResends;
   REQUIRE(itemsSilent > 0);
-  CHECK(resendsSilent > 10 * itemsSilent);
+  MESSAGE("without acknowledgements: " << itemsSilent << " items, " << resendsSilent << " resends");
+  CHECK(resendsSilent > 5 * itemsSilent);
   // Acknowledged every fourth tick (the ticks run faster than real time, and the
   // message rate limit is real time): an item is sent a few times more at most.
   c.streamResends = 0;
@@ -253,7 +255,8 @@ TEST_CASE("the ordered stream resends what is not acknowledged, stops once it is
     tickAll(*server, {&c});
   }
   REQUIRE(c.streamItems > 0);
-  CHECK(c.streamResends <= 5 * c.streamItems);
+  MESSAGE("acknowledged: " << c.streamItems << " items, " << c.streamResends << " resends");
+  CHECK(c.streamResends <= 4 * c.streamItems);
   CHECK(server->stats().flooded == 0);
   CHECK(server->stats().malformed == 0);
   // An acknowledgement of an item never sent is malformed.
