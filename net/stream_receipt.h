@@ -29,7 +29,9 @@ class StreamReceipt {
     return true;
   }
   /// True when `sequence` lies past kMaxStreamAhead of ack() (receive refuses it).
-  bool tooFarAhead(std::uint32_t sequence) const noexcept { return sequence > ack_ && sequence - ack_ > kMaxStreamAhead; }
+  bool tooFarAhead(std::uint32_t sequence) const noexcept {
+    return sequence > ack_ && sequence - ack_ > kMaxStreamAhead;
+  }
   /// Every item up to this arrived (0: none yet): Inputs.stream_ack.
   std::uint32_t ack() const noexcept { return ack_; }
 

@@ -17,9 +17,9 @@ constexpr std::size_t kItemOverheadBytes = 24;
 /// acknowledged; larger ones every quarter round trip.
 constexpr std::size_t kRedundantItemBytes = 256;
 
-/// Ticks an item waits for its acknowledgement before it is sent again, when not
-/// everything unacknowledged fits one datagram: ENet's round-trip estimate plus four
-/// deviations, plus two ticks (the client acknowledges with its next Inputs).
+/// An item's round trip in ticks, after which it is sent again (and no longer
+/// early): ENet's round-trip estimate plus four deviations, plus two ticks (the
+/// client acknowledges with its next Inputs).
 std::uint64_t resendTicks(const ENetPeer* peer) noexcept {
   const double ms = peer ? double(peer->roundTripTime) + 4.0 * double(peer->roundTripTimeVariance) : 100.0;
   const auto ticks = static_cast<std::uint64_t>(std::ceil(ms * sim::kTicksPerSecond / 1000.0)) + 2;
@@ -133,7 +133,8 @@ void StreamSender::sendDatagram(Session& s) {
                                                                          : ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT;
   core_.sendOwn(s, kChannelUnreliable, flags, wire::ServerBody::Stream);
   // Each item's message is counted under its own type; the Stream keeps the rest.
-  for (std::size_t i = 0; i < items_.size(); ++i) core_.stats.moveSent(wire::ServerBody::Stream, itemTypes_[i], itemBytes_[i]);
+  for (std::size_t i = 0; i < items_.size(); ++i)
+    core_.stats.moveSent(wire::ServerBody::Stream, itemTypes_[i], itemBytes_[i]);
   fbb.Clear();
   items_.clear();
   itemBytes_.clear();

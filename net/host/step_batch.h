@@ -4,14 +4,14 @@
 // (CellSync::routeEdits decides which). It goes in each peer's ordered stream
 // (net/host/ordered_stream.h). Peers that get the same cells share one encoding (in
 // a crowd, or where nothing was edited, everyone does). A step with nothing for a
-// peer is not queued for it, except every kStepHeartbeatTicks. Players' movement sounds are left out: they go to the snapshots of
-// peers within hearing range (Snapshots). So are refused commands: what became of
-// each player's actions (applied, or refused and why) goes to that player alone, in
-// an ActionResults message, queued right after the StepBatch (what one player tried and was
-// refused is nobody else's business, and a crowd of refused commands would
-// otherwise grow everyone's batch); its client predicts its own edits and settles
-// them by it. Internal to ServerHost
-// (net/server_host.cpp and net/host/).
+// peer is not queued for it, except every kStepHeartbeatTicks. Players' movement
+// sounds are left out: they go to the snapshots of peers within hearing range
+// (Snapshots). So are refused commands: what became of each player's actions
+// (applied, or refused and why) goes to that player alone, in an ActionResults
+// message queued right after the StepBatch (what one player tried and was refused is
+// nobody else's business, and a crowd of refused commands would otherwise grow
+// everyone's batch); its client predicts its own edits and settles them by it.
+// Internal to ServerHost (net/server_host.cpp and net/host/).
 #pragma once
 
 #include <cstdint>
