@@ -16,6 +16,8 @@ constexpr std::size_t kItemOverheadBytes = 24;
 /// Items up to this size (with their overhead) are sent again every tick until
 /// acknowledged; larger ones every quarter round trip.
 constexpr std::size_t kRedundantItemBytes = 256;
+/// Resends after an item's first round trip back off to at most this far apart.
+constexpr std::uint64_t kLateResendMaxTicks = sim::kTicksPerSecond;
 
 /// An item's round trip in ticks, after which it is sent again (and no longer
 /// early): ENet's round-trip estimate plus four deviations, plus two ticks (the
@@ -93,13 +95,18 @@ void StreamSender::send() {
     for (StreamEntry& e : out.unacked) {
       if (e.sequence - out.acked > kMaxStreamAhead) break;  // the client would refuse it
       const std::size_t size = (e.message ? e.message->size() : 0) + kItemOverheadBytes;
-      if (e.sentTick != 0 && T - e.sentTick < resend) {
-        // Early resends only within the item's first round trip: a client that has not
-        // acknowledged for longer is stalled or gone, not unlucky.
-        if (T - e.firstSentTick >= resend) continue;
+      if (e.sentTick != 0 && T - e.firstSentTick < resend) {
+        // Early resends only within the item's first round trip.
         const std::uint64_t every = size <= kRedundantItemBytes ? 1 : early;
         if (T - e.sentTick < every || redundant + size > kStreamDatagramBytes) continue;
         redundant += size;
+      } else if (e.sentTick != 0) {
+        // Later ones back off (a client that has not acknowledged for longer is
+        // stalled or gone, not unlucky), at most kLateResendMaxTicks apart.
+        const std::uint64_t wait = std::min(resend << std::min<std::uint32_t>(e.lateSends, 6),
+                                            std::max(resend, kLateResendMaxTicks));
+        if (T - e.sentTick < wait) continue;
+        ++e.lateSends;
       }
       if (e.sentTick == 0) e.firstSentTick = T;
       if (!items_.empty() && bytes + size > kStreamDatagramBytes) {

@@ -4,7 +4,8 @@
 // per session with a sequence number and sent unreliably in Stream datagrams, again
 // again until the client acknowledges it (Inputs.stream_ack): within its first round
 // trip a small item every tick and a larger one every quarter round trip (a datagram
-// of such resends a tick at most), then once a round trip. A lost
+// of such resends a tick at most), then after one round trip, two, four..., at
+// most a second apart (a stalled client is not flooded). A lost
 // datagram then costs a tick, not ENet's retransmission timeout behind which every
 // later reliable message waits (head-of-line). Shared messages (a StepBatch many
 // clients get) are encoded once and held by every queue that has them.
@@ -35,6 +36,7 @@ struct StreamEntry {
   SharedMessage message;        ///< null for a mark
   std::uint64_t sentTick = 0;   ///< state tick it was last sent (0: never)
   std::uint64_t firstSentTick = 0;  ///< state tick it was first sent
+  std::uint32_t lateSends = 0;      ///< sends after its first round trip (each waits twice as long)
 };
 
 /// A session's side of the stream.

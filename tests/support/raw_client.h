@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "loam_generated.h"
+#include "net/enet_support.h"
 #include "net/protocol.h"
 #include "net/server_host.h"
 #include "net/stream_receipt.h"
@@ -60,6 +61,7 @@ class RawClient {
   explicit RawClient(std::uint16_t port, std::uint32_t connectData = net::kProtocolVersion) {
     host_ = enet_host_create(nullptr, 1, net::kChannelCount, 0, 0);
     REQUIRE(host_ != nullptr);
+    net::enlargeSocketBuffers(host_);  // as every real client does
     ENetAddress a{};
     enet_address_set_host_ip(&a, "127.0.0.1");
     a.port = port;
