@@ -17,6 +17,7 @@
 // per column it generates, on its worker, and the server per column it checks, on
 // its step thread: net/host/column_checks.h).
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "sim/gen/generator.h"
+#include "sim/gen/landscape_plan.h"
 #include "sim/gen/scene.h"
 #include "sim/world/world_hash.h"
 
@@ -101,6 +103,27 @@ int main(int argc, char** argv) {
       scene->bounds.max.x = scene->bounds.max.z = halfWidth;
       scene->worldBounds = worldBoundsFromMetres(scene->bounds.min, scene->bounds.max);
     }
+    // A landscape's whole-map plan, built once per world before its chunks (timed
+    // alone; the runs below reuse it, as a server does), and its rivers' validity.
+    double planS = 0.0, riverKm = 0.0;
+    std::size_t riverSegments = 0, uphill = 0;
+    int lakes = 0;
+    if (scene->landscape) {
+      const auto p0 = std::chrono::steady_clock::now();
+      auto plan = LandscapePlan::build(*scene, 1);
+      planS = std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count();
+      (void)landscapePlan(*scene, 1);
+      const auto& pts = plan->riverPoints();
+      for (const RiverSegment& sg : plan->riverSegments()) {
+        const RiverPoint& a = pts[sg.up];
+        const RiverPoint& b = pts[sg.down];
+        if (b.level > a.level) ++uphill;
+        const double dx = b.at.x - a.at.x, dz = b.at.z - a.at.z;
+        riverKm += std::sqrt(dx * dx + dz * dz) / 1000.0;
+      }
+      riverSegments = plan->riverSegments().size();
+      lakes = plan->lakeCount();
+    }
     std::vector<double> wall, cpu;
     long rssBefore = 0, rssAfter = 0;
     std::size_t heap = 0;
@@ -163,12 +186,15 @@ int main(int argc, char** argv) {
         "      \"cpu_s_median\": %.4f,\n      \"world_heap_mb\": %.2f,\n      \"world_resident_mb\": %.2f,\n"
         "      \"process_peak_rss_mb\": %.2f,\n      \"mixed_bricks\": %zu,\n      \"expanded_chunks\": %zu,\n"
         "      \"uniform_chunks\": %zu,\n      \"region_columns\": %zu,\n      \"generated_chunks\": %.0f,\n"
-        "      \"chunks_per_cpu_s\": %.1f,\n      \"column_hash_us\": %.1f\n    }%s\n",
+        "      \"chunks_per_cpu_s\": %.1f,\n      \"column_hash_us\": %.1f,\n      \"plan_s\": %.3f,\n"
+        "      \"river_segments\": %zu,\n      \"river_km\": %.1f,\n      \"uphill_river_segments\": %zu,\n"
+        "      \"lakes\": %d\n    }%s\n",
         names[si].c_str(), (b.maxBrick.x - b.minBrick.x) * 0.4, (b.maxBrick.y - b.minBrick.y) * 0.4,
         (b.maxBrick.z - b.minBrick.z) * 0.4, stats.uniformChunks + stats.expandedChunks, hash, sorted.front(), median,
         cpuMedian, static_cast<double>(heap) / 1048576.0, static_cast<double>(rssAfter - rssBefore) / 1024.0,
         static_cast<double>(statusKb("VmHWM")) / 1024.0, mixed, stats.expandedChunks, stats.uniformChunks,
-        region.size(), generated, generated / std::max(cpuMedian, 1e-9), columnHashUs, si + 1 < names.size() ? "," : "");
+        region.size(), generated, generated / std::max(cpuMedian, 1e-9), columnHashUs, planS, riverSegments, riverKm, uphill,
+        lakes, si + 1 < names.size() ? "," : "");
   }
   std::printf("  ]\n}\n");
   return 0;

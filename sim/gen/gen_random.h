@@ -20,6 +20,9 @@ enum class GenPurpose : std::uint32_t {
   VoxelDither = 5,   ///< per-voxel choices (leaf sparsity, grass blades)
   CaveNoise = 6,     ///< roughness of cave walls
   ChunkOrder = 7,    ///< shuffled chunk order in tests (never reaches the world)
+  LandscapeNoise = 8,  ///< lattice values of landscape height noise (per layer)
+  RiverMeander = 9,    ///< how far a river's point moves from its plan node
+  BiomeEdge = 10,      ///< the noise that dithers biome limits
 };
 
 /// 64-bit finaliser (splitmix64's): a bijection with full avalanche. Integer only.

@@ -600,7 +600,7 @@ TerrainSampler::~TerrainSampler() = default;
 
 TerrainSample TerrainSampler::at(std::int32_t x, std::int32_t z) const noexcept {
   const Column c = impl_->field.columnAt(x, z);
-  return {{c.ground, c.water}, c.surface, c.waterMaterial, c.biome};
+  return {{c.ground, c.water, c.held}, c.surface, c.waterMaterial, c.biome};
 }
 
 VoxelCoord placementVoxel(const Scene& scene, std::uint64_t seed, const Vec3& position, bool onGround) {

@@ -121,6 +121,7 @@ Result<BrickStore> generateWorld(const Scene& scene, std::uint64_t seed,
 struct TerrainColumn {
   std::int32_t ground = 0;  ///< voxel y of the first voxel above solid terrain
   std::int32_t water = 0;   ///< voxel y of the first voxel above water (== ground when dry)
+  bool held = false;        ///< the water is a stream's or river's: held at its level (sim/systems/water.h)
 };
 
 /// The terrain column at voxel (x, z) without generating the world. Pure; thread-safe.

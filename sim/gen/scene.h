@@ -65,6 +65,7 @@ struct NoiseLayer {
   Octaves octaves;           ///< count 1..12, lacunarity, gain
   bool ridged = false;       ///< ridged sum ([0, 1] * amplitude) instead of fBm ([-1, 1] * amplitude)
   Vec2 offset;               ///< metres added to the sample position
+  bool erode = true;         ///< landscape layers: shaped by erosion (false: added after it)
 };
 
 /// [[terrain.plateau]]: a flat-topped raise (or cut) of the terrain to `height`.
@@ -103,6 +104,43 @@ struct Terrain {
   std::optional<Beach> beach;
 };
 
+/// [landscape.rivers]: the drainage network of a landscape. A plan cell draining at
+/// least minCatchment becomes a river; its width and depth grow with the square root
+/// of the area it drains, from the spring's to at most the maximum.
+struct RiverRules {
+  double minCatchment = 2.0;   ///< km2 draining through a cell for a river to run there
+  Range width{3.0, 40.0};      ///< metres at the surface: at a spring, at most
+  Range depth{0.5, 3.0};       ///< metres at the centre line: at a spring, at most
+  Range sink{0.4, 1.2};        ///< metres of water surface below the plan height: spring, at most
+  double meander = 0.3;        ///< 0..0.45: fraction of a cell a river's path bends by
+  double valleySlope = 0.35;   ///< rise per metre of the ground cut down beside the river
+  MaterialRef water;           ///< default "water"
+  std::optional<MaterialRef> bed;    ///< material of the channel's floor (default: the terrain's)
+  std::optional<MaterialRef> shoreMaterial;  ///< surface within shoreWidth of the water
+  double shoreWidth = 2.0;     ///< metres
+};
+
+/// [landscape]: a whole-map plan computed once per (scene, seed, generator version)
+/// on a coarse grid: large-scale heights from its own noise layers, an edge falling to
+/// the sea floor, stream-power erosion that carves valleys, then the drainage (lakes
+/// filling basins to their outlet, rivers running to the sea or off the map) and the
+/// distance and moisture fields that biome rules read. terrain.layer noise adds the
+/// detail on top. Absent: no plan, the terrain is terrain.layer alone.
+struct Landscape {
+  double cell = 32.0;              ///< metres per plan cell
+  double baseHeight = 40.0;        ///< metres
+  std::vector<NoiseLayer> layers;  ///< large-scale shape (sampled per plan cell)
+  bool hasSea = false;
+  double seaLevel = 0.0;           ///< metres; water below it that reaches the map's edge is sea
+  double seaFloor = -30.0;         ///< metres the land falls to at the map's edge
+  double coastMargin = 0.0;        ///< metres from the edge over which it falls (0 = no fall)
+  int erosionSteps = 0;            ///< stream-power iterations (0 = none)
+  double erosion = 1.0;            ///< incision per step: the larger, the deeper valleys cut
+  double moistureRange = 300.0;    ///< metres from water at which moisture falls to 0
+  MaterialRef seaFloorMaterial;    ///< surface under lake and sea water (default "sand")
+  RiverRules rivers;
+};
+
 /// [[biome]]: a named mask. A point's biome is the first biome (file order) whose
 /// every condition holds; points matching none have no biome.
 struct Biome {
@@ -112,6 +150,13 @@ struct Biome {
   Octaves noiseOctaves;
   Range noiseRange{-1.0, 1.0};    ///< the mask noise (in [-1, 1]) must lie inside
   Range height{-1e9, 1e9};        ///< ground height must lie inside (metres)
+  // Ecotope rules (landscape fields; any may be left out):
+  Range slope{0.0, 1e9};          ///< rise per metre of run of the ground
+  Range aspect{0.0, 360.0};       ///< degrees the slope faces, 0 = north, clockwise (min > max wraps)
+  Range moisture{0.0, 1.0};       ///< 1 at water, falling to 0 at landscape.moisture_range
+  Range riverDistance{0.0, 1e9};  ///< metres to the nearest river's edge
+  Range coastDistance{0.0, 1e9};  ///< metres to the sea
+  double edge = 0.0;              ///< metres (or its range's units) by which limits are dithered by noise
   std::vector<Circle> inside;     ///< if non-empty, the point must lie in one of them
   std::vector<Circle> outside;    ///< the point must lie in none of them
   std::optional<MaterialRef> surface;  ///< overrides the terrain surface material
@@ -311,6 +356,7 @@ struct Scene {
   std::string materialsFile;     ///< resolved path ("" when parsed with a given table)
   std::shared_ptr<const MaterialTable> materials;  ///< the table names were resolved against
   Terrain terrain;
+  std::optional<Landscape> landscape;
   std::vector<Biome> biomes;
   std::vector<ScatterRule> scatter;
   std::vector<Structure> structures;

@@ -22,6 +22,17 @@ Octaves readOctaves(Reader& r) {
   return o;
 }
 
+NoiseLayer readNoiseLayer(Reader& l) {
+  NoiseLayer layer;
+  layer.wavelength = l.reqNum("wavelength", 0.5, 65536.0);
+  layer.amplitude = l.reqNum("amplitude", -kMaxSceneHeight, kMaxSceneHeight);
+  layer.octaves = readOctaves(l);
+  layer.ridged = l.boolean("ridged", false);
+  layer.offset = l.vec2Or("offset", {}, kBig);
+  l.finish();
+  return layer;
+}
+
 void readTerrain(Reader& r, Terrain& t) {
   t.baseHeight = r.num("base_height", 0.0, -kMaxSceneHeight, kMaxSceneHeight);
   t.surface = r.material("surface", "grass");
@@ -36,16 +47,7 @@ void readTerrain(Reader& r, Terrain& t) {
     b->finish();
     t.beach = beach;
   }
-  for (Reader& l : r.tables("layer", 16)) {
-    NoiseLayer layer;
-    layer.wavelength = l.reqNum("wavelength", 0.5, 8192.0);
-    layer.amplitude = l.reqNum("amplitude", -kMaxSceneHeight, kMaxSceneHeight);
-    layer.octaves = readOctaves(l);
-    layer.ridged = l.boolean("ridged", false);
-    layer.offset = l.vec2Or("offset", {}, kBig);
-    l.finish();
-    t.layers.push_back(layer);
-  }
+  for (Reader& l : r.tables("layer", 16)) t.layers.push_back(readNoiseLayer(l));
   for (Reader& b : r.tables("basin", 256)) {
     Basin basin;
     basin.center = b.vec2("center", kBig);
@@ -63,6 +65,42 @@ void readTerrain(Reader& r, Terrain& t) {
     p.finish();
     t.plateaus.push_back(pl);
   }
+  r.finish();
+}
+
+void readLandscape(Reader& r, Landscape& l) {
+  l.cell = r.num("cell", 32.0, 8.0, 512.0);
+  l.baseHeight = r.num("base_height", 40.0, -kMaxSceneHeight, kMaxSceneHeight);
+  for (Reader& n : r.tables("layer", 16)) {
+    const bool erode = n.boolean("erode", true);
+    l.layers.push_back(readNoiseLayer(n));
+    l.layers.back().erode = erode;
+  }
+  if (auto sea = r.optNum("sea_level", -kMaxSceneHeight, kMaxSceneHeight)) {
+    l.hasSea = true;
+    l.seaLevel = *sea;
+  }
+  l.seaFloor = r.num("sea_floor", -30.0, -kMaxSceneHeight, kMaxSceneHeight);
+  l.coastMargin = r.num("coast_margin", 0.0, 0.0, kBig);
+  l.erosionSteps = static_cast<int>(r.integer("erosion_steps", 0, 0, 200));
+  l.erosion = r.num("erosion", 1.0, 0.0, 100.0);
+  l.moistureRange = r.num("moisture_range", 300.0, 1.0, kBig);
+  l.seaFloorMaterial = r.material("sea_floor_material", "sand");
+  toml::table blank;
+  auto rivers = r.sub("rivers");
+  Reader rr = rivers ? *rivers : Reader(blank, r.keyPath("rivers"), r.ctx());
+  RiverRules& v = l.rivers;
+  v.minCatchment = rr.num("min_catchment", 2.0, 0.001, 1e6);
+  v.width = rr.range("width", v.width, 0.2, 400.0);
+  v.depth = rr.range("depth", v.depth, 0.05, 40.0);
+  v.sink = rr.range("sink", v.sink, 0.0, 40.0);
+  v.meander = rr.num("meander", 0.3, 0.0, 0.45);
+  v.valleySlope = rr.num("valley_slope", 0.35, 0.05, 10.0);
+  v.water = rr.material("water", "water");
+  v.bed = rr.optMaterial("bed");
+  v.shoreMaterial = rr.optMaterial("shore");
+  v.shoreWidth = rr.num("shore_width", 2.0, 0.0, 64.0);
+  rr.finish();
   r.finish();
 }
 
@@ -84,6 +122,12 @@ void readBiomes(Reader& root, Scene& s) {
       n->finish();
     }
     b.height = r.range("height", b.height, -kBig, kBig);
+    b.slope = r.range("slope", b.slope, 0.0, kBig);
+    b.aspect = r.wrappedRange("aspect", b.aspect, 0.0, 360.0);
+    b.moisture = r.range("moisture", b.moisture, 0.0, 1.0);
+    b.riverDistance = r.range("river_distance", b.riverDistance, 0.0, kBig);
+    b.coastDistance = r.range("coast_distance", b.coastDistance, 0.0, kBig);
+    b.edge = r.num("edge", 0.0, 0.0, kBig);
     b.inside = r.circles("inside");
     b.outside = r.circles("outside");
     b.surface = r.optMaterial("surface");
@@ -385,7 +429,16 @@ void readDocument(const toml::table& doc, const Ctx& ctx, Scene& s) {
     Reader r(blank, "terrain", ctx);
     readTerrain(r, s.terrain);
   }
+  if (auto l = root.sub("landscape")) {
+    s.landscape.emplace();
+    readLandscape(*l, *s.landscape);
+  }
   readBiomes(root, s);
+  for (const Biome& b : s.biomes) {
+    const bool needsPlan = b.moisture.min > 0.0 || b.moisture.max < 1.0 || b.riverDistance.min > 0.0 ||
+                           b.riverDistance.max < 1e9 || b.coastDistance.min > 0.0 || b.coastDistance.max < 1e9;
+    if (needsPlan && !s.landscape) root.failHere("biome '" + b.name + "' reads moisture or distances, which need [landscape]");
+  }
   readScatter(root, s);
   readStructures(root, s);
   readTunnels(root, s);

@@ -234,6 +234,14 @@ class Reader {
     return {v, v};
   }
 
+  /// As range, but min may exceed max: the interval wraps around hi (angles).
+  Range wrappedRange(std::string_view key, Range def, double lo, double hi) {
+    const toml::node* n = get(key);
+    if (!n) return def;
+    auto v = numbers(*n, key, 2, 2, lo, hi);
+    return {v[0], v[1]};
+  }
+
   MaterialRef materialFromNode(const toml::node& n, std::string_view key) const {
     auto s = n.as_string();
     if (!s) fail(n, key, "expected a material name (string), found " + std::string(typeName(n)));

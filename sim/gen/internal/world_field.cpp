@@ -50,7 +50,12 @@ SegmentHit nearestOnStream(const Stream& s, const std::vector<double>& levels, d
 
 }  // namespace
 
-WorldField::WorldField(const Scene& scene, std::uint64_t seed) : scene_(scene), seed_(seed) {
+WorldField::WorldField(const Scene& scene, std::uint64_t seed)
+    : scene_(scene), seed_(seed), plan_(landscapePlan(scene, seed)), edgeKey_(genHash(seed, GenPurpose::BiomeEdge, 0)) {
+  for (const Biome& b : scene.biomes) {
+    anyEdge_ = anyEdge_ || b.edge > 0.0;
+    usesSlope_ = usesSlope_ || b.slope.min > 0.0 || b.slope.max < 1e9 || b.aspect.min > 0.0 || b.aspect.max < 360.0;
+  }
   for (size_t i = 0; i < scene.terrain.layers.size(); ++i) {
     layerKeys_.push_back(genHash(seed, GenPurpose::TerrainNoise, static_cast<std::int64_t>(i)));
   }
@@ -108,6 +113,7 @@ WorldField::WorldField(const Scene& scene, std::uint64_t seed) : scene_(scene), 
 }
 
 bool WorldField::regionsTouch(std::int32_t x0, std::int32_t z0, std::int32_t x1, std::int32_t z1) const noexcept {
+  if (plan_) return true;  // rivers, lakes, sea and the biome fields vary everywhere
   // Column centres of the rectangle span [x0 + 0.5, x1 - 0.5] voxels; a margin of one
   // voxel keeps the test conservative.
   double ax = (x0 - 1) / kVoxelsPerMetreD, az = (z0 - 1) / kVoxelsPerMetreD;
@@ -123,6 +129,7 @@ double WorldField::latticeHeight(std::int64_t gx, std::int64_t gz) const noexcep
   double x = static_cast<double>(gx * kGridStep) / kVoxelsPerMetreD;
   double z = static_cast<double>(gz * kGridStep) / kVoxelsPerMetreD;
   double h = t.baseHeight;
+  if (plan_) h += plan_->height(x, z);
   for (size_t i = 0; i < t.layers.size(); ++i) {
     const NoiseLayer& l = t.layers[i];
     double u = (x + l.offset.x) / l.wavelength, v = (z + l.offset.z) / l.wavelength;
@@ -168,11 +175,23 @@ double WorldField::smoothHeightAt(std::int32_t x, std::int32_t z) const noexcept
                 latticeHeight(gx + 1, gz + 1), fx, fz);
 }
 
-int WorldField::biomeOf(double xm, double zm, double height, const double* noise) const noexcept {
+int WorldField::biomeOf(double xm, double zm, const BiomeFields& f, const double* noise) const noexcept {
+  // One coherent noise in [-1, 1] per column moves every limit of a biome with an
+  // edge by up to edge units, so borders between biomes fray instead of following a
+  // contour exactly.
+  double dither = 0.0;
+  if (anyEdge_) dither = valueNoise2(edgeKey_, xm / 3.0, zm / 3.0) * 0.7 + valueNoise2(edgeKey_ + 1, xm, zm) * 0.3;
+  auto in = [](double v, const Range& r) { return v >= r.min && v <= r.max; };
   for (size_t i = 0; i < scene_.biomes.size(); ++i) {
     const Biome& b = scene_.biomes[i];
     if (b.useNoise && !(noise[i] >= b.noiseRange.min && noise[i] <= b.noiseRange.max)) continue;
-    if (!(height >= b.height.min && height <= b.height.max)) continue;
+    const double e = b.edge * dither;
+    if (!in(f.height + e, b.height) || !in(f.slope + e * 0.1, b.slope) || !in(f.moisture + e * 0.05, b.moisture) ||
+        !in(f.riverDistance + e, b.riverDistance) || !in(f.coastDistance + e, b.coastDistance))
+      continue;
+    const bool aspectIn = b.aspect.min <= b.aspect.max ? in(f.aspect, b.aspect)
+                                                       : (f.aspect >= b.aspect.min || f.aspect <= b.aspect.max);
+    if (!aspectIn) continue;
     if (!b.inside.empty()) {
       bool in = false;
       for (const Circle& c : b.inside) in = in || inCircle(c, xm, zm);
@@ -186,6 +205,53 @@ int WorldField::biomeOf(double xm, double zm, double height, const double* noise
   return -1;
 }
 
+void WorldField::applyLandscape(Column& c, double xm, double zm, double& h, double& riverDistance,
+                                MaterialId& shore) const noexcept {
+  const RiverRules& rr = scene_.landscape->rivers;
+  const RiverHit river = plan_->nearestRiver(xm, zm);
+  double standing = 0.0;
+  bool sea = false;
+  const bool hasStanding = plan_->standingWater(xm, zm, standing, sea);
+  riverDistance = plan_->riverDistanceFar(xm, zm);
+  if (river.found) {
+    const double edge = river.distance - river.halfWidth;
+    riverDistance = std::max(0.0, edge);
+    // The valley: ground beside the river is cut down to a slope rising from just
+    // above its water, fading out toward kRiverReach.
+    if (edge > 0.0) {
+      const double limit = river.level + 0.1 + edge * rr.valleySlope;
+      if (h > limit) h -= (h - limit) * smoothStep((kRiverReach - edge) / (0.3 * kRiverReach));
+    }
+  }
+  c.ground = voxelFromMetres(h);
+  if (river.found) {
+    const std::int32_t top = voxelFromMetres(river.level);
+    if (river.distance < river.halfWidth) {
+      const double r = river.distance / river.halfWidth;
+      c.ground = std::min(c.ground, voxelFromMetres(river.level - river.depth * (1.0 - r * r)));
+      if (top > c.ground) {
+        c.water = top;
+        c.waterMaterial = rr.water.id;
+        c.held = true;
+        if (rr.bed) c.surface = rr.bed->id;
+      }
+    } else if (!hasStanding && river.distance < river.halfWidth + 1.5) {
+      c.ground = std::max(c.ground, top + 1);  // a bank: the held water never spills sideways
+    }
+    if (rr.shoreMaterial && river.distance >= river.halfWidth && river.distance < river.halfWidth + rr.shoreWidth)
+      shore = rr.shoreMaterial->id;
+  }
+  if (hasStanding) {
+    const std::int32_t top = voxelFromMetres(standing);
+    if (top > c.ground && top >= c.water) {
+      c.water = top;
+      c.waterMaterial = rr.water.id;
+      c.held = false;
+      c.surface = scene_.landscape->seaFloorMaterial.id;
+    }
+  }
+}
+
 Column WorldField::finishColumn(std::int32_t x, std::int32_t z, const GridSample& s00, const GridSample& s10,
                                 const GridSample& s01, const GridSample& s11) const noexcept {
   const Terrain& t = scene_.terrain;
@@ -195,22 +261,43 @@ Column WorldField::finishColumn(std::int32_t x, std::int32_t z, const GridSample
   double xm = centreMetres(x), zm = centreMetres(z);
 
   Column c;
-  c.ground = voxelFromMetres(h);
-  c.water = INT32_MIN;  // raised by ponds and streams, then clamped to the ground
+  c.water = INT32_MIN;  // raised by rivers, lakes, the sea, ponds and streams, then clamped to the ground
   c.surface = t.surface.id;
+  BiomeFields fields{};
+  fields.riverDistance = 1e9;
+  fields.coastDistance = 1e9;
+  MaterialId riverShore = kAir;
+  if (plan_) {
+    applyLandscape(c, xm, zm, h, fields.riverDistance, riverShore);
+    fields.moisture = plan_->moisture(xm, zm);
+    fields.coastDistance = plan_->coastDistance(xm, zm);
+  } else {
+    c.ground = voxelFromMetres(h);
+  }
+  fields.height = h;
+  if (usesSlope_) {
+    // The lattice cell's gradient, metres per metre.
+    constexpr double kCellMetres = kGridStep / kVoxelsPerMetreD;
+    const double dx = lerp(s10.height - s00.height, s11.height - s01.height, fz) / kCellMetres;
+    const double dz = lerp(s01.height - s00.height, s11.height - s10.height, fx) / kCellMetres;
+    fields.slope = dm::sqrt(dx * dx + dz * dz);
+    // Downhill faces -gradient; 0 = north (-z), clockwise.
+    fields.aspect = fields.slope > 0.0 ? dm::atan2(-dx, dz) * (180.0 / 3.14159265358979323846) : 0.0;
+    if (fields.aspect < 0.0) fields.aspect += 360.0;
+  }
 
   double noise[kMaxBiomes];
   for (int bi : noisyBiomes_) {
     noise[bi] = bilerp(s00.biomeNoise[bi], s10.biomeNoise[bi], s01.biomeNoise[bi], s11.biomeNoise[bi], fx, fz);
   }
-  c.biome = static_cast<std::int16_t>(biomeOf(xm, zm, h, noise));
-  if (c.biome >= 0) {
+  c.biome = static_cast<std::int16_t>(biomeOf(xm, zm, fields, noise));
+  if (c.biome >= 0 && !(c.water > c.ground)) {
     const Biome& b = scene_.biomes[static_cast<size_t>(c.biome)];
     if (b.surface) c.surface = b.surface->id;
   }
 
-  bool shore = false;
-  MaterialId shoreMat = kAir;
+  bool shore = riverShore != kAir;
+  MaterialId shoreMat = riverShore;
   for (size_t i = 0; i < scene_.ponds.size(); ++i) {
     const Pond& p = scene_.ponds[i];
     const PreparedPond& pp = ponds_[i];
@@ -225,6 +312,7 @@ Column WorldField::finishColumn(std::int32_t x, std::int32_t z, const GridSample
       if (wl > c.ground && wl > c.water) {
         c.water = wl;
         c.waterMaterial = p.water.id;
+        c.held = false;
       }
     }
     if (p.shoreMaterial) {
@@ -246,6 +334,7 @@ Column WorldField::finishColumn(std::int32_t x, std::int32_t z, const GridSample
       if (wl > c.ground && wl > c.water) {
         c.water = wl;
         c.waterMaterial = s.water.id;
+        c.held = true;
       }
       if (s.shoreMaterial) {
         shore = true;

@@ -9,8 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "sim/gen/landscape_plan.h"
 #include "sim/gen/scene.h"
 #include "sim/world/voxel.h"
 
@@ -29,6 +31,7 @@ struct Column {
   MaterialId surface = kAir;  ///< material of the top surface layer
   MaterialId waterMaterial = kAir;
   std::int16_t biome = -1;   ///< index into Scene::biomes, -1 = none
+  bool held = false;         ///< the water is a stream's or river's (held at its level)
 };
 
 /// One lattice sample: smooth height and the mask noise of each noisy biome.
@@ -72,7 +75,15 @@ class WorldField {
  private:
   Column finishColumn(std::int32_t x, std::int32_t z, const GridSample& s00, const GridSample& s10,
                       const GridSample& s01, const GridSample& s11) const noexcept;
-  int biomeOf(double xm, double zm, double height, const double* noise) const noexcept;
+  /// What biome rules read at a column.
+  struct BiomeFields {
+    double height, slope, aspect, moisture, riverDistance, coastDistance;
+  };
+  int biomeOf(double xm, double zm, const BiomeFields& f, const double* noise) const noexcept;
+  /// The landscape's rivers, lakes and sea at column c (plan position xm, zm): the
+  /// river valley cut into height h (metres), channels, banks and standing water.
+  void applyLandscape(Column& c, double xm, double zm, double& h, double& riverDistance,
+                      MaterialId& shore) const noexcept;
 
   /// True when any position-dependent rule (biome circle, pond, stream) may reach
   /// the plan rectangle of voxel columns [x0, x1) x [z0, z1).
@@ -92,6 +103,10 @@ class WorldField {
 
   const Scene& scene_;
   std::uint64_t seed_;
+  std::shared_ptr<const LandscapePlan> plan_;  // null without [landscape]
+  std::uint64_t edgeKey_ = 0;                  // biome limit dithering
+  bool anyEdge_ = false;
+  bool usesSlope_ = false;                     // a biome reads slope or aspect
   std::vector<std::uint64_t> layerKeys_;
   std::vector<std::uint64_t> biomeKeys_;
   std::vector<int> noisyBiomes_;  // indices of biomes with a noise condition

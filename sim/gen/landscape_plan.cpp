@@ -1,0 +1,486 @@
+#include "sim/gen/landscape_plan.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <mutex>
+#include <queue>
+
+#include "detmath/detmath.h"
+#include "sim/gen/gen_random.h"
+#include "sim/gen/noise.h"
+#include "sim/world/voxel.h"
+
+namespace loam::sim {
+namespace {
+
+constexpr double kNoLake = -1e300;
+constexpr float kFar = 1e6f;
+// Neighbours in the fixed order every loop uses; diagonals are sqrt(2) cells away.
+constexpr int kNbX[8] = {-1, 1, 0, 0, -1, 1, -1, 1};
+constexpr int kNbZ[8] = {0, 0, -1, 1, -1, -1, 1, 1};
+constexpr double kSqrt2 = 1.4142135623730951;
+
+double sq(double v) { return v * v; }
+
+struct Grid {
+  int nx = 0, nz = 0;
+  std::size_t at(int i, int j) const { return static_cast<std::size_t>(j) * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i); }
+};
+
+struct FloodEntry {
+  double key;
+  std::uint32_t node;
+  bool operator>(const FloodEntry& o) const { return key != o.key ? key > o.key : node > o.node; }
+};
+
+/// The priority flood: every node's filled height (the lowest level at which water
+/// standing there could leave the grid), its receiver (the node the flood reached it
+/// from, -1 for the edge), and the order nodes were reached in (receivers first).
+/// With a sea, the edge starts at max(height, sea level) and nodes below sea level
+/// reached through sea nodes are sea.
+struct Flood {
+  std::vector<double> filled;
+  std::vector<std::int32_t> receiver;
+  std::vector<std::uint32_t> order;
+  std::vector<std::uint8_t> sea;
+};
+
+void flood(const Grid& g, const std::vector<double>& h, bool hasSea, double seaLevel, Flood& f) {
+  const std::size_t n = h.size();
+  f.filled.assign(n, 0.0);
+  f.receiver.assign(n, -1);
+  f.order.clear();
+  f.order.reserve(n);
+  f.sea.assign(n, 0);
+  std::vector<std::uint8_t> seen(n, 0);
+  std::priority_queue<FloodEntry, std::vector<FloodEntry>, std::greater<FloodEntry>> heap;
+  auto seed = [&](int i, int j) {
+    const std::size_t k = g.at(i, j);
+    if (seen[k]) return;
+    seen[k] = 1;
+    double key = h[k];
+    if (hasSea && key < seaLevel) {
+      key = seaLevel;
+      f.sea[k] = 1;
+    }
+    f.filled[k] = key;
+    heap.push({key, static_cast<std::uint32_t>(k)});
+  };
+  for (int i = 0; i < g.nx; ++i) {
+    seed(i, 0);
+    seed(i, g.nz - 1);
+  }
+  for (int j = 0; j < g.nz; ++j) {
+    seed(0, j);
+    seed(g.nx - 1, j);
+  }
+  while (!heap.empty()) {
+    const FloodEntry e = heap.top();
+    heap.pop();
+    f.order.push_back(e.node);
+    const int i = static_cast<int>(e.node % static_cast<std::uint32_t>(g.nx));
+    const int j = static_cast<int>(e.node / static_cast<std::uint32_t>(g.nx));
+    for (int d = 0; d < 8; ++d) {
+      const int a = i + kNbX[d], b = j + kNbZ[d];
+      if (a < 0 || b < 0 || a >= g.nx || b >= g.nz) continue;
+      const std::size_t k = g.at(a, b);
+      if (seen[k]) continue;
+      seen[k] = 1;
+      double key = std::max(h[k], e.key);
+      if (f.sea[e.node] && hasSea && h[k] < seaLevel) f.sea[k] = 1;
+      f.filled[k] = key;
+      f.receiver[k] = static_cast<std::int32_t>(e.node);
+      heap.push({key, static_cast<std::uint32_t>(k)});
+    }
+  }
+}
+
+/// Area (m2) draining through each node: its own cell plus everything upstream.
+void drainageArea(const Flood& f, double cellArea, std::vector<double>& area) {
+  area.assign(f.filled.size(), cellArea);
+  for (std::size_t r = f.order.size(); r-- > 0;) {
+    const std::uint32_t k = f.order[r];
+    if (f.receiver[k] >= 0) area[static_cast<std::size_t>(f.receiver[k])] += area[k];
+  }
+}
+
+double receiverDistance(const Grid& g, std::size_t k, std::size_t r, double cell) {
+  const bool diagonal = (k % static_cast<std::size_t>(g.nx)) != (r % static_cast<std::size_t>(g.nx)) &&
+                        (k / static_cast<std::size_t>(g.nx)) != (r / static_cast<std::size_t>(g.nx));
+  return diagonal ? cell * kSqrt2 : cell;
+}
+
+/// Two-pass chamfer distance (metres) to the nodes where source is set.
+void chamfer(const Grid& g, double cell, const std::vector<std::uint8_t>& source, std::vector<float>& out) {
+  out.assign(source.size(), kFar);
+  for (std::size_t k = 0; k < source.size(); ++k) {
+    if (source[k]) out[k] = 0.0f;
+  }
+  const auto c1 = static_cast<float>(cell), c2 = static_cast<float>(cell * kSqrt2);
+  auto relax = [&](int i, int j, int a, int b, float w) {
+    if (a < 0 || b < 0 || a >= g.nx || b >= g.nz) return;
+    float& d = out[g.at(i, j)];
+    const float via = out[g.at(a, b)] + w;
+    if (via < d) d = via;
+  };
+  for (int j = 0; j < g.nz; ++j) {
+    for (int i = 0; i < g.nx; ++i) {
+      relax(i, j, i - 1, j, c1);
+      relax(i, j, i, j - 1, c1);
+      relax(i, j, i - 1, j - 1, c2);
+      relax(i, j, i + 1, j - 1, c2);
+    }
+  }
+  for (int j = g.nz - 1; j >= 0; --j) {
+    for (int i = g.nx - 1; i >= 0; --i) {
+      relax(i, j, i + 1, j, c1);
+      relax(i, j, i, j + 1, c1);
+      relax(i, j, i + 1, j + 1, c2);
+      relax(i, j, i - 1, j + 1, c2);
+    }
+  }
+}
+
+double catmullRom(double p0, double p1, double p2, double p3, double t) {
+  const double t2 = t * t, t3 = t2 * t;
+  return 0.5 * ((2.0 * p1) + (p2 - p0) * t + (2.0 * p0 - 5.0 * p1 + 4.0 * p2 - p3) * t2 +
+                (3.0 * p1 - p0 - 3.0 * p2 + p3) * t3);
+}
+
+}  // namespace
+
+std::size_t LandscapePlan::index(int i, int j) const noexcept {
+  i = std::clamp(i, 0, nx_ - 1);
+  j = std::clamp(j, 0, nz_ - 1);
+  return static_cast<std::size_t>(j) * static_cast<std::size_t>(nx_) + static_cast<std::size_t>(i);
+}
+
+std::unique_ptr<const LandscapePlan> LandscapePlan::build(const Scene& scene, std::uint64_t seed) {
+  const Landscape& land = *scene.landscape;
+  std::unique_ptr<LandscapePlan> plan(new LandscapePlan());
+  LandscapePlan& p = *plan;
+  const WorldBounds& wb = scene.worldBounds;
+  const double metresPerBrick = static_cast<double>(kBrickSize) / static_cast<double>(kVoxelsPerMetre);
+  const double x0 = wb.minBrick.x * metresPerBrick, x1 = wb.maxBrick.x * metresPerBrick;
+  const double z0 = wb.minBrick.z * metresPerBrick, z1 = wb.maxBrick.z * metresPerBrick;
+  p.cell_ = land.cell;
+  p.moistureRange_ = land.moistureRange;
+  p.seaLevel_ = land.seaLevel;
+  // Two nodes of margin beyond the world on every side (Catmull-Rom reads one).
+  p.origin_ = {static_cast<double>(floorToInt(x0 / land.cell) - 2) * land.cell,
+               static_cast<double>(floorToInt(z0 / land.cell) - 2) * land.cell};
+  p.nx_ = static_cast<int>(floorToInt((x1 - p.origin_.x) / land.cell)) + 4;
+  p.nz_ = static_cast<int>(floorToInt((z1 - p.origin_.z) / land.cell)) + 4;
+  const Grid g{p.nx_, p.nz_};
+  const std::size_t n = static_cast<std::size_t>(g.nx) * static_cast<std::size_t>(g.nz);
+
+  // 1. Heights: the eroded layers now, the others after erosion.
+  std::vector<std::uint64_t> keys;
+  for (std::size_t l = 0; l < land.layers.size(); ++l)
+    keys.push_back(genHash(seed, GenPurpose::LandscapeNoise, static_cast<std::int64_t>(l)));
+  const std::uint64_t coastKey = genHash(seed, GenPurpose::LandscapeNoise, -1);
+  auto layers = [&](double x, double z, bool eroded) {
+    double h = 0.0;
+    for (std::size_t l = 0; l < land.layers.size(); ++l) {
+      const NoiseLayer& nl = land.layers[l];
+      if (nl.erode != eroded) continue;
+      const double u = (x + nl.offset.x) / nl.wavelength, v = (z + nl.offset.z) / nl.wavelength;
+      h += nl.amplitude * (nl.ridged ? ridged2(keys[l], u, v, nl.octaves) : fbm2(keys[l], u, v, nl.octaves));
+    }
+    return h;
+  };
+  auto nodeX = [&](int i) { return p.origin_.x + i * land.cell; };
+  auto nodeZ = [&](int j) { return p.origin_.z + j * land.cell; };
+  p.h_.assign(n, 0.0);
+  for (int j = 0; j < g.nz; ++j) {
+    for (int i = 0; i < g.nx; ++i) {
+      const double x = nodeX(i), z = nodeZ(j);
+      double h = land.baseHeight + layers(x, z, true);
+      if (land.coastMargin > 0.0) {
+        // The land falls to the sea floor toward the world's edge, along a coast
+        // bent by noise a few kilometres across.
+        double edge = std::min(std::min(x - x0, x1 - x), std::min(z - z0, z1 - z));
+        edge += 0.5 * land.coastMargin * fbm2(coastKey, x / 3000.0, z / 3000.0, Octaves{3, 2.0, 0.5});
+        h = land.seaFloor + (h - land.seaFloor) * smoothStep(edge / land.coastMargin);
+      }
+      p.h_[g.at(i, j)] = h;
+    }
+  }
+
+  // 2. Erosion: implicit stream power, receivers first so each node moves toward its
+  // receiver's new height. Depressions are filled first (sediment), each node a
+  // millimetre above its receiver, so rivers cross them and cut their outlets down;
+  // the sea floor is left alone.
+  Flood f;
+  std::vector<double> area;
+  const double cellArea = land.cell * land.cell;
+  for (int step = 0; step < land.erosionSteps; ++step) {
+    flood(g, p.h_, false, 0.0, f);
+    drainageArea(f, cellArea, area);
+    for (std::uint32_t k : f.order) {
+      const std::int32_t r = f.receiver[k];
+      if (r < 0) continue;
+      const auto rk = static_cast<std::size_t>(r);
+      if (!(p.h_[k] > p.h_[rk])) p.h_[k] = p.h_[rk] + 1e-3;
+      if (land.hasSea && p.h_[k] <= land.seaLevel) continue;
+      const double factor = land.erosion * 1e-3 * dm::sqrt(area[k]) / receiverDistance(g, k, rk, land.cell);
+      double lowered = (p.h_[k] + factor * p.h_[rk]) / (1.0 + factor);
+      if (land.hasSea && lowered < land.seaLevel) lowered = land.seaLevel;
+      p.h_[k] = std::max(lowered, p.h_[rk] + 1e-3);
+    }
+  }
+  for (int j = 0; j < g.nz; ++j) {
+    for (int i = 0; i < g.nx; ++i) p.h_[g.at(i, j)] += layers(nodeX(i), nodeZ(j), false);
+  }
+
+  // 3. Drainage.
+  flood(g, p.h_, land.hasSea, land.seaLevel, f);
+  drainageArea(f, cellArea, area);
+  p.flags_.assign(n, 0);
+  p.lake_.assign(n, kNoLake);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (f.sea[k]) {
+      p.flags_[k] |= kSea;
+    } else if (f.filled[k] > p.h_[k] + 1e-6) {
+      p.lake_[k] = f.filled[k];
+    }
+  }
+  {  // count lakes: groups of lake nodes joined through neighbours
+    std::vector<std::uint8_t> seen(n, 0);
+    std::vector<std::size_t> stack;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (p.lake_[k] == kNoLake || seen[k]) continue;
+      ++p.lakes_;
+      stack.push_back(k);
+      seen[k] = 1;
+      while (!stack.empty()) {
+        const std::size_t c = stack.back();
+        stack.pop_back();
+        const int i = static_cast<int>(c % static_cast<std::size_t>(g.nx)), j = static_cast<int>(c / static_cast<std::size_t>(g.nx));
+        for (int d = 0; d < 8; ++d) {
+          const int a = i + kNbX[d], b = j + kNbZ[d];
+          if (a < 0 || b < 0 || a >= g.nx || b >= g.nz) continue;
+          const std::size_t o = g.at(a, b);
+          if (seen[o] || p.lake_[o] == kNoLake) continue;
+          seen[o] = 1;
+          stack.push_back(o);
+        }
+      }
+    }
+  }
+
+  // 4. Rivers, receivers first so a point's level can be held at or above its
+  // receiver's.
+  const RiverRules& rr = land.rivers;
+  const double minArea = rr.minCatchment * 1e6;
+  std::vector<std::int32_t> pointOf(n, -1);
+  auto addPoint = [&](std::size_t k) {
+    const int i = static_cast<int>(k % static_cast<std::size_t>(g.nx)), j = static_cast<int>(k / static_cast<std::size_t>(g.nx));
+    RiverPoint pt;
+    pt.at = {p.origin_.x + i * land.cell, p.origin_.z + j * land.cell};
+    pt.area = area[k] / 1e6;
+    const double s = dm::sqrt(std::max(1.0, area[k] / minArea));
+    const double s2 = dm::sqrt(s);
+    pt.halfWidth = 0.5 * std::min(rr.width.max, rr.width.min * s);
+    pt.depth = std::min(rr.depth.max, rr.depth.min * s2);
+    const double sink = std::min(rr.sink.max, rr.sink.min * s2);
+    if (p.flags_[k] & kSea) {
+      pt.level = land.seaLevel;
+    } else if (p.lake_[k] != kNoLake) {
+      pt.level = p.lake_[k];
+    } else {
+      pt.level = f.filled[k] - sink;
+      const std::uint64_t key = genHash(seed, GenPurpose::RiverMeander, i, j);
+      pt.at.x += genRange(key, -rr.meander, rr.meander) * land.cell;
+      pt.at.z += genRange(genMix64(key), -rr.meander, rr.meander) * land.cell;
+    }
+    const std::int32_t r = f.receiver[k];
+    if (r >= 0 && pointOf[static_cast<std::size_t>(r)] >= 0)
+      pt.level = std::max(pt.level, p.points_[static_cast<std::size_t>(pointOf[static_cast<std::size_t>(r)])].level);
+    pointOf[k] = static_cast<std::int32_t>(p.points_.size());
+    p.points_.push_back(pt);
+  };
+  for (std::uint32_t k : f.order) {
+    if ((p.flags_[k] & kSea) || area[k] < minArea) continue;
+    p.flags_[k] |= kRiver;
+    const std::int32_t r = f.receiver[k];
+    if (r >= 0 && pointOf[static_cast<std::size_t>(r)] < 0) addPoint(static_cast<std::size_t>(r));  // a mouth at the sea
+    addPoint(k);
+    if (r < 0) continue;
+    const auto rk = static_cast<std::size_t>(r);
+    if (p.lake_[k] != kNoLake && p.lake_[rk] != kNoLake) continue;  // inside a lake: the lake covers it
+    p.segments_.push_back({static_cast<std::uint32_t>(pointOf[k]), static_cast<std::uint32_t>(pointOf[rk])});
+  }
+
+  // Segments by plan cell (cell (i, j) spans nodes i..i+1, j..j+1): every segment
+  // whose channel plus reach may touch the cell.
+  p.bucketStart_.assign(n + 1, 0);
+  auto cellsOf = [&](const RiverSegment& s, auto&& visit) {
+    const RiverPoint& a = p.points_[s.up];
+    const RiverPoint& b = p.points_[s.down];
+    const double reach = std::max(a.halfWidth, b.halfWidth) + kRiverReach;
+    const auto i0 = static_cast<int>(floorToInt((std::min(a.at.x, b.at.x) - reach - p.origin_.x) / land.cell));
+    const auto i1 = static_cast<int>(floorToInt((std::max(a.at.x, b.at.x) + reach - p.origin_.x) / land.cell));
+    const auto j0 = static_cast<int>(floorToInt((std::min(a.at.z, b.at.z) - reach - p.origin_.z) / land.cell));
+    const auto j1 = static_cast<int>(floorToInt((std::max(a.at.z, b.at.z) + reach - p.origin_.z) / land.cell));
+    for (int j = std::max(0, j0); j <= std::min(g.nz - 1, j1); ++j)
+      for (int i = std::max(0, i0); i <= std::min(g.nx - 1, i1); ++i) visit(g.at(i, j));
+  };
+  for (const RiverSegment& s : p.segments_) cellsOf(s, [&](std::size_t c) { ++p.bucketStart_[c + 1]; });
+  for (std::size_t c = 0; c < n; ++c) p.bucketStart_[c + 1] += p.bucketStart_[c];
+  p.bucketSegments_.resize(p.bucketStart_[n]);
+  {
+    std::vector<std::uint32_t> fill(p.bucketStart_.begin(), p.bucketStart_.end() - 1);
+    for (std::size_t si = 0; si < p.segments_.size(); ++si)
+      cellsOf(p.segments_[si], [&](std::size_t c) { p.bucketSegments_[fill[c]++] = static_cast<std::uint32_t>(si); });
+  }
+
+  // 5. Fields.
+  std::vector<std::uint8_t> src(n);
+  for (std::size_t k = 0; k < n; ++k) src[k] = (p.flags_[k] & kSea) ? 1 : 0;
+  chamfer(g, land.cell, src, p.coastDist_);
+  for (std::size_t k = 0; k < n; ++k) src[k] = (p.flags_[k] & kRiver) && p.lake_[k] == kNoLake ? 1 : 0;
+  chamfer(g, land.cell, src, p.riverDist_);
+  for (std::size_t k = 0; k < n; ++k) src[k] = (p.flags_[k] & (kSea | kRiver)) || p.lake_[k] != kNoLake ? 1 : 0;
+  chamfer(g, land.cell, src, p.waterDist_);
+  return plan;
+}
+
+double LandscapePlan::height(double x, double z) const noexcept {
+  const double u = (x - origin_.x) / cell_, v = (z - origin_.z) / cell_;
+  const auto i = static_cast<int>(floorToInt(u)), j = static_cast<int>(floorToInt(v));
+  const double fx = u - i, fz = v - j;
+  double row[4];
+  for (int b = 0; b < 4; ++b) {
+    row[b] = catmullRom(h_[index(i - 1, j - 1 + b)], h_[index(i, j - 1 + b)], h_[index(i + 1, j - 1 + b)],
+                        h_[index(i + 2, j - 1 + b)], fx);
+  }
+  return catmullRom(row[0], row[1], row[2], row[3], fz);
+}
+
+double LandscapePlan::bilinear(const std::vector<float>& f, double x, double z) const noexcept {
+  const double u = (x - origin_.x) / cell_, v = (z - origin_.z) / cell_;
+  const auto i = static_cast<int>(floorToInt(u)), j = static_cast<int>(floorToInt(v));
+  const double fx = u - i, fz = v - j;
+  const double a = f[index(i, j)] + (f[index(i + 1, j)] - f[index(i, j)]) * fx;
+  const double b = f[index(i, j + 1)] + (f[index(i + 1, j + 1)] - f[index(i, j + 1)]) * fx;
+  return a + (b - a) * fz;
+}
+
+RiverHit LandscapePlan::nearestRiver(double x, double z) const noexcept {
+  RiverHit best;
+  const auto i = static_cast<int>(floorToInt((x - origin_.x) / cell_));
+  const auto j = static_cast<int>(floorToInt((z - origin_.z) / cell_));
+  if (i < 0 || j < 0 || i >= nx_ || j >= nz_) return best;
+  const std::size_t c = index(i, j);
+  double bestEdge = 1e300;
+  for (std::uint32_t b = bucketStart_[c]; b < bucketStart_[c + 1]; ++b) {
+    const RiverSegment& s = segments_[bucketSegments_[b]];
+    const RiverPoint& a = points_[s.up];
+    const RiverPoint& e = points_[s.down];
+    const double ex = e.at.x - a.at.x, ez = e.at.z - a.at.z;
+    const double len2 = ex * ex + ez * ez;
+    double t = 0.0;
+    if (len2 > 0.0) t = std::clamp(((x - a.at.x) * ex + (z - a.at.z) * ez) / len2, 0.0, 1.0);
+    const double d = dm::sqrt(sq(x - (a.at.x + ex * t)) + sq(z - (a.at.z + ez * t)));
+    const double hw = a.halfWidth + (e.halfWidth - a.halfWidth) * t;
+    const double edge = d - hw;
+    if (edge >= kRiverReach || !(edge < bestEdge)) continue;
+    bestEdge = edge;
+    best.found = true;
+    best.distance = d;
+    best.halfWidth = hw;
+    best.level = a.level + (e.level - a.level) * t;
+    best.depth = a.depth + (e.depth - a.depth) * t;
+  }
+  return best;
+}
+
+bool LandscapePlan::standingWater(double x, double z, double& level, bool& sea) const noexcept {
+  const auto i = static_cast<int>(floorToInt((x - origin_.x) / cell_));
+  const auto j = static_cast<int>(floorToInt((z - origin_.z) / cell_));
+  bool any = false;
+  for (int b = 0; b < 2; ++b) {
+    for (int a = 0; a < 2; ++a) {
+      const std::size_t k = index(i + a, j + b);
+      double l;
+      bool s = false;
+      if (flags_[k] & kSea) {
+        l = seaLevel_;
+        s = true;
+      } else if (lake_[k] != kNoLake) {
+        l = lake_[k];
+      } else {
+        continue;
+      }
+      if (!any || l > level) {
+        level = l;
+        sea = s;
+      }
+      any = true;
+    }
+  }
+  return any;
+}
+
+double LandscapePlan::moisture(double x, double z) const noexcept {
+  return std::clamp(1.0 - bilinear(waterDist_, x, z) / moistureRange_, 0.0, 1.0);
+}
+
+double LandscapePlan::coastDistance(double x, double z) const noexcept { return bilinear(coastDist_, x, z); }
+
+double LandscapePlan::riverDistanceFar(double x, double z) const noexcept { return bilinear(riverDist_, x, z); }
+
+namespace {
+
+/// The plan's inputs, hashed: bounds, the landscape's every value, the seed.
+std::uint64_t planKey(const Scene& scene, std::uint64_t seed) {
+  std::uint64_t h = genMix64(seed ^ 0x506c616e4b657931ull);
+  auto num = [&](double v) { h = genCombine(h, std::bit_cast<std::uint64_t>(v)); };
+  auto word = [&](std::int64_t v) { h = genCombine(h, static_cast<std::uint64_t>(v)); };
+  const WorldBounds& wb = scene.worldBounds;
+  for (std::int32_t v : {wb.minBrick.x, wb.minBrick.y, wb.minBrick.z, wb.maxBrick.x, wb.maxBrick.y, wb.maxBrick.z}) word(v);
+  const Landscape& l = *scene.landscape;
+  for (double v : {l.cell, l.baseHeight, l.seaLevel, l.seaFloor, l.coastMargin, l.erosion, l.moistureRange}) num(v);
+  word(l.hasSea);
+  word(l.erosionSteps);
+  for (const NoiseLayer& nl : l.layers) {
+    for (double v : {nl.wavelength, nl.amplitude, nl.octaves.lacunarity, nl.octaves.gain, nl.offset.x, nl.offset.z}) num(v);
+    word(nl.octaves.count);
+    word(nl.ridged);
+    word(nl.erode);
+  }
+  const RiverRules& r = l.rivers;
+  for (double v : {r.minCatchment, r.width.min, r.width.max, r.depth.min, r.depth.max, r.sink.min, r.sink.max, r.meander})
+    num(v);
+  return h;
+}
+
+}  // namespace
+
+std::shared_ptr<const LandscapePlan> landscapePlan(const Scene& scene, std::uint64_t seed) {
+  if (!scene.landscape) return nullptr;
+  struct Entry {
+    std::uint64_t key;
+    std::shared_ptr<const LandscapePlan> plan;
+  };
+  static std::mutex mutex;
+  static std::vector<Entry> cache;  // most recently used last
+  const std::uint64_t key = planKey(scene, seed);
+  // Held while building: two threads asking for one plan build it once.
+  std::lock_guard<std::mutex> lock(mutex);
+  for (std::size_t i = 0; i < cache.size(); ++i) {
+    if (cache[i].key != key) continue;
+    Entry e = cache[i];
+    cache.erase(cache.begin() + static_cast<std::ptrdiff_t>(i));
+    cache.push_back(e);
+    return e.plan;
+  }
+  std::shared_ptr<const LandscapePlan> plan = LandscapePlan::build(scene, seed);
+  if (cache.size() >= 4) cache.erase(cache.begin());
+  cache.push_back({key, plan});
+  return plan;
+}
+
+}  // namespace loam::sim

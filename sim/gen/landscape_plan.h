@@ -1,0 +1,130 @@
+// The whole-map plan of a scene with [landscape] (sim/gen/scene.h): what rivers, lakes,
+// the sea and the fields that biome rules read need a view of the whole map for.
+//
+// It is computed once per (scene, seed, generator version) on a coarse grid of plan
+// nodes (landscape.cell metres apart, covering the world with a margin), in this order:
+//  1. heights: landscape.base_height plus its noise layers at each node, falling to
+//     the sea floor over coast_margin metres from the world's edge;
+//  2. erosion: erosion_steps of implicit stream-power incision (Braun and Willett
+//     2013): each node sinks toward its receiver by an amount growing with the square
+//     root of the area draining through it, so valleys are carved where water runs;
+//  3. drainage: a priority flood from the world's edge (Barnes et al. 2014) gives each
+//     node its filled height and receiver: nodes below sea level that the flood reaches
+//     through other such nodes are sea; nodes whose filled height stands above their
+//     own are lakes, level with their outlet; areas accumulate down the receivers;
+//  4. rivers: every node draining at least rivers.min_catchment km2 runs to its
+//     receiver, a segment from point to point (points bent by keyed meanders), with
+//     width, depth and water level from its area. Levels never rise downstream, and a
+//     river ends at the level of the lake or sea it reaches;
+//  5. fields: distances to the sea and to water (chamfer distances on the grid) and
+//     moisture.
+// Every step is single-threaded over the grid in a fixed order, with ties broken by
+// node index, using only + - * / and sqrt: the plan's bits are the same everywhere.
+// After that every query is a pure function of position: a chunk's content stays a
+// function of (scene, seed, plan, coordinates).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/gen/scene.h"
+
+namespace loam::sim {
+
+/// One point of the river network: rivers are segments between points.
+struct RiverPoint {
+  Vec2 at;                 ///< metres (a plan node moved by its meander)
+  double level = 0.0;      ///< water surface, metres
+  double halfWidth = 1.0;  ///< metres
+  double depth = 0.5;      ///< metres below the level at the centre line
+  double area = 0.0;       ///< km2 draining through the point
+};
+
+/// A river from point `up` to point `down` (indices into LandscapePlan::riverPoints).
+struct RiverSegment {
+  std::uint32_t up = 0, down = 0;
+};
+
+/// The nearest river to a position (LandscapePlan::nearestRiver).
+struct RiverHit {
+  bool found = false;        ///< a river's channel plus kRiverReach is within reach
+  double distance = 0.0;     ///< metres from the centre line
+  double level = 0.0;        ///< water surface at the nearest point, metres
+  double halfWidth = 0.0;    ///< metres
+  double depth = 0.0;        ///< metres
+};
+
+/// Metres beyond a river's edge over which the ground is cut down toward it (its
+/// valley) and within which LandscapePlan::nearestRiver finds it.
+inline constexpr double kRiverReach = 48.0;
+
+/// A scene's plan. Immutable after build; any thread may query it.
+class LandscapePlan {
+ public:
+  /// Builds the plan of scene (which must have a landscape) with seed. Allocates
+  /// (about 60 bytes a node); 16 x 16 km at 32 m cells takes about a second.
+  static std::unique_ptr<const LandscapePlan> build(const Scene& scene, std::uint64_t seed);
+
+  /// The plan's height at plan position (x, z), metres: Catmull-Rom between nodes
+  /// (passes through every node's height; C1).
+  double height(double x, double z) const noexcept;
+  /// The river nearest to (x, z) (by distance to its edge) within its half width plus
+  /// kRiverReach; found is false when none is.
+  RiverHit nearestRiver(double x, double z) const noexcept;
+  /// True when a lake or sea node is a corner of the plan cell holding (x, z): level
+  /// is then the highest such corner's water level and sea tells whether it is sea.
+  bool standingWater(double x, double z, double& level, bool& sea) const noexcept;
+  /// Moisture in [0, 1]: 1 at water, falling to 0 at landscape.moisture_range.
+  double moisture(double x, double z) const noexcept;
+  /// Metres to the nearest sea node (bilinear between nodes), capped at 1e6.
+  double coastDistance(double x, double z) const noexcept;
+  /// Metres to the nearest river node (bilinear between nodes): coarse, for positions
+  /// beyond nearestRiver's reach.
+  double riverDistanceFar(double x, double z) const noexcept;
+
+  const std::vector<RiverPoint>& riverPoints() const noexcept { return points_; }
+  const std::vector<RiverSegment>& riverSegments() const noexcept { return segments_; }
+  /// Nodes on each axis and the position of node (0, 0), metres.
+  int nodesX() const noexcept { return nx_; }
+  int nodesZ() const noexcept { return nz_; }
+  double cell() const noexcept { return cell_; }
+  Vec2 origin() const noexcept { return origin_; }
+  /// Node (i, j): its height after erosion, whether it is sea, its lake level (or a
+  /// value below -1e30 when it is not a lake). Indices are clamped to the grid.
+  double nodeHeight(int i, int j) const noexcept { return h_[index(i, j)]; }
+  bool nodeSea(int i, int j) const noexcept { return (flags_[index(i, j)] & kSea) != 0; }
+  double nodeLake(int i, int j) const noexcept { return lake_[index(i, j)]; }
+  /// Lakes (connected groups of lake nodes) in the plan.
+  int lakeCount() const noexcept { return lakes_; }
+
+ private:
+  LandscapePlan() = default;
+  static constexpr std::uint8_t kSea = 1, kRiver = 2;
+  std::size_t index(int i, int j) const noexcept;
+  double bilinear(const std::vector<float>& f, double x, double z) const noexcept;
+
+  int nx_ = 0, nz_ = 0;
+  double cell_ = 32.0;
+  Vec2 origin_;
+  double moistureRange_ = 300.0;
+  double seaLevel_ = 0.0;
+  std::vector<double> h_;           // eroded height per node
+  std::vector<double> lake_;        // lake level per node, or -1e300
+  std::vector<std::uint8_t> flags_;
+  std::vector<float> coastDist_;    // metres to the nearest sea node
+  std::vector<float> waterDist_;    // metres to the nearest sea, lake or river node
+  std::vector<float> riverDist_;    // metres to the nearest river node
+  std::vector<RiverPoint> points_;
+  std::vector<RiverSegment> segments_;
+  std::vector<std::uint32_t> bucketStart_;  // per cell (nx_ x nz_), prefix offsets into bucketSegments_
+  std::vector<std::uint32_t> bucketSegments_;
+  int lakes_ = 0;
+};
+
+/// The plan of scene with seed, or null when the scene has no landscape. Built once
+/// and kept (the last few plans are cached by scene hash and seed), so generators,
+/// samplers and the water system of one process share it.
+std::shared_ptr<const LandscapePlan> landscapePlan(const Scene& scene, std::uint64_t seed);
+
+}  // namespace loam::sim
