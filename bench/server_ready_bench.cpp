@@ -174,7 +174,6 @@ bool breakdown(const std::string& path, int threads, Figures& f) {
     f.groups.push_back({name, fresh.size(), msSince(t)});
   };
   group("spawn", sim::spawnColumns(*scene));
-  group("streams", sim::streamColumns(*scene));
   // The rest of what createStreamedSimState starts with (what initAnimals reads
   // around the dens), from a state made on its own streamer.
   {

@@ -1,8 +1,10 @@
 // `loam-tool preview`: a shaded top-down map of a generated scene as a PNG, for scene
 // authors (material colours, hill shading, water depth, markers for spawn points,
-// dens, water sources and ignition points, optional 12.8 m cell grid). A world too big
-// to generate whole is drawn coarse: its terrain alone (TerrainSampler), forests
-// tinted by their trees' leaves, without generating a chunk.
+// dens, water sources and ignition points, optional 12.8 m cell grid, a scale bar).
+// A world too big to generate whole is drawn coarse: its terrain alone
+// (TerrainSampler), forests tinted by their trees' leaves, a landscape's rivers drawn
+// to scale, without generating a chunk; --window draws part of any world at full
+// detail, and --ecotopes colours the map by biome with a legend.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -16,10 +18,12 @@
 #include <thread>
 #include <vector>
 
+#include <stb/stb_easy_font.h>
 #include <stb/stb_image_write.h>
 
 #include "sim/world/brick_store.h"
 #include "sim/gen/generator.h"
+#include "sim/gen/landscape_plan.h"
 #include "sim/gen/scene.h"
 #include "tool/commands.h"
 #include "tool/tool_util.h"
@@ -34,6 +38,47 @@ struct Top {
   sim::MaterialId bed = sim::kAir;
   sim::Rgb8 tint{};             // coarse maps: canopy colour over dry ground
   double tintShare = 0.0;       // 0..1
+  std::int16_t biome = -1;      // coarse maps: the column's biome
+};
+
+/// Distinct colours for --ecotopes, by biome index.
+constexpr sim::Rgb8 kEcotopeColours[16] = {
+    {230, 212, 140}, {120, 110, 105}, {235, 235, 240}, {110, 150, 110}, {170, 200, 120}, {150, 140, 120},
+    {40, 100, 50},   {160, 110, 150}, {130, 190, 80},  {200, 160, 80},  {80, 160, 160},  {200, 90, 70},
+    {100, 120, 200}, {220, 180, 200}, {90, 70, 40},    {180, 220, 200}};
+
+/// An image being drawn: RGB, row-major.
+struct Image {
+  int w = 0, h = 0;
+  std::vector<std::uint8_t> px;
+  void put(int x, int z, sim::Rgb8 c) {
+    if (x < 0 || z < 0 || x >= w || z >= h) return;
+    std::uint8_t* p = &px[(static_cast<size_t>(z) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3];
+    p[0] = c.r;
+    p[1] = c.g;
+    p[2] = c.b;
+  }
+  void box(int x0, int z0, int x1, int z1, sim::Rgb8 c) {
+    for (int z = z0; z < z1; ++z)
+      for (int x = x0; x < x1; ++x) put(x, z, c);
+  }
+  /// Text at (x, z), each font unit `scale` pixels (stb_easy_font's quads).
+  void text(int x, int z, const std::string& s, sim::Rgb8 c, int scale = 2) {
+    std::vector<char> buf(s.begin(), s.end());
+    buf.push_back('\0');
+    std::vector<float> quads(static_cast<size_t>(s.size()) * 270 + 64);
+    const int n = stb_easy_font_print(0, 0, buf.data(), nullptr, quads.data(), static_cast<int>(quads.size() * sizeof(float)));
+    for (int q = 0; q < n; ++q) {
+      const float* v = &quads[static_cast<size_t>(q) * 16];  // 4 vertices of x, y, z, colour
+      box(x + static_cast<int>(v[0]) * scale, z + static_cast<int>(v[1]) * scale, x + static_cast<int>(v[8]) * scale,
+          z + static_cast<int>(v[9]) * scale, c);
+    }
+  }
+  static int textWidth(const std::string& s, int scale = 2) {
+    std::vector<char> buf(s.begin(), s.end());
+    buf.push_back('\0');
+    return stb_easy_font_width(buf.data()) * scale;
+  }
 };
 
 /// The first non-air voxel from the top of column (x, z), then the first non-liquid
@@ -81,6 +126,7 @@ Top terrainTop(const sim::TerrainSampler& terrain, const std::vector<double>& co
                const std::vector<sim::Rgb8>& leaf, std::int32_t x, std::int32_t z) {
   const sim::TerrainSample t = terrain.at(x, z);
   Top top;
+  top.biome = t.biome;
   if (t.biome >= 0 && static_cast<std::size_t>(t.biome) < cover.size()) {
     top.tint = leaf[static_cast<std::size_t>(t.biome)];
     top.tintShare = cover[static_cast<std::size_t>(t.biome)];
@@ -124,6 +170,8 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
     bool grid = false;
     bool quiet = false;
     bool coarse = false;
+    bool ecotopes = false;
+    std::vector<double> window;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("preview", "Write a shaded top-down map of a scene's world as PNG");
@@ -136,6 +184,10 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--threads", opt->threads, "Generation threads (0 = all cores)")->check(CLI::Range(0, 1024));
   cmd->add_flag("--grid", opt->grid, "Draw the 12.8 m interest/hash cell grid");
   cmd->add_flag("--quiet", opt->quiet, "No progress on stderr");
+  cmd->add_option("--window", opt->window,
+                  "Draw only the box X0 Z0 X1 Z1 (metres), at full detail unless --coarse")
+      ->expected(4);
+  cmd->add_flag("--ecotopes", opt->ecotopes, "Colour dry ground by biome (ecotope), with a legend (coarse maps)");
   cmd->add_flag("--coarse", opt->coarse,
                 "Draw the terrain alone, without generating the world (always, for a world too big to generate "
                 "whole)");
@@ -148,24 +200,46 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
     }
     const std::uint64_t seed = seedFor(*scene, opt->seed);
     const sim::WorldBounds& b = scene->worldBounds;
-    const bool coarse = opt->coarse || !sim::generatableWhole(*scene);
-    std::optional<sim::BrickStore> world;
-    if (!coarse) {
-      world = generateForCommand(*scene, seed, opt->threads, "preview", opt->quiet);
-      if (!world) {
-        exitCode = 1;
+    // The box drawn, in voxels: the world, or the window inside it.
+    std::int32_t vx0 = b.minBrick.x * sim::kBrickSize, vz0 = b.minBrick.z * sim::kBrickSize;
+    std::int32_t vx1 = b.maxBrick.x * sim::kBrickSize, vz1 = b.maxBrick.z * sim::kBrickSize;
+    const bool windowed = opt->window.size() == 4;
+    if (windowed) {
+      auto voxel = [](double m) { return static_cast<std::int32_t>(std::floor(m * sim::kVoxelsPerMetre)); };
+      vx0 = std::max(vx0, voxel(std::min(opt->window[0], opt->window[2])));
+      vz0 = std::max(vz0, voxel(std::min(opt->window[1], opt->window[3])));
+      vx1 = std::min(vx1, voxel(std::max(opt->window[0], opt->window[2])));
+      vz1 = std::min(vz1, voxel(std::max(opt->window[1], opt->window[3])));
+      if (vx1 <= vx0 || vz1 <= vz0) {
+        std::fprintf(stderr, "preview: the window does not overlap the world\n");
+        exitCode = 2;
         return;
       }
     }
+    const bool coarse = opt->coarse || (!windowed && !sim::generatableWhole(*scene));
     const sim::MaterialTable& mats = *scene->materials;
     double step = opt->metresPerPixel * sim::kVoxelsPerMetre;  // voxels per pixel
-    std::int32_t vx0 = b.minBrick.x * sim::kBrickSize, vz0 = b.minBrick.z * sim::kBrickSize;
-    int w = static_cast<int>((b.maxBrick.x - b.minBrick.x) * sim::kBrickSize / step);
-    int h = static_cast<int>((b.maxBrick.z - b.minBrick.z) * sim::kBrickSize / step);
+    int w = static_cast<int>((vx1 - vx0) / step);
+    int h = static_cast<int>((vz1 - vz0) / step);
     if (w < 1 || h < 1 || static_cast<long long>(w) * h > 64ll * 1024 * 1024) {
       std::fprintf(stderr, "preview: image of %d x %d pixels is out of range; change --metres-per-pixel\n", w, h);
       exitCode = 2;
       return;
+    }
+    std::optional<sim::BrickStore> world;
+    if (!coarse) {
+      std::vector<sim::ChunkColumn> region;
+      if (windowed) {
+        constexpr int kColumnVoxels = sim::kChunkBricks * sim::kBrickSize;
+        for (std::int32_t cz = vz0 >> 7; cz <= (vz1 - 1) >> 7; ++cz)
+          for (std::int32_t cx = vx0 >> 7; cx <= (vx1 - 1) >> 7; ++cx) region.push_back({cx, cz});
+        static_assert(kColumnVoxels == 128);
+      }
+      world = generateForCommand(*scene, seed, opt->threads, "preview", opt->quiet, region);
+      if (!world) {
+        exitCode = 1;
+        return;
+      }
     }
     std::vector<Top> tops(static_cast<size_t>(w) * static_cast<size_t>(h));
     std::optional<sim::TerrainSampler> terrain;
@@ -210,7 +284,9 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
         if (t.y != INT32_MIN) lo = std::min(lo, t.y), hi = std::max(hi, t.y);
       if (lo <= hi) yLow = lo, yRange = std::max(1.0, static_cast<double>(hi - lo));
     }
-    std::vector<std::uint8_t> img(static_cast<size_t>(w) * static_cast<size_t>(h) * 3);
+    Image image{w, h, std::vector<std::uint8_t>(static_cast<size_t>(w) * static_cast<size_t>(h) * 3)};
+    std::vector<std::uint8_t>& img = image.px;
+    const bool ecotopes = opt->ecotopes && coarse;
     auto heightAt = [&](int px, int pz) {
       px = std::clamp(px, 0, w - 1);
       pz = std::clamp(pz, 0, h - 1);
@@ -222,11 +298,12 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
         const Top& t = tops[static_cast<size_t>(pz) * static_cast<size_t>(w) + static_cast<size_t>(px)];
         double r = 0, g = 0, bl = 0;
         if (t.y != INT32_MIN) {
-          const sim::Rgb8 c = mats[t.m].colour;
+          const bool wet = t.bed != sim::kAir || t.waterDepth > 0;
+          const sim::Rgb8 c = ecotopes && !wet && t.biome >= 0 ? kEcotopeColours[t.biome % 16] : mats[t.m].colour;
           r = c.r;
           g = c.g;
           bl = c.b;
-          if (t.bed != sim::kAir || t.waterDepth > 0) {
+          if (wet) {
             // Water: blend towards the bed colour when shallow.
             double depth = t.waterDepth / static_cast<double>(sim::kVoxelsPerMetre);
             double a = std::min(1.0, 0.35 + depth * 0.5);
@@ -235,9 +312,10 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
             g = g * a + bc.g * (1 - a);
             bl = bl * a + bc.b * (1 - a);
           } else {
-            r = r * (1 - t.tintShare) + t.tint.r * t.tintShare;
-            g = g * (1 - t.tintShare) + t.tint.g * t.tintShare;
-            bl = bl * (1 - t.tintShare) + t.tint.b * t.tintShare;
+            const double share = ecotopes ? 0.0 : t.tintShare;
+            r = r * (1 - share) + t.tint.r * share;
+            g = g * (1 - share) + t.tint.g * share;
+            bl = bl * (1 - share) + t.tint.b * share;
             // Hill shading: light from the north-west, slope in voxels per pixel.
             double dx = heightAt(px + 1, pz) - heightAt(px - 1, pz);
             double dz = heightAt(px, pz + 1) - heightAt(px, pz - 1);
@@ -277,6 +355,62 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
     for (const auto& d : scene->dens) mark(d.position, 255, 150, 30);
     for (const auto& i : scene->ignitions) mark(i.position, 255, 40, 30);
     for (const auto& s : scene->spawns) mark(s.position, 255, 255, 255);
+    const sim::Rgb8 waterColour = mats[scene->materials->find("water").value_or(sim::kAir)].colour;
+    // A landscape's rivers, to scale but at least a pixel wide: narrower than a pixel,
+    // the samples above miss most of them.
+    if (coarse) {
+      if (const auto plan = sim::landscapePlan(*scene, seed)) {
+        const auto& pts = plan->riverPoints();
+        for (const sim::RiverSegment& sg : plan->riverSegments()) {
+          const sim::RiverPoint& a = pts[sg.up];
+          const sim::RiverPoint& e = pts[sg.down];
+          const double len = std::hypot(e.at.x - a.at.x, e.at.z - a.at.z);
+          const int n = std::max(2, static_cast<int>(len / opt->metresPerPixel * 2));
+          for (int i = 0; i <= n; ++i) {
+            const double t = static_cast<double>(i) / n;
+            const double x = (a.at.x + (e.at.x - a.at.x) * t) * sim::kVoxelsPerMetre, z = (a.at.z + (e.at.z - a.at.z) * t) * sim::kVoxelsPerMetre;
+            const double hw = (a.halfWidth + (e.halfWidth - a.halfWidth) * t) * sim::kVoxelsPerMetre / step;
+            const int r = std::max(0, static_cast<int>(hw - 0.5));
+            const int px = static_cast<int>((x - vx0) / step), pz = static_cast<int>((z - vz0) / step);
+            image.box(px - r, pz - r, px + r + 1, pz + r + 1, waterColour);
+          }
+        }
+      }
+    }
+    // The legend (ecotopes) and a scale bar, bottom left, on a light panel.
+    {
+      const sim::Rgb8 ink{20, 20, 20}, paper{245, 245, 240};
+      std::vector<std::pair<std::string, sim::Rgb8>> rows;
+      if (ecotopes) {
+        for (std::size_t i = 0; i < scene->biomes.size(); ++i) rows.push_back({scene->biomes[i].name, kEcotopeColours[i % 16]});
+        rows.push_back({"water", waterColour});
+      }
+      const double metresWide = w * opt->metresPerPixel;
+      double bar = 1.0;
+      for (double c : {1.0, 2.0, 5.0}) {
+        for (double p10 = 1.0; p10 <= 1e5; p10 *= 10.0)
+          if (c * p10 <= metresWide / 5.0) bar = std::max(bar, c * p10);
+      }
+      const int barPx = static_cast<int>(bar / opt->metresPerPixel);
+      const std::string barText = bar >= 1000.0 ? std::to_string(static_cast<int>(bar / 1000.0)) + " km"
+                                                : std::to_string(static_cast<int>(bar)) + " m";
+      int panelW = std::max(barPx, Image::textWidth(barText)) + 16;
+      for (const auto& row : rows) panelW = std::max(panelW, 28 + Image::textWidth(row.first));
+      const int rowH = 18, panelH = 44 + rowH * static_cast<int>(rows.size());
+      if (panelW < w && panelH < h) {
+        const int x0 = 8, z0 = h - panelH - 8;
+        image.box(x0, z0, x0 + panelW, z0 + panelH, paper);
+        int z = z0 + 8;
+        for (const auto& row : rows) {
+          image.box(x0 + 8, z, x0 + 22, z + 12, row.second);
+          image.text(x0 + 28, z, row.first, ink);
+          z += rowH;
+        }
+        image.box(x0 + 8, z + 4, x0 + 8 + barPx, z + 10, ink);
+        image.box(x0 + 8 + barPx / 2, z + 6, x0 + 8 + barPx, z + 8, paper);
+        image.text(x0 + 8, z + 14, barText, ink);
+      }
+    }
     if (!stbi_write_png(opt->out.c_str(), w, h, 3, img.data(), w * 3)) {
       std::fprintf(stderr, "preview: cannot write %s\n", opt->out.c_str());
       exitCode = 1;

@@ -406,75 +406,6 @@ std::vector<ChunkColumn> columnsAround(const WorldBounds& bounds, std::int32_t v
   return out;
 }
 
-namespace {
-
-// waterColumns and streamColumns: the columns of the streams, and of the ponds when
-// withPonds.
-std::vector<ChunkColumn> generatedWaterColumns(const Scene& scene, bool withPonds) {
-  const WorldBounds& wb = scene.worldBounds;
-  constexpr double kColumnMetres = static_cast<double>(kChunkBricks * kBrickSize) / kVoxelsPerMetre;
-  constexpr double kVoxel = 1.0 / kVoxelsPerMetre;
-  std::vector<ChunkColumn> out;
-  // The columns a plan box in metres touches (widened by a voxel against rounding)
-  // whose square passes `near`.
-  auto add = [&](double x0, double z0, double x1, double z1, const auto& near) {
-    const auto at = [](double m) { return static_cast<std::int32_t>(std::floor(m / kColumnMetres)); };
-    const std::int32_t cx0 = std::max(at(x0 - kVoxel), wb.minBrick.x >> kChunkShift);
-    const std::int32_t cz0 = std::max(at(z0 - kVoxel), wb.minBrick.z >> kChunkShift);
-    const std::int32_t cx1 = std::min(at(x1 + kVoxel), (wb.maxBrick.x >> kChunkShift) - 1);
-    const std::int32_t cz1 = std::min(at(z1 + kVoxel), (wb.maxBrick.z >> kChunkShift) - 1);
-    for (std::int32_t cz = cz0; cz <= cz1; ++cz)
-      for (std::int32_t cx = cx0; cx <= cx1; ++cx)
-        if (near(cx * kColumnMetres, cz * kColumnMetres)) out.push_back({cx, cz});
-  };
-  auto sq = [](double v) { return v * v; };
-  // Water lies where a voxel column's centre is within a pond's radius or a stream's
-  // half width of its line (sim/gen/internal/world_field.cpp; shores are dry). A pond
-  // keeps the columns whose square comes within its radius plus a voxel.
-  for (const Pond& p : withPonds ? std::span<const Pond>(scene.ponds) : std::span<const Pond>()) {
-    const auto near = [&](double x0, double z0) {
-      const double dx = std::clamp(p.center.x, x0, x0 + kColumnMetres) - p.center.x;
-      const double dz = std::clamp(p.center.z, z0, z0 + kColumnMetres) - p.center.z;
-      return sq(dx) + sq(dz) <= sq(p.radius + kVoxel);
-    };
-    add(p.center.x - p.radius, p.center.z - p.radius, p.center.x + p.radius, p.center.z + p.radius, near);
-  }
-  // A stream keeps the columns whose centre is within its half width plus the column's
-  // half diagonal (plus a voxel) of its line, not its whole plan box: a diagonal
-  // stream's box is mostly dry.
-  for (const Stream& s : scene.streams) {
-    if (s.points.empty()) continue;
-    double x0 = s.points[0].x, x1 = x0, z0 = s.points[0].z, z1 = z0;
-    for (const Vec2& q : s.points) {
-      x0 = std::min(x0, q.x), x1 = std::max(x1, q.x);
-      z0 = std::min(z0, q.z), z1 = std::max(z1, q.z);
-    }
-    const double w = s.width / 2;
-    const double reach = w + kColumnMetres * 0.7072 + kVoxel;  // 0.7072 > sqrt(2) / 2
-    const auto near = [&](double cx0, double cz0) {
-      const double x = cx0 + kColumnMetres / 2, z = cz0 + kColumnMetres / 2;
-      double best = sq(x - s.points[0].x) + sq(z - s.points[0].z);
-      for (std::size_t i = 0; i + 1 < s.points.size(); ++i) {
-        const Vec2& a = s.points[i];
-        const Vec2& b = s.points[i + 1];
-        const double ex = b.x - a.x, ez = b.z - a.z, len2 = ex * ex + ez * ez;
-        const double t = len2 > 0 ? std::clamp(((x - a.x) * ex + (z - a.z) * ez) / len2, 0.0, 1.0) : 0.0;
-        best = std::min(best, sq(x - (a.x + ex * t)) + sq(z - (a.z + ez * t)));
-      }
-      return best <= sq(reach);
-    };
-    add(x0 - w, z0 - w, x1 + w, z1 + w, near);
-  }
-  sortColumns(out);
-  return out;
-}
-
-}  // namespace
-
-std::vector<ChunkColumn> waterColumns(const Scene& scene) { return generatedWaterColumns(scene, true); }
-
-std::vector<ChunkColumn> streamColumns(const Scene& scene) { return generatedWaterColumns(scene, false); }
-
 std::vector<ChunkColumn> spawnColumns(const Scene& scene) {
   const WorldBounds& wb = scene.worldBounds;
   std::vector<ChunkColumn> out;
@@ -601,6 +532,14 @@ TerrainSampler::~TerrainSampler() = default;
 TerrainSample TerrainSampler::at(std::int32_t x, std::int32_t z) const noexcept {
   const Column c = impl_->field.columnAt(x, z);
   return {{c.ground, c.water, c.held}, c.surface, c.waterMaterial, c.biome};
+}
+
+std::int32_t TerrainSampler::heldWaterTop(std::int32_t x, std::int32_t z) const noexcept {
+  const double xm = (static_cast<double>(x) + 0.5) / internal::kVoxelsPerMetreD;
+  const double zm = (static_cast<double>(z) + 0.5) / internal::kVoxelsPerMetreD;
+  if (!impl_->field.mayHoldStreamWater(xm, zm)) return INT32_MIN;
+  const Column c = impl_->field.columnAt(x, z);
+  return c.held && c.water > c.ground ? c.water : INT32_MIN;
 }
 
 VoxelCoord placementVoxel(const Scene& scene, std::uint64_t seed, const Vec3& position, bool onGround) {

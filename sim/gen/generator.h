@@ -78,18 +78,6 @@ class ChunkGenerator {
 std::vector<ChunkColumn> columnsAround(const WorldBounds& bounds, std::int32_t voxelX, std::int32_t voxelZ,
                                        std::int32_t radiusVoxels);
 
-/// The chunk columns that may hold generated water (those whose square comes within a
-/// pond's radius, or whose centre within a stream's half width plus the column's half
-/// diagonal of its line), canonical order. A superset of the columns holding water,
-/// tested against whole worlds in column_streamer_test. O(columns in the ponds' and
-/// streams' plan boxes x stream points).
-std::vector<ChunkColumn> waterColumns(const Scene& scene);
-
-/// The streams' part of waterColumns: what a streamed world holds before the water
-/// system scans it for the streams' held water (createStreamedSimState; pond water is
-/// implicit and needs no scan).
-std::vector<ChunkColumn> streamColumns(const Scene& scene);
-
 /// The chunk columns within 2 m of a spawn point (the world's centre when the scene
 /// lists none), canonical order: the ground a joining player stands on, whose
 /// generated content the server and a streamed client compare at the join
@@ -149,6 +137,10 @@ class TerrainSampler {
   ~TerrainSampler();
   /// The terrain at voxel column (x, z), bit-identical to what generation uses.
   TerrainSample at(std::int32_t x, std::int32_t z) const noexcept;
+  /// The voxel y above a stream's or river's generated water in column (x, z) (what
+  /// the water system holds at its level), or INT32_MIN when the column holds none.
+  /// Rejects columns far from every channel without evaluating them.
+  std::int32_t heldWaterTop(std::int32_t x, std::int32_t z) const noexcept;
 
  private:
   struct Impl;

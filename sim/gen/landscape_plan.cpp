@@ -165,7 +165,6 @@ std::unique_ptr<const LandscapePlan> LandscapePlan::build(const Scene& scene, st
   const double x0 = wb.minBrick.x * metresPerBrick, x1 = wb.maxBrick.x * metresPerBrick;
   const double z0 = wb.minBrick.z * metresPerBrick, z1 = wb.maxBrick.z * metresPerBrick;
   p.cell_ = land.cell;
-  p.moistureRange_ = land.moistureRange;
   p.seaLevel_ = land.seaLevel;
   // Two nodes of margin beyond the world on every side (Catmull-Rom reads one).
   p.origin_ = {static_cast<double>(floorToInt(x0 / land.cell) - 2) * land.cell,
@@ -180,12 +179,23 @@ std::unique_ptr<const LandscapePlan> LandscapePlan::build(const Scene& scene, st
   for (std::size_t l = 0; l < land.layers.size(); ++l)
     keys.push_back(genHash(seed, GenPurpose::LandscapeNoise, static_cast<std::int64_t>(l)));
   const std::uint64_t coastKey = genHash(seed, GenPurpose::LandscapeNoise, -1);
+  // Each layer is sampled in its own rotated frame: lattice noise has faint ridges
+  // along its lattice lines, which kilometres-wide layers would otherwise align
+  // north-south and east-west across the whole map.
+  std::vector<double> cosines, sines;
+  for (std::size_t l = 0; l < land.layers.size(); ++l) {
+    const double angle = 0.61 + 1.13 * static_cast<double>(l);
+    cosines.push_back(dm::cos(angle));
+    sines.push_back(dm::sin(angle));
+  }
   auto layers = [&](double x, double z, bool eroded) {
     double h = 0.0;
     for (std::size_t l = 0; l < land.layers.size(); ++l) {
       const NoiseLayer& nl = land.layers[l];
       if (nl.erode != eroded) continue;
-      const double u = (x + nl.offset.x) / nl.wavelength, v = (z + nl.offset.z) / nl.wavelength;
+      const double px = x + nl.offset.x, pz = z + nl.offset.z;
+      const double u = (px * cosines[l] - pz * sines[l]) / nl.wavelength;
+      const double v = (px * sines[l] + pz * cosines[l]) / nl.wavelength;
       h += nl.amplitude * (nl.ridged ? ridged2(keys[l], u, v, nl.octaves) : fbm2(keys[l], u, v, nl.octaves));
     }
     return h;
@@ -313,6 +323,43 @@ std::unique_ptr<const LandscapePlan> LandscapePlan::build(const Scene& scene, st
     p.segments_.push_back({static_cast<std::uint32_t>(pointOf[k]), static_cast<std::uint32_t>(pointOf[rk])});
   }
 
+  // Curves: each segment becomes four along a Catmull-Rom curve through the points
+  // before and after it (upstream: the branch draining most), so a river bends
+  // smoothly between its plan points. Levels and widths stay linear along it.
+  {
+    const std::size_t count = p.points_.size();
+    std::vector<std::int32_t> mainUp(count, -1), next(count, -1);
+    for (const RiverSegment& sg : p.segments_) {
+      next[sg.up] = static_cast<std::int32_t>(sg.down);
+      const std::int32_t m = mainUp[sg.down];
+      if (m < 0 || p.points_[sg.up].area > p.points_[static_cast<std::size_t>(m)].area)
+        mainUp[sg.down] = static_cast<std::int32_t>(sg.up);
+    }
+    std::vector<RiverSegment> curved;
+    curved.reserve(p.segments_.size() * 4);
+    for (const RiverSegment& sg : p.segments_) {
+      const RiverPoint a = p.points_[sg.up], b = p.points_[sg.down];
+      const Vec2 before = mainUp[sg.up] >= 0 ? p.points_[static_cast<std::size_t>(mainUp[sg.up])].at : a.at;
+      const Vec2 after = next[sg.down] >= 0 ? p.points_[static_cast<std::size_t>(next[sg.down])].at : b.at;
+      std::uint32_t prev = sg.up;
+      for (int k = 1; k < 4; ++k) {
+        const double t = k / 4.0;
+        RiverPoint q;
+        q.at = {catmullRom(before.x, a.at.x, b.at.x, after.x, t), catmullRom(before.z, a.at.z, b.at.z, after.z, t)};
+        q.level = a.level + (b.level - a.level) * t;
+        q.halfWidth = a.halfWidth + (b.halfWidth - a.halfWidth) * t;
+        q.depth = a.depth + (b.depth - a.depth) * t;
+        q.area = a.area;
+        p.points_.push_back(q);
+        const auto made = static_cast<std::uint32_t>(p.points_.size() - 1);
+        curved.push_back({prev, made});
+        prev = made;
+      }
+      curved.push_back({prev, sg.down});
+    }
+    p.segments_ = std::move(curved);
+  }
+
   // Segments by plan cell (cell (i, j) spans nodes i..i+1, j..j+1): every segment
   // whose channel plus reach may touch the cell.
   p.bucketStart_.assign(n + 1, 0);
@@ -344,6 +391,14 @@ std::unique_ptr<const LandscapePlan> LandscapePlan::build(const Scene& scene, st
   chamfer(g, land.cell, src, p.riverDist_);
   for (std::size_t k = 0; k < n; ++k) src[k] = (p.flags_[k] & (kSea | kRiver)) || p.lake_[k] != kNoLake ? 1 : 0;
   chamfer(g, land.cell, src, p.waterDist_);
+  // Moisture: near water, and where much ground drains through (valleys are wetter
+  // than ridges): 1 at water or 4,096 cells of catchment, 0 on a dry ridge.
+  p.moisture_.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const double near = std::max(0.0, 1.0 - static_cast<double>(p.waterDist_[k]) / land.moistureRange);
+    const double wet = std::clamp(dm::log2(area[k] / cellArea) / 12.0, 0.0, 1.0);
+    p.moisture_[k] = static_cast<float>(std::max(near, wet));
+  }
   return plan;
 }
 
@@ -397,10 +452,14 @@ RiverHit LandscapePlan::nearestRiver(double x, double z) const noexcept {
   return best;
 }
 
-bool LandscapePlan::standingWater(double x, double z, double& level, bool& sea) const noexcept {
-  const auto i = static_cast<int>(floorToInt((x - origin_.x) / cell_));
-  const auto j = static_cast<int>(floorToInt((z - origin_.z) / cell_));
+bool LandscapePlan::standingWater(double x, double z, double& level, bool& sea, double& depth) const noexcept {
+  const double u = (x - origin_.x) / cell_, v = (z - origin_.z) / cell_;
+  const auto i = static_cast<int>(floorToInt(u));
+  const auto j = static_cast<int>(floorToInt(v));
+  const double fx = u - i, fz = v - j;
+  const double weight[2][2] = {{(1 - fx) * (1 - fz), fx * (1 - fz)}, {(1 - fx) * fz, fx * fz}};
   bool any = false;
+  depth = 0.0;
   for (int b = 0; b < 2; ++b) {
     for (int a = 0; a < 2; ++a) {
       const std::size_t k = index(i + a, j + b);
@@ -418,6 +477,7 @@ bool LandscapePlan::standingWater(double x, double z, double& level, bool& sea) 
         level = l;
         sea = s;
       }
+      depth += weight[b][a];
       any = true;
     }
   }
@@ -425,7 +485,7 @@ bool LandscapePlan::standingWater(double x, double z, double& level, bool& sea) 
 }
 
 double LandscapePlan::moisture(double x, double z) const noexcept {
-  return std::clamp(1.0 - bilinear(waterDist_, x, z) / moistureRange_, 0.0, 1.0);
+  return std::clamp(bilinear(moisture_, x, z), 0.0, 1.0);
 }
 
 double LandscapePlan::coastDistance(double x, double z) const noexcept { return bilinear(coastDist_, x, z); }

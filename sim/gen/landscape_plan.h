@@ -74,8 +74,11 @@ class LandscapePlan {
   RiverHit nearestRiver(double x, double z) const noexcept;
   /// True when a lake or sea node is a corner of the plan cell holding (x, z): level
   /// is then the highest such corner's water level and sea tells whether it is sea.
-  bool standingWater(double x, double z, double& level, bool& sea) const noexcept;
-  /// Moisture in [0, 1]: 1 at water, falling to 0 at landscape.moisture_range.
+  /// depth (0..1) is the bilinear share of the cell's corners under that water: 1 in
+  /// the middle of a lake, falling toward its shores.
+  bool standingWater(double x, double z, double& level, bool& sea, double& depth) const noexcept;
+  /// Moisture in [0, 1]: the larger of nearness to water (1 at water, 0 at
+  /// landscape.moisture_range) and wetness (log2 of the cells draining through, / 12).
   double moisture(double x, double z) const noexcept;
   /// Metres to the nearest sea node (bilinear between nodes), capped at 1e6.
   double coastDistance(double x, double z) const noexcept;
@@ -107,7 +110,6 @@ class LandscapePlan {
   int nx_ = 0, nz_ = 0;
   double cell_ = 32.0;
   Vec2 origin_;
-  double moistureRange_ = 300.0;
   double seaLevel_ = 0.0;
   std::vector<double> h_;           // eroded height per node
   std::vector<double> lake_;        // lake level per node, or -1e300
@@ -115,6 +117,7 @@ class LandscapePlan {
   std::vector<float> coastDist_;    // metres to the nearest sea node
   std::vector<float> waterDist_;    // metres to the nearest sea, lake or river node
   std::vector<float> riverDist_;    // metres to the nearest river node
+  std::vector<float> moisture_;     // 0..1
   std::vector<RiverPoint> points_;
   std::vector<RiverSegment> segments_;
   std::vector<std::uint32_t> bucketStart_;  // per cell (nx_ x nz_), prefix offsets into bucketSegments_

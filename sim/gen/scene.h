@@ -137,6 +137,7 @@ struct Landscape {
   int erosionSteps = 0;            ///< stream-power iterations (0 = none)
   double erosion = 1.0;            ///< incision per step: the larger, the deeper valleys cut
   double moistureRange = 300.0;    ///< metres from water at which moisture falls to 0
+  double lakeDepth = 3.0;          ///< metres a lake's bed sinks below its plan height away from its shores
   MaterialRef seaFloorMaterial;    ///< surface under lake and sea water (default "sand")
   RiverRules rivers;
 };

@@ -85,6 +85,7 @@ void readLandscape(Reader& r, Landscape& l) {
   l.erosionSteps = static_cast<int>(r.integer("erosion_steps", 0, 0, 200));
   l.erosion = r.num("erosion", 1.0, 0.0, 100.0);
   l.moistureRange = r.num("moisture_range", 300.0, 1.0, kBig);
+  l.lakeDepth = r.num("lake_depth", 3.0, 0.0, 100.0);
   l.seaFloorMaterial = r.material("sea_floor_material", "sand");
   toml::table blank;
   auto rivers = r.sub("rivers");

@@ -137,9 +137,7 @@ namespace {
 
 // A streamed state. It starts with what its setup reads generated at once (on the
 // source's threads) rather than a fault at a time: the ground under the spawns and,
-// for a simulating state, the streams' generated water (scanned for their held
-// water, so it must be there first; pond water is implicit)
-// and what initAnimals reads around the dens (a bird den's perches within its range,
+// for a simulating state, what initAnimals reads around the dens (a bird den's perches within its range,
 // a walker den's spawn ground). The rest of the dens' ranges, where the animals go
 // first, is asked of the source ahead (prefetch): it arrives between steps, or
 // faults in when an animal reaches it first. Either way it reads the same.
@@ -152,7 +150,6 @@ Result<SimState> streamedState(const Scene& scene, std::uint64_t seed, ColumnSou
   std::vector<ChunkColumn> start = spawnColumns(scene);
   std::vector<ChunkColumn> later;
   if (role == Role::Simulation) {
-    for (ChunkColumn c : streamColumns(scene)) start.push_back(c);
     for (const AnimalDen& d : scene.dens) {
       const auto x = static_cast<std::int32_t>(std::floor(d.position.x * kVoxelsPerMetre));
       const auto z = static_cast<std::int32_t>(std::floor(d.position.z * kVoxelsPerMetre));

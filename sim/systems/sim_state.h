@@ -87,8 +87,8 @@ struct SimState {
 Result<SimState> createSimState(const Scene& scene, std::uint64_t seed);
 
 /// As createSimState, but the world is streamed (BrickStore::setColumnSource): it
-/// starts with only the columns that may hold streams' water (streamColumns, which
-/// the water system scans) and grows as the systems and the step read it. The state
+/// starts with only the columns under the spawns and around the dens and grows as
+/// the systems and the step read it. The state
 /// is the one createSimState gives, bit for bit, wherever it is read; source must
 /// outlive the state. Errors: as createSimState.
 Result<SimState> createStreamedSimState(const Scene& scene, std::uint64_t seed, ColumnSource& source);

@@ -16,6 +16,8 @@
 #include "sim/world/voxel_collision.h"
 #include "sim/systems/internal/water_tick.h"
 #include "sim/systems/motion.h"
+#include "sim/gen/generator.h"
+#include "sim/gen/landscape_plan.h"
 #include "sim/gen/scene.h"
 #include "sim/systems/sim_context.h"
 #include "sim/systems/sim_state.h"
@@ -27,20 +29,65 @@ using namespace internal::water;
 
 namespace internal::water {
 
-// The open and outlet masks of a brick record, from the world.
-void initMasks(WaterBrick& b, const BrickStore& world, const WaterState& s) {
-  const BrickView view = world.brick(b.coord);
-  b.open = {};
-  if (view.isUniform()) {
-    if (s.open[view.uniformMaterial()]) b.open.fill(~std::uint64_t{0});
-  } else {
-    MaterialId m[kBrickVoxels];
-    view.decode(m);
-    for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
-      if (s.open[m[i]]) internal::setBit(b.open, i);
+namespace {
+
+bool inPond(const WaterState& s, std::int64_t x, std::int64_t z) {
+  for (const PondDisc& d : s.pondDiscs) {
+    const std::int64_t dx = x - d.x, dz = z - d.z;
+    if (dx * dx + dz * dz < d.r2) return true;
+  }
+  return false;
+}
+
+// Streams and rivers flow; the cells do not carry that flow (sources are routed), so
+// their generated water is held at its level: full for good, feeding holes dug
+// beside or under it, and the open cells on its surface carry away whatever reaches
+// them (sinks, like a pond's outlet). A liquid voxel below a channel's generated
+// surface and outside every pond's disc is held; an air voxel just above a held one
+// is a sink. Read from the world when the record is made, so no start-up scan
+// (whose cost would follow the channels' length) is needed.
+void initHeld(WaterBrick& b, const BrickStore& world, const WaterState& s, const MaterialId* m) {
+  b.held = {};
+  if (!s.channels) return;
+  const std::int32_t x0 = b.coord.x * kBrickSize, y0 = b.coord.y * kBrickSize, z0 = b.coord.z * kBrickSize;
+  const bool belowInWorld = world.bounds().containsVoxel(VoxelCoord{x0, y0 - 1, z0});
+  for (int lz = 0; lz < kBrickSize; ++lz) {
+    for (int lx = 0; lx < kBrickSize; ++lx) {
+      const std::int32_t x = x0 + lx, z = z0 + lz;
+      bool liquid = belowInWorld && s.liquid[world.get(x, y0 - 1, z)];
+      for (int ly = 0; ly < kBrickSize && !liquid; ++ly) liquid = s.liquid[m[voxelIndexInBrick(lx, ly, lz)]];
+      if (!liquid || inPond(s, x, z)) continue;
+      const std::int32_t top = s.channels->heldWaterTop(x, z);
+      if (top == INT32_MIN || top < y0) continue;
+      bool below = belowInWorld && s.liquid[world.get(x, y0 - 1, z)];  // the voxel under ly is held
+      for (int ly = 0; ly < kBrickSize; ++ly) {
+        const auto i = static_cast<unsigned>(voxelIndexInBrick(lx, ly, lz));
+        const std::int32_t y = y0 + ly;
+        if (y < top && s.liquid[m[i]]) {
+          internal::setBit(b.held, i);
+          below = true;
+          continue;
+        }
+        if (below && y <= top && m[i] == kAir) internal::setBit(b.sink, i);
+        below = false;
+      }
     }
   }
+}
+
+}  // namespace
+
+// The open, outlet, held and sink masks of a brick record, from the world.
+void initMasks(WaterBrick& b, const BrickStore& world, const WaterState& s) {
+  const BrickView view = world.brick(b.coord);
+  MaterialId m[kBrickVoxels];
+  view.decode(m);
+  b.open = {};
+  for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
+    if (s.open[m[i]]) internal::setBit(b.open, i);
+  }
   b.sink = {};
+  initHeld(b, world, s, m);
   for (const PondOutlet& o : s.outlets) {
     const int ly = o.y - b.coord.y * kBrickSize;
     if (ly < 0 || ly >= kBrickSize) continue;
@@ -197,60 +244,16 @@ void initWater(WaterState& s, const SimSetup& setup) {
     }
   }
 
-  // Generated water is implicit (water_grid.h): pond water needs no record until
-  // something disturbs it. Streams flow; the cells do not carry that flow (sources
-  // are routed), so a stream's generated water is held at its level: full for good,
-  // feeding holes dug beside or under it, and the open cells on its surface carry
-  // away whatever reaches them (sinks, like a pond's outlet). Those bricks get their
-  // records now, with the held and sink masks; the liquid inside a pond's disc is
-  // free pond water. Without streams every liquid voxel is pond water.
+  // Generated water is implicit (water_grid.h): it needs no record until something
+  // disturbs it; the record then knows which of it is held (initHeld).
   s.grid.reserve(1024);
-  if (!setup.scene.streams.empty()) {
-    // Each pond's centre and squared radius in voxels, worked out once.
-    struct PondDisc {
-      std::int64_t x, z, r2;
-    };
-    std::vector<PondDisc> discs;
-    for (const Pond& pond : setup.scene.ponds) {
-      const auto r = static_cast<std::int64_t>(std::llround(pond.radius * kVoxelsPerMetre));
-      discs.push_back({toVoxel(pond.center.x), toVoxel(pond.center.z), r * r});
-    }
-    auto inPond = [&](std::int32_t x, std::int32_t z) {
-      for (const PondDisc& d : discs) {
-        const std::int64_t dx = x - d.x, dz = z - d.z;
-        if (dx * dx + dz * dz < d.r2) return true;
-      }
-      return false;
-    };
-    // Each brick holding a liquid voxel outside every pond's disc gets its record,
-    // with those voxels held and the air above them a sink. Everything read here lies
-    // in the column being scanned, which is present: no read faults a column in
-    // (that would reorder the canonical list mid-walk).
-    std::vector<VoxelCoord> surface;
-    MaterialId m[kBrickVoxels];
-    for (int ci : world.canonicalChunks()) {
-      if (world.chunkIsCollapsed(ci) && !liquid[world.chunkUniform(ci).value_or(kAir)]) continue;
-      const ChunkCoord cc = world.chunkCoord(ci);
-      for (int local = 0; local < 16 * 16 * 16; ++local) {
-        const BrickView v = world.brickInChunk(ci, local);
-        if (v.isUniform() && !liquid[v.uniformMaterial()]) continue;
-        const BrickCoord bc{cc.x * kChunkBricks + (local & 15), cc.y * kChunkBricks + ((local >> 4) & 15),
-                            cc.z * kChunkBricks + (local >> 8)};
-        v.decode(m);
-        for (unsigned i = 0; i < static_cast<unsigned>(kBrickVoxels); ++i) {
-          const VoxelCoord c = voxelOfBrick(bc, i);
-          if (!liquid[m[i]] || inPond(c.x, c.z)) continue;
-          internal::setBit(s.grid.brick(materialiseBrick(s, world, bc)).held, i);
-          const VoxelCoord above{c.x, c.y + 1, c.z};
-          if (world.bounds().containsVoxel(above) && world.get(above) == kAir) surface.push_back(above);
-        }
-      }
-    }
-    for (const VoxelCoord& c : surface) {
-      const std::uint32_t slot = materialiseBrick(s, world, brickOf(c));
-      internal::setBit(s.grid.brick(slot).sink, cellIndex(c));
-    }
+  for (const Pond& pond : setup.scene.ponds) {
+    const auto r = static_cast<std::int64_t>(std::llround(pond.radius * kVoxelsPerMetre));
+    s.pondDiscs.push_back({toVoxel(pond.center.x), toVoxel(pond.center.z), r * r});
   }
+  const std::shared_ptr<const LandscapePlan> plan = landscapePlan(setup.scene, setup.seed);
+  if (!setup.scene.streams.empty() || (plan && !plan->riverSegments().empty()))
+    s.channels = std::make_shared<const TerrainSampler>(setup.scene, setup.seed);
   s.pourCapWetVoxels = s.grid.size() + kMaxPouredWetVoxels;  // materialising raises it
 
   // Sources: routed from the first tick.

@@ -72,6 +72,7 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -82,6 +83,10 @@
 #include "sim/systems/internal/water_grid.h"
 #include "sim/world/column_source.h"
 #include "sim/world/voxel.h"
+
+namespace loam::sim {
+class TerrainSampler;
+}
 
 namespace loam::sim {
 
@@ -132,14 +137,18 @@ struct WaterState {
   std::vector<std::uint64_t> watch;                     ///< while frozen: packCoordId of bricks near the flow, sorted
   std::vector<std::uint64_t> floorChanged;              ///< bricks where a voxel became or stopped being a floor
   internal::WaterRouteSearch search;                    ///< route search in progress
+  /// The generator's view of streams' and rivers' channels: which generated water is
+  /// held (read when a brick gets its record); null when the scene has neither.
+  std::shared_ptr<const TerrainSampler> channels;
+  std::vector<internal::PondDisc> pondDiscs;            ///< ponds: their water is free, even in a channel
   WaterStats last;                                      ///< counters of the last tick
   internal::WaterScratch scratch;                       ///< reused per tick
 };
 
 /// Builds the initial water state: the generated world's liquid voxels are full and
-/// asleep, implicitly (records only for the bricks of streams' held water, which
-/// scans the resident world when the scene has streams), plus the scene's sources
-/// (awake) and pond outlets. Allocates.
+/// asleep, implicitly (no records; a brick's record, made when water there is first
+/// disturbed, marks the streams' and rivers' water in it held), plus the scene's
+/// sources (awake) and pond outlets. Allocates.
 void initWater(WaterState& state, const SimSetup& setup);
 
 /// One tick of water (the contract is in sim/systems.h).

@@ -261,7 +261,13 @@ void WaterTick::begin() {
 void WaterTick::applyMoves() {
   for (const WaterMove& m : s_.scratch.moves) {
     if (m.amount == 0) continue;
-    if (!internal::testBit(g_.brick(slotOf(m.src)).held, indexOf(m.src))) change(m.src, -static_cast<std::int32_t>(m.amount));
+    if (!internal::testBit(g_.brick(slotOf(m.src)).held, indexOf(m.src))) {
+      change(m.src, -static_cast<std::int32_t>(m.amount));
+    } else {
+      // A held cell stays full, so no change wakes it: it keeps giving while it can
+      // (water it drops down a shaft lands out of its neighbours' reach).
+      wake(slotOf(m.src), indexOf(m.src));
+    }
     if (m.dst != kVoidCell) change(m.dst, static_cast<std::int32_t>(m.amount));
   }
 }

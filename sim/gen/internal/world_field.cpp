@@ -124,6 +124,15 @@ bool WorldField::regionsTouch(std::int32_t x0, std::int32_t z0, std::int32_t x1,
   return false;
 }
 
+bool WorldField::mayHoldStreamWater(double xm, double zm) const noexcept {
+  for (const PreparedStream& ps : streams_) {
+    if (xm >= ps.minX && xm <= ps.maxX && zm >= ps.minZ && zm <= ps.maxZ) return true;
+  }
+  if (!plan_) return false;
+  const RiverHit r = plan_->nearestRiver(xm, zm);
+  return r.found && r.distance < r.halfWidth;
+}
+
 double WorldField::latticeHeight(std::int64_t gx, std::int64_t gz) const noexcept {
   const Terrain& t = scene_.terrain;
   double x = static_cast<double>(gx * kGridStep) / kVoxelsPerMetreD;
@@ -209,9 +218,16 @@ void WorldField::applyLandscape(Column& c, double xm, double zm, double& h, doub
                                 MaterialId& shore) const noexcept {
   const RiverRules& rr = scene_.landscape->rivers;
   const RiverHit river = plan_->nearestRiver(xm, zm);
-  double standing = 0.0;
+  double standing = 0.0, depth = 0.0;
   bool sea = false;
-  const bool hasStanding = plan_->standingWater(xm, zm, standing, sea);
+  bool hasStanding = plan_->standingWater(xm, zm, standing, sea, depth);
+  // The shore: where the share of the cell's corners under water passes a noisy
+  // threshold. Short of it the ground stands at least a voxel above the water, so the
+  // water's edge follows that line and not the plan cells' squares.
+  bool inStanding = false;
+  if (hasStanding) inStanding = depth >= 0.5 + 0.2 * valueNoise2(edgeKey_ + 2, xm / 6.0, zm / 6.0);
+  // A lake deepens away from its shores (the plan's filled basins are flat).
+  if (hasStanding && !sea && h < standing + 1.0) h -= scene_.landscape->lakeDepth * smoothStep(depth * 1.5 - 0.25);
   riverDistance = plan_->riverDistanceFar(xm, zm);
   if (river.found) {
     const double edge = river.distance - river.halfWidth;
@@ -235,7 +251,7 @@ void WorldField::applyLandscape(Column& c, double xm, double zm, double& h, doub
         c.held = true;
         if (rr.bed) c.surface = rr.bed->id;
       }
-    } else if (!hasStanding && river.distance < river.halfWidth + 1.5) {
+    } else if (!inStanding && river.distance < river.halfWidth + 1.5) {
       c.ground = std::max(c.ground, top + 1);  // a bank: the held water never spills sideways
     }
     if (rr.shoreMaterial && river.distance >= river.halfWidth && river.distance < river.halfWidth + rr.shoreWidth)
@@ -243,7 +259,9 @@ void WorldField::applyLandscape(Column& c, double xm, double zm, double& h, doub
   }
   if (hasStanding) {
     const std::int32_t top = voxelFromMetres(standing);
-    if (top > c.ground && top >= c.water) {
+    if (!inStanding) {
+      if (c.water <= c.ground) c.ground = std::max(c.ground, top + 1);
+    } else if (top > c.ground && top >= c.water) {
       c.water = top;
       c.waterMaterial = rr.water.id;
       c.held = false;

@@ -238,6 +238,12 @@ struct PondOutlet {
   std::int32_t y = 0;         ///< the outlet layer: first voxel above the generated water
 };
 
+/// A pond's disc in voxels: its water is free (not held) even where a stream runs.
+struct PondDisc {
+  std::int64_t x = 0, z = 0;  ///< centre, voxels
+  std::int64_t r2 = 0;        ///< squared radius, voxels^2
+};
+
 /// A flow from one cell to another (dst kVoidCell: out of the world).
 struct WaterMove {
   std::uint32_t src = 0;
