@@ -414,13 +414,17 @@ double LandscapePlan::height(double x, double z) const noexcept {
   return catmullRom(row[0], row[1], row[2], row[3], fz);
 }
 
-double LandscapePlan::bilinear(const std::vector<float>& f, double x, double z) const noexcept {
+LandscapePlan::Fields LandscapePlan::fields(double x, double z) const noexcept {
   const double u = (x - origin_.x) / cell_, v = (z - origin_.z) / cell_;
   const auto i = static_cast<int>(floorToInt(u)), j = static_cast<int>(floorToInt(v));
   const double fx = u - i, fz = v - j;
-  const double a = f[index(i, j)] + (f[index(i + 1, j)] - f[index(i, j)]) * fx;
-  const double b = f[index(i, j + 1)] + (f[index(i + 1, j + 1)] - f[index(i, j + 1)]) * fx;
-  return a + (b - a) * fz;
+  const std::size_t k00 = index(i, j), k10 = index(i + 1, j), k01 = index(i, j + 1), k11 = index(i + 1, j + 1);
+  auto at = [&](const std::vector<float>& f) {
+    const double a = f[k00] + (f[k10] - f[k00]) * fx;
+    const double b = f[k01] + (f[k11] - f[k01]) * fx;
+    return a + (b - a) * fz;
+  };
+  return {std::clamp(at(moisture_), 0.0, 1.0), at(coastDist_), at(riverDist_)};
 }
 
 RiverHit LandscapePlan::nearestRiver(double x, double z) const noexcept {
@@ -483,14 +487,6 @@ bool LandscapePlan::standingWater(double x, double z, double& level, bool& sea, 
   }
   return any;
 }
-
-double LandscapePlan::moisture(double x, double z) const noexcept {
-  return std::clamp(bilinear(moisture_, x, z), 0.0, 1.0);
-}
-
-double LandscapePlan::coastDistance(double x, double z) const noexcept { return bilinear(coastDist_, x, z); }
-
-double LandscapePlan::riverDistanceFar(double x, double z) const noexcept { return bilinear(riverDist_, x, z); }
 
 namespace {
 

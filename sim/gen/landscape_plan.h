@@ -77,14 +77,16 @@ class LandscapePlan {
   /// depth (0..1) is the bilinear share of the cell's corners under that water: 1 in
   /// the middle of a lake, falling toward its shores.
   bool standingWater(double x, double z, double& level, bool& sea, double& depth) const noexcept;
-  /// Moisture in [0, 1]: the larger of nearness to water (1 at water, 0 at
-  /// landscape.moisture_range) and wetness (log2 of the cells draining through, / 12).
-  double moisture(double x, double z) const noexcept;
-  /// Metres to the nearest sea node (bilinear between nodes), capped at 1e6.
-  double coastDistance(double x, double z) const noexcept;
-  /// Metres to the nearest river node (bilinear between nodes): coarse, for positions
-  /// beyond nearestRiver's reach.
-  double riverDistanceFar(double x, double z) const noexcept;
+  /// The fields biome rules read, bilinear between nodes.
+  struct Fields {
+    double moisture = 0.0;       ///< 0..1: the larger of nearness to water (1 at water, 0 at
+                                 ///< landscape.moisture_range) and wetness (log2 of the cells
+                                 ///< draining through, / 12)
+    double coastDistance = 0.0;  ///< metres to the nearest sea node (1e6 when none)
+    double riverDistance = 0.0;  ///< metres to the nearest river node: coarse, for positions
+                                 ///< beyond nearestRiver's reach
+  };
+  Fields fields(double x, double z) const noexcept;
 
   const std::vector<RiverPoint>& riverPoints() const noexcept { return points_; }
   const std::vector<RiverSegment>& riverSegments() const noexcept { return segments_; }
@@ -105,7 +107,6 @@ class LandscapePlan {
   LandscapePlan() = default;
   static constexpr std::uint8_t kSea = 1, kRiver = 2;
   std::size_t index(int i, int j) const noexcept;
-  double bilinear(const std::vector<float>& f, double x, double z) const noexcept;
 
   int nx_ = 0, nz_ = 0;
   double cell_ = 32.0;

@@ -45,3 +45,17 @@ TEST_CASE("the big scene's home region matches its golden (highlands is too big 
   if (got != want) std::printf("world-highlands-home: hash %016" PRIx64 ", golden %016" PRIx64 "\n", got, want);
   CHECK(got == want);
 }
+
+TEST_CASE("riverlands: a river's region matches its golden (the landscape plan, rivers and ecotopes)") {
+  auto scene = loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/riverlands.toml");
+  if (!scene) FAIL(scene.error().message);
+  // As `gen --seed 11 --around 540,-2075 --radius 64`.
+  const std::vector<ChunkColumn> region =
+      columnsAround(scene->worldBounds, 540 * kVoxelsPerMetre, -2075 * kVoxelsPerMetre, 64 * kVoxelsPerMetre);
+  auto world = generateRegion(*scene, 11, region);
+  REQUIRE(world.has_value());
+  const std::uint64_t got = residentContentHash(*world);
+  const std::uint64_t want = loam::test::golden("world-riverlands-river");
+  if (got != want) std::printf("world-riverlands-river: hash %016" PRIx64 ", golden %016" PRIx64 "\n", got, want);
+  CHECK(got == want);
+}

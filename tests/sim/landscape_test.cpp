@@ -170,14 +170,6 @@ TEST_CASE("ecotopes: beaches by the sea, rock on cliffs, stone on the summits, f
       if (t.biome < 0) continue;
       ++count[static_cast<std::size_t>(t.biome)];
       const double height = t.column.ground / static_cast<double>(kVoxelsPerMetre);
-      {
-        const double dx = (sampler.at(x + 20, z).column.ground - t.column.ground) / 20.0;
-        const double dz = (sampler.at(x, z + 20).column.ground - t.column.ground) / 20.0;
-        const double sl = std::sqrt(dx * dx + dz * dz);
-        static double maxH = 0, maxS = 0; static int steep = 0;
-        maxH = std::max(maxH, height); maxS = std::max(maxS, sl); if (sl > 0.5) ++steep;
-        if (x + 1999 >= 150000 && z + 1999 >= 150000) MESSAGE("maxH ", maxH, " maxS ", maxS, " steep ", steep);
-      }
       if (t.biome == biomeIndex("beach") && height > 4.0) ++beachHigh;
       if (t.biome == biomeIndex("summit") && height < 215.0) ++summitLow;
     }

@@ -15,6 +15,22 @@ inline double bilerp(double v00, double v10, double v01, double v11, double fx, 
 
 inline double sq(double v) noexcept { return v * v; }
 
+/// Degrees clockwise from north of the direction (east, north), in [0, 360); 0 for
+/// none. A polynomial atan (error under 0.001 degrees): cheap enough per column.
+double compassDegrees(double east, double north) noexcept {
+  const double ae = east < 0 ? -east : east, an = north < 0 ? -north : north;
+  if (ae == 0.0 && an == 0.0) return 0.0;
+  const bool swap = ae > an;
+  const double x = swap ? an / ae : ae / an;  // in [0, 1]
+  const double x2 = x * x;
+  double a = x * (0.99997726 + x2 * (-0.33262347 + x2 * (0.19354346 + x2 * (-0.11643287 + x2 * (0.05265332 + x2 * -0.01172120)))));
+  a *= 57.29577951308232;  // degrees from the nearer of north/south toward east/west
+  if (swap) a = 90.0 - a;
+  // a is now the angle from the north-south axis toward the east-west axis, in [0, 90].
+  if (north >= 0) return east >= 0 ? a : (a == 0.0 ? 0.0 : 360.0 - a);
+  return east >= 0 ? 180.0 - a : 180.0 + a;
+}
+
 inline bool inCircle(const Circle& c, double x, double z) noexcept {
   return sq(x - c.center.x) + sq(z - c.center.z) < sq(c.radius);
 }
@@ -189,7 +205,7 @@ int WorldField::biomeOf(double xm, double zm, const BiomeFields& f, const double
   // edge by up to edge units, so borders between biomes fray instead of following a
   // contour exactly.
   double dither = 0.0;
-  if (anyEdge_) dither = valueNoise2(edgeKey_, xm / 3.0, zm / 3.0) * 0.7 + valueNoise2(edgeKey_ + 1, xm, zm) * 0.3;
+  if (anyEdge_) dither = valueNoise2(edgeKey_, xm / 3.0, zm / 3.0);
   auto in = [](double v, const Range& r) { return v >= r.min && v <= r.max; };
   for (size_t i = 0; i < scene_.biomes.size(); ++i) {
     const Biome& b = scene_.biomes[i];
@@ -214,8 +230,8 @@ int WorldField::biomeOf(double xm, double zm, const BiomeFields& f, const double
   return -1;
 }
 
-void WorldField::applyLandscape(Column& c, double xm, double zm, double& h, double& riverDistance,
-                                MaterialId& shore) const noexcept {
+void WorldField::applyLandscape(Column& c, double xm, double zm, double& h, const LandscapePlan::Fields& far,
+                                double& riverDistance, MaterialId& shore) const noexcept {
   const RiverRules& rr = scene_.landscape->rivers;
   const RiverHit river = plan_->nearestRiver(xm, zm);
   double standing = 0.0, depth = 0.0;
@@ -228,7 +244,7 @@ void WorldField::applyLandscape(Column& c, double xm, double zm, double& h, doub
   if (hasStanding) inStanding = depth >= 0.5 + 0.2 * valueNoise2(edgeKey_ + 2, xm / 6.0, zm / 6.0);
   // A lake deepens away from its shores (the plan's filled basins are flat).
   if (hasStanding && !sea && h < standing + 1.0) h -= scene_.landscape->lakeDepth * smoothStep(depth * 1.5 - 0.25);
-  riverDistance = plan_->riverDistanceFar(xm, zm);
+  riverDistance = far.riverDistance;
   if (river.found) {
     const double edge = river.distance - river.halfWidth;
     riverDistance = std::max(0.0, edge);
@@ -286,9 +302,10 @@ Column WorldField::finishColumn(std::int32_t x, std::int32_t z, const GridSample
   fields.coastDistance = 1e9;
   MaterialId riverShore = kAir;
   if (plan_) {
-    applyLandscape(c, xm, zm, h, fields.riverDistance, riverShore);
-    fields.moisture = plan_->moisture(xm, zm);
-    fields.coastDistance = plan_->coastDistance(xm, zm);
+    const LandscapePlan::Fields far = plan_->fields(xm, zm);
+    applyLandscape(c, xm, zm, h, far, fields.riverDistance, riverShore);
+    fields.moisture = far.moisture;
+    fields.coastDistance = far.coastDistance;
   } else {
     c.ground = voxelFromMetres(h);
   }
@@ -300,8 +317,7 @@ Column WorldField::finishColumn(std::int32_t x, std::int32_t z, const GridSample
     const double dz = lerp(s01.height - s00.height, s11.height - s10.height, fx) / kCellMetres;
     fields.slope = dm::sqrt(dx * dx + dz * dz);
     // Downhill faces -gradient; 0 = north (-z), clockwise.
-    fields.aspect = fields.slope > 0.0 ? dm::atan2(-dx, dz) * (180.0 / 3.14159265358979323846) : 0.0;
-    if (fields.aspect < 0.0) fields.aspect += 360.0;
+    fields.aspect = compassDegrees(-dx, dz);
   }
 
   double noise[kMaxBiomes];

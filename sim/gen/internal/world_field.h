@@ -85,8 +85,8 @@ class WorldField {
   int biomeOf(double xm, double zm, const BiomeFields& f, const double* noise) const noexcept;
   /// The landscape's rivers, lakes and sea at column c (plan position xm, zm): the
   /// river valley cut into height h (metres), channels, banks and standing water.
-  void applyLandscape(Column& c, double xm, double zm, double& h, double& riverDistance,
-                      MaterialId& shore) const noexcept;
+  void applyLandscape(Column& c, double xm, double zm, double& h, const LandscapePlan::Fields& far,
+                      double& riverDistance, MaterialId& shore) const noexcept;
 
   /// True when any position-dependent rule (biome circle, pond, stream) may reach
   /// the plan rectangle of voxel columns [x0, x1) x [z0, z1).
