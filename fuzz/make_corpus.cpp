@@ -376,7 +376,7 @@ int main(int argc, char** argv) {
 
   // The repository's files.
   const fs::path src = LOAM_SOURCE_DIR;
-  for (const char* scene : {"flat", "court", "glade", "forest-fires"})
+  for (const char* scene : {"flat", "court", "glade", "forest-fires", "riverlands"})
     write("scene", scene, readText(src / "scenes" / (std::string(scene) + ".toml")));
   write("server_config", "example", readText(src / "server" / "loam-server.example.toml"));
   for (const auto& entry : fs::directory_iterator(src / "scenes" / "scripts"))

@@ -379,6 +379,10 @@ struct Scene {
 /// generateWorld still refuses more than kMaxGeneratedChunks at once.
 inline constexpr double kMaxSceneExtent = 65536.0;
 inline constexpr double kMaxSceneHeight = 512.0;
+/// Most nodes a landscape plan may have, and nodes x (erosion steps + 1): its memory
+/// (about 70 bytes a node) and build time (a priority flood per step) stay bounded.
+inline constexpr double kMaxPlanNodes = 1048576.0;
+inline constexpr double kMaxPlanNodeSteps = 33554432.0;
 /// Largest coordinate of a scene's bounds, metres.
 inline constexpr double kMaxSceneCoordinate = 32768.0;
 

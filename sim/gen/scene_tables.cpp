@@ -433,6 +433,18 @@ void readDocument(const toml::table& doc, const Ctx& ctx, Scene& s) {
   if (auto l = root.sub("landscape")) {
     s.landscape.emplace();
     readLandscape(*l, *s.landscape);
+    // The plan's memory and time follow its nodes: bound both (about 70 bytes a node,
+    // and a priority flood over every node per erosion step).
+    const double nodes = ((hi.x - lo.x) / s.landscape->cell + 5.0) * ((hi.z - lo.z) / s.landscape->cell + 5.0);
+    if (nodes > kMaxPlanNodes) {
+      l->failHere("the world is " + std::to_string(static_cast<long long>(nodes)) +
+                  " plan nodes at this cell size, more than " + std::to_string(static_cast<long long>(kMaxPlanNodes)) +
+                  "; use a larger cell");
+    }
+    if (nodes * (s.landscape->erosionSteps + 1) > kMaxPlanNodeSteps) {
+      l->failHere("erosion_steps x plan nodes is more than " + std::to_string(static_cast<long long>(kMaxPlanNodeSteps)) +
+                  "; use fewer steps or a larger cell");
+    }
   }
   readBiomes(root, s);
   for (const Biome& b : s.biomes) {

@@ -19,8 +19,10 @@
 #include "sim/systems/sim_state.h"
 #include "sim/systems/water.h"
 #include "sim/world/world_hash.h"
+#include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;
+using loam::test::waterTick;
 
 namespace {
 
@@ -58,15 +60,6 @@ RiverSpot findRiver(const Scene& scene, std::uint64_t seed) {
   return {};
 }
 
-StepOutput tick(SimState& s, const std::function<void(SimContext&)>& edits = {}) {
-  StepOutput out;
-  s.tick += 1;
-  out.tick = s.tick;
-  SimContext ctx(s, out);
-  if (edits) edits(ctx);
-  stepWater(s.water, ctx);
-  return out;
-}
 
 }  // namespace
 
@@ -195,19 +188,19 @@ TEST_CASE("a generated river is at rest and held: a hole dug under it fills, a p
   // 600 steps of the water system on a fresh world: nothing moves, no record is made.
   std::size_t processed = 0;
   for (int t = 0; t < 600; ++t) {
-    tick(s);
+    waterTick(s);
     processed += waterStats(s.water).processedVoxels;
   }
   CHECK(processed == 0);
   CHECK(s.water.grid.brickCount() == 0);
 
   // A hole four voxels deep under the bed: the held river fills it and stays full.
-  tick(s, [&](SimContext& ctx) {
+  waterTick(s, [&](SimContext& ctx) {
     for (int y = spot.ground - 4; y < spot.ground; ++y) ctx.setVoxel(VoxelCoord{spot.x, y, spot.z}, kAir);
   });
   int settled = -1;
   for (int t = 0; t < 3000 && settled < 0; ++t) {
-    tick(s);
+    waterTick(s);
     const WaterStats st = waterStats(s.water);
     if (st.activeVoxels == 0 && st.processedVoxels == 0) settled = t;
   }
@@ -218,10 +211,10 @@ TEST_CASE("a generated river is at rest and held: a hole dug under it fills, a p
 
   // A pour onto the river: it reaches the surface and leaves there (a stream's sink),
   // the river's level unchanged.
-  tick(s, [&](SimContext& ctx) { CHECK(pourWater(s.water, ctx, VoxelCoord{spot.x, spot.top + 6, spot.z}, 8 * kWaterPerVoxel)); });
+  waterTick(s, [&](SimContext& ctx) { CHECK(pourWater(s.water, ctx, VoxelCoord{spot.x, spot.top + 6, spot.z}, 8 * kWaterPerVoxel)); });
   settled = -1;
   for (int t = 0; t < 3000 && settled < 0; ++t) {
-    tick(s);
+    waterTick(s);
     const WaterStats st = waterStats(s.water);
     if (st.activeVoxels == 0 && st.processedVoxels == 0) settled = t;
   }

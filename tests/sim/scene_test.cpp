@@ -64,7 +64,7 @@ std::string errorOf(const std::string& text) {
 }  // namespace
 
 TEST_CASE("shipped scenes load") {
-  for (const char* name : {"glade", "court", "flat", "forest-fires", "highlands"}) {
+  for (const char* name : {"glade", "court", "flat", "forest-fires", "highlands", "riverlands"}) {
     CAPTURE(name);
     auto s = loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/" + name + ".toml");
     if (!s) FAIL(s.error().message);
@@ -141,6 +141,22 @@ TEST_CASE("errors name file, line, column and the problem") {
        R"(^t\.toml:4:\d+: bounds\.max: value 40000 is out of range \[-32768, 32768\])"},
       {std::string(kBase).replace(b.find("max = [12.8, 6.4, 12.8]"), 23, "max = [12.8, 600.0, 12.8]"),
        R"(^t\.toml:4:7: bounds\.max: world taller than 512 m)"},
+      // A landscape plan too big for its cell, and too many erosion steps over it.
+      {std::string(kBase).replace(b.find("min = [-12.8, -6.4, -12.8]\nmax = [12.8, 6.4, 12.8]"), 50,
+                                  "min = [-30000.0, -6.4, -30000.0]\nmax = [30000.0, 6.4, 30000.0]") +
+           "[landscape]\ncell = 8.0\n",
+       R"(^t\.toml:18:1: landscape: the world is \d+ plan nodes at this cell size, more than 1048576)"},
+      {std::string(kBase).replace(b.find("min = [-12.8, -6.4, -12.8]\nmax = [12.8, 6.4, 12.8]"), 50,
+                                  "min = [-10000.0, -6.4, -10000.0]\nmax = [10000.0, 6.4, 10000.0]") +
+           "[landscape]\ncell = 32.0\nerosion_steps = 200\n",
+       R"(^t\.toml:18:1: landscape: erosion_steps x plan nodes is more than)"},
+      // Ecotope rules that read the plan need one.
+      {b + "[[biome]]\nname = \"wet\"\nmoisture = [0.5, 1.0]\n",
+       R"(biome 'wet' reads moisture or distances, which need \[landscape\])"},
+      {b + "[landscape]\n[landscape.rivers]\nwidht = [1.0, 2.0]\n",
+       R"(^t\.toml:20:1: landscape\.rivers: unknown key 'widht' \(did you mean 'width'\?\))"},
+      {b + "[landscape]\n[[landscape.layer]]\nwavelength = 100.0\namplitude = 10.0\nerode = 1\n",
+       R"(landscape\.layer\[0\]\.erode: expected true or false)"},
       // Duplicate keys are a TOML error.
       {b + "depth = 2.0\n", R"(^t\.toml:18:\d+: TOML syntax error)"},
   };

@@ -2,12 +2,16 @@
 // below y = 0, air above, one spawn at the origin. Tests add features with set().
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "sim/world/brick_store.h"
 #include "sim/world/material.h"
 #include "sim/gen/scene.h"
+#include "sim/systems/sim_context.h"
 #include "sim/systems/sim_state.h"
+#include "sim/systems/streams.h"
+#include "sim/systems/water.h"
 
 namespace loam::test {
 
@@ -45,6 +49,18 @@ inline sim::BrickStore flatWorld() {
     for (int cx = -2; cx < 2; ++cx) w.fillChunk(sim::ChunkCoord{cx, -1, cz}, mat("stone"));
   w.markGenerated();
   return w;
+}
+
+/// One tick of the water system alone, with `edits` applied first through the
+/// context (as commands do in step 1). The output is the tick's streams.
+inline sim::StepOutput waterTick(sim::SimState& s, const std::function<void(sim::SimContext&)>& edits = {}) {
+  sim::StepOutput out;
+  s.tick += 1;
+  out.tick = s.tick;
+  sim::SimContext ctx(s, out);
+  if (edits) edits(ctx);
+  sim::stepWater(s.water, ctx);
+  return out;
 }
 
 inline sim::SimState flatState() { return sim::createSimStateFromWorld(testScene(), 7, flatWorld()); }

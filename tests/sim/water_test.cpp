@@ -16,6 +16,7 @@
 #include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;
+using loam::test::waterTick;
 using loam::test::mat;
 
 namespace {
@@ -40,17 +41,6 @@ SimState stateFrom(BrickStore world, const Scene& scene = loam::test::testScene(
   return createSimStateFromWorld(scene, 7, std::move(world));
 }
 
-// One tick of the water system alone, with `edits` applied first through the
-// context (as commands do in step 1). The output is the tick's streams.
-StepOutput tick(SimState& s, const std::function<void(SimContext&)>& edits = {}) {
-  StepOutput out;
-  s.tick += 1;
-  out.tick = s.tick;
-  SimContext ctx(s, out);
-  if (edits) edits(ctx);
-  stepWater(s.water, ctx);
-  return out;
-}
 
 // All the water of s: its records' amounts and the implicit water of the bricks
 // without a record (a full cell per liquid voxel).
@@ -85,7 +75,7 @@ void checkVoxelsAgree(const SimState& s) {
 
 int settle(SimState& s, int maxTicks) {
   for (int t = 0; t < maxTicks; ++t) {
-    tick(s);
+    waterTick(s);
     const WaterStats st = waterStats(s.water);
     if (st.activeVoxels == 0 && st.processedVoxels == 0) return t + 1;
   }
@@ -100,7 +90,7 @@ TEST_CASE("a pour in a closed basin levels out and conserves water exactly") {
   SimState s = stateFrom(std::move(w));
   constexpr std::uint32_t kPour = 64 * kWaterPerVoxel;  // one full layer over the 8x8 floor
   for (int i = 0; i < 4; ++i) {  // four buckets (a pour stands as a column before it spreads)
-    tick(s, [&](SimContext& ctx) { REQUIRE(pourWater(s.water, ctx, VoxelCoord{3, 6, 4}, kPour / 4)); });
+    waterTick(s, [&](SimContext& ctx) { REQUIRE(pourWater(s.water, ctx, VoxelCoord{3, 6, 4}, kPour / 4)); });
   }
   CHECK(totalWater(s) == kPour);
   const int ticks = settle(s, 3000);
@@ -129,7 +119,7 @@ TEST_CASE("water falls down a shaft and spreads on the floor") {
   constexpr std::uint32_t kPour = 24 * kWaterPerVoxel;
   // Poured on the block next to the shaft: it stands as a column, collapses and runs
   // over the shaft's edge.
-  tick(s, [&](SimContext& ctx) {
+  waterTick(s, [&](SimContext& ctx) {
     REQUIRE(pourWater(s.water, ctx, VoxelCoord{1, 25, 0}, kPour));
     CHECK(waterAt(s.water, s.world, VoxelCoord{1, 20, 0}) == kWaterPerVoxel);  // landed on the block
     CHECK(waterAt(s.water, s.world, VoxelCoord{1, 43, 0}) == kWaterPerVoxel);  // a column 24 voxels high
@@ -161,10 +151,10 @@ TEST_CASE("a dug hole under a pond drains into it") {
   REQUIRE(initial == 8u * 8u * 4u * kWaterPerVoxel);
   CHECK(waterStats(s.water).activeVoxels == 0);  // generated water sleeps
   CHECK(s.water.grid.brickCount() == 0);         // implicitly: no record until it moves
-  tick(s);
+  waterTick(s);
   CHECK(waterStats(s.water).processedVoxels == 0);
   // Dig a three-voxel hole under the pond's floor (edits before water, as a dig does).
-  tick(s, [&](SimContext& ctx) {
+  waterTick(s, [&](SimContext& ctx) {
     for (int y = -3; y < 0; ++y) ctx.setVoxel(VoxelCoord{4, y, 4}, kAir);
   });
   REQUIRE(settle(s, 3000) > 0);
@@ -209,7 +199,7 @@ TEST_CASE("a waterfall keeps flowing, fills a hole on its way and stays bounded"
   std::uint64_t splashes = 0;
   std::vector<std::uint64_t> totals;
   for (int t = 0; t < 1500; ++t) {
-    const StepOutput out = tick(s);
+    const StepOutput out = waterTick(s);
     for (const Event& e : out.events) splashes += std::holds_alternative<SplashEvent>(e) ? 1 : 0;
     totals.push_back(totalWater(s));
   }
@@ -239,7 +229,7 @@ TEST_CASE("placing a block in water displaces it deterministically") {
     SimState s = stateFrom(std::move(w));
     const std::uint64_t initial = totalWater(s);
     CHECK(s.water.grid.brickCount() == 0);  // the pond's water is implicit
-    const StepOutput out = tick(s, [&](SimContext& ctx) { ctx.setVoxel(VoxelCoord{3, 0, 3}, mat("stone")); });
+    const StepOutput out = waterTick(s, [&](SimContext& ctx) { ctx.setVoxel(VoxelCoord{3, 0, 3}, mat("stone")); });
     CHECK(waterAt(s.water, s.world, VoxelCoord{3, 0, 3}) == 0);
     CHECK(waterAt(s.water, s.world, VoxelCoord{3, 2, 3}) > 0);  // pushed up over the full cell above
     records.assign(out.water.begin(), out.water.end());
@@ -258,7 +248,7 @@ TEST_CASE("placing a block in water displaces it deterministically") {
 
 TEST_CASE("same run twice gives identical states, and the mirror follows the records") {
   auto script = [](SimState& s, int t) -> StepOutput {
-    return tick(s, [&](SimContext& ctx) {
+    return waterTick(s, [&](SimContext& ctx) {
       if (t == 1) pourWater(s.water, ctx, VoxelCoord{2, 10, 2}, 40 * kWaterPerVoxel);
       if (t == 30) pourWater(s.water, ctx, VoxelCoord{20, 3, -4}, 9 * kWaterPerVoxel);
       if (t == 60) ctx.setVoxel(VoxelCoord{4, 0, 4}, mat("stone"));
@@ -291,10 +281,10 @@ TEST_CASE("settled water costs nothing: the active set empties") {
   BrickStore w = loam::test::flatWorld();
   basin(w, 0, 0, 6, 6, 8);
   SimState s = stateFrom(std::move(w));
-  tick(s, [&](SimContext& ctx) { REQUIRE(pourWater(s.water, ctx, VoxelCoord{2, 4, 2}, 50 * kWaterPerVoxel)); });
+  waterTick(s, [&](SimContext& ctx) { REQUIRE(pourWater(s.water, ctx, VoxelCoord{2, 4, 2}, 50 * kWaterPerVoxel)); });
   REQUIRE(settle(s, 3000) > 0);
   for (int t = 0; t < 10; ++t) {
-    const StepOutput out = tick(s);
+    const StepOutput out = waterTick(s);
     const WaterStats st = waterStats(s.water);
     CHECK(st.processedVoxels == 0);
     CHECK(st.activeVoxels == 0);
@@ -302,7 +292,7 @@ TEST_CASE("settled water costs nothing: the active set empties") {
     CHECK(out.edits.empty());
   }
   // An edit next to the water wakes it; it settles again.
-  tick(s, [&](SimContext& ctx) { ctx.setVoxel(VoxelCoord{6, 0, 2}, kAir); });
+  waterTick(s, [&](SimContext& ctx) { ctx.setVoxel(VoxelCoord{6, 0, 2}, kAir); });
   CHECK(waterStats(s.water).activeVoxels > 0);
   REQUIRE(settle(s, 3000) > 0);
   CHECK(waterAt(s.water, s.world, VoxelCoord{6, 0, 2}) > 0);
@@ -311,12 +301,12 @@ TEST_CASE("settled water costs nothing: the active set empties") {
 
 TEST_CASE("pour: solid targets are refused without changes; the pour splashes where it lands") {
   SimState s = loam::test::flatState();
-  const StepOutput refused = tick(s, [&](SimContext& ctx) {
+  const StepOutput refused = waterTick(s, [&](SimContext& ctx) {
     CHECK_FALSE(pourWater(s.water, ctx, VoxelCoord{0, -1, 0}, kWaterPerVoxel));
   });
   CHECK(refused.water.empty());
   CHECK(refused.edits.empty());
-  const StepOutput poured = tick(s, [&](SimContext& ctx) {
+  const StepOutput poured = waterTick(s, [&](SimContext& ctx) {
     CHECK(pourWater(s.water, ctx, VoxelCoord{0, 40, 0}, 3 * kWaterPerVoxel));
     // It dropped to the floor and stands three voxels high (until the tick spreads it).
     CHECK(waterAt(s.water, s.world, VoxelCoord{0, 0, 0}) == kWaterPerVoxel);
