@@ -230,10 +230,9 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
     if (!coarse) {
       std::vector<sim::ChunkColumn> region;
       if (windowed) {
-        constexpr int kColumnVoxels = sim::kChunkBricks * sim::kBrickSize;
-        for (std::int32_t cz = vz0 >> 7; cz <= (vz1 - 1) >> 7; ++cz)
-          for (std::int32_t cx = vx0 >> 7; cx <= (vx1 - 1) >> 7; ++cx) region.push_back({cx, cz});
-        static_assert(kColumnVoxels == 128);
+        constexpr int kShift = sim::kChunkShift + sim::kBrickShift;  // voxels to chunk columns
+        for (std::int32_t cz = vz0 >> kShift; cz <= (vz1 - 1) >> kShift; ++cz)
+          for (std::int32_t cx = vx0 >> kShift; cx <= (vx1 - 1) >> kShift; ++cx) region.push_back({cx, cz});
       }
       world = generateForCommand(*scene, seed, opt->threads, "preview", opt->quiet, region);
       if (!world) {

@@ -535,9 +535,7 @@ TerrainSample TerrainSampler::at(std::int32_t x, std::int32_t z) const noexcept 
 }
 
 std::int32_t TerrainSampler::heldWaterTop(std::int32_t x, std::int32_t z) const noexcept {
-  const double xm = (static_cast<double>(x) + 0.5) / internal::kVoxelsPerMetreD;
-  const double zm = (static_cast<double>(z) + 0.5) / internal::kVoxelsPerMetreD;
-  if (!impl_->field.mayHoldStreamWater(xm, zm)) return INT32_MIN;
+  if (!impl_->field.mayHoldStreamWater(x, z)) return INT32_MIN;
   const Column c = impl_->field.columnAt(x, z);
   return c.held && c.water > c.ground ? c.water : INT32_MIN;
 }

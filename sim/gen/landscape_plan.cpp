@@ -390,12 +390,13 @@ std::unique_ptr<const LandscapePlan> LandscapePlan::build(const Scene& scene, st
   for (std::size_t k = 0; k < n; ++k) src[k] = (p.flags_[k] & kRiver) && p.lake_[k] == kNoLake ? 1 : 0;
   chamfer(g, land.cell, src, p.riverDist_);
   for (std::size_t k = 0; k < n; ++k) src[k] = (p.flags_[k] & (kSea | kRiver)) || p.lake_[k] != kNoLake ? 1 : 0;
-  chamfer(g, land.cell, src, p.waterDist_);
+  std::vector<float> waterDist;  // metres to the nearest sea, lake or river node
+  chamfer(g, land.cell, src, waterDist);
   // Moisture: near water, and where much ground drains through (valleys are wetter
   // than ridges): 1 at water or 4,096 cells of catchment, 0 on a dry ridge.
   p.moisture_.resize(n);
   for (std::size_t k = 0; k < n; ++k) {
-    const double near = std::max(0.0, 1.0 - static_cast<double>(p.waterDist_[k]) / land.moistureRange);
+    const double near = std::max(0.0, 1.0 - static_cast<double>(waterDist[k]) / land.moistureRange);
     const double wet = std::clamp(dm::log2(area[k] / cellArea) / 12.0, 0.0, 1.0);
     p.moisture_[k] = static_cast<float>(std::max(near, wet));
   }

@@ -116,7 +116,6 @@ class LandscapePlan {
   std::vector<double> lake_;        // lake level per node, or -1e300
   std::vector<std::uint8_t> flags_;
   std::vector<float> coastDist_;    // metres to the nearest sea node
-  std::vector<float> waterDist_;    // metres to the nearest sea, lake or river node
   std::vector<float> riverDist_;    // metres to the nearest river node
   std::vector<float> moisture_;     // 0..1
   std::vector<RiverPoint> points_;

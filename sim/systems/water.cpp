@@ -54,12 +54,13 @@ void initHeld(WaterBrick& b, const BrickStore& world, const WaterState& s, const
   for (int lz = 0; lz < kBrickSize; ++lz) {
     for (int lx = 0; lx < kBrickSize; ++lx) {
       const std::int32_t x = x0 + lx, z = z0 + lz;
-      bool liquid = belowInWorld && s.liquid[world.get(x, y0 - 1, z)];
+      const bool liquidBelow = belowInWorld && s.liquid[world.get(x, y0 - 1, z)] != 0;
+      bool liquid = liquidBelow;
       for (int ly = 0; ly < kBrickSize && !liquid; ++ly) liquid = s.liquid[m[voxelIndexInBrick(lx, ly, lz)]];
       if (!liquid || inPond(s, x, z)) continue;
       const std::int32_t top = s.channels->heldWaterTop(x, z);
       if (top == INT32_MIN || top < y0) continue;
-      bool below = belowInWorld && s.liquid[world.get(x, y0 - 1, z)];  // the voxel under ly is held
+      bool below = liquidBelow;  // the voxel under ly is held
       for (int ly = 0; ly < kBrickSize; ++ly) {
         const auto i = static_cast<unsigned>(voxelIndexInBrick(lx, ly, lz));
         const std::int32_t y = y0 + ly;

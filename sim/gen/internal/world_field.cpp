@@ -140,7 +140,8 @@ bool WorldField::regionsTouch(std::int32_t x0, std::int32_t z0, std::int32_t x1,
   return false;
 }
 
-bool WorldField::mayHoldStreamWater(double xm, double zm) const noexcept {
+bool WorldField::mayHoldStreamWater(std::int32_t x, std::int32_t z) const noexcept {
+  const double xm = centreMetres(x), zm = centreMetres(z);
   for (const PreparedStream& ps : streams_) {
     if (xm >= ps.minX && xm <= ps.maxX && zm >= ps.minZ && zm <= ps.maxZ) return true;
   }

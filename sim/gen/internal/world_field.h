@@ -56,9 +56,9 @@ class WorldField {
 
   /// The column at voxel (x, z), from scratch (four lattice samples).
   Column columnAt(std::int32_t x, std::int32_t z) const noexcept;
-  /// False when no stream's or river's channel reaches the column centred at (xm, zm)
-  /// metres (cheap: plan boxes and the river buckets); true means columnAt may say held.
-  bool mayHoldStreamWater(double xm, double zm) const noexcept;
+  /// False when no stream's or river's channel reaches voxel column (x, z) (cheap:
+  /// plan boxes and the river buckets); true means columnAt may say held.
+  bool mayHoldStreamWater(std::int32_t x, std::int32_t z) const noexcept;
   /// Smooth height (metres) at voxel column (x, z): bilinear in the lattice.
   double smoothHeightAt(std::int32_t x, std::int32_t z) const noexcept;
 
