@@ -104,9 +104,10 @@ int main(int argc, char** argv) {
       scene->worldBounds = worldBoundsFromMetres(scene->bounds.min, scene->bounds.max);
     }
     // A landscape's whole-map plan, built once per world before its chunks (timed
-    // alone; the runs below reuse it, as a server does), and its rivers' validity.
-    double planS = 0.0, riverKm = 0.0;
-    std::size_t riverSegments = 0, uphill = 0;
+    // alone; the runs below reuse it, as a server does), and its rivers' and roads'
+    // validity.
+    double planS = 0.0, riverKm = 0.0, roadKm = 0.0;
+    std::size_t riverSegments = 0, uphill = 0, settlements = 0, steepRoad = 0;
     int lakes = 0;
     if (scene->landscape) {
       const auto p0 = std::chrono::steady_clock::now();
@@ -123,6 +124,14 @@ int main(int argc, char** argv) {
       }
       riverSegments = plan->riverSegments().size();
       lakes = plan->lakeCount();
+      settlements = plan->settlements().size();
+      for (const RoadSegment& sg : plan->roadSegments()) {
+        const RoadPoint& a = plan->roadPoints()[sg.a];
+        const RoadPoint& b = plan->roadPoints()[sg.b];
+        const double run = std::hypot(b.at.x - a.at.x, b.at.z - a.at.z);
+        if (std::abs(b.level - a.level) > scene->landscape->roads.maxGrade * run + 1e-9) ++steepRoad;
+        roadKm += run / 1000.0;
+      }
     }
     std::vector<double> wall, cpu;
     long rssBefore = 0, rssAfter = 0;
@@ -188,13 +197,14 @@ int main(int argc, char** argv) {
         "      \"uniform_chunks\": %zu,\n      \"region_columns\": %zu,\n      \"generated_chunks\": %.0f,\n"
         "      \"chunks_per_cpu_s\": %.1f,\n      \"column_hash_us\": %.1f,\n      \"plan_s\": %.3f,\n"
         "      \"river_segments\": %zu,\n      \"river_km\": %.1f,\n      \"uphill_river_segments\": %zu,\n"
-        "      \"lakes\": %d\n    }%s\n",
+        "      \"lakes\": %d,\n      \"settlements\": %zu,\n      \"road_km\": %.1f,\n"
+        "      \"road_segments_over_grade\": %zu\n    }%s\n",
         names[si].c_str(), (b.maxBrick.x - b.minBrick.x) * 0.4, (b.maxBrick.y - b.minBrick.y) * 0.4,
         (b.maxBrick.z - b.minBrick.z) * 0.4, stats.uniformChunks + stats.expandedChunks, hash, sorted.front(), median,
         cpuMedian, static_cast<double>(heap) / 1048576.0, static_cast<double>(rssAfter - rssBefore) / 1024.0,
         static_cast<double>(statusKb("VmHWM")) / 1024.0, mixed, stats.expandedChunks, stats.uniformChunks,
         region.size(), generated, generated / std::max(cpuMedian, 1e-9), columnHashUs, planS, riverSegments, riverKm, uphill,
-        lakes, si + 1 < names.size() ? "," : "");
+        lakes, settlements, roadKm, steepRoad, si + 1 < names.size() ? "," : "");
   }
   std::printf("  ]\n}\n");
   return 0;

@@ -359,20 +359,39 @@ void addPreviewCommand(CLI::App& app, int& exitCode) {
     // the samples above miss most of them.
     if (coarse) {
       if (const auto plan = sim::landscapePlan(*scene, seed)) {
+        // A segment from a to b, its half width (metres) growing from ha to hb; at
+        // least `least` pixels wide.
+        auto stroke = [&](sim::Vec2 a, sim::Vec2 e, double ha, double hb, int least, sim::Rgb8 colour) {
+          const double len = std::hypot(e.x - a.x, e.z - a.z);
+          const int n = std::max(2, static_cast<int>(len / opt->metresPerPixel * 2));
+          for (int i = 0; i <= n; ++i) {
+            const double t = static_cast<double>(i) / n;
+            const double x = (a.x + (e.x - a.x) * t) * sim::kVoxelsPerMetre;
+            const double z = (a.z + (e.z - a.z) * t) * sim::kVoxelsPerMetre;
+            const double hw = (ha + (hb - ha) * t) * sim::kVoxelsPerMetre / step;
+            const int r0 = std::max(0, static_cast<int>(hw - 0.5)), r1 = std::max(r0 + 1, least - r0);
+            const int px = static_cast<int>((x - vx0) / step), pz = static_cast<int>((z - vz0) / step);
+            image.box(px - r0, pz - r0, px + r1, pz + r1, colour);
+          }
+        };
         const auto& pts = plan->riverPoints();
         for (const sim::RiverSegment& sg : plan->riverSegments()) {
           const sim::RiverPoint& a = pts[sg.up];
           const sim::RiverPoint& e = pts[sg.down];
-          const double len = std::hypot(e.at.x - a.at.x, e.at.z - a.at.z);
-          const int n = std::max(2, static_cast<int>(len / opt->metresPerPixel * 2));
-          for (int i = 0; i <= n; ++i) {
-            const double t = static_cast<double>(i) / n;
-            const double x = (a.at.x + (e.at.x - a.at.x) * t) * sim::kVoxelsPerMetre, z = (a.at.z + (e.at.z - a.at.z) * t) * sim::kVoxelsPerMetre;
-            const double hw = (a.halfWidth + (e.halfWidth - a.halfWidth) * t) * sim::kVoxelsPerMetre / step;
-            const int r = std::max(0, static_cast<int>(hw - 0.5));
-            const int px = static_cast<int>((x - vx0) / step), pz = static_cast<int>((z - vz0) / step);
-            image.box(px - r, pz - r, px + r + 1, pz + r + 1, waterColour);
-          }
+          stroke(a.at, e.at, a.halfWidth, e.halfWidth, 1, waterColour);
+        }
+        // Roads: a dark line, two pixels wide.
+        const auto& rpts = plan->roadPoints();
+        for (const sim::RoadSegment& sg : plan->roadSegments())
+          stroke(rpts[sg.a].at, rpts[sg.b].at, 0.0, 0.0, 2, {110, 70, 40});
+        // Settlements: a dark red square with a white rim.
+        for (const sim::Settlement& st : plan->settlements()) {
+          const int px = static_cast<int>((st.centre.x * sim::kVoxelsPerMetre - vx0) / step);
+          const int pz = static_cast<int>((st.centre.z * sim::kVoxelsPerMetre - vz0) / step);
+          image.box(px - 6, pz - 6, px + 7, pz + 7, {255, 255, 255});
+          image.box(px - 4, pz - 4, px + 5, pz + 5, {150, 30, 30});
+          std::fprintf(stderr, "preview: settlement at %.0f, %.0f (%d buildings planned)\n", st.centre.x, st.centre.z,
+                       st.buildings);
         }
       }
     }

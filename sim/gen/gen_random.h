@@ -23,6 +23,7 @@ enum class GenPurpose : std::uint32_t {
   LandscapeNoise = 8,  ///< lattice values of landscape height noise (per layer)
   RiverMeander = 9,    ///< how far a river's point moves from its plan node
   BiomeEdge = 10,      ///< the noise that dithers biome limits
+  Settlement = 11,     ///< a settlement's site score, materials and building lots
 };
 
 /// 64-bit finaliser (splitmix64's): a bijection with full avalanche. Integer only.

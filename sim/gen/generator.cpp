@@ -55,7 +55,13 @@ struct Scratch {
 class Generator {
  public:
   Generator(const Scene& scene, std::uint64_t seed) : scene_(scene), field_(scene, seed) {
-    internal::buildFixedShapes(scene, seed, fixed_);
+    std::vector<Structure> buildings;
+    if (!field_.buildings().empty()) {
+      const MaterialId plinth = scene.materials->find("cobble").value_or(scene.terrain.deep.id);
+      const MaterialId glass = scene.materials->find("glass").value_or(kAir);
+      for (const internal::Building& b : field_.buildings()) internal::buildingStructures(b, plinth, glass, buildings);
+    }
+    internal::buildFixedShapes(scene, seed, buildings, fixed_);
     deep_ = scene.terrain.deep.id;
     sub_ = scene.terrain.subsurface.id;
     deepV_ = field_.deepVoxels();

@@ -1,6 +1,7 @@
 #include "sim/gen/landscape_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <bit>
 #include <cstring>
 #include <mutex>
@@ -22,6 +23,25 @@ constexpr int kNbZ[8] = {0, 0, -1, 1, -1, -1, 1, 1};
 constexpr double kSqrt2 = 1.4142135623730951;
 
 double sq(double v) { return v * v; }
+
+// The box within `reach` metres of the segment from a to b.
+CellBuckets::Box reachBox(Vec2 a, Vec2 b, double reach) {
+  return {std::min(a.x, b.x) - reach, std::min(a.z, b.z) - reach, std::max(a.x, b.x) + reach,
+          std::max(a.z, b.z) + reach};
+}
+
+// The nearest point to (x, z) on the segment from a to b: its parameter t (0 at a) and
+// distance, metres.
+struct OnSegment {
+  double t, distance;
+};
+OnSegment nearestOnSegment(Vec2 a, Vec2 b, double x, double z) {
+  const double ex = b.x - a.x, ez = b.z - a.z;
+  const double len2 = ex * ex + ez * ez;
+  double t = 0.0;
+  if (len2 > 0.0) t = std::clamp(((x - a.x) * ex + (z - a.z) * ez) / len2, 0.0, 1.0);
+  return {t, dm::sqrt(sq(x - (a.x + ex * t)) + sq(z - (a.z + ez * t)))};
+}
 
 struct Grid {
   int nx = 0, nz = 0;
@@ -362,25 +382,14 @@ std::unique_ptr<const LandscapePlan> LandscapePlan::build(const Scene& scene, st
 
   // Segments by plan cell (cell (i, j) spans nodes i..i+1, j..j+1): every segment
   // whose channel plus reach may touch the cell.
-  p.bucketStart_.assign(n + 1, 0);
-  auto cellsOf = [&](const RiverSegment& s, auto&& visit) {
-    const RiverPoint& a = p.points_[s.up];
-    const RiverPoint& b = p.points_[s.down];
-    const double reach = std::max(a.halfWidth, b.halfWidth) + kRiverReach;
-    const auto i0 = static_cast<int>(floorToInt((std::min(a.at.x, b.at.x) - reach - p.origin_.x) / land.cell));
-    const auto i1 = static_cast<int>(floorToInt((std::max(a.at.x, b.at.x) + reach - p.origin_.x) / land.cell));
-    const auto j0 = static_cast<int>(floorToInt((std::min(a.at.z, b.at.z) - reach - p.origin_.z) / land.cell));
-    const auto j1 = static_cast<int>(floorToInt((std::max(a.at.z, b.at.z) + reach - p.origin_.z) / land.cell));
-    for (int j = std::max(0, j0); j <= std::min(g.nz - 1, j1); ++j)
-      for (int i = std::max(0, i0); i <= std::min(g.nx - 1, i1); ++i) visit(g.at(i, j));
-  };
-  for (const RiverSegment& s : p.segments_) cellsOf(s, [&](std::size_t c) { ++p.bucketStart_[c + 1]; });
-  for (std::size_t c = 0; c < n; ++c) p.bucketStart_[c + 1] += p.bucketStart_[c];
-  p.bucketSegments_.resize(p.bucketStart_[n]);
   {
-    std::vector<std::uint32_t> fill(p.bucketStart_.begin(), p.bucketStart_.end() - 1);
-    for (std::size_t si = 0; si < p.segments_.size(); ++si)
-      cellsOf(p.segments_[si], [&](std::size_t c) { p.bucketSegments_[fill[c]++] = static_cast<std::uint32_t>(si); });
+    std::vector<CellBuckets::Box> boxes;
+    for (const RiverSegment& sg : p.segments_) {
+      const RiverPoint& a = p.points_[sg.up];
+      const RiverPoint& b = p.points_[sg.down];
+      boxes.push_back(reachBox(a.at, b.at, std::max(a.halfWidth, b.halfWidth) + kRiverReach));
+    }
+    p.riverBuckets_ = CellBuckets(boxes, p.origin_, land.cell, g.nx, g.nz);
   }
 
   // 5. Fields.
@@ -399,6 +408,202 @@ std::unique_ptr<const LandscapePlan> LandscapePlan::build(const Scene& scene, st
     const double near = std::max(0.0, 1.0 - static_cast<double>(waterDist[k]) / land.moistureRange);
     const double wet = std::clamp(dm::log2(area[k] / cellArea) / 12.0, 0.0, 1.0);
     p.moisture_[k] = static_cast<float>(std::max(near, wet));
+  }
+
+  // 6. Settlements: the scene's sites first, then the rules': every dry node that
+  // passes them gets a score (flatter and nearer a river is better, plus a keyed
+  // tenth), best first, each at least a spacing from those already placed.
+  const SettlementRules& sr = land.settlements;
+  auto settle = [&](int i, int j, const SettlementSite* site) {
+    const std::uint64_t key = genHash(seed, GenPurpose::Settlement, i, j, 1);
+    Settlement st;
+    st.id = static_cast<std::uint32_t>(g.at(i, j));
+    st.centre = {p.origin_.x + i * land.cell, p.origin_.z + j * land.cell};
+    const std::size_t wall = static_cast<std::size_t>(key % sr.walls.size());
+    const std::size_t roof = static_cast<std::size_t>(genMix64(key) % sr.roofs.size());
+    st.wall = site && site->wall ? site->wall->id : sr.walls[wall].id;
+    st.roof = site && site->roof ? site->roof->id : sr.roofs[roof].id;
+    const double span = sr.buildings.max - sr.buildings.min + 1.0;
+    st.buildings = static_cast<int>(sr.buildings.min + genUnit(genMix64(key + 1)) * span);
+    st.buildings = std::min(st.buildings, static_cast<int>(sr.buildings.max));
+    if (site && site->buildings > 0) st.buildings = site->buildings;
+    p.settlements_.push_back(st);
+  };
+  for (const SettlementSite& site : sr.sites) {
+    auto nearest = [&](double m, double origin, int nodes) {
+      return static_cast<int>(std::clamp<std::int64_t>(floorToInt((m - origin) / land.cell + 0.5), 2, nodes - 3));
+    };
+    const int i = nearest(site.at.x, p.origin_.x, g.nx), j = nearest(site.at.z, p.origin_.z, g.nz);
+    settle(i, j, &site);
+  }
+  if (sr.count > 0) {
+    struct Site {
+      double score;
+      std::uint32_t node;
+    };
+    std::vector<Site> sites;
+    for (int j = 2; j < g.nz - 2; ++j) {
+      for (int i = 2; i < g.nx - 2; ++i) {
+        const std::size_t k = g.at(i, j);
+        if ((p.flags_[k] & (kSea | kRiver)) || p.lake_[k] != kNoLake) continue;
+        const double h = p.h_[k];
+        if (h < sr.height.min || h > sr.height.max) continue;
+        const double wd = p.riverDist_[k];  // by a river
+        if (wd > sr.nearWater) continue;
+        double slope = 0.0;
+        for (int d = 0; d < 8; ++d) {
+          const std::size_t o = g.at(i + kNbX[d], j + kNbZ[d]);
+          const double run = (kNbX[d] != 0 && kNbZ[d] != 0) ? land.cell * kSqrt2 : land.cell;
+          slope = std::max(slope, std::abs(p.h_[o] - h) / run);
+        }
+        if (slope > sr.maxSlope) continue;
+        const double jitter = genRange(genHash(seed, GenPurpose::Settlement, i, j), 0.0, 0.1);
+        sites.push_back({-slope / std::max(sr.maxSlope, 1e-9) - wd / std::max(sr.nearWater, 1.0) + jitter,
+                         static_cast<std::uint32_t>(k)});
+      }
+    }
+    std::sort(sites.begin(), sites.end(), [](const Site& a, const Site& b) {
+      return a.score != b.score ? a.score > b.score : a.node < b.node;
+    });
+    const std::size_t total = sr.sites.size() + static_cast<std::size_t>(sr.count);
+    for (const Site& site : sites) {
+      if (p.settlements_.size() >= total) break;
+      const int i = static_cast<int>(site.node % static_cast<std::uint32_t>(g.nx));
+      const int j = static_cast<int>(site.node / static_cast<std::uint32_t>(g.nx));
+      const Vec2 c{p.origin_.x + i * land.cell, p.origin_.z + j * land.cell};
+      bool clear = true;
+      for (const Settlement& o : p.settlements_)
+        clear = clear && sq(o.centre.x - c.x) + sq(o.centre.z - c.z) >= sq(sr.spacing);
+      if (clear) settle(i, j, nullptr);
+    }
+  }
+
+  {
+    std::vector<CellBuckets::Box> boxes;
+    const double reach = sr.radius + kSettlementReach;
+    for (const Settlement& st : p.settlements_)
+      boxes.push_back({st.centre.x - reach, st.centre.z - reach, st.centre.x + reach, st.centre.z + reach});
+    p.settlementBuckets_ = CellBuckets(boxes, p.origin_, land.cell, g.nx, g.nz);
+  }
+
+  // 7. Roads: a spanning tree of the settlements (Prim's, from the first, shortest
+  // link first), each link the cheapest path on the grid.
+  p.roadHalfWidth_ = land.roads.width * 0.5;
+  const std::size_t towns = p.settlements_.size();
+  std::vector<std::pair<std::size_t, std::size_t>> links;
+  if (towns > 1) {
+    std::vector<std::uint8_t> joined(towns, 0);
+    joined[0] = 1;
+    for (std::size_t added = 1; added < towns; ++added) {
+      double best = 1e300;
+      std::pair<std::size_t, std::size_t> link{0, 0};
+      for (std::size_t a = 0; a < towns; ++a) {
+        if (!joined[a]) continue;
+        for (std::size_t b = 0; b < towns; ++b) {
+          if (joined[b]) continue;
+          const Vec2& u = p.settlements_[a].centre;
+          const Vec2& v = p.settlements_[b].centre;
+          const double d2 = sq(u.x - v.x) + sq(u.z - v.z);
+          if (d2 < best) {
+            best = d2;
+            link = {a, b};
+          }
+        }
+      }
+      joined[link.second] = 1;
+      links.push_back(link);
+    }
+  }
+  const double maxGrade = land.roads.maxGrade;
+  std::vector<double> cost(n);
+  std::vector<std::int32_t> from(n);
+  for (const auto& [ta, tb] : links) {
+    // A*: step cost = run x (1 + 40 grade^2), steps steeper than three times the
+    // maximum grade, into the sea or a lake refused; the heuristic is the straight
+    // distance (never more than the cost). Ties by node index.
+    const std::uint32_t start = p.settlements_[ta].id, goal = p.settlements_[tb].id;
+    const auto nx = static_cast<std::uint32_t>(g.nx);
+    const int gi = static_cast<int>(goal % nx), gj = static_cast<int>(goal / nx);
+    std::fill(cost.begin(), cost.end(), 1e300);
+    std::fill(from.begin(), from.end(), -1);
+    std::priority_queue<FloodEntry, std::vector<FloodEntry>, std::greater<FloodEntry>> open;
+    cost[start] = 0.0;
+    open.push({0.0, start});
+    while (!open.empty()) {
+      const FloodEntry e = open.top();
+      open.pop();
+      if (e.node == goal) break;
+      const int i = static_cast<int>(e.node % nx), j = static_cast<int>(e.node / nx);
+      const double here = cost[e.node];
+      if (e.key > here + dm::sqrt(sq((gi - i) * land.cell) + sq((gj - j) * land.cell)) + 1e-6) continue;  // stale
+      for (int d = 0; d < 8; ++d) {
+        const int a = i + kNbX[d], b = j + kNbZ[d];
+        if (a < 1 || b < 1 || a >= g.nx - 1 || b >= g.nz - 1) continue;
+        const std::size_t k = g.at(a, b);
+        if ((p.flags_[k] & kSea) || p.lake_[k] != kNoLake) continue;
+        const double run = (kNbX[d] != 0 && kNbZ[d] != 0) ? land.cell * kSqrt2 : land.cell;
+        const double grade = std::abs(p.h_[k] - p.h_[e.node]) / run;
+        if (grade > 3.0 * maxGrade) continue;
+        const double c = here + run * (1.0 + 40.0 * grade * grade);
+        if (!(c < cost[k])) continue;
+        cost[k] = c;
+        from[k] = static_cast<std::int32_t>(e.node);
+        open.push({c + dm::sqrt(sq((gi - a) * land.cell) + sq((gj - b) * land.cell)), static_cast<std::uint32_t>(k)});
+      }
+    }
+    if (from[goal] < 0) continue;  // no way: the settlements stay apart
+    std::vector<std::uint32_t> path;
+    for (std::int32_t k = static_cast<std::int32_t>(goal); k >= 0; k = from[static_cast<std::size_t>(k)])
+      path.push_back(static_cast<std::uint32_t>(k));
+    std::reverse(path.begin(), path.end());
+    // The profile: the plan's heights, then a pass each way holding every step to the
+    // grade (the backward pass alone guarantees it; the forward one spreads the cuts).
+    std::vector<double> level(path.size());
+    std::vector<Vec2> at(path.size());
+    for (std::size_t q = 0; q < path.size(); ++q) {
+      const int i = static_cast<int>(path[q] % nx), j = static_cast<int>(path[q] / nx);
+      at[q] = {p.origin_.x + i * land.cell, p.origin_.z + j * land.cell};
+      level[q] = p.h_[path[q]];
+    }
+    auto step = [&](std::size_t q, std::size_t r) {
+      const double run = dm::sqrt(sq(at[q].x - at[r].x) + sq(at[q].z - at[r].z));
+      level[q] = std::clamp(level[q], level[r] - maxGrade * run, level[r] + maxGrade * run);
+    };
+    for (std::size_t q = 1; q < path.size(); ++q) step(q, q - 1);
+    for (std::size_t q = path.size() - 1; q-- > 0;) step(q, q + 1);
+    // Points along a Catmull-Rom curve through the path's nodes, four per step.
+    const std::size_t first = p.roadPoints_.size();
+    std::uint32_t prev = static_cast<std::uint32_t>(first);
+    p.roadPoints_.push_back({at[0], level[0]});
+    for (std::size_t q = 0; q + 1 < path.size(); ++q) {
+      const Vec2 before = at[q > 0 ? q - 1 : q], after = at[q + 2 < path.size() ? q + 2 : q + 1];
+      for (int k = 1; k <= 4; ++k) {
+        const double t = k / 4.0;
+        RoadPoint rp;
+        rp.at = k == 4 ? at[q + 1]
+                       : Vec2{catmullRom(before.x, at[q].x, at[q + 1].x, after.x, t),
+                              catmullRom(before.z, at[q].z, at[q + 1].z, after.z, t)};
+        rp.level = level[q] + (level[q + 1] - level[q]) * t;
+        p.roadPoints_.push_back(rp);
+        const auto made = static_cast<std::uint32_t>(p.roadPoints_.size() - 1);
+        p.roadSegments_.push_back({prev, made});
+        prev = made;
+      }
+    }
+    // The curve's pieces are not all a quarter of their step: hold the grade again
+    // over them, from the far end back.
+    for (std::size_t q = p.roadPoints_.size() - 1; q > first; --q) {
+      RoadPoint& a = p.roadPoints_[q - 1];
+      const RoadPoint& b = p.roadPoints_[q];
+      const double run = dm::sqrt(sq(a.at.x - b.at.x) + sq(a.at.z - b.at.z));
+      a.level = std::clamp(a.level, b.level - maxGrade * run, b.level + maxGrade * run);
+    }
+  }
+  {
+    std::vector<CellBuckets::Box> boxes;
+    for (const RoadSegment& sg : p.roadSegments_)
+      boxes.push_back(reachBox(p.roadPoints_[sg.a].at, p.roadPoints_[sg.b].at, p.roadHalfWidth_ + kRoadReach));
+    p.roadBuckets_ = CellBuckets(boxes, p.origin_, land.cell, g.nx, g.nz);
   }
   return plan;
 }
@@ -430,20 +635,12 @@ LandscapePlan::Fields LandscapePlan::fields(double x, double z) const noexcept {
 
 RiverHit LandscapePlan::nearestRiver(double x, double z) const noexcept {
   RiverHit best;
-  const auto i = static_cast<int>(floorToInt((x - origin_.x) / cell_));
-  const auto j = static_cast<int>(floorToInt((z - origin_.z) / cell_));
-  if (i < 0 || j < 0 || i >= nx_ || j >= nz_) return best;
-  const std::size_t c = index(i, j);
   double bestEdge = 1e300;
-  for (std::uint32_t b = bucketStart_[c]; b < bucketStart_[c + 1]; ++b) {
-    const RiverSegment& s = segments_[bucketSegments_[b]];
+  for (const std::uint32_t si : riverBuckets_.at(x, z)) {
+    const RiverSegment& s = segments_[si];
     const RiverPoint& a = points_[s.up];
     const RiverPoint& e = points_[s.down];
-    const double ex = e.at.x - a.at.x, ez = e.at.z - a.at.z;
-    const double len2 = ex * ex + ez * ez;
-    double t = 0.0;
-    if (len2 > 0.0) t = std::clamp(((x - a.at.x) * ex + (z - a.at.z) * ez) / len2, 0.0, 1.0);
-    const double d = dm::sqrt(sq(x - (a.at.x + ex * t)) + sq(z - (a.at.z + ez * t)));
+    const auto [t, d] = nearestOnSegment(a.at, e.at, x, z);
     const double hw = a.halfWidth + (e.halfWidth - a.halfWidth) * t;
     const double edge = d - hw;
     if (edge >= kRiverReach || !(edge < bestEdge)) continue;
@@ -453,6 +650,32 @@ RiverHit LandscapePlan::nearestRiver(double x, double z) const noexcept {
     best.halfWidth = hw;
     best.level = a.level + (e.level - a.level) * t;
     best.depth = a.depth + (e.depth - a.depth) * t;
+  }
+  return best;
+}
+
+double LandscapePlan::settlementDistance(double x, double z, double far) const noexcept {
+  double best = far;
+  for (const std::uint32_t si : settlementBuckets_.at(x, z)) {
+    const Vec2 c = settlements_[si].centre;
+    best = std::min(best, dm::sqrt(sq(x - c.x) + sq(z - c.z)));
+  }
+  return best;
+}
+
+RoadHit LandscapePlan::nearestRoad(double x, double z) const noexcept {
+  RoadHit best;
+  double bestD = roadHalfWidth_ + kRoadReach;
+  for (const std::uint32_t si : roadBuckets_.at(x, z)) {
+    const RoadSegment& s = roadSegments_[si];
+    const RoadPoint& a = roadPoints_[s.a];
+    const RoadPoint& e = roadPoints_[s.b];
+    const auto [t, d] = nearestOnSegment(a.at, e.at, x, z);
+    if (!(d < bestD)) continue;
+    bestD = d;
+    best.found = true;
+    best.distance = d;
+    best.level = a.level + (e.level - a.level) * t;
   }
   return best;
 }
@@ -511,6 +734,21 @@ std::uint64_t planKey(const Scene& scene, std::uint64_t seed) {
   const RiverRules& r = l.rivers;
   for (double v : {r.minCatchment, r.width.min, r.width.max, r.depth.min, r.depth.max, r.sink.min, r.sink.max, r.meander})
     num(v);
+  const SettlementRules& t = l.settlements;
+  for (const SettlementSite& site : t.sites) {
+    for (double v : {site.at.x, site.at.z}) num(v);
+    word(site.buildings);
+    word(site.wall ? site.wall->id : kAir);
+    word(site.roof ? site.roof->id : kAir);
+  }
+  word(t.count);
+  for (double v : {t.spacing, t.radius, t.buildings.min, t.buildings.max, t.height.min, t.height.max, t.maxSlope,
+                   t.nearWater})
+    num(v);
+  for (const MaterialRef& m : t.walls) word(m.id);
+  for (const MaterialRef& m : t.roofs) word(m.id);
+  num(l.roads.width);
+  num(l.roads.maxGrade);
   return h;
 }
 

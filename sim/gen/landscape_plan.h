@@ -17,7 +17,12 @@
 //     width, depth and water level from its area. Levels never rise downstream, and a
 //     river ends at the level of the lake or sea it reaches;
 //  5. fields: distances to the sea and to water (chamfer distances on the grid) and
-//     moisture.
+//     moisture;
+//  6. settlements: the best sites by rule (flat, near a river or lake, within a height
+//     range), at least a spacing apart;
+//  7. roads: a spanning tree of the settlements, each road the cheapest path on the
+//     grid (A*, cost growing with grade, no lakes or sea), its surface profile held
+//     to the maximum grade, smoothed along a Catmull-Rom curve.
 // Every step is single-threaded over the grid in a fixed order, with ties broken by
 // node index, using only + - * / and sqrt: the plan's bits are the same everywhere.
 // After that every query is a pure function of position: a chunk's content stays a
@@ -28,6 +33,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/gen/cell_buckets.h"
 #include "sim/gen/scene.h"
 
 namespace loam::sim {
@@ -45,6 +51,40 @@ struct RiverPoint {
 struct RiverSegment {
   std::uint32_t up = 0, down = 0;
 };
+
+/// A settlement the plan placed (landscape.settlements): its buildings are laid out
+/// by the generator (sim/gen/internal/settlement_layout.h), keyed by its id.
+struct Settlement {
+  std::uint32_t id = 0;   ///< the plan node it stands on: stable, keys its randomness
+  Vec2 centre;            ///< metres
+  MaterialId wall = kAir, roof = kAir;
+  int buildings = 0;      ///< how many it tries to place
+};
+
+/// One point of a road: roads are segments between points.
+struct RoadPoint {
+  Vec2 at;             ///< metres
+  double level = 0.0;  ///< the road's surface, metres (grade at most landscape.roads.max_grade)
+};
+
+/// A road from point a to point b (indices into LandscapePlan::roadPoints).
+struct RoadSegment {
+  std::uint32_t a = 0, b = 0;
+};
+
+/// The nearest road to a position (LandscapePlan::nearestRoad).
+struct RoadHit {
+  bool found = false;     ///< a road's centre line is within its half width plus kRoadReach
+  double distance = 0.0;  ///< metres from the centre line
+  double level = 0.0;     ///< the surface at the nearest point, metres
+};
+
+/// Metres beyond a road's edge over which the ground blends back to the terrain.
+inline constexpr double kRoadReach = 6.0;
+
+/// Metres beyond a settlement's radius within which its distance is known (biome rules
+/// read settlement_distance; farther is "far").
+inline constexpr double kSettlementReach = 500.0;
 
 /// The nearest river to a position (LandscapePlan::nearestRiver).
 struct RiverHit {
@@ -90,6 +130,16 @@ class LandscapePlan {
 
   const std::vector<RiverPoint>& riverPoints() const noexcept { return points_; }
   const std::vector<RiverSegment>& riverSegments() const noexcept { return segments_; }
+  /// The road nearest to (x, z) within its half width plus kRoadReach.
+  RoadHit nearestRoad(double x, double z) const noexcept;
+  const std::vector<RoadPoint>& roadPoints() const noexcept { return roadPoints_; }
+  const std::vector<RoadSegment>& roadSegments() const noexcept { return roadSegments_; }
+  double roadHalfWidth() const noexcept { return roadHalfWidth_; }
+  /// Metres from (x, z) to the nearest settlement's centre within its radius plus
+  /// kSettlementReach, else `far`.
+  double settlementDistance(double x, double z, double far) const noexcept;
+  /// The settlements: the scene's sites, then the rules' best first.
+  const std::vector<Settlement>& settlements() const noexcept { return settlements_; }
   /// Nodes on each axis and the position of node (0, 0), metres.
   int nodesX() const noexcept { return nx_; }
   int nodesZ() const noexcept { return nz_; }
@@ -120,8 +170,13 @@ class LandscapePlan {
   std::vector<float> moisture_;     // 0..1
   std::vector<RiverPoint> points_;
   std::vector<RiverSegment> segments_;
-  std::vector<std::uint32_t> bucketStart_;  // per cell (nx_ x nz_), prefix offsets into bucketSegments_
-  std::vector<std::uint32_t> bucketSegments_;
+  std::vector<Settlement> settlements_;
+  std::vector<RoadPoint> roadPoints_;
+  std::vector<RoadSegment> roadSegments_;
+  CellBuckets roadBuckets_;
+  CellBuckets settlementBuckets_;
+  double roadHalfWidth_ = 2.0;
+  CellBuckets riverBuckets_;
   int lakes_ = 0;
 };
 

@@ -265,6 +265,7 @@ std::optional<Shape> buildScatterShape(const WorldField& field, int ruleIndex, s
   double groundM = static_cast<double>(col.ground) / kV;
   if (!(groundM >= rule.height.min && groundM <= rule.height.max)) return std::nullopt;
   if (!rule.allowInWater && col.water > col.ground) return std::nullopt;
+  if (col.built) return std::nullopt;  // buildings' pads stay clear
   if (rule.maxSlope < 10.0) {
     double gx = (field.smoothHeightAt(vx + kVoxelsPerMetre, vz) - field.smoothHeightAt(vx - kVoxelsPerMetre, vz)) * 0.5;
     double gz = (field.smoothHeightAt(vx, vz + kVoxelsPerMetre) - field.smoothHeightAt(vx, vz - kVoxelsPerMetre)) * 0.5;

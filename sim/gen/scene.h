@@ -120,6 +120,38 @@ struct RiverRules {
   double shoreWidth = 2.0;     ///< metres
 };
 
+/// [[landscape.settlements.site]]: a settlement placed by hand, before those the rules
+/// choose; what it leaves unset is drawn as for the others.
+struct SettlementSite {
+  Vec2 at;                              ///< metres, moved to the nearest plan node
+  int buildings = 0;                    ///< how many it tries to place (0: drawn from settlements.buildings)
+  std::optional<MaterialRef> wall, roof;
+};
+
+/// [landscape.settlements]: villages placed by rules on flat ground near water.
+struct SettlementRules {
+  std::vector<SettlementSite> sites;
+  int count = 0;                   ///< the rules add at most this many to the sites (fewer where the map has no room)
+  double spacing = 2000.0;         ///< metres at least between two settlements' centres
+  double radius = 70.0;            ///< metres from the centre within which buildings stand
+  Range buildings{8.0, 18.0};      ///< buildings per settlement (whole numbers)
+  Range height{3.0, 150.0};        ///< metres: ground height at the centre
+  double maxSlope = 0.12;          ///< rise per metre of the plan around the centre
+  double nearWater = 250.0;        ///< metres: the centre is at most this far from a river
+  std::vector<MaterialRef> walls;  ///< wall materials, one per settlement by keyed draw (default planks, brick, cobble)
+  std::vector<MaterialRef> roofs;  ///< roof materials (default planks, wood)
+};
+
+/// [landscape.roads]: roads joining the settlements (a spanning tree, shortest first),
+/// found on the plan's grid at a cost that grows with grade, never through a lake or
+/// the sea; their surface keeps to max_grade by cutting and filling, and they ford
+/// the rivers they cross.
+struct RoadRules {
+  double width = 4.0;          ///< metres
+  double maxGrade = 0.08;      ///< rise per metre of run
+  MaterialRef material;        ///< default "gravel"
+};
+
 /// [landscape]: a whole-map plan computed once per (scene, seed, generator version)
 /// on a coarse grid: large-scale heights from its own noise layers, an edge falling to
 /// the sea floor, stream-power erosion that carves valleys, then the drainage (lakes
@@ -140,6 +172,8 @@ struct Landscape {
   double lakeDepth = 3.0;          ///< metres a lake's bed sinks below its plan height away from its shores
   MaterialRef seaFloorMaterial;    ///< surface under lake and sea water (default "sand")
   RiverRules rivers;
+  SettlementRules settlements;
+  RoadRules roads;
 };
 
 /// [[biome]]: a named mask. A point's biome is the first biome (file order) whose
@@ -157,6 +191,8 @@ struct Biome {
   Range moisture{0.0, 1.0};       ///< 1 at water, falling to 0 at landscape.moisture_range
   Range riverDistance{0.0, 1e9};  ///< metres to the nearest river's edge
   Range coastDistance{0.0, 1e9};  ///< metres to the sea
+  Range roadDistance{0.0, 1e9};   ///< metres to the nearest road's centre line (beyond its reach: 1e9)
+  Range settlementDistance{0.0, 1e9};  ///< metres to the nearest settlement's centre (beyond its reach: 1e9)
   double edge = 0.0;              ///< metres (or its range's units) by which limits are dithered by noise
   std::vector<Circle> inside;     ///< if non-empty, the point must lie in one of them
   std::vector<Circle> outside;    ///< the point must lie in none of them

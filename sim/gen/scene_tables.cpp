@@ -3,6 +3,7 @@
 // Scene, with the value ranges and the checks across values (bounds, world size,
 // generator version). The Reader is in sim/gen/internal/scene_reader.h.
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "sim/gen/generator_version.h"
@@ -102,6 +103,55 @@ void readLandscape(Reader& r, Landscape& l) {
   v.shoreMaterial = rr.optMaterial("shore");
   v.shoreWidth = rr.num("shore_width", 2.0, 0.0, 64.0);
   rr.finish();
+  auto settlements = r.sub("settlements");
+  Reader sr = settlements ? *settlements : Reader(blank, r.keyPath("settlements"), r.ctx());
+  SettlementRules& t = l.settlements;
+  for (Reader& n : sr.tables("site", 64)) {
+    SettlementSite site;
+    site.at = n.vec2("at", kBig);
+    site.buildings = static_cast<int>(n.integer("buildings", 0, 0, 200));
+    site.wall = n.optMaterial("wall");
+    site.roof = n.optMaterial("roof");
+    for (const SettlementSite& o : t.sites) {
+      if (std::abs(o.at.x - site.at.x) < l.cell && std::abs(o.at.z - site.at.z) < l.cell)
+        n.failHere("settlement sites closer than a plan cell (landscape.cell) would share a node");
+    }
+    n.finish();
+    t.sites.push_back(site);
+  }
+  t.count = static_cast<int>(sr.integer("count", 0, 0, 64));
+  t.spacing = sr.num("spacing", 2000.0, 100.0, kBig);
+  t.radius = sr.num("radius", 70.0, 10.0, 500.0);
+  t.buildings = sr.range("buildings", t.buildings, 1.0, 200.0);
+  t.height = sr.range("height", t.height, -kMaxSceneHeight, kMaxSceneHeight);
+  t.maxSlope = sr.num("max_slope", 0.12, 0.0, 10.0);
+  t.nearWater = sr.num("near_water", 250.0, 0.0, kBig);
+  auto materials = [&](std::string_view key, std::initializer_list<const char*> defaults) {
+    std::vector<MaterialRef> out;
+    const std::vector<std::string> names = sr.strings(key, 16);  // checks the type
+    const toml::node* node = sr.table().get(key);
+    if (node && !names.empty()) {
+      const toml::array& arr = *node->as_array();
+      for (std::size_t i = 0; i < arr.size(); ++i) out.push_back(sr.materialFromNode(*arr.get(i), key));
+    } else {
+      for (const char* n : defaults) {
+        MaterialRef ref;
+        ref.name = n;
+        if (sr.ctx().materials) ref.id = sr.ctx().materials->find(n).value_or(kAir);
+        out.push_back(ref);
+      }
+    }
+    return out;
+  };
+  t.walls = materials("walls", {"planks", "brick", "cobble"});
+  t.roofs = materials("roofs", {"planks", "wood"});
+  sr.finish();
+  auto roads = r.sub("roads");
+  Reader rd = roads ? *roads : Reader(blank, r.keyPath("roads"), r.ctx());
+  l.roads.width = rd.num("width", 4.0, 1.0, 32.0);
+  l.roads.maxGrade = rd.num("max_grade", 0.08, 0.01, 1.0);
+  l.roads.material = rd.material("material", "gravel");
+  rd.finish();
   r.finish();
 }
 
@@ -128,6 +178,8 @@ void readBiomes(Reader& root, Scene& s) {
     b.moisture = r.range("moisture", b.moisture, 0.0, 1.0);
     b.riverDistance = r.range("river_distance", b.riverDistance, 0.0, kBig);
     b.coastDistance = r.range("coast_distance", b.coastDistance, 0.0, kBig);
+    b.roadDistance = r.range("road_distance", b.roadDistance, 0.0, kBig);
+    b.settlementDistance = r.range("settlement_distance", b.settlementDistance, 0.0, kBig);
     b.edge = r.num("edge", 0.0, 0.0, kBig);
     b.inside = r.circles("inside");
     b.outside = r.circles("outside");
@@ -449,7 +501,9 @@ void readDocument(const toml::table& doc, const Ctx& ctx, Scene& s) {
   readBiomes(root, s);
   for (const Biome& b : s.biomes) {
     const bool needsPlan = b.moisture.min > 0.0 || b.moisture.max < 1.0 || b.riverDistance.min > 0.0 ||
-                           b.riverDistance.max < 1e9 || b.coastDistance.min > 0.0 || b.coastDistance.max < 1e9;
+                           b.riverDistance.max < 1e9 || b.coastDistance.min > 0.0 || b.coastDistance.max < 1e9 ||
+                           b.roadDistance.min > 0.0 || b.roadDistance.max < 1e9 || b.settlementDistance.min > 0.0 ||
+                           b.settlementDistance.max < 1e9;
     if (needsPlan && !s.landscape) root.failHere("biome '" + b.name + "' reads moisture or distances, which need [landscape]");
   }
   readScatter(root, s);

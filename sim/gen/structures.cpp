@@ -1,6 +1,7 @@
 // Structures (boxes, walls, floors, roofs, arches, doorways, windows, cylinders) and
 // carved tunnels and caves: conversion to voxel-space shapes and painting.
 #include <algorithm>
+#include <span>
 
 #include "sim/gen/gen_random.h"
 #include "sim/gen/internal/shapes.h"
@@ -158,7 +159,7 @@ void paintTunnel(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t 
 
 }  // namespace
 
-void buildFixedShapes(const Scene& scene, std::uint64_t seed, FixedShapes& out) {
+void buildFixedShapes(const Scene& scene, std::uint64_t seed, std::span<const Structure> generated, FixedShapes& out) {
   out.segments.clear();
   out.tunnels.clear();
   out.structures.clear();
@@ -193,8 +194,9 @@ void buildFixedShapes(const Scene& scene, std::uint64_t seed, FixedShapes& out) 
     s.segments = &segs;
     out.tunnels.push_back(s);
   }
-  for (size_t si = 0; si < scene.structures.size(); ++si) {
-    const Structure& st = scene.structures[si];
+  // The scene's structures, then the generated ones (settlements' buildings).
+  for (size_t si = 0; si < scene.structures.size() + generated.size(); ++si) {
+    const Structure& st = si < scene.structures.size() ? scene.structures[si] : generated[si - scene.structures.size()];
     Shape s;
     s.source = static_cast<int>(si);
     s.material = st.material.id;

@@ -39,9 +39,11 @@ TEST_CASE("regions of the streamed scenes match their goldens (too big to genera
     std::uint64_t seed;
     std::int32_t x, z;  // metres; the columns reaching within 64 m (as `gen --around x,z --radius 64`)
   };
-  // highlands' home; a river of riverlands (its landscape plan, rivers and ecotopes).
+  // highlands' home; a river of riverlands (its landscape plan, rivers and ecotopes)
+  // and its first village (settlements, buildings, roads).
   for (const Region& r : {Region{"world-highlands-home", "highlands", 1, 0, 0},
-                          Region{"world-riverlands-river", "riverlands", 11, 540, -2075}}) {
+                          Region{"world-riverlands-river", "riverlands", 11, 540, -2075},
+                          Region{"world-riverlands-village", "riverlands", 11, 960, -4384}}) {
     CAPTURE(r.golden);
     auto scene = loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/" + r.scene + ".toml");
     if (!scene) FAIL(scene.error().message);

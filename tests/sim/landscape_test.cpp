@@ -13,6 +13,7 @@
 
 #include "sim/gen/column_streamer.h"
 #include "sim/gen/generator.h"
+#include "sim/gen/internal/world_field.h"
 #include "sim/gen/landscape_plan.h"
 #include "sim/gen/scene.h"
 #include "sim/systems/sim_context.h"
@@ -20,6 +21,7 @@
 #include "sim/systems/water.h"
 #include "sim/world/world_hash.h"
 #include "tests/sim/sim_fixture.h"
+#include "tests/support/process_util.h"
 
 using namespace loam::sim;
 using loam::test::waterTick;
@@ -222,4 +224,111 @@ TEST_CASE("a generated river is at rest and held: a hole dug under it fills, a p
   CHECK(waterAt(s.water, s.world, surface) == kWaterPerVoxel);
   CHECK(waterAt(s.water, s.world, VoxelCoord{spot.x, spot.top, spot.z}) == 0);
   CHECK(s.world.get(VoxelCoord{spot.x, spot.top, spot.z}) == kAir);
+}
+
+TEST_CASE("settlements: every building on levelled ground; roads keep their grade and stay out of lakes and the sea") {
+  const Scene scene = loadRiverlands();
+  const auto plan = landscapePlan(scene, 11);
+  REQUIRE(plan != nullptr);
+  REQUIRE(plan->settlements().size() >= 3);
+  const TerrainSampler sampler(scene, 11);
+  // Roads: every segment within the grade (its level changes by at most max_grade per
+  // metre of run), and no road point stands in a lake or the sea.
+  const double maxGrade = scene.landscape->roads.maxGrade;
+  int steep = 0, flooded = 0;
+  double km = 0;
+  for (const RoadSegment& s : plan->roadSegments()) {
+    const RoadPoint& a = plan->roadPoints()[s.a];
+    const RoadPoint& b = plan->roadPoints()[s.b];
+    const double run = std::hypot(b.at.x - a.at.x, b.at.z - a.at.z);
+    km += run / 1000.0;
+    if (std::abs(b.level - a.level) > maxGrade * run + 1e-9) ++steep;
+    double level = 0, depth = 0;
+    bool sea = false;
+    if (plan->standingWater(a.at.x, a.at.z, level, sea, depth) && depth > 0.99) ++flooded;
+  }
+  CHECK(km > 5.0);
+  CHECK(steep == 0);
+  CHECK(flooded == 0);
+  // Buildings: the ground under every footprint is its pad, exactly (not buried, not
+  // floating: the plinth reaches a metre below it).
+  const internal::WorldField field(scene, 11);
+  int misplaced = 0;
+  for (const internal::Building& b : field.buildings()) {
+    const std::int32_t pad = internal::voxelFromMetres(b.pad);
+    for (const Vec2 p : {Vec2{b.x0 + 0.1, b.z0 + 0.1}, Vec2{b.x1 - 0.1, b.z0 + 0.1}, Vec2{b.x0 + 0.1, b.z1 - 0.1},
+                         Vec2{b.x1 - 0.1, b.z1 - 0.1}, Vec2{(b.x0 + b.x1) / 2, (b.z0 + b.z1) / 2}}) {
+      const TerrainSample t = sampler.at(toVoxel(p.x), toVoxel(p.z));
+      if (t.column.ground != pad || t.column.water > t.column.ground) ++misplaced;
+    }
+  }
+  CHECK(field.buildings().size() >= 4 * plan->settlements().size());
+  CHECK(misplaced == 0);
+  // The scene clears its settlements by an ecotope on settlement_distance.
+  int village = -1;
+  for (std::size_t i = 0; i < scene.biomes.size(); ++i)
+    if (scene.biomes[i].name == "village") village = static_cast<int>(i);
+  for (const Settlement& st : plan->settlements()) {
+    CAPTURE(st.centre.x);
+    CAPTURE(st.centre.z);
+    CHECK(sampler.at(toVoxel(st.centre.x + 20.0), toVoxel(st.centre.z)).biome == village);
+  }
+  MESSAGE("riverlands: ", plan->settlements().size(), " settlements, ", field.buildings().size(), " buildings, ", km,
+          " km of road");
+}
+
+TEST_CASE("changing one settlement changes only the chunks within its reach") {
+  // Two scenes that differ in the hand-placed site's buildings and walls: its lots
+  // change, while the sites (and so the roads and every other settlement) stay.
+  const std::string file = loam::test::readText(std::string(LOAM_SOURCE_DIR) + "/scenes/riverlands.toml");
+  const std::string at = "at = [960.0, -4384.0]\n";
+  const std::size_t site = file.find(at);
+  REQUIRE(site != std::string::npos);
+  const Scene base = loadRiverlands();
+  auto variant = [&](int buildings, const char* wall) {
+    std::string text = file;
+    text.insert(site + at.size(), "buildings = " + std::to_string(buildings) + "\nwall = \"" + wall + "\"\n");
+    auto scene = parseScene(text, "riverlands+site", base.materials);
+    REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
+    return std::move(scene).value();
+  };
+  const Scene a = variant(4, "planks"), b = variant(14, "brick");
+  const auto planA = landscapePlan(a, 11), planB = landscapePlan(b, 11);
+  REQUIRE(planA->settlements().size() == planB->settlements().size());
+  CHECK(planA->settlements()[0].centre.x == 960.0);
+  CHECK(planA->roadPoints().size() == planB->roadPoints().size());
+  // Chunk columns on four lines out from the site, to twice its radius plus a margin.
+  const Vec2 c = planA->settlements()[0].centre;
+  const double reach = a.landscape->settlements.radius + 30.0;  // lots, pads, blends and crowns
+  constexpr double kChunkMetres = kChunkBricks * kBrickSize / static_cast<double>(kVoxelsPerMetre);
+  std::vector<ChunkColumn> line;
+  for (double d = 0.0; d < 2.0 * reach; d += kChunkMetres) {
+    for (const Vec2 dir : {Vec2{1, 0}, Vec2{-1, 0}, Vec2{0, 1}, Vec2{0, -1}}) {
+      const auto x = static_cast<std::int32_t>(std::floor((c.x + dir.x * d) / kChunkMetres));
+      const auto z = static_cast<std::int32_t>(std::floor((c.z + dir.z * d) / kChunkMetres));
+      line.push_back({x, z});
+    }
+  }
+  auto ga = generateRegion(a, 11, line, kGeneratorVersion, GenerateOptions{2, 0, {}});
+  auto gb = generateRegion(b, 11, line, kGeneratorVersion, GenerateOptions{2, 0, {}});
+  REQUIRE(ga.has_value());
+  REQUIRE(gb.has_value());
+  int changedNear = 0, changedFar = 0;
+  for (ChunkColumn col : line) {
+    // The column's nearest point to the centre.
+    const double x0 = col.x * kChunkMetres, z0 = col.z * kChunkMetres;
+    const double dx = std::max({x0 - c.x, 0.0, c.x - x0 - kChunkMetres});
+    const double dz = std::max({z0 - c.z, 0.0, c.z - z0 - kChunkMetres});
+    const bool same = hashColumns(*ga, std::span(&col, 1)).world == hashColumns(*gb, std::span(&col, 1)).world;
+    if (same) continue;
+    if (std::hypot(dx, dz) > reach) {
+      ++changedFar;
+    } else {
+      ++changedNear;
+    }
+  }
+  CHECK(changedNear > 0);
+  CHECK(changedFar == 0);
+  MESSAGE(line.size(), " chunk columns on lines out from a site: ", changedNear, " changed within ", reach, " m, ",
+          changedFar, " beyond");
 }

@@ -157,6 +157,20 @@ TEST_CASE("errors name file, line, column and the problem") {
        R"(^t\.toml:20:1: landscape\.rivers: unknown key 'widht' \(did you mean 'width'\?\))"},
       {b + "[landscape]\n[[landscape.layer]]\nwavelength = 100.0\namplitude = 10.0\nerode = 1\n",
        R"(landscape\.layer\[0\]\.erode: expected true or false)"},
+      {b + "[[biome]]\nname = \"town\"\nsettlement_distance = [0.0, 90.0]\n",
+       R"(biome 'town' reads moisture or distances, which need \[landscape\])"},
+      // Settlements and roads.
+      {b + "[landscape]\n[landscape.settlements]\ncount = 65\n",
+       R"(^t\.toml:20:9: landscape\.settlements\.count: value 65 is out of range \[0, 64\])"},
+      {b + "[landscape]\n[[landscape.settlements.site]]\nbuildings = 3\n",
+       R"(^t\.toml:19:\d+: landscape\.settlements\.site\[0\]: missing required key 'at')"},
+      {b + "[landscape]\n[[landscape.settlements.site]]\nat = [0.0, 0.0]\n[[landscape.settlements.site]]\n"
+           "at = [10.0, 5.0]\n",
+       R"(landscape\.settlements\.site\[1\]: settlement sites closer than a plan cell)"},
+      {b + "[landscape]\n[landscape.settlements]\nwalls = \"brick\"\n",
+       R"(^t\.toml:20:9: landscape\.settlements\.walls: expected an array)"},
+      {b + "[landscape]\n[landscape.roads]\nmax_grade = 0.0\n",
+       R"(^t\.toml:20:13: landscape\.roads\.max_grade: value 0 is out of range \[0\.01, 1\])"},
       // Duplicate keys are a TOML error.
       {b + "depth = 2.0\n", R"(^t\.toml:18:\d+: TOML syntax error)"},
   };

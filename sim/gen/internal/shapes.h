@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "sim/gen/internal/world_field.h"
@@ -111,7 +112,8 @@ struct FixedShapes {
   std::vector<Shape> tunnels;
   std::vector<Shape> structures;
 };
-void buildFixedShapes(const Scene& scene, std::uint64_t seed, FixedShapes& out);
+/// The tunnels and structures of scene, then the generated structures (in order).
+void buildFixedShapes(const Scene& scene, std::uint64_t seed, std::span<const Structure> generated, FixedShapes& out);
 
 /// Paints a tree, bush, rock or grass shape into the brick at voxel origin
 /// (ox, oy, oz): vox holds its 512 voxels (voxelIndexInBrick order). cols must cover

@@ -1,5 +1,8 @@
 #include "sim/gen/internal/world_field.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "detmath/detmath.h"
 #include "sim/gen/gen_random.h"
 #include "sim/gen/noise.h"
@@ -68,7 +71,20 @@ SegmentHit nearestOnStream(const Stream& s, const std::vector<double>& levels, d
 
 WorldField::WorldField(const Scene& scene, std::uint64_t seed)
     : scene_(scene), seed_(seed), plan_(landscapePlan(scene, seed)), edgeKey_(genHash(seed, GenPurpose::BiomeEdge, 0)) {
+  const Biome unset;
+  // A distance's upper limit at the largest length a scene can write (1e5 m) has no
+  // bound: far from every road is beyond it.
+  auto limit = [](Range r, const Range& def) {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    if (r.min == def.min && r.max == def.max) return Range{-kInf, kInf};
+    if (def.max == 1e9 && r.max >= 1e5) r.max = kInf;
+    return r;
+  };
   for (const Biome& b : scene.biomes) {
+    biomeLimits_.push_back({limit(b.height, unset.height), limit(b.slope, unset.slope),
+                            limit(b.moisture, unset.moisture), limit(b.riverDistance, unset.riverDistance),
+                            limit(b.coastDistance, unset.coastDistance), limit(b.roadDistance, unset.roadDistance),
+                            limit(b.settlementDistance, unset.settlementDistance)});
     anyEdge_ = anyEdge_ || b.edge > 0.0;
     usesSlope_ = usesSlope_ || b.slope.min > 0.0 || b.slope.max < 1e9 || b.aspect.min > 0.0 || b.aspect.max < 360.0;
   }
@@ -78,6 +94,15 @@ WorldField::WorldField(const Scene& scene, std::uint64_t seed)
   for (size_t i = 0; i < scene.biomes.size() && i < static_cast<size_t>(kMaxBiomes); ++i) {
     biomeKeys_.push_back(genHash(seed, GenPurpose::BiomeNoise, static_cast<std::int64_t>(i)));
     if (scene.biomes[i].useNoise) noisyBiomes_.push_back(static_cast<int>(i));
+  }
+  if (plan_ && !plan_->settlements().empty()) {
+    buildings_ = layoutBuildings(*this, *plan_, scene.landscape->settlements, seed);
+    // Buildings by plan cell, as the rivers: every building whose pad and blend may
+    // reach the cell.
+    std::vector<CellBuckets::Box> boxes;
+    const double r = kPadMargin + kPadBlend;
+    for (const Building& b : buildings_) boxes.push_back({b.x0 - r, b.z0 - r, b.x1 + r, b.z1 + r});
+    pads_ = CellBuckets(boxes, plan_->origin(), plan_->cell(), plan_->nodesX(), plan_->nodesZ());
   }
   surfaceVoxels_ = voxelFromMetres(scene.terrain.surfaceDepth);
   deepVoxels_ = voxelFromMetres(scene.terrain.surfaceDepth + scene.terrain.subsurfaceDepth);
@@ -211,9 +236,11 @@ int WorldField::biomeOf(double xm, double zm, const BiomeFields& f, const double
   for (size_t i = 0; i < scene_.biomes.size(); ++i) {
     const Biome& b = scene_.biomes[i];
     if (b.useNoise && !(noise[i] >= b.noiseRange.min && noise[i] <= b.noiseRange.max)) continue;
+    const BiomeLimits& l = biomeLimits_[i];
     const double e = b.edge * dither;
-    if (!in(f.height + e, b.height) || !in(f.slope + e * 0.1, b.slope) || !in(f.moisture + e * 0.05, b.moisture) ||
-        !in(f.riverDistance + e, b.riverDistance) || !in(f.coastDistance + e, b.coastDistance))
+    if (!in(f.height + e, l.height) || !in(f.slope + e * 0.1, l.slope) || !in(f.moisture + e * 0.05, l.moisture) ||
+        !in(f.riverDistance + e, l.riverDistance) || !in(f.coastDistance + e, l.coastDistance) ||
+        !in(f.roadDistance + e, l.roadDistance) || !in(f.settlementDistance + e, l.settlementDistance))
       continue;
     const bool aspectIn = b.aspect.min <= b.aspect.max ? in(f.aspect, b.aspect)
                                                        : (f.aspect >= b.aspect.min || f.aspect <= b.aspect.max);
@@ -231,9 +258,52 @@ int WorldField::biomeOf(double xm, double zm, const BiomeFields& f, const double
   return -1;
 }
 
+bool WorldField::applyPads(double xm, double zm, double& h) const noexcept {
+  const std::span<const std::uint32_t> near = pads_.at(xm, zm);
+  auto gap2 = [&](const Building& b) {
+    const double dx = std::max({b.x0 - kPadMargin - xm, 0.0, xm - b.x1 - kPadMargin});
+    const double dz = std::max({b.z0 - kPadMargin - zm, 0.0, zm - b.z1 - kPadMargin});
+    return dx * dx + dz * dz;
+  };
+  // On a pad (footprint plus margin) the pad's height, whatever is near; beside pads
+  // a blend toward each.
+  for (const std::uint32_t bi : near) {
+    const Building& b = buildings_[bi];
+    if (gap2(b) == 0.0) {
+      h = b.pad;
+      return true;
+    }
+  }
+  bool beside = false;
+  for (const std::uint32_t bi : near) {
+    const Building& b = buildings_[bi];
+    const double d2 = gap2(b);
+    if (d2 >= kPadBlend * kPadBlend) continue;
+    h += (b.pad - h) * smoothStep(1.0 - dm::sqrt(d2) / kPadBlend);
+    beside = beside || d2 < 4.0;
+  }
+  return beside;
+}
+
 void WorldField::applyLandscape(Column& c, double xm, double zm, double& h, const LandscapePlan::Fields& far,
-                                double& riverDistance, MaterialId& shore) const noexcept {
+                                BiomeFields& fields, MaterialId& shore) const noexcept {
+  double& riverDistance = fields.riverDistance;
   const RiverRules& rr = scene_.landscape->rivers;
+  // A road: its surface level across its width, blending back to the terrain beyond
+  // (cut and fill); a river crossing it cuts it down to a ford below.
+  const RoadHit road = plan_->nearestRoad(xm, zm);
+  bool onRoad = false;
+  if (road.found) {
+    fields.roadDistance = road.distance;
+    const double hw = plan_->roadHalfWidth();
+    if (road.distance < hw) {
+      h = road.level;
+      onRoad = true;
+    } else {
+      h += (road.level - h) * smoothStep(1.0 - (road.distance - hw) / kRoadReach);
+    }
+    if (road.distance < hw + 1.5) c.built = true;
+  }
   const RiverHit river = plan_->nearestRiver(xm, zm);
   double standing = 0.0, depth = 0.0;
   bool sea = false;
@@ -274,6 +344,7 @@ void WorldField::applyLandscape(Column& c, double xm, double zm, double& h, cons
     if (rr.shoreMaterial && river.distance >= river.halfWidth && river.distance < river.halfWidth + rr.shoreWidth)
       shore = rr.shoreMaterial->id;
   }
+  if (onRoad && c.water == INT32_MIN) shore = scene_.landscape->roads.material.id;
   if (hasStanding) {
     const std::int32_t top = voxelFromMetres(standing);
     if (!inStanding) {
@@ -299,14 +370,19 @@ Column WorldField::finishColumn(std::int32_t x, std::int32_t z, const GridSample
   c.water = INT32_MIN;  // raised by rivers, lakes, the sea, ponds and streams, then clamped to the ground
   c.surface = t.surface.id;
   BiomeFields fields{};
-  fields.riverDistance = 1e9;
-  fields.coastDistance = 1e9;
+  constexpr double kFar = 1e9;  // beyond every field's reach
+  fields.riverDistance = kFar;
+  fields.coastDistance = kFar;
+  fields.roadDistance = kFar;
+  fields.settlementDistance = kFar;
   MaterialId riverShore = kAir;
   if (plan_) {
+    c.built = applyPads(xm, zm, h);
     const LandscapePlan::Fields far = plan_->fields(xm, zm);
-    applyLandscape(c, xm, zm, h, far, fields.riverDistance, riverShore);
+    applyLandscape(c, xm, zm, h, far, fields, riverShore);
     fields.moisture = far.moisture;
     fields.coastDistance = far.coastDistance;
+    fields.settlementDistance = plan_->settlementDistance(xm, zm, kFar);
   } else {
     c.ground = voxelFromMetres(h);
   }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/gen/internal/settlement_layout.h"
 #include "sim/gen/landscape_plan.h"
 #include "sim/gen/scene.h"
 #include "sim/world/voxel.h"
@@ -32,6 +33,7 @@ struct Column {
   MaterialId waterMaterial = kAir;
   std::int16_t biome = -1;   ///< index into Scene::biomes, -1 = none
   bool held = false;         ///< the water is a stream's or river's (held at its level)
+  bool built = false;        ///< on or beside a building's pad: scatter keeps off
 };
 
 /// One lattice sample: smooth height and the mask noise of each noisy biome.
@@ -70,6 +72,9 @@ class WorldField {
   void columns(std::int32_t x0, std::int32_t z0, int n, std::vector<GridSample>& lattice, std::vector<Column>& out,
                std::vector<std::uint8_t>& flatCells) const;
 
+  /// The settlements' buildings (empty without landscape settlements).
+  const std::vector<Building>& buildings() const noexcept { return buildings_; }
+
   /// Ground (voxel y) after terrain depth layering: voxels below ground - deepOffset()
   /// are the deep material, below ground - surfaceOffset() the subsurface.
   std::int32_t surfaceVoxels() const noexcept { return surfaceVoxels_; }
@@ -80,13 +85,18 @@ class WorldField {
                       const GridSample& s01, const GridSample& s11) const noexcept;
   /// What biome rules read at a column.
   struct BiomeFields {
-    double height, slope, aspect, moisture, riverDistance, coastDistance;
+    double height, slope, aspect, moisture, riverDistance, coastDistance, roadDistance, settlementDistance;
+  };
+  /// A biome's limits on its fields; those its scene left at their defaults hold
+  /// everywhere, so an edge's dither cannot push a value past them.
+  struct BiomeLimits {
+    Range height, slope, moisture, riverDistance, coastDistance, roadDistance, settlementDistance;
   };
   int biomeOf(double xm, double zm, const BiomeFields& f, const double* noise) const noexcept;
   /// The landscape's rivers, lakes and sea at column c (plan position xm, zm): the
   /// river valley cut into height h (metres), channels, banks and standing water.
   void applyLandscape(Column& c, double xm, double zm, double& h, const LandscapePlan::Fields& far,
-                      double& riverDistance, MaterialId& shore) const noexcept;
+                      BiomeFields& fields, MaterialId& shore) const noexcept;
 
   /// True when any position-dependent rule (biome circle, pond, stream) may reach
   /// the plan rectangle of voxel columns [x0, x1) x [z0, z1).
@@ -113,9 +123,16 @@ class WorldField {
   std::vector<std::uint64_t> layerKeys_;
   std::vector<std::uint64_t> biomeKeys_;
   std::vector<int> noisyBiomes_;  // indices of biomes with a noise condition
+  std::vector<BiomeLimits> biomeLimits_;  // per biome
   std::vector<PreparedPond> ponds_;
   std::vector<PreparedStream> streams_;
   std::vector<PlanBox> regions_;  // plan boxes of every circle, pond and stream
+  /// Levels h (metres) at plan position (xm, zm) to the pads of the buildings near it;
+  /// true when the position is on or beside one.
+  bool applyPads(double xm, double zm, double& h) const noexcept;
+
+  std::vector<Building> buildings_;
+  CellBuckets pads_;  // buildings by plan cell
   std::int32_t surfaceVoxels_ = 0;
   std::int32_t deepVoxels_ = 0;
 };
