@@ -239,12 +239,8 @@ void ClientConnection::sendInput(sim::PlayerInput input) {
 
 std::uint32_t ClientConnection::sendAction(const sim::CommandBody& body) {
   Impl& m = *impl_;
-  if (m.phase != ClientPhase::Playing || !m.peer) return 0;
-  m.fbb.Clear();
-  const std::uint32_t sequence = m.lastActionSent + 1;
-  if (encodeAction(m.fbb, m.lastInputSent, sequence, body).IsNull()) return 0;  // not an action (inputs: sendInput)
-  m.fbb.Clear();
-  m.lastActionSent = sequence;
+  if (m.phase != ClientPhase::Playing || !m.peer || !isAction(body)) return 0;  // inputs: sendInput
+  const std::uint32_t sequence = ++m.lastActionSent;
   // It goes in this Inputs and every one after until answered: a loss costs a tick,
   // not a retransmission that holds every later action.
   m.unanswered.push_back({sequence, m.lastInputSent, body, m.nowMs});

@@ -375,6 +375,12 @@ bool validText(const flatbuffers::String* s, std::size_t maxBytes) noexcept {
   return true;
 }
 
+bool isAction(const sim::CommandBody& body) noexcept {
+  return std::holds_alternative<sim::DigCommand>(body) || std::holds_alternative<sim::PlaceCommand>(body) ||
+         std::holds_alternative<sim::PourCommand>(body) || std::holds_alternative<sim::IgniteCommand>(body) ||
+         std::holds_alternative<sim::ChatCommand>(body);
+}
+
 flatbuffers::Offset<wire::Action> encodeAction(flatbuffers::FlatBufferBuilder& b, std::uint32_t afterInput,
                                                std::uint32_t sequence, const sim::CommandBody& body) {
   wire::ActionBody type = wire::ActionBody::NONE;

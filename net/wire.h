@@ -59,7 +59,10 @@ bool fromWire(const wire::EventRec& rec, sim::Event& out) noexcept;
 /// and chat end up in terminals and logs. False for a missing string.
 bool validText(const flatbuffers::String* s, std::size_t maxBytes) noexcept;
 
-/// Actions (edits and chat) are the commands a client sends besides inputs. Builds
+/// Actions (edits and chat) are the commands a client sends besides inputs: dig,
+/// place, pour, ignite and chat.
+bool isAction(const sim::CommandBody& body) noexcept;
+/// Builds
 /// the Action table for body, the client's action `sequence`, to be applied after
 /// input afterInput, into fbb (not finished). Returns a null offset (nothing built) for a command that is not an
 /// action (join, leave, input, set time, set weather).

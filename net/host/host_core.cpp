@@ -44,21 +44,21 @@ void HostCore::transition(Session& s, Phase to) {
   }
 }
 
-ENetPacket* HostCore::packetFromBuilder(std::uint32_t flags, bool compress) {
+std::span<const std::uint8_t> HostCore::builtBytes(bool compress) {
   if (compress && fbb.GetSize() > kCompressAboveBytes &&
       compressServerMessage(fbb.GetBufferPointer(), fbb.GetSize(), compressedFbb_, compressScratch_))
-    return enet_packet_create(compressedFbb_.GetBufferPointer(), compressedFbb_.GetSize(), flags);
-  return enet_packet_create(fbb.GetBufferPointer(), fbb.GetSize(), flags);
+    return {compressedFbb_.GetBufferPointer(), compressedFbb_.GetSize()};
+  return {fbb.GetBufferPointer(), fbb.GetSize()};
+}
+
+ENetPacket* HostCore::packetFromBuilder(std::uint32_t flags, bool compress) {
+  const std::span<const std::uint8_t> bytes = builtBytes(compress);
+  return enet_packet_create(bytes.data(), bytes.size(), flags);
 }
 
 SharedMessage HostCore::messageFromBuilder() {
-  if (fbb.GetSize() > kCompressAboveBytes &&
-      compressServerMessage(fbb.GetBufferPointer(), fbb.GetSize(), compressedFbb_, compressScratch_)) {
-    const std::uint8_t* p = compressedFbb_.GetBufferPointer();
-    return std::make_shared<const std::vector<std::uint8_t>>(p, p + compressedFbb_.GetSize());
-  }
-  const std::uint8_t* p = fbb.GetBufferPointer();
-  return std::make_shared<const std::vector<std::uint8_t>>(p, p + fbb.GetSize());
+  const std::span<const std::uint8_t> bytes = builtBytes(true);
+  return std::make_shared<const std::vector<std::uint8_t>>(bytes.begin(), bytes.end());
 }
 
 bool HostCore::send(Session& s, std::uint8_t channel, ENetPacket* packet, wire::ServerBody type, bool charge) {

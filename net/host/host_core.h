@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,10 @@ struct HostCore {
   static std::string addressOf(const ENetPeer* peer);
 
  private:
+  /// The builder's finished message, or (with `compress`) its Compressed envelope
+  /// when that is worth it: the one choice both packetFromBuilder and
+  /// messageFromBuilder make. Valid until the builder next changes.
+  std::span<const std::uint8_t> builtBytes(bool compress);
   flatbuffers::FlatBufferBuilder compressedFbb_;  ///< Compressed envelopes
   std::vector<std::uint8_t> compressScratch_;
 };

@@ -319,6 +319,19 @@ TEST_CASE("every action round-trips through encodeAction and decodeAction; other
   CHECK(encodeAction(fbb, 1, 1, sim::SetTimeCommand{}).IsNull());
   CHECK(encodeAction(fbb, 1, 1, sim::SetWeatherCommand{}).IsNull());
   CHECK(fbb.GetSize() == 0);  // nothing was built
+  // isAction names exactly the commands encodeAction builds, for every alternative.
+  int actions = 0;
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (([&] {
+       const sim::CommandBody body{std::in_place_index<I>};
+       flatbuffers::FlatBufferBuilder b;
+       CAPTURE(I);
+       CHECK(isAction(body) == !encodeAction(b, 1, 1, body).IsNull());
+       actions += isAction(body) ? 1 : 0;
+     }()),
+     ...);
+  }(std::make_index_sequence<std::variant_size_v<sim::CommandBody>>{});
+  CHECK(actions == 5);
 }
 
 TEST_CASE("decodeAction refuses out-of-range tool sizes, faces, pour amounts and chat text") {
