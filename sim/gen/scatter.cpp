@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "detmath/detmath.h"
 #include "sim/gen/gen_random.h"
 #include "sim/gen/internal/shapes.h"
 #include "sim/gen/noise.h"
@@ -37,17 +38,28 @@ struct Draws {
   }
 };
 
-void addClusters(Shape& s, const ScatterRule& rule, const Draws& d, double topY, double centreLift) {
+/// An item's keyed scale, heading (radians, the direction it leans and a rock's long
+/// axis points) and lean from upright (radians).
+struct ItemPose {
+  double scale, heading, tilt;
+};
+ItemPose itemPose(const ScatterRule& rule, const Draws& d) noexcept {
+  return {d.in(rule.scale, 90), 2.0 * dm::kPi * d.unit(92), d.in(rule.tilt, 91) * (dm::kPi / 180.0)};
+}
+
+/// Leaf clusters around (x0, topY, z0), sizes times scale.
+void addClusters(Shape& s, const ScatterRule& rule, const Draws& d, double scale, double x0, double topY, double z0,
+                 double centreLift) {
   int n = d.count(rule.clusters, 10);
   if (n > kMaxClusters) n = kMaxClusters;
-  double spread = rule.spread * kV;
+  double spread = rule.spread * kV * scale;
   for (int c = 0; c < n; ++c) {
-    double r = d.in(rule.radius, 20 + c * 4) * kV;
-    double x = s.cx, z = s.cz, y = topY + centreLift * r;
+    double r = d.in(rule.radius, 20 + c * 4) * kV * scale;
+    double x = x0, z = z0, y = topY + centreLift * r;
     if (c > 0) {  // the first cluster crowns the trunk; the others spread around it
       x += spread * (2.0 * d.unit(21 + c * 4) - 1.0);
       z += spread * (2.0 * d.unit(22 + c * 4) - 1.0);
-      y += rule.radius.max * kV * 0.5 * (2.0 * d.unit(23 + c * 4) - 1.0);
+      y += rule.radius.max * kV * 0.5 * scale * (2.0 * d.unit(23 + c * 4) - 1.0);
     }
     LeafCluster& lc = s.clusters[c];
     lc.x = x;
@@ -137,13 +149,18 @@ bool paintTrunk(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t o
   int y0 = std::max(s.trunkY0 - oy, 0), y1 = std::min(s.trunkY1 - oy, kBrickSize);
   if (y0 >= y1) return false;
   bool wrote = false;
-  for (int lz = 0; lz < kBrickSize; ++lz) {
-    double dz = oz + lz + 0.5 - s.cz;
-    for (int lx = 0; lx < kBrickSize; ++lx) {
-      double dx = ox + lx + 0.5 - s.cx;
-      if (dx * dx + dz * dz >= s.trunkR2) continue;
-      wrote = true;
-      for (int ly = y0; ly < y1; ++ly) vox[voxelIndexInBrick(lx, ly, lz)] = s.material;
+  for (int ly = y0; ly < y1; ++ly) {
+    // A leaning trunk's centre moves with height (upright: leanX = leanZ = 0).
+    const double h = oy + ly + 0.5 - s.ground;
+    const double cx = s.cx + s.leanX * h, cz = s.cz + s.leanZ * h;
+    for (int lz = 0; lz < kBrickSize; ++lz) {
+      double dz = oz + lz + 0.5 - cz;
+      for (int lx = 0; lx < kBrickSize; ++lx) {
+        double dx = ox + lx + 0.5 - cx;
+        if (dx * dx + dz * dz >= s.trunkR2) continue;
+        wrote = true;
+        vox[voxelIndexInBrick(lx, ly, lz)] = s.material;
+      }
     }
   }
   return wrote;
@@ -151,15 +168,23 @@ bool paintTrunk(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t o
 
 bool paintRock(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t oz, MaterialId* vox) noexcept {
   bool wrote = false;
-  // Work in a space where the ellipsoid is a sphere of radius rx (y stretched).
+  // Work in a space where the ellipsoid is a sphere of radius rx (y stretched); an
+  // oriented rock's offsets are first turned into its own frame: heading, then lean,
+  // then its long axis shrunk by its stretch.
   double k = s.rx / s.ry;
   double outer = 1.25 * s.rx, inner = 0.75 * s.rx;
   for (int lz = 0; lz < kBrickSize; ++lz) {
-    double dz = oz + lz + 0.5 - s.cz;
     for (int ly = 0; ly < kBrickSize; ++ly) {
-      double dy = (oy + ly + 0.5 - s.cy) * k;
       for (int lx = 0; lx < kBrickSize; ++lx) {
-        double dx = ox + lx + 0.5 - s.cx;
+        double dx = ox + lx + 0.5 - s.cx, dy = oy + ly + 0.5 - s.cy, dz = oz + lz + 0.5 - s.cz;
+        if (s.oriented) {
+          const double along = dx * s.cosHeading + dz * s.sinHeading, across = dz * s.cosHeading - dx * s.sinHeading;
+          const double up = dy * s.cosTilt - along * s.sinTilt;
+          dx = (along * s.cosTilt + dy * s.sinTilt) / s.stretch;
+          dy = up;
+          dz = across;
+        }
+        dy *= k;
         double d2 = dx * dx + dy * dy + dz * dz;
         if (d2 >= outer * outer) continue;
         bool in = d2 < inner * inner;
@@ -219,15 +244,21 @@ bool paintGrass(const Shape& s, std::int32_t ox, std::int32_t oy, std::int32_t o
 }  // namespace
 
 double scatterReach(const ScatterRule& rule) noexcept {
+  const double s = rule.scale.max;
   switch (rule.kind) {
-    case ScatterKind::Tree:
-      return (std::max(rule.spread + rule.radius.max, rule.trunkRadius.max)) * kV + 2.0;
+    case ScatterKind::Tree: {
+      // A leaning tree's crown moves by its trunk's height times the lean's tangent.
+      const double lean = rule.tilt.max > 0.0 ? rule.trunkHeight.max * dm::tan(rule.tilt.max * (dm::kPi / 180.0)) : 0.0;
+      return (std::max(rule.spread + rule.radius.max, rule.trunkRadius.max) + lean) * s * kV + 2.0;
+    }
     case ScatterKind::Bush:
-      return (rule.spread + rule.radius.max) * kV + 2.0;
-    case ScatterKind::Rock:
-      return rule.radius.max * 1.25 * kV + 2.0;
+      return (rule.spread + rule.radius.max) * s * kV + 2.0;
+    case ScatterKind::Rock: {
+      const double longest = rule.tilt.max > 0.0 ? std::max(rule.stretch.max, rule.squash.max) : rule.stretch.max;
+      return rule.radius.max * longest * 1.25 * s * kV + 2.0;
+    }
     case ScatterKind::Grass:
-      return rule.radius.max * kV + 2.0;
+      return rule.radius.max * s * kV + 2.0;
   }
   return 0.0;
 }
@@ -285,48 +316,66 @@ std::optional<Shape> buildScatterShape(const WorldField& field, int ruleIndex, s
   Draws d{seed, ruleIndex, i, k};
   // Start from an empty box at the position; shapes grow it.
   s.box = {floorI(s.cx), col.ground, floorI(s.cz), floorI(s.cx) + 1, col.ground + 1, floorI(s.cz) + 1};
+  const ItemPose pose = itemPose(rule, d);
   switch (rule.kind) {
     case ScatterKind::Tree: {
       s.kind = ShapeKind::Tree;
       s.material2 = rule.leafMaterial.id;
       s.hasMaterial2 = true;
       s.fill = rule.leafFill;
-      double trunkH = d.in(rule.trunkHeight, 0) * kV;
-      double trunkR = d.in(rule.trunkRadius, 1) * kV;
+      double trunkH = d.in(rule.trunkHeight, 0) * kV * pose.scale;
+      double trunkR = d.in(rule.trunkRadius, 1) * kV * pose.scale;
       s.trunkR2 = trunkR * trunkR;
       s.trunkY0 = col.ground - kVoxelsPerMetre / 2;  // roots 0.5 m into the ground
       s.trunkY1 = col.ground + static_cast<std::int32_t>(trunkH);
-      s.box.x0 = floorI(s.cx - trunkR - 1);
-      s.box.x1 = ceilI(s.cx + trunkR + 1);
-      s.box.z0 = floorI(s.cz - trunkR - 1);
-      s.box.z1 = ceilI(s.cz + trunkR + 1);
+      if (pose.tilt > 0.0) {
+        const double t = dm::tan(pose.tilt);
+        s.leanX = t * dm::cos(pose.heading);
+        s.leanZ = t * dm::sin(pose.heading);
+      }
+      // The trunk's box spans its roots (0.5 m deep, leaning back) and its top.
+      const double topX = s.cx + s.leanX * trunkH, topZ = s.cz + s.leanZ * trunkH;
+      const double rootX = std::abs(s.leanX) * kVoxelsPerMetre, rootZ = std::abs(s.leanZ) * kVoxelsPerMetre;
+      s.box.x0 = floorI(std::min(s.cx - rootX, topX) - trunkR - 1);
+      s.box.x1 = ceilI(std::max(s.cx + rootX, topX) + trunkR + 1);
+      s.box.z0 = floorI(std::min(s.cz - rootZ, topZ) - trunkR - 1);
+      s.box.z1 = ceilI(std::max(s.cz + rootZ, topZ) + trunkR + 1);
       s.box.y0 = s.trunkY0;
       s.box.y1 = s.trunkY1;
-      addClusters(s, rule, d, col.ground + trunkH, 0.0);
+      addClusters(s, rule, d, pose.scale, topX, col.ground + trunkH, topZ, 0.0);
       break;
     }
     case ScatterKind::Bush:
       s.kind = ShapeKind::Bush;
       s.material2 = rule.material.id;
       s.fill = rule.leafFill;
-      addClusters(s, rule, d, col.ground, 0.5);
+      addClusters(s, rule, d, pose.scale, s.cx, col.ground, s.cz, 0.5);
       break;
     case ScatterKind::Rock: {
       s.kind = ShapeKind::Rock;
-      s.rx = d.in(rule.radius, 0) * kV;
+      s.rx = d.in(rule.radius, 0) * kV * pose.scale;
       s.ry = s.rx * d.in(rule.squash, 1);
       s.cy = col.ground + s.ry * (1.0 - 2.0 * rule.sink);
+      s.stretch = d.in(rule.stretch, 93);
+      s.oriented = pose.tilt > 0.0 || s.stretch > 1.0;
       double ex = 1.25 * s.rx + 1.0, ey = 1.25 * s.ry + 1.0;
+      if (s.oriented) {
+        s.cosHeading = dm::cos(pose.heading);
+        s.sinHeading = dm::sin(pose.heading);
+        s.cosTilt = dm::cos(pose.tilt);
+        s.sinTilt = dm::sin(pose.tilt);
+        ex = ey = 1.25 * std::max(s.rx * s.stretch, s.ry) + 1.0;  // any turn stays inside its longest radius
+      }
       s.box = {floorI(s.cx - ex), floorI(s.cy - ey), floorI(s.cz - ex), ceilI(s.cx + ex), ceilI(s.cy + ey),
                ceilI(s.cz + ex)};
       break;
     }
     case ScatterKind::Grass: {
       s.kind = ShapeKind::Grass;
-      s.rx = d.in(rule.radius, 0) * kV;
+      s.rx = d.in(rule.radius, 0) * kV * pose.scale;
       s.fill = rule.fill;
-      s.bladeMin = rule.bladeHeight.min * kV;
-      s.bladeMax = rule.bladeHeight.max * kV;
+      s.bladeMin = rule.bladeHeight.min * kV * pose.scale;
+      s.bladeMax = rule.bladeHeight.max * kV * pose.scale;
       // Blades stand on each column's own ground; the box allows for a slope of up to
       // 1:1 across the patch (beyond that blades are clipped, the same in every chunk).
       double ex = s.rx + 1.0;

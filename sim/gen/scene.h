@@ -236,6 +236,10 @@ struct ScatterRule {
   double sink = 0.3;               ///< rock: fraction of the height below ground
   Range bladeHeight{0.1, 0.3};     ///< grass: metres
   double fill = 0.5;               ///< grass: fraction of columns in the patch with a blade
+  // Per item, keyed by its position (every kind):
+  Range scale{1.0, 1.0};           ///< a factor on all of an item's sizes
+  Range tilt{0.0, 0.0};            ///< tree, rock: degrees it leans from upright, toward its keyed heading
+  Range stretch{1.0, 1.0};         ///< rock: its long horizontal axis over the short one, along its heading
 };
 
 /// The primitives a structure is built from.

@@ -217,6 +217,9 @@ void readScatter(Reader& root, Scene& s) {
     rule.inside = r.circles("inside");
     rule.exclude = r.circles("exclude");
     rule.allowInWater = r.boolean("allow_in_water", false);
+    rule.scale = r.range("scale", rule.scale, 0.1, 10.0);
+    if (rule.kind == ScatterKind::Tree || rule.kind == ScatterKind::Rock)
+      rule.tilt = r.range("tilt", rule.tilt, 0.0, 45.0);
     switch (rule.kind) {
       case ScatterKind::Tree:
         rule.material = r.material("trunk_material", "wood");
@@ -240,6 +243,7 @@ void readScatter(Reader& root, Scene& s) {
         rule.radius = r.range("radius", {0.5, 1.2}, 0.1, 16.0);
         rule.squash = r.range("squash", {0.5, 0.8}, 0.1, 2.0);
         rule.sink = r.num("sink", 0.3, 0.0, 0.9);
+        rule.stretch = r.range("stretch", rule.stretch, 1.0, 4.0);
         break;
       case ScatterKind::Grass:
         rule.material = r.material("material", "grass");

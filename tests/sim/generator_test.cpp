@@ -238,6 +238,121 @@ TEST_CASE("locality: adding or moving one feature changes only the cells it cove
   checkSubset(changedCells(a, c), allowed);
 }
 
+TEST_CASE("scatter items scale, lean toward a keyed heading and stretch, within their features' bounds") {
+  // The rocks spread wider and thinner than kLocality's, so more stand alone.
+  const std::string base = replaced(replaced(kLocality, "spacing = 4.0", "spacing = 6.0"),
+                                    "inside = [{ center = [20.0, -20.0], radius = 9.0 }]",
+                                    "inside = [{ center = [18.0, -18.0], radius = 18.0 }]");
+  const Scene a = parse(base);
+  std::string text = replaced(base, "canopy_radius = [1.0, 1.6]",
+                              "canopy_radius = [1.0, 1.6]\ntilt = [20.0, 20.0]\nscale = [1.3, 1.3]");
+  text = replaced(text, "radius = [0.4, 0.9]\n", "radius = [0.4, 0.9]\nstretch = [2.0, 2.0]\ntilt = [30.0, 30.0]\n");
+  const Scene b = parse(text);
+  const BrickStore wa = generate(a, 3), wb = generate(b, 3);
+  const MaterialId wood = *b.materials->find("wood"), rock = *b.materials->find("rock");
+
+  // A trunk followed up from 1 m above its foot, row by row (its centroid within
+  // 0.6 m of the row below): its lean over 3 m of height, and the heading it leans to.
+  double heading = 0;
+  auto leanDegrees = [&](const BrickStore& w, const FeatureInfo& f) {
+    const auto foot = static_cast<std::int32_t>(std::lround(f.position.y * kVoxelsPerMetre));
+    double cx = f.position.x * kVoxelsPerMetre, cz = f.position.z * kVoxelsPerMetre, x0 = 0, z0 = 0;
+    for (std::int32_t y = foot + 20; y <= foot + 80; ++y) {
+      double sx = 0, sz = 0, n = 0;
+      for (auto z = static_cast<std::int32_t>(cz) - 12; z <= static_cast<std::int32_t>(cz) + 12; ++z)
+        for (auto x = static_cast<std::int32_t>(cx) - 12; x <= static_cast<std::int32_t>(cx) + 12; ++x)
+          if (w.get(x, y, z) == wood && std::hypot(x + 0.5 - cx, z + 0.5 - cz) < 12.0) {
+            sx += x + 0.5;
+            sz += z + 0.5;
+            ++n;
+          }
+      if (n == 0) return -1.0;  // lost it (hidden by leaves or another tree)
+      cx = sx / n;
+      cz = sz / n;
+      if (y == foot + 20) x0 = cx, z0 = cz;
+    }
+    heading = std::atan2(cz - z0, cx - x0) * 180.0 / 3.14159265358979;
+    return std::atan2(std::hypot(cx - x0, cz - z0), 60.0) * 180.0 / 3.14159265358979;
+  };
+  int leaning = 0, measured = 0;
+  double east = 0, north = 0;  // the headings' mean direction (near 0 when they are spread)
+  for (const FeatureInfo& f : enumerateFeatures(b, 3)) {
+    if (f.id.rule != 0) continue;
+    const double lean = leanDegrees(wb, f);
+    if (lean < 0) continue;
+    ++measured;
+    leaning += std::abs(lean - 20.0) < 3.0 ? 1 : 0;
+    east += std::cos(heading * 3.14159265358979 / 180.0);
+    north += std::sin(heading * 3.14159265358979 / 180.0);
+  }
+  int upright = 0, uprightMeasured = 0;
+  for (const FeatureInfo& f : enumerateFeatures(a, 3)) {
+    if (f.id.rule != 0) continue;
+    const double lean = leanDegrees(wa, f);
+    if (lean < 0) continue;
+    ++uprightMeasured;
+    upright += lean < 1.0 ? 1 : 0;
+  }
+  MESSAGE(leaning, " of ", measured, " tilted trunks lean 20 +- 3 degrees; ", upright, " of ", uprightMeasured,
+          " upright ones under 1 degree");
+  CHECK(measured >= 5);
+  CHECK(leaning == measured);
+  CHECK(std::hypot(east, north) < 0.6 * measured);  // headings keyed per tree, not one for all
+  CHECK(upright == uprightMeasured);
+
+  // Stretched rocks: the ratio of a rock's longest horizontal extent to its width
+  // across it (from the second moments of its voxels' columns), for rocks whose
+  // bounds meet no other rock's.
+  auto elongation = [&](const BrickStore& w, const FeatureInfo& f) {
+    double n = 0, mx = 0, mz = 0, xx = 0, zz = 0, xz = 0;
+    for (std::int32_t z = f.bounds.min.z; z < f.bounds.max.z; ++z)
+      for (std::int32_t x = f.bounds.min.x; x < f.bounds.max.x; ++x)
+        for (std::int32_t y = f.bounds.min.y; y < f.bounds.max.y; ++y)
+          if (w.get(x, y, z) == rock) {
+            n += 1, mx += x, mz += z, xx += double(x) * x, zz += double(z) * z, xz += double(x) * z;
+            break;
+          }
+    mx /= n, mz /= n;
+    const double a11 = xx / n - mx * mx, a22 = zz / n - mz * mz, a12 = xz / n - mx * mz;
+    const double mid = (a11 + a22) / 2, half = std::sqrt((a11 - a22) * (a11 - a22) / 4 + a12 * a12);
+    return std::sqrt((mid + half) / std::max(mid - half, 1e-9));
+  };
+  auto alone = [](const std::vector<FeatureInfo>& all, const FeatureInfo& f) {
+    for (const FeatureInfo& o : all)
+      if (o.id.rule == 1 && !(o.id == f.id) && o.bounds.min.x < f.bounds.max.x && f.bounds.min.x < o.bounds.max.x &&
+          o.bounds.min.z < f.bounds.max.z && f.bounds.min.z < o.bounds.max.z)
+        return false;
+    return true;
+  };
+  int long2 = 0, rocks = 0;
+  const std::vector<FeatureInfo> fb = enumerateFeatures(b, 3);
+  for (const FeatureInfo& f : fb) {
+    if (f.id.rule != 1 || !alone(fb, f)) continue;
+    ++rocks;
+    long2 += elongation(wb, f) > 1.5 ? 1 : 0;
+  }
+  int round = 0, roundRocks = 0;
+  const std::vector<FeatureInfo> fa = enumerateFeatures(a, 3);
+  for (const FeatureInfo& f : fa) {
+    if (f.id.rule != 1 || !alone(fa, f)) continue;
+    ++roundRocks;
+    round += elongation(wa, f) < 1.35 ? 1 : 0;
+  }
+  MESSAGE(long2, " of ", rocks, " stretched rocks over 1.5 times longer than wide; ", round, " of ", roundRocks,
+          " plain ones under 1.35");
+  CHECK(rocks >= 3);
+  CHECK(long2 == rocks);
+  CHECK(round == roundRocks);
+
+  // Locality: what changed lies within the changed rules' features.
+  auto allowed = ruleCells(a, 0);
+  for (int rule : {0, 1}) {
+    for (auto c : ruleCells(b, rule)) allowed.insert(c);
+    for (auto c : ruleCells(a, rule)) allowed.insert(c);
+  }
+  checkSubset(changedCells(a, b), allowed);
+}
+
 TEST_CASE("features have stable ids: removing a rule leaves the others in place") {
   Scene a = parse(kLocality);
   Scene b = parse(replaced(kLocality, "density = 0.5", "density = 0.0"));  // grass off

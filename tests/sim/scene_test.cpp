@@ -159,6 +159,13 @@ TEST_CASE("errors name file, line, column and the problem") {
        R"(landscape\.layer\[0\]\.erode: expected true or false)"},
       {b + "[[biome]]\nname = \"town\"\nsettlement_distance = [0.0, 90.0]\n",
        R"(biome 'town' reads moisture or distances, which need \[landscape\])"},
+      // Per-item tilt is for trees and rocks only, and bounded.
+      {b + "[[scatter]]\nkind = \"grass\"\nspacing = 2.0\ntilt = [0.0, 10.0]\n",
+       R"(scatter\[1\]: unknown key 'tilt')"},
+      {b + "[[scatter]]\nkind = \"tree\"\nspacing = 2.0\nstretch = [1.0, 2.0]\n",
+       R"(scatter\[1\]: unknown key 'stretch')"},
+      {b + "[[scatter]]\nkind = \"rock\"\nspacing = 2.0\ntilt = [0.0, 50.0]\n",
+       R"(scatter\[1\]\.tilt: value 50 is out of range \[0, 45\])"},
       // Settlements and roads.
       {b + "[landscape]\n[landscape.settlements]\ncount = 65\n",
        R"(^t\.toml:20:9: landscape\.settlements\.count: value 65 is out of range \[0, 64\])"},

@@ -60,6 +60,11 @@ struct Shape {
   int clusterCount = 0;
   LeafCluster clusters[kMaxClusters];
   double rx = 0, ry = 0;        ///< rock radii; grass patch radius (rx); cylinder radius (rx), inner (ry)
+  double leanX = 0, leanZ = 0;  ///< tree: the trunk's centre moves this far per voxel of height
+  // Rock, oriented (a tilt or stretch): its heading and lean as cosines and sines,
+  // and its long axis over rx.
+  bool oriented = false;
+  double cosHeading = 1, sinHeading = 0, cosTilt = 1, sinTilt = 0, stretch = 1;
   double bladeMin = 0, bladeMax = 0;  ///< grass blade heights, voxels
   // Roofs: ridge direction and heights (voxels).
   bool ridgeAlongX = true;
