@@ -409,6 +409,7 @@ bool Inbound::onInputs(Session& s, const wire::Inputs& msg) {
   }
   if (msg.snapshot_ack() > s.ackedSeq) s.ackedSeq = msg.snapshot_ack();
   acknowledgeStream(s, msg.stream_ack());
+  if (list && list->size() > 0) s.stream.loss.onInputs(list->Get(list->size() - 1)->sequence());
   if (list) {
     for (const wire::InputRec* r : *list) {
       if (r->sequence() <= s.newestInput) continue;  // already queued or applied

@@ -35,6 +35,9 @@ std::uint64_t earlyResendTicks(const ENetPeer* peer) noexcept {
   return std::max<std::uint64_t>(static_cast<std::uint64_t>(ms * sim::kTicksPerSecond / 1000.0), 2);
 }
 
+/// The chance that every copy of an item is lost that LinkLoss::copies allows.
+constexpr double kAllCopiesLost = 1e-3;
+
 void push(StreamOut& out, StreamEntry e) {
   e.sequence = out.nextSequence++;
   out.unackedBytes += e.message ? e.message->size() : 0;
@@ -42,6 +45,29 @@ void push(StreamOut& out, StreamEntry e) {
 }
 
 }  // namespace
+
+void LinkLoss::onInputs(std::uint32_t newest) noexcept {
+  if (newest > newest_) {
+    // The first one counts as arrived only: what came before the stream opened is unknown.
+    if (newest_ != 0) lost_ += newest - newest_ - 1;
+    arrived_ += 1;
+    newest_ = newest;
+  } else if (newest < newest_ && lost_ >= 1) {
+    lost_ -= 1;  // one counted lost came late (reordered); a repeat of the newest (an idle resend) says nothing
+    arrived_ += 1;
+  }
+  if (arrived_ + lost_ >= 2 * kWindow) {
+    arrived_ /= 2;
+    lost_ /= 2;
+  }
+}
+
+std::uint32_t LinkLoss::copies() const noexcept {
+  const double p = rate();
+  std::uint32_t n = 1;
+  for (double allLost = p; allLost > kAllCopiesLost && n < kMaxCopies; allLost *= p) ++n;
+  return n;
+}
 
 void queueMessage(Session& s, wire::ServerBody type, const SharedMessage& message) {
   if (!s.stream.open) return;
@@ -78,15 +104,18 @@ void StreamSender::send() {
   for (Session& s : core_.sessions) {
     StreamOut& out = s.stream;
     if (s.phase != Phase::Playing || !out.open || out.unacked.empty()) continue;
-    // Within their first round trip, small items (a step's few edits, action
-    // results) go again every tick, larger ones (a contested step, a waterfall's cell
-    // states) every quarter round trip, up to a datagram of such early resends a
-    // tick: a loss costs a tick or a quarter round trip, not a round trip. The
+    // Within their first round trip, items go again on as many consecutive ticks as
+    // the link's loss asks for, then small ones (a step's few edits, action results)
+    // every tick, larger ones (a contested step, a waterfall's cell states) every
+    // quarter round trip, up to a datagram of such early resends a tick per copy: a
+    // loss costs a tick (a quarter round trip, past the copies), not a round trip. The
     // largest (a fire's edits) are past that budget; everything unacknowledged goes
     // again once a round trip.
     std::size_t redundant = 0;
     const std::uint64_t resend = resendTicks(s.peer);
     const std::uint64_t early = earlyResendTicks(s.peer);
+    const std::uint32_t copies = out.loss.copies();
+    const std::size_t budget = copies * kStreamDatagramBytes;
     fbb.Clear();
     items_.clear();
     itemBytes_.clear();
@@ -97,8 +126,8 @@ void StreamSender::send() {
       const std::size_t size = (e.message ? e.message->size() : 0) + kItemOverheadBytes;
       if (e.sentTick != 0 && T - e.firstSentTick < resend) {
         // Early resends only within the item's first round trip.
-        const std::uint64_t every = size <= kRedundantItemBytes ? 1 : early;
-        if (T - e.sentTick < every || redundant + size > kStreamDatagramBytes) continue;
+        const std::uint64_t every = e.sends < copies || size <= kRedundantItemBytes ? 1 : early;
+        if (T - e.sentTick < every || redundant + size > budget) continue;
         redundant += size;
       } else if (e.sentTick != 0) {
         // Later ones back off (a client that has not acknowledged for longer is
@@ -124,6 +153,7 @@ void StreamSender::send() {
       itemTypes_.push_back(e.type);
       bytes += size;
       e.sentTick = T;
+      ++e.sends;
     }
     if (!items_.empty()) sendDatagram(s);
   }

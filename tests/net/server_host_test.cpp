@@ -266,6 +266,50 @@ TEST_CASE("the ordered stream resends what is not acknowledged, stops once it is
   CHECK(server->stats().malformed == 1);
 }
 
+TEST_CASE("link loss from gaps in the newest input: copies grow with loss, repeats say nothing, reordering is forgiven") {
+  net::host::LinkLoss clean;
+  CHECK(clean.copies() == 1);
+  for (std::uint32_t n = 1; n <= 300; ++n) {
+    clean.onInputs(n);
+    clean.onInputs(n);  // an idle resend of the same newest input
+  }
+  CHECK(clean.rate() == 0.0);
+  CHECK(clean.copies() == 1);
+
+  // One Inputs in every `period` lost: 5 % and 20 % loss.
+  const auto lossy = [](std::uint32_t period) {
+    net::host::LinkLoss loss;
+    for (std::uint32_t n = 1; n <= 2000; ++n)
+      if (n % period != 0) loss.onInputs(n);
+    return loss;
+  };
+  const net::host::LinkLoss five = lossy(20), twenty = lossy(5);
+  CHECK(five.rate() == doctest::Approx(0.05).epsilon(0.1));
+  CHECK(five.copies() == 3);  // 0.05^3 < 1e-3 < 0.05^2
+  CHECK(twenty.rate() == doctest::Approx(0.2).epsilon(0.1));
+  CHECK(twenty.copies() == 5);  // 0.2^5 < 1e-3 < 0.2^4
+
+  // Every other lost: many copies, but never more than kMaxCopies.
+  net::host::LinkLoss half;
+  for (std::uint32_t n = 2; n <= 2000; n += 2) half.onInputs(n);
+  CHECK(half.copies() == net::host::LinkLoss::kMaxCopies);
+
+  // A late one (reordered) was counted lost when the gap showed: it is taken back.
+  net::host::LinkLoss reordered;
+  for (std::uint32_t n = 1; n <= 100; ++n)
+    if (n % 10 != 0) reordered.onInputs(n);
+  const double before = reordered.rate();
+  for (std::uint32_t n = 10; n < 100; n += 10) reordered.onInputs(n);
+  CHECK(before > 0.05);
+  CHECK(reordered.rate() == 0.0);
+
+  // The link heals: within a few windows the copies come back to one.
+  net::host::LinkLoss healed = lossy(5);
+  for (std::uint32_t n = 2001; n <= 2000 + 8 * static_cast<std::uint32_t>(net::host::LinkLoss::kWindow); ++n)
+    healed.onInputs(n);
+  CHECK(healed.copies() == 1);
+}
+
 TEST_CASE("full join: the join stream then consecutive StepBatches; mismatches are rejected") {
   net::EnetGuard enet;
   REQUIRE(enet.ok());
