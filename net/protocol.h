@@ -16,7 +16,8 @@ inline constexpr std::uint32_t kProtocolVersion = 10;  // 6: edits by interest (
                                                       // 7: ColumnHashes (generation checks)
                                                       // 8: Action.sequence, ActionResults (predicted edits)
                                                       // 9: the ordered stream (Stream, Inputs.stream_ack)
-                                                      // 10: 16 actions per Inputs; stream copies by loss
+                                                      // 10: 16 actions per Inputs; stream copies by loss;
+                                                      // far animals at 5 Hz; empty snapshot lists absent
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, full cell states, actions

@@ -62,6 +62,7 @@ struct InterestConfig {
   int farPlayerEvery = 6;            ///< other players farther away: every Nth snapshot (~5 Hz)
   double animalEnterMetres = 60;     ///< animals enter a client's view within this
   double animalLeaveMetres = 64;     ///< and leave it beyond this (hysteresis)
+  double nearAnimalMetres = 16;      ///< animals within this get every snapshot, the rest every farPlayerEvery-th
   /// Cells (edits, water, fire) within a client's reach are sent; the reach is what the
   /// client holds (Hello.reach_metres: loam-client streams 112 m), at most this.
   double cellReachMetres = 128;

@@ -13,9 +13,6 @@ namespace {
 /// the vector's length and the offset to it (estimate for packing; the datagram may
 /// pass kStreamDatagramBytes by a few bytes).
 constexpr std::size_t kItemOverheadBytes = 24;
-/// Items up to this size (with their overhead) are sent again every tick until
-/// acknowledged; larger ones every quarter round trip.
-constexpr std::size_t kRedundantItemBytes = 256;
 /// Resends after an item's first round trip back off to at most this far apart.
 constexpr std::uint64_t kLateResendMaxTicks = sim::kTicksPerSecond;
 
@@ -28,8 +25,8 @@ std::uint64_t resendTicks(const ENetPeer* peer) noexcept {
   return std::max<std::uint64_t>(ticks, 3);
 }
 
-/// Ticks between the early resends of an item too large to go every tick: a quarter
-/// of ENet's round-trip estimate, at least two.
+/// Ticks between the early resends of an item after its copies: a quarter of ENet's
+/// round-trip estimate, at least two.
 std::uint64_t earlyResendTicks(const ENetPeer* peer) noexcept {
   const double ms = peer ? double(peer->roundTripTime) / 4.0 : 25.0;
   return std::max<std::uint64_t>(static_cast<std::uint64_t>(ms * sim::kTicksPerSecond / 1000.0), 2);
@@ -105,12 +102,10 @@ void StreamSender::send() {
     StreamOut& out = s.stream;
     if (s.phase != Phase::Playing || !out.open || out.unacked.empty()) continue;
     // Within their first round trip, items go again on as many consecutive ticks as
-    // the link's loss asks for, then small ones (a step's few edits, action results)
-    // every tick, larger ones (a contested step, a waterfall's cell states) every
-    // quarter round trip, up to a datagram of such early resends a tick per copy: a
-    // loss costs a tick (a quarter round trip, past the copies), not a round trip. The
-    // largest (a fire's edits) are past that budget; everything unacknowledged goes
-    // again once a round trip.
+    // the link's loss asks for, then every quarter round trip, up to a datagram of
+    // such early resends a tick per copy: a loss costs a tick (a quarter round trip
+    // past the copies), not a round trip. The largest (a fire's edits) are past that
+    // budget; everything unacknowledged goes again once a round trip.
     std::size_t redundant = 0;
     const std::uint64_t resend = resendTicks(s.peer);
     const std::uint64_t early = earlyResendTicks(s.peer);
@@ -126,7 +121,7 @@ void StreamSender::send() {
       const std::size_t size = (e.message ? e.message->size() : 0) + kItemOverheadBytes;
       if (e.sentTick != 0 && T - e.firstSentTick < resend) {
         // Early resends only within the item's first round trip.
-        const std::uint64_t every = e.sends < copies || size <= kRedundantItemBytes ? 1 : early;
+        const std::uint64_t every = e.sends < copies ? 1 : early;
         if (T - e.sentTick < every || redundant + size > budget) continue;
         redundant += size;
       } else if (e.sentTick != 0) {

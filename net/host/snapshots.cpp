@@ -70,7 +70,7 @@ void Snapshots::diffAgainstBase(std::vector<ViewEntry>& view, const Entries& ent
     const bool inBase = b < nb && (*base)[b].id == e.id;
     v.base = inBase ? static_cast<std::int32_t>(b) : -1;
     const bool changed = !inBase || (*base)[b].hash != e.hash;
-    const bool due = animal || dueFar || v.d2 <= near2;
+    const bool due = dueFar || v.d2 <= near2;
     v.want = changed && due;
     v.send = false;
     if (v.want) {
@@ -163,7 +163,8 @@ void Snapshots::send(Session& s, const sim::Player& own) {
   playersGone_.clear();
   animalsGone_.clear();
   diffAgainstBase(playerView_, players_, base ? &base->players : nullptr, playersGone_, farTurn, nearLimit2, false);
-  diffAgainstBase(animalView_, animals_, base ? &base->animals : nullptr, animalsGone_, true, 0, true);
+  diffAgainstBase(animalView_, animals_, base ? &base->animals : nullptr, animalsGone_, farTurn,
+                  squaredUnits(ic.nearAnimalMetres), true);
 
   // Budget: the own player and the gone lists always go; records nearest first.
   const double fixedBytes = 96.0 + 4.0 * double(playersGone_.size() + animalsGone_.size());
@@ -210,10 +211,15 @@ void Snapshots::send(Session& s, const sim::Player& own) {
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   fbb.Clear();
   const wire::PlayerStateRec ownRec = toWire(own.motion);
-  auto snap = wire::CreateSnapshot(fbb, seq, base ? base->seq : 0, core_.state.tick, &ownRec,
-                                   fbb.CreateVectorOfStructs(poseOut_), fbb.CreateVector(playersGone_),
-                                   fbb.CreateVectorOfStructs(animalOut_), fbb.CreateVector(animalsGone_),
-                                   fbb.CreateVectorOfStructs(soundsOut_));
+  // Empty lists are left out (8 bytes each, as in the StepBatch): most snapshots of a
+  // player alone carry its own record only.
+  const auto poses = poseOut_.empty() ? 0 : fbb.CreateVectorOfStructs(poseOut_);
+  const auto playersGone = playersGone_.empty() ? 0 : fbb.CreateVector(playersGone_);
+  const auto animals = animalOut_.empty() ? 0 : fbb.CreateVectorOfStructs(animalOut_);
+  const auto animalsGone = animalsGone_.empty() ? 0 : fbb.CreateVector(animalsGone_);
+  const auto sounds = soundsOut_.empty() ? 0 : fbb.CreateVectorOfStructs(soundsOut_);
+  auto snap = wire::CreateSnapshot(fbb, seq, base ? base->seq : 0, core_.state.tick, &ownRec, poses, playersGone,
+                                   animals, animalsGone, sounds);
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Snapshot, snap.Union()));
   // Unreliable fragments: a large snapshot must not turn into reliable traffic.
   core_.sendOwn(s, kChannelUnreliable, ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT, wire::ServerBody::Snapshot);

@@ -1,7 +1,8 @@
 // Snapshots: each playing peer's unreliable view of the entities around it, every
 // InterestConfig::snapshotEvery ticks. The own player goes every time; other players
 // (nearest first, the nearest few at the full rate, the rest at farPlayerEvery) and
-// animals (with enter / leave hysteresis) go as deltas against the newest snapshot
+// animals (with enter / leave hysteresis; within nearAnimalMetres at the full rate,
+// the rest at farPlayerEvery) go as deltas against the newest snapshot
 // the peer acknowledged (its ring of Manifests), within its byte budget; players'
 // movement sounds within hearing range ride along. Internal to ServerHost
 // (net/server_host.cpp and net/host/).
