@@ -4,9 +4,9 @@
 // per session with a sequence number and sent unreliably in Stream datagrams, again
 // and again until the client acknowledges it (Inputs.stream_ack): on as many
 // consecutive ticks as the link's loss asks for (LinkLoss::copies), then within its
-// first round trip a small item every tick and a larger one every quarter round trip
-// (a datagram of such resends a tick at most), then after one round trip, two,
-// four..., at most a second apart (a stalled client is not flooded). A lost
+// first round trip every quarter round trip (a datagram of such resends a tick per
+// copy at most), then after one round trip, two, four..., at most a second apart (a
+// stalled client is not flooded). A lost
 // datagram then costs a tick, not ENet's retransmission timeout behind which every
 // later reliable message waits (head-of-line). Shared messages (a StepBatch many
 // clients get) are encoded once and held by every queue that has them.

@@ -235,9 +235,9 @@ TEST_CASE("the ordered stream resends what is not acknowledged, stops once it is
   RawClient c(server->port());
   flatbuffers::FlatBufferBuilder fbb;
   joinAs(*server, c, fbb, "swarm-1", false);
-  // Not acknowledged: the server sends the items again (every tick within their
-  // first round trip, then backing off from a round trip: a few ticks on loopback),
-  // so most arrivals are resends.
+  // Not acknowledged: the server sends the items again (within their first round
+  // trip every quarter round trip, at least 2 ticks, then backing off from a round
+  // trip: a few ticks on loopback), so most arrivals are resends.
   for (int t = 0; t < 60; ++t) tickAll(*server, {&c});
   const int itemsSilent = c.streamItems, resendsSilent = c.streamResends;
   REQUIRE(itemsSilent > 0);
