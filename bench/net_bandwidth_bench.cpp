@@ -68,6 +68,11 @@ int main(int argc, char** argv) {
   std::printf("{\n  \"bench\": \"net_bandwidth\",\n  \"scene\": \"%s\",\n  \"seconds\": %.1f,\n", scenePath.c_str(), secs);
   std::printf("  \"down_bytes_per_s\": %.0f,\n", static_cast<double>(after.bytesIn - before.bytesIn) / secs);
   std::printf("  \"up_bytes_per_s\": %.0f,\n", static_cast<double>(after.bytesOut - before.bytesOut) / secs);
+  // Issue 20's bar counts the wire: the payload plus 28 bytes of UDP/IPv4 header a datagram.
+  const double datagramsDown = static_cast<double>(after.datagramsIn - before.datagramsIn) / secs;
+  std::printf("  \"down_datagrams_per_s\": %.1f,\n", datagramsDown);
+  std::printf("  \"down_wire_bytes_per_s\": %.0f,\n",
+              static_cast<double>(after.bytesIn - before.bytesIn) / secs + 28 * datagramsDown);
   std::printf("  \"rtt_ms\": %.1f,\n  \"desyncs\": %" PRIu64 ",\n", after.rttMs, after.desyncCount);
   std::printf("  \"down_payload_by_type\": {");
   const char* sep = "";

@@ -233,6 +233,9 @@ void Attack::onPacket(Attacker& a, const std::uint8_t* data, std::size_t size, d
         return;
       }
     }
+    // Without own the player is where the baseline had it: an attacker that stands
+    // still (its last own is the baseline's, give or take a step back).
+    if (a.state == Attacker::State::Playing && !s->own() && a.havePosition) ++a.stuckSnapshots;
     if (a.state == Attacker::State::Playing && s->own()) {
       const std::int32_t x = s->own()->px(), z = s->own()->pz();
       if (a.havePosition) {

@@ -18,6 +18,7 @@
 #include "fuzz/fuzz_support.h"
 #include "net/edit_codec.h"
 #include "net/protocol.h"
+#include "net/water_codec.h"
 #include "net/wire.h"
 #include "sim/save/save.h"
 #include "sim/gen/generator_version.h"
@@ -171,10 +172,9 @@ Bytes stepBatch(const sim::StepOutput& out, std::uint64_t cellHash) {
 }
 
 Bytes cellState(const sim::SimState& state, sim::CellCoord cc) {
-  std::vector<wire::WaterRec> water;
+  std::vector<std::uint8_t> water;
+  net::encodeCellWater(cc, sim::waterInCell(state.water, cc), water);
   std::vector<wire::FireRec> fire;
-  for (const sim::WaterChange& w : sim::waterInCell(state.water, cc))
-    if (wire::WaterRec r; net::toWire(w, cc, r)) water.push_back(r);
   for (const sim::FireCell& f : sim::fireInCell(state.fire, cc))
     if (wire::FireRec r; net::toWire(f, cc, r)) fire.push_back(r);
   sim::SaveData bricks;
@@ -185,7 +185,7 @@ Bytes cellState(const sim::SimState& state, sim::CellCoord cc) {
   Bytes brickBytes;
   if (auto encoded = sim::encodeSave(bricks)) brickBytes = std::move(*encoded);
   flatbuffers::FlatBufferBuilder fbb;
-  auto cs = wire::CreateCellState(fbb, state.tick, cc.x, cc.z, true, fbb.CreateVectorOfStructs(water),
+  auto cs = wire::CreateCellState(fbb, state.tick, cc.x, cc.z, true, fbb.CreateVector(water),
                                   fbb.CreateVectorOfStructs(fire), fbb.CreateVector(brickBytes), 0x77);
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::CellState, cs.Union()));
   return finish(fbb);
@@ -203,7 +203,8 @@ Bytes snapshot(const sim::SimState& state, const std::vector<sim::Event>& sounds
   for (const sim::Event& e : sounds)
     if (wire::EventRec r; net::toWire(e, r)) recs.push_back(r);
   const std::vector<std::uint32_t> gone{9};
-  auto snap = wire::CreateSnapshotDirect(fbb, 5, 4, state.tick, &own, &poses, &gone, &animals, &gone, &recs);
+  auto snap = wire::CreateSnapshotDirect(fbb, 5, 4, state.tick, &own, &poses, &gone, &animals, &gone, &recs,
+                                         state.players[0].motion.lastInput);
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Snapshot, snap.Union()));
   return finish(fbb);
 }

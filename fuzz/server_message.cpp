@@ -15,6 +15,7 @@
 #include "net/predicted_edits.h"
 #include "net/protocol.h"
 #include "net/stream_receipt.h"
+#include "net/water_codec.h"
 #include "net/wire.h"
 #include "sim/save/save.h"
 #include "sim/save/state_codec.h"
@@ -90,10 +91,8 @@ void cellState(const wire::CellState& c) {
   std::vector<sim::WaterChange> water;
   std::vector<sim::FireCell> fire;
   if (c.water()) {
-    for (const wire::WaterRec* r : *c.water()) {
-      const sim::WaterChange w = net::fromWire(*r, cell);
-      if (inside(w.voxel) && w.amount <= sim::kWaterPerVoxel) water.push_back(w);
-    }
+    if (!net::decodeCellWater(std::span<const std::uint8_t>(c.water()->data(), c.water()->size()), cell, water)) return;
+    std::erase_if(water, [&](const sim::WaterChange& w) { return !inside(w.voxel); });
   }
   if (c.fire()) {
     for (const wire::FireRec* r : *c.fire()) {

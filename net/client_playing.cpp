@@ -13,6 +13,7 @@
 
 #include "net/edit_codec.h"
 #include "net/internal/client_impl.h"
+#include "net/water_codec.h"
 #include "sim/gen/generator_version.h"
 #include "sim/systems/water.h"
 
@@ -377,10 +378,9 @@ void ClientConnection::Impl::onCellState(const wire::CellState& c) {
   fire.clear();
   // Records are relative to the named cell, so they cannot land in another one.
   if (c.water()) {
-    for (const wire::WaterRec* r : *c.water()) {
-      const sim::WaterChange w = fromWire(*r, cell);
-      if (inside(w.voxel) && w.amount <= sim::kWaterPerVoxel) water.push_back(w);
-    }
+    const std::span<const std::uint8_t> bytes(c.water()->data(), c.water()->size());
+    if (auto r = decodeCellWater(bytes, cell, water); !r) return fail("CellState: " + r.error().message);
+    std::erase_if(water, [&](const sim::WaterChange& w) { return !inside(w.voxel); });
   }
   if (c.fire()) {
     for (const wire::FireRec* r : *c.fire()) {
@@ -420,7 +420,6 @@ void ClientConnection::Impl::onCellState(const wire::CellState& c) {
 
 void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
   if (s.sequence() == 0 || s.sequence() <= newestSnapshot) return;  // sequenced channel; be safe anyway
-  if (!s.own()) return fail("Snapshot without own state");
   if (s.sounds()) {
     for (const wire::EventRec* r : *s.sounds()) {
       sim::Event e;
@@ -436,7 +435,12 @@ void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
     if (base.sequence != s.baseline()) return;  // baseline rolled off: wait for a later one
     next.players = base.players;
     next.animals = base.animals;
+    next.own = base.own;  // unless the snapshot has its own
+  } else if (!s.own()) {
+    return fail("Snapshot without own state or a baseline");
   }
+  if (s.own()) next.own = fromWire(*s.own());
+  next.own.lastInput = s.own_input();
   applyDelta(next.players, s.players(), s.players_gone());
   applyDelta(next.animals, s.animals(), s.animals_gone());
   std::erase_if(next.players, [this](const wire::PlayerPoseRec& r) { return r.id() == playerId.value; });
@@ -472,7 +476,7 @@ void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
   }
 
   // Own: reconcile against the server's state for the input it acknowledged.
-  const sim::PlayerState server = fromWire(*s.own());
+  const sim::PlayerState& server = snap.own;
   if (server.lastInput > lastInputSent) return fail("Snapshot acknowledges input " + std::to_string(server.lastInput) +
                                                     " never sent (newest " + std::to_string(lastInputSent) + ")");
   const Clock::time_point reconcileAt = Clock::now();

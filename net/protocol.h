@@ -11,13 +11,14 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 10;  // 6: edits by interest (StepBatch.cells, full
+inline constexpr std::uint32_t kProtocolVersion = 11;  // 6: edits by interest (StepBatch.cells, full
                                                       // CellStates carry bricks; Hello.reach_metres)
                                                       // 7: ColumnHashes (generation checks)
                                                       // 8: Action.sequence, ActionResults (predicted edits)
                                                       // 9: the ordered stream (Stream, Inputs.stream_ack)
                                                       // 10: 16 actions per Inputs; stream copies by loss;
                                                       // far animals at 5 Hz; empty snapshot lists absent
+                                                      // 11: CellState.water as bytes (net/water_codec.h)
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, full cell states, actions

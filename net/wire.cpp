@@ -238,30 +238,11 @@ sim::Animal fromWire(const wire::AnimalRec& rec) noexcept {
 }
 
 namespace {
-constexpr std::int32_t kCellVoxels = sim::kCellBricks * sim::kBrickSize;  // 256
 bool fitsInt16(std::int32_t v) noexcept { return v >= INT16_MIN && v <= INT16_MAX; }
-// A hostile CellState can name any int32 cell: the voxel coordinate is computed in 64
-// bits and clamped to int32, which lies outside every world (validBounds keeps voxel
-// coordinates within +-2^29), so the receiver's bounds check drops the record.
-std::int32_t clampedVoxel(std::int64_t v) noexcept {
-  return static_cast<std::int32_t>(std::clamp<std::int64_t>(v, INT32_MIN, INT32_MAX));
-}
 }  // namespace
 
-bool toWire(const sim::WaterChange& c, sim::CellCoord cell, wire::WaterRec& out) noexcept {
-  const std::int32_t x = c.voxel.x - cell.x * kCellVoxels, z = c.voxel.z - cell.z * kCellVoxels;
-  if (x < 0 || x >= kCellVoxels || z < 0 || z >= kCellVoxels || !fitsInt16(c.voxel.y)) return false;
-  out = wire::WaterRec(static_cast<std::int16_t>(c.voxel.y), static_cast<std::uint8_t>(x), static_cast<std::uint8_t>(z),
-                       c.amount);
-  return true;
-}
-
-sim::WaterChange fromWire(const wire::WaterRec& rec, sim::CellCoord cell) noexcept {
-  sim::WaterChange c;
-  c.voxel = {clampedVoxel(std::int64_t{cell.x} * kCellVoxels + rec.x()), rec.y(),
-             clampedVoxel(std::int64_t{cell.z} * kCellVoxels + rec.z())};
-  c.amount = rec.amount();
-  return c;
+std::int32_t clampedVoxel(std::int64_t v) noexcept {
+  return static_cast<std::int32_t>(std::clamp<std::int64_t>(v, INT32_MIN, INT32_MAX));
 }
 
 bool toWire(const sim::FireCell& c, sim::CellCoord cell, wire::FireRec& out) noexcept {

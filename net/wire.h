@@ -42,11 +42,13 @@ sim::PlayerState fromWire(const wire::PlayerStateRec& rec) noexcept;
 wire::PlayerPoseRec poseToWire(sim::PlayerId id, const sim::PlayerState& state) noexcept;
 wire::AnimalRec toWire(const sim::Animal& animal) noexcept;
 sim::Animal fromWire(const wire::AnimalRec& rec) noexcept;
-/// Water and fire records are relative to the interest cell of their CellState.
-/// toWire returns false when the change lies outside `cell` or its y does not fit
-/// (the record is not written then).
-bool toWire(const sim::WaterChange& change, sim::CellCoord cell, wire::WaterRec& out) noexcept;
-sim::WaterChange fromWire(const wire::WaterRec& rec, sim::CellCoord cell) noexcept;
+/// A voxel coordinate of a record relative to a cell, computed in 64 bits: a hostile
+/// CellState can name any int32 cell, and the clamp to int32 lies outside every world
+/// (validBounds keeps voxels within +-2^29), so the receiver's bounds check drops it.
+std::int32_t clampedVoxel(std::int64_t v) noexcept;
+/// Fire records are relative to the interest cell of their CellState (water's:
+/// net/water_codec.h). toWire returns false when the change lies outside `cell` or its
+/// y does not fit (the record is not written then).
 bool toWire(const sim::FireCell& change, sim::CellCoord cell, wire::FireRec& out) noexcept;
 sim::FireCell fromWire(const wire::FireRec& rec, sim::CellCoord cell) noexcept;
 

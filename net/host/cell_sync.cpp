@@ -6,6 +6,7 @@
 #include "net/edit_codec.h"
 #include "net/host_log.h"
 #include "net/protocol.h"
+#include "net/water_codec.h"
 #include "net/wire.h"
 #include "sim/gen/generator_version.h"
 #include "sim/systems/fire.h"
@@ -103,11 +104,8 @@ void CellSync::routeEdits(std::span<const sim::EditRecord> edits) {
 /// Builds CellState for one cell into the core's builder.
 bool CellSync::buildCellState(sim::CellCoord cell, bool full, std::span<const CellRecord> water,
                               std::span<const CellRecord> fire) {
-  waterRecs_.clear();
+  water_.clear();
   fireRecs_.clear();
-  auto addWater = [&](const sim::WaterChange& w) {
-    if (wire::WaterRec r; toWire(w, cell, r)) waterRecs_.push_back(r);
-  };
   auto addFire = [&](const sim::FireCell& f) {
     if (wire::FireRec r; toWire(f, cell, r)) fireRecs_.push_back(r);
   };
@@ -115,7 +113,7 @@ bool CellSync::buildCellState(sim::CellCoord cell, bool full, std::span<const Ce
   std::vector<std::uint8_t> bricks;
   std::uint64_t hash = 0;
   if (full) {
-    for (const sim::WaterChange& w : sim::waterInCell(state.water, cell)) addWater(w);
+    water_ = sim::waterInCell(state.water, cell);
     for (const sim::FireCell& f : sim::fireInCell(state.fire, cell)) addFire(f);
     sim::captureCellBricks(state.world, cell, cellBricks_.bricks);
     if (!cellBricks_.bricks.empty()) {
@@ -131,13 +129,14 @@ bool CellSync::buildCellState(sim::CellCoord cell, bool full, std::span<const Ce
     }
     hash = tracker_->cellHash(state.world, cell);
   } else {
-    for (const CellRecord& r : water) addWater(pendingWater_[r.index]);
+    for (const CellRecord& r : water) water_.push_back(pendingWater_[r.index]);
     for (const CellRecord& r : fire) addFire(pendingFire_[r.index]);
   }
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   fbb.Clear();
-  auto waterVec = fbb.CreateVectorOfStructs(waterRecs_);
-  auto fireVec = fbb.CreateVectorOfStructs(fireRecs_);
+  encodeCellWater(cell, water_, waterBytes_);
+  auto waterVec = waterBytes_.empty() ? 0 : fbb.CreateVector(waterBytes_);  // absent when empty
+  auto fireVec = fireRecs_.empty() ? 0 : fbb.CreateVectorOfStructs(fireRecs_);
   auto bricksVec = bricks.empty() ? 0 : fbb.CreateVector(bricks);
   auto cs = wire::CreateCellState(fbb, state.tick, cell.x, cell.z, full, waterVec, fireVec, bricksVec, hash);
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::CellState, cs.Union()));
@@ -181,6 +180,7 @@ void CellSync::sendIncremental(const sim::StepOutput& out) {
   }
   keepLastPerKey(waterByCell_);
   keepLastPerKey(fireByCell_);
+  leaveOutUnchangedWater();
   std::size_t wi = 0, fi = 0;
   while (wi < waterByCell_.size() || fi < fireByCell_.size()) {
     const std::uint64_t cell = std::min(wi < waterByCell_.size() ? waterByCell_[wi].cell : UINT64_MAX,
@@ -207,6 +207,29 @@ void CellSync::sendIncremental(const sim::StepOutput& out) {
   }
   pendingWater_.clear();
   pendingFire_.clear();
+}
+
+// A fall's water rocks by a unit or two from tick to tick: a third of its voxels are
+// back at the amount the last flush left them by the next one. Every client following
+// the cell holds that amount (it had the last flush, or its cell was behind and comes
+// whole), except one sent the cell whole since the last flush, which holds the amount
+// of that tick: those cells keep every record.
+void CellSync::leaveOutUnchangedWater() {
+  std::sort(fullSinceFlush_.begin(), fullSinceFlush_.end());
+  nextFlushAmounts_.clear();
+  std::size_t kept = 0;
+  for (const CellRecord& r : waterByCell_) {
+    const std::uint16_t amount = pendingWater_[r.index].amount;
+    nextFlushAmounts_.emplace(r.key, amount);
+    const auto it = flushAmounts_.find(r.key);
+    const bool unchanged = it != flushAmounts_.end() && it->second == amount &&
+                           !std::binary_search(fullSinceFlush_.begin(), fullSinceFlush_.end(), r.cell);
+    if (!unchanged) waterByCell_[kept++] = r;
+  }
+  core_.stats.waterRecordsLeftOut += waterByCell_.size() - kept;
+  waterByCell_.resize(kept);
+  std::swap(flushAmounts_, nextFlushAmounts_);
+  fullSinceFlush_.clear();
 }
 
 void CellSync::sendCatchUp(Session& s) {
@@ -255,6 +278,7 @@ void CellSync::sendCatchUp(Session& s) {
       packet = core_.packetFromBuilder(ENET_PACKET_FLAG_RELIABLE);
       if (!packet) return;
       fullCellPackets_.emplace_back(cell, packet);
+      fullSinceFlush_.push_back(cell);
     }
     if (core_.send(s, kChannelReliable, packet, wire::ServerBody::CellState)) {
       queueFullStateMark(s);  // where the client applies it among the stream's items

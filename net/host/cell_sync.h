@@ -5,6 +5,7 @@
 //     hash (routeEdits); StepBatchSender puts a peer's groups in its StepBatch;
 //   - water and fire changes are merged over InterestConfig::cellStateEvery ticks and
 //     sent as one incremental CellState per changed cell, encoded once and shared;
+//     a voxel back at the amount of the previous flush is left out;
 //   - a peer that is behind on a cell in reach (it just joined, came near, or held
 //     the cell's columns while the cell changed out of its reach) gets the cell's
 //     whole state instead: its changed bricks, water and fire and its hash, nearest
@@ -88,6 +89,8 @@ class CellSync {
   bool buildCellState(sim::CellCoord cell, bool full, std::span<const CellRecord> water,
                       std::span<const CellRecord> fire);
   static void keepLastPerKey(std::vector<CellRecord>& records);
+  /// Drops from waterByCell_ the voxels whose amount equals the last flush's.
+  void leaveOutUnchangedWater();
   static std::uint64_t packVoxelKey(sim::VoxelCoord v) noexcept;
 
   HostCore& core_;
@@ -101,9 +104,14 @@ class CellSync {
   // Water and fire changes since the last flush, in order.
   std::vector<sim::WaterChange> pendingWater_;
   std::vector<sim::FireCell> pendingFire_;
+  // The amounts of the last flush's voxels (packVoxelKey; sent or left out), and the
+  // cells sent whole since it.
+  std::unordered_map<std::uint64_t, std::uint16_t> flushAmounts_, nextFlushAmounts_;
+  std::vector<std::uint64_t> fullSinceFlush_;
   // Scratch (capacity reused).
   std::vector<CellRecord> waterByCell_, fireByCell_;
-  std::vector<wire::WaterRec> waterRecs_;
+  std::vector<sim::WaterChange> water_;
+  std::vector<std::uint8_t> waterBytes_;
   std::vector<wire::FireRec> fireRecs_;
   sim::SaveData cellBricks_;
   std::vector<std::pair<std::uint64_t, ENetPacket*>> fullCellPackets_;  ///< built this tick

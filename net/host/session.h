@@ -66,6 +66,7 @@ struct ContentEntry {
 struct Manifest {
   std::uint32_t seq = 0;  ///< 0 = slot unused
   std::vector<ContentEntry> players, animals;  ///< sorted by id
+  sim::PlayerState own;   ///< the own player's state, sent or not
 };
 
 /// Inputs waiting to be fed to the step: a fixed ring, oldest first.

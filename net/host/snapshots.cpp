@@ -211,6 +211,12 @@ void Snapshots::send(Session& s, const sim::Player& own) {
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   fbb.Clear();
   const wire::PlayerStateRec ownRec = toWire(own.motion);
+  // An idle player's own state changes only in the input it acknowledges: against a
+  // baseline that holds the rest, own_input alone goes (44 bytes less at 30 Hz).
+  sim::PlayerState ownAsBase = own.motion;
+  if (base) ownAsBase.lastInput = base->own.lastInput;
+  const bool ownUnchanged = base && ownAsBase == base->own;
+  cur.own = own.motion;
   // Empty lists are left out (8 bytes each, as in the StepBatch): most snapshots of a
   // player alone carry its own record only.
   const auto poses = poseOut_.empty() ? 0 : fbb.CreateVectorOfStructs(poseOut_);
@@ -218,8 +224,8 @@ void Snapshots::send(Session& s, const sim::Player& own) {
   const auto animals = animalOut_.empty() ? 0 : fbb.CreateVectorOfStructs(animalOut_);
   const auto animalsGone = animalsGone_.empty() ? 0 : fbb.CreateVector(animalsGone_);
   const auto sounds = soundsOut_.empty() ? 0 : fbb.CreateVectorOfStructs(soundsOut_);
-  auto snap = wire::CreateSnapshot(fbb, seq, base ? base->seq : 0, core_.state.tick, &ownRec, poses, playersGone,
-                                   animals, animalsGone, sounds);
+  auto snap = wire::CreateSnapshot(fbb, seq, base ? base->seq : 0, core_.state.tick, ownUnchanged ? nullptr : &ownRec,
+                                   poses, playersGone, animals, animalsGone, sounds, own.motion.lastInput);
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Snapshot, snap.Union()));
   // Unreliable fragments: a large snapshot must not turn into reliable traffic.
   core_.sendOwn(s, kChannelUnreliable, ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT, wire::ServerBody::Snapshot);

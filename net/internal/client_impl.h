@@ -58,6 +58,7 @@ struct SnapEntry {
   std::uint64_t tick = 0;
   std::vector<wire::PlayerPoseRec> players;  // sorted by id
   std::vector<wire::AnimalRec> animals;      // sorted by id
+  sim::PlayerState own;                      // the server's own player, last_input = own_input
 };
 
 /// An action the server has not answered yet: it goes again in every Inputs.

@@ -151,6 +151,8 @@ struct Walker {
   std::uint16_t yaw = 0;
   std::uint8_t buttons = 0;
   std::vector<wire::PlayerStateRec> own;  ///< own states from snapshots, in arrival order
+  std::uint32_t ownless = 0;              ///< snapshots without own (it was the baseline's)
+  std::uint32_t lastOwnInput = 0;         ///< own_input of the newest snapshot
   std::uint64_t lastBatch = 0;
   std::uint64_t batches = 0;
   bool batchGap = false;
@@ -158,9 +160,12 @@ struct Walker {
   void step(flatbuffers::FlatBufferBuilder& fbb) {
     for (auto& m : client->take(wire::ServerBody::Snapshot)) {
       const wire::Snapshot* s = parseServerMessage(m)->body_as_Snapshot();
-      REQUIRE(s->own() != nullptr);
-      own.push_back(*s->own());
-      acked = std::max(acked, s->own()->last_input());
+      // Own comes when it changed from the baseline's in more than the input acknowledged.
+      if (s->own()) own.push_back(*s->own());
+      if (!s->own()) ++ownless;
+      lastOwnInput = s->own_input();
+      if (s->own()) CHECK(s->own()->last_input() == s->own_input());
+      acked = std::max(acked, s->own_input());
       snapshotAck = std::max(snapshotAck, s->sequence());
     }
     for (auto& m : client->take(wire::ServerBody::StepBatch)) {
@@ -216,6 +221,15 @@ TEST_CASE("swarm join: Welcome, inputs move the own player, last_input acknowled
   REQUIRE(p != nullptr);
   CHECK(p->motion.lastInput == 90);
   CHECK(p->motion.position.z == w.own.back().pz());
+  // Standing still, own stops coming (the baseline has it), own_input still does.
+  const std::uint32_t ownlessWalking = w.ownless;
+  for (int i = 0; i < 60; ++i) {
+    w.step(fbb);
+    tickAll(*server, {&c});
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(w.ownless > ownlessWalking + 10);
+  CHECK(w.lastOwnInput == 90);
   CHECK(w.batches > 0);
   CHECK_FALSE(w.batchGap);
   const net::ServerStats st = server->stats();

@@ -7,14 +7,17 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
 #include "net/protocol.h"
 #include "net/stream_receipt.h"
+#include "net/water_codec.h"
 #include "sim/step/commands.h"
 
 using namespace loam;
@@ -118,7 +121,7 @@ TEST_CASE("input and player state round-trip exactly") {
   }
 }
 
-TEST_CASE("pose, animal, water and fire records carry every field") {
+TEST_CASE("pose, animal and fire records carry every field") {
   const sim::PlayerState s = distinctState();
   const wire::PlayerPoseRec p = poseToWire(sim::PlayerId{99}, s);
   CHECK(p.id() == 99);
@@ -143,19 +146,82 @@ TEST_CASE("pose, animal, water and fire records carry every field") {
   const wire::AnimalRec bad(1, 0, 0, 0, 0, 0, 0, 0, 7, 0);
   CHECK(fromWire(bad).species == sim::AnimalSpecies::Bird);
 
-  // Water and fire records are relative to their cell: exact inside it, refused outside.
+  // Fire records are relative to their cell: exact inside it, refused outside.
   const sim::CellCoord cell{-1, -2};  // voxels x -256..-1, z -512..-257
-  const sim::WaterChange w{{-100, 200, -300}, 65535};
-  wire::WaterRec wr;
-  REQUIRE(toWire(w, cell, wr));
-  CHECK(fromWire(wr, cell) == w);
-  CHECK_FALSE(toWire(sim::WaterChange{{0, 0, -300}, 1}, cell, wr));
-  CHECK_FALSE(toWire(sim::WaterChange{{-100, 40000, -300}, 1}, cell, wr));
   const sim::FireCell f{{-8, 16, -264}, 255, 0xabcdef01u};
   wire::FireRec fr;
   REQUIRE(toWire(f, cell, fr));
   CHECK(fromWire(fr, cell) == f);
   CHECK_FALSE(toWire(sim::FireCell{{-8, 16, -256}, 1, 1}, cell, fr));
+}
+
+TEST_CASE("water records round-trip in key order, relative to their cell, one per voxel") {
+  const sim::CellCoord cell{-1, -2};  // voxels x -256..-1, z -512..-257
+  std::mt19937 rng(5);
+  std::vector<sim::WaterChange> water;
+  for (int i = 0; i < 2000; ++i) {
+    const sim::VoxelCoord v{-256 + static_cast<int>(rng() % 256), static_cast<int>(rng() % 65536) - 32768,
+                            -512 + static_cast<int>(rng() % 256)};
+    water.push_back({v, static_cast<std::uint16_t>(rng() % (sim::kWaterPerVoxel + 1))});
+  }
+  water.push_back({{-256, -32768, -512}, 0});   // the smallest key
+  water.push_back({{-1, 32767, -257}, 256});    // the largest, a full voxel
+  water.push_back({{-100, 5, -300}, 255});      // the escape
+  water.push_back({{-100, 5, -300}, 7});        // the same voxel again: the later wins
+  std::vector<std::uint8_t> bytes;
+  net::encodeCellWater(cell, water, bytes);
+  std::vector<sim::WaterChange> back;
+  REQUIRE(net::decodeCellWater(bytes, cell, back));
+  // Expected: the last record per voxel, in key order (y, then z, then x).
+  std::map<std::tuple<int, int, int>, std::uint16_t> last;
+  for (const sim::WaterChange& w : water) last[{w.voxel.y, w.voxel.z, w.voxel.x}] = w.amount;
+  REQUIRE(back.size() == last.size());
+  std::size_t i = 0;
+  for (const auto& [k, amount] : last) {
+    CHECK(back[i] == sim::WaterChange{{std::get<2>(k), std::get<0>(k), std::get<1>(k)}, amount});
+    ++i;
+  }
+  CHECK(back[back.size() - 1] == sim::WaterChange{{-1, 32767, -257}, 256});
+
+  // Outside the cell, or y beyond int16: left out.
+  net::encodeCellWater(cell, std::vector<sim::WaterChange>{{{0, 0, -300}, 1}, {{-100, 40000, -300}, 1}}, bytes);
+  CHECK(bytes.empty());
+
+  // A row of a pool or a fall costs two bytes a voxel.
+  std::vector<sim::WaterChange> row;
+  for (int x = -200; x < -100; ++x) row.push_back({{x, 12, -400}, 100});
+  net::encodeCellWater(cell, row, bytes);
+  CHECK(bytes.size() == 5 + 1 + 99 * 2);  // the first key (y + 32768 high) takes 5
+}
+
+TEST_CASE("hostile water bytes get an error, never a wrong record") {
+  const sim::CellCoord cell{0, 0};
+  std::vector<sim::WaterChange> out;
+  const auto decode = [&](std::vector<std::uint8_t> b, std::size_t max = 100) {
+    return net::decodeCellWater(b, cell, out, max);
+  };
+  CHECK(decode({}));
+  CHECK(out.empty());
+  CHECK(decode({0x05, 10, 0x01, 255, 1}));  // keys 5 and 6: amount 10 and 256
+  CHECK(out.size() == 2);
+  CHECK(out[1] == sim::WaterChange{{6, -32768, 0}, 256});
+  CHECK_FALSE(decode({0x80}));                      // truncated step
+  CHECK_FALSE(decode({0x05}));                      // truncated amount
+  CHECK_FALSE(decode({0x05, 255}));                 // truncated escape
+  CHECK_FALSE(decode({0x05, 255, 2}));              // 257 units
+  CHECK_FALSE(decode({0x05, 1, 0x00, 1}));          // a step of 0: the same voxel twice
+  CHECK_FALSE(decode({0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 1}));  // a step of six bytes
+  CHECK_FALSE(decode({0xff, 0xff, 0xff, 0xff, 0x0f, 1, 0x01, 1}));  // past 2^32 - 1
+  CHECK(decode({0xff, 0xff, 0xff, 0xff, 0x0f, 1}));  // 2^32 - 1 itself
+  CHECK_FALSE(decode({0x01, 1, 0x01, 1, 0x01, 1}, 2));  // more records than allowed
+  // A cell 2^24 cells away: the voxels clamp to int32, outside every world, not wrapped.
+  std::vector<std::uint8_t> b;
+  net::encodeCellWater({0, 0}, std::vector<sim::WaterChange>{{{5, 3, 6}, 100}}, b);
+  REQUIRE(net::decodeCellWater(b, {1 << 24, -(1 << 24)}, out));
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].voxel == sim::VoxelCoord{INT32_MAX, 3, INT32_MIN});
+  REQUIRE(net::decodeCellWater(b, {-2, 1}, out));
+  CHECK(out[0].voxel == sim::VoxelCoord{-507, 3, 262});
 }
 
 TEST_CASE("every event alternative round-trips through EventRec; chat does not flatten") {
@@ -459,7 +525,8 @@ std::vector<Bytes> validServerMessages() {
     return wire::CreateStepBatchDirect(fbb, 1000, &events, &chat, &joined, &left, &weather, &cells).Union();
   }));
   v.push_back(serverMessage(wire::ServerBody::CellState, [](flatbuffers::FlatBufferBuilder& fbb) {
-    std::vector<wire::WaterRec> water{wire::WaterRec(2, 1, 3, 100)};
+    std::vector<std::uint8_t> water;
+    net::encodeCellWater({-1, 2}, std::vector<sim::WaterChange>{{{-255, 2, 515}, 100}}, water);
     std::vector<wire::FireRec> fire{wire::FireRec(5000, 2, 1, 3, 200)};
     std::vector<std::uint8_t> bricks{1, 2, 3};
     return wire::CreateCellStateDirect(fbb, 5, -1, 2, true, &water, &fire, &bricks, 99).Union();
