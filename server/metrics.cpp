@@ -251,6 +251,8 @@ std::string formatPrometheus(const OpsIdentity& id, const OpsSnapshot& s, const 
   w.counter("loam_inputs_over_rate_total", "Player inputs dropped for arriving faster than the tick rate.",
             s.host.inputsOverRate);
   w.counter("loam_budget_deferred_total", "Records held back by per-client byte budgets.", s.host.budgetDeferred);
+  w.counter("loam_water_records_left_out_total", "Water records not sent: the amount was the previous flush's.",
+            s.host.waterRecordsLeftOut);
   w.counter("loam_illegal_transitions_total", "Session phase changes the state machine refused (server bugs).",
             s.host.illegalTransitions);
   w.counter("loam_columns_checked_total", "Generated columns clients reported that equal the server's.",
