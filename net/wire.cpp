@@ -67,6 +67,19 @@ const Root* verifyRoot(std::span<const std::uint8_t> bytes, std::size_t maxBytes
   return flatbuffers::GetRoot<Root>(bytes.data());
 }
 
+// FlatBuffers' verifier checks a vector's length word to 4 bytes, not its elements to
+// their struct's alignment: a hostile buffer can place a vector of 8-byte-aligned
+// structs (ColumnHashRec, CellHashRec) 4 bytes off, and reading them in place is
+// undefined behaviour (found by fuzz_client_message). Such vectors are checked here.
+static_assert(alignof(wire::InputRec) <= 4 && alignof(wire::PlayerPoseRec) <= 4 && alignof(wire::AnimalRec) <= 4 &&
+                  alignof(wire::FireRec) <= 4 && alignof(wire::CellRef) <= 4 && alignof(wire::EventRec) <= 4 &&
+                  alignof(wire::ActionResultRec) <= 4,
+              "a struct vector needs 8-byte alignment: check it with structsAligned");
+template <class T>
+bool structsAligned(const flatbuffers::Vector<const T*>* v) {
+  return !v || reinterpret_cast<std::uintptr_t>(v->Data()) % alignof(T) == 0;
+}
+
 // The generated union verifier accepts unknown types (forward compatibility); this
 // protocol has no optional members, so an unknown or missing body is malformed.
 template <class Enum>
@@ -138,12 +151,15 @@ const wire::ClientMessage* verifyClientMessage(std::span<const std::uint8_t> byt
   // An Action's inner union is read by type too: the same rule applies one level down.
   if (const wire::Action* action = root->body_as_Action(); action && !knownBody(action->body_type(), action->body()))
     return nullptr;
+  if (const wire::ColumnHashes* c = root->body_as_ColumnHashes(); c && !structsAligned(c->columns())) return nullptr;
   return root;
 }
 
 const wire::ServerMessage* verifyServerMessage(std::span<const std::uint8_t> bytes, std::size_t maxBytes) {
   const wire::ServerMessage* root = verifyRoot<wire::ServerMessage>(bytes, maxBytes, kMaxServerTables);
   if (!root || !knownBody(root->body_type(), root->body())) return nullptr;
+  if (const wire::GeneratedCellHashes* g = root->body_as_GeneratedCellHashes(); g && !structsAligned(g->cells()))
+    return nullptr;
   return root;
 }
 
