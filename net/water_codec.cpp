@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <limits>
-#include <string>
 
 #include "net/wire.h"
+#include "sim/core/state_bytes.h"
 
 namespace loam::net {
 
@@ -25,22 +25,19 @@ std::vector<Keyed>& scratch() {
   return s;
 }
 
-sim::Error fail(const char* what, std::size_t at) {
-  return sim::makeError(std::string("water records: ") + what + " at byte " + std::to_string(at));
-}
-
 }  // namespace
 
 void encodeCellWater(sim::CellCoord cell, std::span<const sim::WaterChange> water, std::vector<std::uint8_t>& out) {
   out.clear();
+  sim::ByteWriter w(out);
   std::vector<Keyed>& keyed = scratch();
   keyed.clear();
-  for (const sim::WaterChange& w : water) {
-    const std::int64_t x = std::int64_t{w.voxel.x} - std::int64_t{cell.x} * kCellVoxels;
-    const std::int64_t z = std::int64_t{w.voxel.z} - std::int64_t{cell.z} * kCellVoxels;
-    const std::int64_t y = std::int64_t{w.voxel.y} + 32768;
+  for (const sim::WaterChange& c : water) {
+    const std::int64_t x = std::int64_t{c.voxel.x} - std::int64_t{cell.x} * kCellVoxels;
+    const std::int64_t z = std::int64_t{c.voxel.z} - std::int64_t{cell.z} * kCellVoxels;
+    const std::int64_t y = std::int64_t{c.voxel.y} + 32768;
     if (x < 0 || x >= kCellVoxels || z < 0 || z >= kCellVoxels || y < 0 || y > 65535) continue;
-    keyed.push_back({static_cast<std::uint32_t>((y << 16) | (z << 8) | x), w.amount});
+    keyed.push_back({static_cast<std::uint32_t>((y << 16) | (z << 8) | x), c.amount});
   }
   // Stable, so of two records for one voxel the later stays last and is kept.
   std::stable_sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) { return a.key < b.key; });
@@ -49,51 +46,43 @@ void encodeCellWater(sim::CellCoord cell, std::span<const sim::WaterChange> wate
     if (i + 1 < keyed.size() && keyed[i + 1].key == keyed[i].key) continue;
     std::uint32_t step = keyed[i].key - prev;
     prev = keyed[i].key;
-    while (step >= 0x80) {
-      out.push_back(static_cast<std::uint8_t>(step | 0x80));
-      step >>= 7;
-    }
-    out.push_back(static_cast<std::uint8_t>(step));
+    for (; step >= 0x80; step >>= 7) w.u8(static_cast<std::uint8_t>(step | 0x80));
+    w.u8(static_cast<std::uint8_t>(step));
     const std::uint32_t a = keyed[i].amount;
-    out.push_back(static_cast<std::uint8_t>(std::min(a, kAmountEscape)));
-    if (a >= kAmountEscape) out.push_back(static_cast<std::uint8_t>(a - kAmountEscape));
+    w.u8(static_cast<std::uint8_t>(std::min(a, kAmountEscape)));
+    if (a >= kAmountEscape) w.u8(static_cast<std::uint8_t>(a - kAmountEscape));
   }
 }
 
 sim::Result<void> decodeCellWater(std::span<const std::uint8_t> bytes, sim::CellCoord cell,
                                   std::vector<sim::WaterChange>& out, std::size_t maxRecords) {
   out.clear();
-  std::size_t pos = 0;
+  sim::ByteReader r(bytes, "water records");
   std::uint64_t key = 0;
-  while (pos < bytes.size()) {
-    if (out.size() == maxRecords) return fail("more records than allowed", pos);
-    const std::size_t start = pos;
+  while (r.ok() && r.left() > 0) {
+    if (out.size() == maxRecords) r.fail("more records than allowed");
     std::uint64_t step = 0;
-    for (int shift = 0;; shift += 7) {
-      if (pos == bytes.size()) return fail("truncated key step", start);
-      if (shift > 28) return fail("key step over five bytes", start);
-      const std::uint8_t b = bytes[pos++];
+    for (int shift = 0; r.ok(); shift += 7) {
+      if (shift > 28) r.fail("a key step over five bytes");
+      const std::uint8_t b = r.u8();  // 0 once truncated: the loop ends, the failure sticks
       step |= std::uint64_t{b & 0x7fu} << shift;
       if (!(b & 0x80)) break;
     }
-    if (step == 0 && !out.empty()) return fail("key not ascending", start);
+    if (step == 0 && !out.empty()) r.fail("keys not ascending");
     key += step;
-    if (key > kMaxKey) return fail("key past 32 bits", start);
-    if (pos == bytes.size()) return fail("truncated amount", pos);
-    std::uint32_t amount = bytes[pos++];
-    if (amount == kAmountEscape) {
-      if (pos == bytes.size()) return fail("truncated amount", pos);
-      amount += bytes[pos++];
-    }
-    if (amount > sim::kWaterPerVoxel) return fail("amount above a full voxel", start);
-    sim::WaterChange w;
-    w.voxel = {clampedVoxel(std::int64_t{cell.x} * kCellVoxels + static_cast<std::int64_t>(key & 0xff)),
+    if (key > kMaxKey) r.fail("a key past 32 bits");
+    std::uint32_t amount = r.u8();
+    if (amount == kAmountEscape) amount += r.u8();
+    if (amount > sim::kWaterPerVoxel) r.fail("an amount above a full voxel");
+    if (!r.ok()) break;
+    sim::WaterChange c;
+    c.voxel = {clampedVoxel(std::int64_t{cell.x} * kCellVoxels + static_cast<std::int64_t>(key & 0xff)),
                static_cast<std::int32_t>(key >> 16) - 32768,
                clampedVoxel(std::int64_t{cell.z} * kCellVoxels + static_cast<std::int64_t>((key >> 8) & 0xff))};
-    w.amount = static_cast<std::uint16_t>(amount);
-    out.push_back(w);
+    c.amount = static_cast<std::uint16_t>(amount);
+    out.push_back(c);
   }
-  return sim::ok();
+  return r.finish();
 }
 
 }  // namespace loam::net
