@@ -113,6 +113,7 @@ void Attack::connect(Attacker& a, double nowMs) {
   a.sessionTicks = 0;
   a.sequence = 0;
   a.snapshotAck = 0;
+  a.owns = {};
   a.havePosition = false;
   a.connectAtMs = nowMs;
   a.peer = enet_host_connect(host_, &address_, net::kChannelCount, net::kProtocolVersion);
@@ -233,11 +234,9 @@ void Attack::onPacket(Attacker& a, const std::uint8_t* data, std::size_t size, d
         return;
       }
     }
-    // Without own the player is where the baseline had it: an attacker that stands
-    // still (its last own is the baseline's, give or take a step back).
-    if (a.state == Attacker::State::Playing && !s->own() && a.havePosition) ++a.stuckSnapshots;
-    if (a.state == Attacker::State::Playing && s->own()) {
-      const std::int32_t x = s->own()->px(), z = s->own()->pz();
+    const std::optional<sim::PlayerState> own = a.owns.take(*s);
+    if (a.state == Attacker::State::Playing && own) {
+      const std::int32_t x = own->position.x, z = own->position.z;
       if (a.havePosition) {
         const double dx = static_cast<double>(x) - a.lastX, dz = static_cast<double>(z) - a.lastZ;
         const double metres = std::sqrt(dx * dx + dz * dz) / sim::kUnitsPerMetre;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "net/enet_support.h"
+#include "net/own_ring.h"
 #include "sim/core/result.h"
 
 
@@ -122,6 +123,7 @@ struct Attacker {
   std::uint32_t sessionTicks = 0;
   std::uint32_t sequence = 0;     ///< last input sequence sent
   std::uint32_t snapshotAck = 0;
+  net::OwnRing owns;              ///< own by snapshot (a Snapshot without own has its baseline's)
   bool havePosition = false;
   std::int32_t lastX = 0, lastZ = 0;  ///< units, from the newest Snapshot
   double lastTickMs = 0;          ///< when this attacker's previous tick ran

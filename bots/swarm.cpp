@@ -108,18 +108,10 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
     case wire::ServerBody::Snapshot: {
       const wire::Snapshot* s = msg->body_as_Snapshot();
       if (s->sequence() <= bot.snapshotAck) break;
-      sim::PlayerState own;
-      if (s->own()) {
-        own = net::fromWire(*s->own());
-      } else {
-        const SwarmBot::OwnAt& base = bot.owns[s->baseline() % net::kSnapshotRing];
-        if (s->baseline() == 0 || base.sequence != s->baseline()) break;  // baseline rolled off
-        own = base.own;
-      }
-      own.lastInput = s->own_input();
-      bot.owns[s->sequence() % net::kSnapshotRing] = {s->sequence(), own};
+      const std::optional<sim::PlayerState> own = bot.owns.take(*s);
+      if (!own) break;  // its baseline rolled off
       bot.snapshotAck = s->sequence();
-      bot.own = own;
+      bot.own = *own;
       ++bot.snapshots;
       if (bot.phase == SwarmBot::Phase::Welcomed) {
         bot.phase = SwarmBot::Phase::Playing;

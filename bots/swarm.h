@@ -19,7 +19,7 @@
 #include "bots/bot_script.h"
 #include "net/account_key.h"
 #include "net/enet_support.h"
-#include "net/protocol.h"
+#include "net/own_ring.h"
 #include "net/stream_receipt.h"
 #include "net/traffic_counters.h"
 #include "sim/core/result.h"
@@ -52,13 +52,7 @@ struct SwarmBot {
   std::uint64_t snapshots = 0;
   std::uint64_t ticks = 0;           ///< bot ticks since playing
   sim::PlayerState own;              ///< from the newest Snapshot
-  /// The own state of the newest snapshots by sequence (ring): a Snapshot without own
-  /// has its baseline's.
-  struct OwnAt {
-    std::uint32_t sequence = 0;
-    sim::PlayerState own;
-  };
-  std::array<OwnAt, net::kSnapshotRing> owns{};
+  net::OwnRing owns;                 ///< own by snapshot (a Snapshot without own has its baseline's)
   std::array<sim::PlayerInput, 16> recent{};  ///< the newest inputs (ring by sequence)
   double joinMs = 0;
   double rttMs = 0;

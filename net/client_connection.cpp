@@ -190,11 +190,9 @@ void ClientConnection::Impl::service(double now, int timeoutMs) {
   stats.bytesIn += host->totalReceivedData;
   stats.bytesOut += host->totalSentData;
   stats.datagramsIn += host->totalReceivedPackets;
-  stats.datagramsOut += host->totalSentPackets;
   host->totalReceivedData = 0;
   host->totalSentData = 0;
   host->totalReceivedPackets = 0;
-  host->totalSentPackets = 0;
   if (peer) stats.rttMs = peer->roundTripTime;
 }
 

@@ -123,7 +123,7 @@ struct ClientStats {
   std::map<std::string, TrafficCounters> received;  ///< by ServerBody name
   std::map<std::string, TrafficCounters> sent;      ///< by ClientBody name
   std::uint64_t bytesIn = 0, bytesOut = 0;          ///< UDP payload incl. ENet headers
-  std::uint64_t datagramsIn = 0, datagramsOut = 0;  ///< UDP datagrams (28 bytes of UDP/IPv4 header each)
+  std::uint64_t datagramsIn = 0;                    ///< UDP datagrams received (28 bytes of UDP/IPv4 header each)
   double rttMs = 0;                                 ///< ENet's round-trip estimate
   double joinMs = 0;                                ///< connect to Playing
   double generateMs = 0;                            ///< of which building the world

@@ -435,12 +435,9 @@ void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
     if (base.sequence != s.baseline()) return;  // baseline rolled off: wait for a later one
     next.players = base.players;
     next.animals = base.animals;
-    next.own = base.own;  // unless the snapshot has its own
-  } else if (!s.own()) {
-    return fail("Snapshot without own state or a baseline");
   }
-  if (s.own()) next.own = fromWire(*s.own());
-  next.own.lastInput = s.own_input();
+  const std::optional<sim::PlayerState> own = ownRing.take(s);
+  if (!own) return fail("Snapshot without own state or a baseline");
   applyDelta(next.players, s.players(), s.players_gone());
   applyDelta(next.animals, s.animals(), s.animals_gone());
   std::erase_if(next.players, [this](const wire::PlayerPoseRec& r) { return r.id() == playerId.value; });
@@ -476,7 +473,7 @@ void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
   }
 
   // Own: reconcile against the server's state for the input it acknowledged.
-  const sim::PlayerState& server = snap.own;
+  const sim::PlayerState& server = *own;
   if (server.lastInput > lastInputSent) return fail("Snapshot acknowledges input " + std::to_string(server.lastInput) +
                                                     " never sent (newest " + std::to_string(lastInputSent) + ")");
   const Clock::time_point reconcileAt = Clock::now();

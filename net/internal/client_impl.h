@@ -31,6 +31,7 @@
 
 #include "net/client_connection.h"
 #include "net/enet_support.h"
+#include "net/own_ring.h"
 #include "net/internal/client_clock.h"
 #include "net/internal/mirror_stream.h"
 #include "net/protocol.h"
@@ -58,7 +59,6 @@ struct SnapEntry {
   std::uint64_t tick = 0;
   std::vector<wire::PlayerPoseRec> players;  // sorted by id
   std::vector<wire::AnimalRec> animals;      // sorted by id
-  sim::PlayerState own;                      // the server's own player, last_input = own_input
 };
 
 /// An action the server has not answered yet: it goes again in every Inputs.
@@ -130,6 +130,7 @@ struct ClientConnection::Impl {
   std::unordered_set<std::uint64_t> droppedCells;  // cellKey: dropped, not sent whole since
 
   std::array<internal::SnapEntry, kSnapshotRing> ring;
+  OwnRing ownRing;  // the own player by snapshot
   std::uint32_t newestSnapshot = 0;
   internal::SnapEntry scratchSnap;
 
