@@ -146,7 +146,7 @@ void ClientConnection::Impl::service(double now, int timeoutMs) {
   nowMs = now;
   ENetEvent ev;
   int wait = timeoutMs;
-  capRetransmitBackoff(host);
+  capRetransmitBackoff(host, [this](const ENetPeer&) { return phase != ClientPhase::Playing; });
   while (enet_host_service(host, &ev, static_cast<enet_uint32>(wait > 0 ? wait : 0)) > 0) {
     wait = 0;
     switch (ev.type) {
@@ -185,7 +185,7 @@ void ClientConnection::Impl::service(double now, int timeoutMs) {
     sendColumnHashes();
     dropFarCells();
   }
-  capRetransmitBackoff(host);
+  capRetransmitBackoff(host, [this](const ENetPeer&) { return phase != ClientPhase::Playing; });
   enet_host_flush(host);
   stats.bytesIn += host->totalReceivedData;
   stats.bytesOut += host->totalSentData;

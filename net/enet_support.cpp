@@ -4,6 +4,8 @@
 #include <chrono>
 #include <mutex>
 
+#include <enet/time.h>
+
 #include "net/protocol.h"
 
 namespace loam::net {
@@ -45,18 +47,31 @@ void enlargeSocketBuffers(ENetHost* host) noexcept {
   enet_socket_set_option(host->socket, ENET_SOCKOPT_SNDBUF, kBytes);
 }
 
-void capRetransmitBackoff(ENetHost* host) noexcept {
-  for (std::size_t i = 0; i < host->peerCount; ++i) {
-    ENetPeer& peer = host->peers[i];
-    if (peer.state != ENET_PEER_STATE_CONNECTED && peer.state != ENET_PEER_STATE_DISCONNECT_LATER) continue;
-    const enet_uint32 cap =
-        std::clamp<enet_uint32>(2 * peer.roundTripTime + 4 * peer.roundTripTimeVariance, 200, 2000);
-    for (ENetListIterator it = enet_list_begin(&peer.sentReliableCommands);
-         it != enet_list_end(&peer.sentReliableCommands); it = enet_list_next(it)) {
-      auto* command = reinterpret_cast<ENetOutgoingCommand*>(it);
-      if (command->roundTripTimeout > cap) command->roundTripTimeout = cap;
-    }
+void capRetransmitTimeouts(ENetPeer& peer, bool joining) noexcept {
+  enet_uint32 cap = 0;
+  switch (peer.state) {
+    case ENET_PEER_STATE_CONNECTING:
+    case ENET_PEER_STATE_ACKNOWLEDGING_CONNECT:
+    case ENET_PEER_STATE_CONNECTION_PENDING:
+    case ENET_PEER_STATE_CONNECTION_SUCCEEDED: cap = 250; break;
+    case ENET_PEER_STATE_CONNECTED:
+    case ENET_PEER_STATE_DISCONNECT_LATER:
+      cap = joining ? std::clamp<enet_uint32>(peer.roundTripTime + peer.roundTripTime / 4, 100, 2000)
+                    : std::clamp<enet_uint32>(2 * peer.roundTripTime + 4 * peer.roundTripTimeVariance, 200, 2000);
+      break;
+    default: return;
   }
+  bool any = false;
+  enet_uint32 next = 0;
+  for (ENetListIterator it = enet_list_begin(&peer.sentReliableCommands);
+       it != enet_list_end(&peer.sentReliableCommands); it = enet_list_next(it)) {
+    auto* command = reinterpret_cast<ENetOutgoingCommand*>(it);
+    if (command->roundTripTimeout > cap) command->roundTripTimeout = cap;
+    const enet_uint32 due = command->sentTime + command->roundTripTimeout;
+    if (!any || ENET_TIME_LESS(due, next)) next = due;
+    any = true;
+  }
+  if (any && ENET_TIME_LESS(next, peer.nextTimeout)) peer.nextTimeout = next;
 }
 
 void disconnectPeers(ENetHost* host, std::span<ENetPeer*> peers, int waitMs) noexcept {

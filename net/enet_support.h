@@ -56,11 +56,31 @@ void enlargeSocketBuffers(ENetHost* host) noexcept;
 /// ENet doubles a reliable command's retransmission timeout on every loss, without
 /// bound: at 20% loss each way a command lost 7 times in a row (every few seconds at
 /// 60 commands per second) would wait over a minute and stall the ordered channel
-/// behind it. This caps the timeout of every command in flight at about two round
-/// trips (200 ms..2 s), so loss costs resends, not stalls. Call before servicing, at
-/// least once per tick (a timeout doubles at most once between calls then). Cost: one
-/// pass over every peer's commands in flight.
-void capRetransmitBackoff(ENetHost* host) noexcept;
+/// behind it. This caps the timeout of every command `peer` has in flight, so loss costs
+/// resends, not stalls:
+/// - while ENet's own handshake runs (round trip unknown): 250 ms; its commands are a
+///   few dozen bytes, and a lost CONNECT otherwise waits 0.5, then 1, then 2 s;
+/// - while the player is joining (`joining`): 1.25 round trips (100 ms..2 s). ENet's
+///   first round-trip sample sets the variance to half the round trip, so a lost Hello
+///   or Welcome would wait three round trips; the join is a handful of messages, each
+///   of which the player waits for;
+/// - afterwards: about two round trips (200 ms..2 s).
+/// It also brings forward the peer's next retransmission check, which ENet set from
+/// the uncapped timeout. Call before servicing, at least once per tick (a timeout
+/// doubles at most once between calls then). Cost: one pass over the commands in flight.
+void capRetransmitTimeouts(ENetPeer& peer, bool joining) noexcept;
+
+/// capRetransmitTimeouts for every peer of `host`; `joining(ENetPeer&)` says which
+/// players are still joining.
+template <class Joining>
+void capRetransmitBackoff(ENetHost* host, Joining&& joining) noexcept {
+  for (std::size_t i = 0; i < host->peerCount; ++i) capRetransmitTimeouts(host->peers[i], joining(host->peers[i]));
+}
+
+/// The same for a host whose peers are never treated as joining (the bots).
+inline void capRetransmitBackoff(ENetHost* host) noexcept {
+  capRetransmitBackoff(host, [](const ENetPeer&) { return false; });
+}
 
 /// Ends the connections of `peers` (one host's; null entries are skipped) as politely as
 /// the wait allows: asks each to disconnect, then services `host` until every one has

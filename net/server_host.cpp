@@ -97,7 +97,10 @@ struct ServerHost::Impl {
   /// every tick() does it; waitForInput() does it only when no tick has for a period
   /// (a stalled loop, a caller that only pumps), so peers never back off uncapped.
   void capBackoff(Clock::time_point now) {
-    capRetransmitBackoff(core.host);
+    capRetransmitBackoff(core.host, [this](ENetPeer& peer) {
+      const Session* s = core.sessionOf(&peer);
+      return s && (s->phase != Phase::Playing || s->joinStreaming);
+    });
     lastBackoffCap = now;
   }
 
