@@ -19,7 +19,40 @@ constexpr std::size_t kMaxSnapshotRecordBytes = 16 * 1024;   ///< entity records
 
 std::uint64_t hashBytes(const void* p, std::size_t n) noexcept { return XXH3_64bits(p, n); }
 
+constexpr int kGridCellShift = 19;  ///< 2^19 units = 25.6 m
+
+std::int64_t gridCell(std::int64_t units) noexcept { return units >> kGridCellShift; }  // floor
+
+std::uint64_t gridKey(std::int64_t cx, std::int64_t cz) noexcept {
+  const auto offset = [](std::int64_t c) { return static_cast<std::uint64_t>(c + (std::int64_t{1} << 31)); };
+  return offset(cz) << 32 | offset(cx);
+}
+
 }  // namespace
+
+void NearbyGrid::build(const std::vector<sim::Vec3i>& positions) {
+  items_.resize(positions.size());
+  for (std::uint32_t i = 0; i < positions.size(); ++i) {
+    items_[i] = {gridKey(gridCell(positions[i].x), gridCell(positions[i].z)), i};
+  }
+  std::sort(items_.begin(), items_.end(),
+            [](const Item& a, const Item& b) { return a.cell != b.cell ? a.cell < b.cell : a.index < b.index; });
+}
+
+void NearbyGrid::query(sim::Vec3i centre, std::int64_t radius, std::vector<std::uint32_t>& out) const {
+  out.clear();
+  const std::int64_t x0 = gridCell(centre.x - radius), x1 = gridCell(centre.x + radius);
+  const std::int64_t z0 = gridCell(centre.z - radius), z1 = gridCell(centre.z + radius);
+  const auto byCell = [](const Item& a, std::uint64_t cell) { return a.cell < cell; };
+  for (std::int64_t z = z0; z <= z1; ++z) {
+    const std::uint64_t last = gridKey(x1, z);
+    for (auto it = std::lower_bound(items_.begin(), items_.end(), gridKey(x0, z), byCell);
+         it != items_.end() && it->cell <= last; ++it) {
+      out.push_back(it->index);
+    }
+  }
+  std::sort(out.begin(), out.end());
+}
 
 bool Snapshots::isMovementSound(const sim::Event& e) noexcept {
   const auto byPlayer = [](const sim::Actor& a) { return a.kind == sim::Actor::Kind::Player; };
@@ -43,6 +76,9 @@ void Snapshots::gather() {
     e.rec = poseToWire(p.id, p.motion);
     e.hash = hashBytes(&e.rec, sizeof e.rec);
   }
+  positions_.clear();
+  for (const PlayerEntry& e : players_) positions_.push_back(e.pos);
+  playerGrid_.build(positions_);
   const auto& list = core_.state.animals.animals;
   animals_.resize(list.size());
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -52,6 +88,9 @@ void Snapshots::gather() {
     e.rec = toWire(list[i]);
     e.hash = hashBytes(&e.rec, sizeof e.rec);
   }
+  positions_.clear();
+  for (const AnimalEntry& e : animals_) positions_.push_back(e.pos);
+  animalGrid_.build(positions_);
 }
 
 /// Marks view entries against a baseline list (both sorted by id) and collects
@@ -129,11 +168,15 @@ void Snapshots::send(Session& s, const sim::Player& own) {
   const std::int64_t enter2 = squaredUnits(ic.animalEnterMetres);
   const std::int64_t leave2 = squaredUnits(ic.animalLeaveMetres);
 
-  // Players: every other player, the nearest kMaxPlayersInView of them.
+  // Players: the others within the peer's reach (beyond the terrain it holds an avatar
+  // would stand on nothing), the nearest kMaxPlayersInView of them.
+  const std::int64_t reach2 = squaredUnits(s.reachMetres);
   playerView_.clear();
-  for (std::uint32_t i = 0; i < players_.size(); ++i) {
+  playerGrid_.query(own.motion.position, static_cast<std::int64_t>(std::ceil(unitsFromMetres(s.reachMetres))), nearby_);
+  for (std::uint32_t i : nearby_) {
     if (players_[i].id == own.id.value) continue;
-    playerView_.push_back({i, -1, sim::distanceSquared(own.motion.position, players_[i].pos), false, false});
+    const std::int64_t d2 = sim::distanceSquared(own.motion.position, players_[i].pos);
+    if (d2 <= reach2) playerView_.push_back({i, -1, d2, false, false});
   }
   keepNearest(playerView_, kMaxPlayersInView);
   // In a crowd only the nearest nearPlayersMax players get the full rate.
@@ -148,7 +191,10 @@ void Snapshots::send(Session& s, const sim::Player& own) {
   animalView_.clear();
   s.animalViewNext.clear();
   std::size_t prev = 0;
-  for (std::uint32_t i = 0; i < animals_.size(); ++i) {
+  animalGrid_.query(own.motion.position,
+                    static_cast<std::int64_t>(std::ceil(unitsFromMetres(std::max(ic.animalEnterMetres, ic.animalLeaveMetres)))),
+                    nearby_);
+  for (std::uint32_t i : nearby_) {
     const std::uint32_t id = animals_[i].id;
     while (prev < s.animalView.size() && s.animalView[prev] < id) ++prev;
     const bool was = prev < s.animalView.size() && s.animalView[prev] == id;

@@ -1,6 +1,7 @@
 // Snapshots: each playing peer's unreliable view of the entities around it, every
 // InterestConfig::snapshotEvery ticks. The own player goes every time; other players
-// (nearest first, the nearest few at the full rate, the rest at farPlayerEvery) and
+// within the peer's reach (nearest first, the nearest few at the full rate, the rest at
+// farPlayerEvery) and
 // animals (with enter / leave hysteresis; within nearAnimalMetres at the full rate,
 // the rest at farPlayerEvery) go as deltas against the newest snapshot
 // the peer acknowledged (its ring of Manifests), within its byte budget; players'
@@ -22,6 +23,26 @@ namespace loam::net::host {
 struct MovementSound {
   std::uint64_t tick = 0;
   wire::EventRec rec;
+};
+
+/// Entities bucketed by 25.6 m square XZ cells, rebuilt once per tick, so that "who is
+/// near this peer" costs the entities near it, not a pass over all of them (with 600
+/// players that pass, once per peer, was the largest cost of a tick).
+class NearbyGrid {
+ public:
+  /// Buckets `positions` (index i is entity i).
+  void build(const std::vector<sim::Vec3i>& positions);
+  /// Sets `out` to the indices, ascending, of the entities in the cells that overlap
+  /// the square of half-side `radius` units around `centre` (a superset of those
+  /// within `radius`; the caller measures).
+  void query(sim::Vec3i centre, std::int64_t radius, std::vector<std::uint32_t>& out) const;
+
+ private:
+  struct Item {
+    std::uint64_t cell = 0;  ///< z cell in the high half, x cell in the low, both offset by 2^31
+    std::uint32_t index = 0;
+  };
+  std::vector<Item> items_;  ///< sorted by cell, then index
 };
 
 class Snapshots {
@@ -81,6 +102,8 @@ class Snapshots {
   std::vector<PlayerEntry> players_;
   std::vector<AnimalEntry> animals_;
   std::vector<MovementSound> sounds_;  ///< players' movement sounds of the last snapshot interval
+  NearbyGrid playerGrid_, animalGrid_;
+  std::vector<sim::Vec3i> positions_;     ///< scratch for building the grids
   // Scratch for one peer's snapshot (capacity reused).
   std::vector<ViewEntry> playerView_, animalView_;
   std::vector<Candidate> candidates_;
@@ -90,6 +113,7 @@ class Snapshots {
   std::vector<wire::AnimalRec> animalOut_;
   std::vector<wire::EventRec> soundsOut_;
   std::vector<std::uint32_t> playersGone_, animalsGone_;
+  std::vector<std::uint32_t> nearby_;  ///< a grid query's answer
 };
 
 }  // namespace loam::net::host

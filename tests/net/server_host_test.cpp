@@ -14,6 +14,7 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -801,7 +802,9 @@ bool samePose(const wire::PlayerPoseRec& a, const wire::PlayerPoseRec& b) {
 TEST_CASE("snapshots: other players as deltas against the acknowledged baseline, with loss") {
   net::EnetGuard enet;
   REQUIRE(enet.ok());
-  auto server = openServer();
+  net::ServerConfig config;
+  config.interest.cellReachMetres = 512;  // the two spawns are 400 m apart
+  auto server = openServer(config);
   flatbuffers::FlatBufferBuilder fbb;
   RawClient a(server->port());
   joinAs(*server, a, fbb, "observer", false);
@@ -848,6 +851,63 @@ TEST_CASE("snapshots: other players as deltas against the acknowledged baseline,
   CHECK(gone);
   CHECK_FALSE(mirror.missingBaseline);
   CHECK(server->stats().leaves == 1);
+}
+
+TEST_CASE("snapshots: a player beyond a peer's reach is left out, and appears when it comes within") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  net::ServerConfig config;
+  config.interest.cellReachMetres = 395;  // the two spawns are 400 m apart
+  auto server = openServer(config);
+  flatbuffers::FlatBufferBuilder fbb;
+  RawClient a(server->port());
+  joinAs(*server, a, fbb, "observer", false);
+  RawClient b(server->port());
+  REQUIRE(tickUntil(*server, {&a, &b}, 2000, [&] { return b.connected; }));
+  buildHello(fbb, "walker", false);
+  b.send(fbb);
+  const std::uint32_t bId = awaitWelcome(*server, b);
+  const sim::Player* ap = nullptr;
+  for (const sim::Player& p : server->state().players) {
+    if (p.id.value != bId) ap = &p;
+  }
+  REQUIRE(ap != nullptr);
+  const auto distance = [&] {
+    const sim::Player* bp = server->state().findPlayer(sim::PlayerId{bId});
+    REQUIRE(bp != nullptr);
+    return std::sqrt(double(sim::distanceSquared(ap->motion.position, bp->motion.position))) / sim::kUnitsPerMetre;
+  };
+  REQUIRE(distance() > 396);
+
+  SnapshotMirror mirror;
+  bool everSeen = false;
+  const auto observe = [&] {
+    for (auto& m : a.take(wire::ServerBody::Snapshot)) mirror.apply(*parseServerMessage(m)->body_as_Snapshot());
+    buildInputs(fbb, {}, mirror.newest);
+    a.send(fbb, net::kChannelUnreliable);
+    everSeen = everSeen || (mirror.newest != 0 && mirror.latest().count(bId) != 0);
+  };
+  // Standing 400 m away: 60 ticks of snapshots (far players go every 6th) without it.
+  Walker walker;
+  walker.client = &b;
+  tickUntil(*server, {&a, &b}, 60, [&] {
+    observe();
+    return false;
+  });
+  CHECK(mirror.received > 20);
+  CHECK_FALSE(everSeen);
+  // Running toward the observer: it appears once within 395 m.
+  walker.buttons = sim::kButtonRun;
+  double seenAt = 0;
+  const bool seen = tickUntil(*server, {&a, &b}, 2000, [&] {
+    walker.step(fbb);
+    observe();
+    if (everSeen) seenAt = distance();
+    return everSeen;
+  });
+  CHECK(seen);
+  CHECK(seenAt <= 395);
+  CHECK(seenAt > 390);  // within a few snapshots of crossing
 }
 
 TEST_CASE("CellState: water out of reach waits, arrives in full when the player comes near, then incrementally") {
