@@ -73,10 +73,12 @@ int main(int argc, char** argv) {
               "  \"tick_ms_while_burning\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f},\n"
               "  \"sim_step_ms\": {\"mean\": %.3f, \"p99\": %.3f},\n  \"send_ms\": {\"mean\": %.3f, \"p99\": %.3f},\n"
               "  \"kb_per_s_per_player_by_type\": {%s},\n"
+              "  \"stream_resent_kb_per_s_per_player\": %.0f,\n"
               "  \"overruns\": %" PRIu64 ",\n  \"holds_60hz\": %s\n}\n",
               pinned ? "true" : "false", st.players, seconds, maxBurning, static_cast<double>(edits) / seconds, all.mean,
               all.p50, all.p99, all.max, burning.mean, burning.p50, burning.p99, burning.max, step.mean, step.p99, send.mean,
-              send.p99, byType.c_str(), pacer.overruns(),
+              send.p99, byType.c_str(),
+              static_cast<double>(st.streamResentBytes) / 1024 / seconds / std::max(1u, st.players), pacer.overruns(),
               burning.p99 <= 16.7 && pacer.overruns() == 0 ? "true" : "false");
   return 0;
 }

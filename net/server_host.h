@@ -119,6 +119,7 @@ struct ServerCounters {
   std::uint64_t inputsOverRate = 0;        ///< dropped by the input bucket: sent faster than the tick rate
   std::uint64_t budgetDeferred = 0;        ///< records held back by per-client budgets
   std::uint64_t waterRecordsLeftOut = 0;   ///< water records not sent: the amount was the last flush's
+  std::uint64_t streamResentBytes = 0;     ///< ordered-stream item bytes sent again (copies and resends)
   std::uint64_t illegalTransitions = 0;    ///< session phase changes the state machine forbids (server bugs)
   /// Generated columns clients reported (ColumnHashes), by what the check found:
   std::uint64_t columnsChecked = 0;        ///< equal to the server's

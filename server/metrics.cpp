@@ -253,6 +253,8 @@ std::string formatPrometheus(const OpsIdentity& id, const OpsSnapshot& s, const 
   w.counter("loam_budget_deferred_total", "Records held back by per-client byte budgets.", s.host.budgetDeferred);
   w.counter("loam_water_records_left_out_total", "Water records not sent: the amount was the previous flush's.",
             s.host.waterRecordsLeftOut);
+  w.counter("loam_stream_resent_bytes_total", "Ordered-stream item bytes sent again: copies by loss and resends.",
+            s.host.streamResentBytes);
   w.counter("loam_illegal_transitions_total", "Session phase changes the state machine refused (server bugs).",
             s.host.illegalTransitions);
   w.counter("loam_columns_checked_total", "Generated columns clients reported that equal the server's.",

@@ -146,6 +146,7 @@ void StreamSender::send() {
       items_.push_back(wire::CreateStreamItem(fbb, e.sequence, e.fullState, message));
       itemBytes_.push_back(e.message ? e.message->size() : 0);
       itemTypes_.push_back(e.type);
+      if (e.sends > 0) core_.stats.streamResentBytes += itemBytes_.back();
       bytes += size;
       e.sentTick = T;
       ++e.sends;

@@ -258,6 +258,7 @@ TEST_CASE("the ordered stream resends what is not acknowledged, stops once it is
   REQUIRE(itemsSilent > 0);
   MESSAGE("without acknowledgements: " << itemsSilent << " items, " << resendsSilent << " resends");
   CHECK(resendsSilent > 3 * itemsSilent);
+  CHECK(server->stats().streamResentBytes > 0);  // counted, for the metrics and the benches
   // Acknowledged every fourth tick (the ticks run faster than real time, and the
   // message rate limit is real time): an item is sent a few times more at most.
   c.streamResends = 0;
