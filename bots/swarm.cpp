@@ -233,6 +233,11 @@ void Swarm::service(double nowMs, bool tick) {
   }
 }
 
+void Swarm::waitForData(int timeoutMs) {
+  enet_uint32 condition = ENET_SOCKET_WAIT_RECEIVE;
+  enet_socket_wait(host_->socket, &condition, static_cast<enet_uint32>(std::max(timeoutMs, 0)));
+}
+
 void Swarm::disconnect(int waitMs) {
   std::vector<ENetPeer*> peers;
   peers.reserve(bots_.size());

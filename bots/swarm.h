@@ -81,6 +81,10 @@ class Swarm {
   /// bot, then flushes. Progress lines go to stderr.
   void service(double nowMs, bool tick);
 
+  /// Blocks until a datagram arrives or timeoutMs passes (between ticks: what arrives
+  /// is taken at once instead of piling up in the socket for a tick).
+  void waitForData(int timeoutMs);
+
   /// Disconnects every bot (flushes, waits up to waitMs for acknowledgements).
   void disconnect(int waitMs);
 
