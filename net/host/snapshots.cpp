@@ -172,7 +172,8 @@ void Snapshots::send(Session& s, const sim::Player& own) {
   // would stand on nothing), the nearest kMaxPlayersInView of them.
   const std::int64_t reach2 = squaredUnits(s.reachMetres);
   playerView_.clear();
-  playerGrid_.query(own.motion.position, static_cast<std::int64_t>(std::ceil(unitsFromMetres(s.reachMetres))), nearby_);
+  const auto radius = [](double metres) { return static_cast<std::int64_t>(std::ceil(unitsFromMetres(metres))); };
+  playerGrid_.query(own.motion.position, radius(s.reachMetres), nearby_);
   for (std::uint32_t i : nearby_) {
     if (players_[i].id == own.id.value) continue;
     const std::int64_t d2 = sim::distanceSquared(own.motion.position, players_[i].pos);
@@ -191,9 +192,7 @@ void Snapshots::send(Session& s, const sim::Player& own) {
   animalView_.clear();
   s.animalViewNext.clear();
   std::size_t prev = 0;
-  animalGrid_.query(own.motion.position,
-                    static_cast<std::int64_t>(std::ceil(unitsFromMetres(std::max(ic.animalEnterMetres, ic.animalLeaveMetres)))),
-                    nearby_);
+  animalGrid_.query(own.motion.position, radius(std::max(ic.animalEnterMetres, ic.animalLeaveMetres)), nearby_);
   for (std::uint32_t i : nearby_) {
     const std::uint32_t id = animals_[i].id;
     while (prev < s.animalView.size() && s.animalView[prev] < id) ++prev;
