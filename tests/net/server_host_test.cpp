@@ -798,6 +798,17 @@ bool samePose(const wire::PlayerPoseRec& a, const wire::PlayerPoseRec& b) {
          a.flags() == b.flags();
 }
 
+/// Joins an observer (a), then a walker (b): on flat they spawn 400 m apart. Returns
+/// the walker's player id.
+std::uint32_t joinObserverAndWalker(net::ServerHost& server, RawClient& a, RawClient& b,
+                                    flatbuffers::FlatBufferBuilder& fbb) {
+  joinAs(server, a, fbb, "observer", false);
+  REQUIRE(tickUntil(server, {&a, &b}, 2000, [&] { return b.connected; }));
+  buildHello(fbb, "walker", false);
+  b.send(fbb);
+  return awaitWelcome(server, b);
+}
+
 }  // namespace
 
 TEST_CASE("snapshots: other players as deltas against the acknowledged baseline, with loss") {
@@ -807,13 +818,8 @@ TEST_CASE("snapshots: other players as deltas against the acknowledged baseline,
   config.interest.cellReachMetres = 512;  // the two spawns are 400 m apart
   auto server = openServer(config);
   flatbuffers::FlatBufferBuilder fbb;
-  RawClient a(server->port());
-  joinAs(*server, a, fbb, "observer", false);
-  RawClient b(server->port());
-  REQUIRE(tickUntil(*server, {&a, &b}, 2000, [&] { return b.connected; }));
-  buildHello(fbb, "walker", false);
-  b.send(fbb);
-  const std::uint32_t bId = awaitWelcome(*server, b);
+  RawClient a(server->port()), b(server->port());
+  const std::uint32_t bId = joinObserverAndWalker(*server, a, b, fbb);
 
   SnapshotMirror mirror;
   mirror.lossEvery = 3;
@@ -861,13 +867,8 @@ TEST_CASE("snapshots: a player beyond a peer's reach is left out, and appears wh
   config.interest.cellReachMetres = 395;  // the two spawns are 400 m apart
   auto server = openServer(config);
   flatbuffers::FlatBufferBuilder fbb;
-  RawClient a(server->port());
-  joinAs(*server, a, fbb, "observer", false);
-  RawClient b(server->port());
-  REQUIRE(tickUntil(*server, {&a, &b}, 2000, [&] { return b.connected; }));
-  buildHello(fbb, "walker", false);
-  b.send(fbb);
-  const std::uint32_t bId = awaitWelcome(*server, b);
+  RawClient a(server->port()), b(server->port());
+  const std::uint32_t bId = joinObserverAndWalker(*server, a, b, fbb);
   const sim::Player* ap = nullptr;
   for (const sim::Player& p : server->state().players) {
     if (p.id.value != bId) ap = &p;
