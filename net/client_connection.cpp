@@ -146,7 +146,8 @@ void ClientConnection::Impl::service(double now, int timeoutMs) {
   nowMs = now;
   ENetEvent ev;
   int wait = timeoutMs;
-  capRetransmitBackoff(host, [this](const ENetPeer&) { return phase != ClientPhase::Playing; });
+  const auto joining = [this](const ENetPeer&) { return phase != ClientPhase::Playing; };
+  capRetransmitBackoff(host, joining);
   while (enet_host_service(host, &ev, static_cast<enet_uint32>(wait > 0 ? wait : 0)) > 0) {
     wait = 0;
     switch (ev.type) {
@@ -185,7 +186,7 @@ void ClientConnection::Impl::service(double now, int timeoutMs) {
     sendColumnHashes();
     dropFarCells();
   }
-  capRetransmitBackoff(host, [this](const ENetPeer&) { return phase != ClientPhase::Playing; });
+  capRetransmitBackoff(host, joining);
   enet_host_flush(host);
   stats.bytesIn += host->totalReceivedData;
   stats.bytesOut += host->totalSentData;

@@ -30,11 +30,9 @@ std::uint64_t gridKey(std::int64_t cx, std::int64_t cz) noexcept {
 
 }  // namespace
 
-void NearbyGrid::build(const std::vector<sim::Vec3i>& positions) {
-  items_.resize(positions.size());
-  for (std::uint32_t i = 0; i < positions.size(); ++i) {
-    items_[i] = {gridKey(gridCell(positions[i].x), gridCell(positions[i].z)), i};
-  }
+std::uint64_t NearbyGrid::cellOf(sim::Vec3i pos) noexcept { return gridKey(gridCell(pos.x), gridCell(pos.z)); }
+
+void NearbyGrid::sortItems() {
   std::sort(items_.begin(), items_.end(),
             [](const Item& a, const Item& b) { return a.cell != b.cell ? a.cell < b.cell : a.index < b.index; });
 }
@@ -76,9 +74,7 @@ void Snapshots::gather() {
     e.rec = poseToWire(p.id, p.motion);
     e.hash = hashBytes(&e.rec, sizeof e.rec);
   }
-  positions_.clear();
-  for (const PlayerEntry& e : players_) positions_.push_back(e.pos);
-  playerGrid_.build(positions_);
+  playerGrid_.build(players_);
   const auto& list = core_.state.animals.animals;
   animals_.resize(list.size());
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -88,9 +84,7 @@ void Snapshots::gather() {
     e.rec = toWire(list[i]);
     e.hash = hashBytes(&e.rec, sizeof e.rec);
   }
-  positions_.clear();
-  for (const AnimalEntry& e : animals_) positions_.push_back(e.pos);
-  animalGrid_.build(positions_);
+  animalGrid_.build(animals_);
 }
 
 /// Marks view entries against a baseline list (both sorted by id) and collects

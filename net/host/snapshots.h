@@ -30,8 +30,13 @@ struct MovementSound {
 /// players that pass, once per peer, was the largest cost of a tick).
 class NearbyGrid {
  public:
-  /// Buckets `positions` (index i is entity i).
-  void build(const std::vector<sim::Vec3i>& positions);
+  /// Buckets `entries` (anything with a `pos`; index i is entry i).
+  template <class Entries>
+  void build(const Entries& entries) {
+    items_.resize(entries.size());
+    for (std::uint32_t i = 0; i < entries.size(); ++i) items_[i] = {cellOf(entries[i].pos), i};
+    sortItems();
+  }
   /// Sets `out` to the indices, ascending, of the entities in the cells that overlap
   /// the square of half-side `radius` units around `centre` (a superset of those
   /// within `radius`; the caller measures).
@@ -42,6 +47,8 @@ class NearbyGrid {
     std::uint64_t cell = 0;  ///< z cell in the high half, x cell in the low, both offset by 2^31
     std::uint32_t index = 0;
   };
+  static std::uint64_t cellOf(sim::Vec3i pos) noexcept;
+  void sortItems();
   std::vector<Item> items_;  ///< sorted by cell, then index
 };
 
@@ -103,7 +110,6 @@ class Snapshots {
   std::vector<AnimalEntry> animals_;
   std::vector<MovementSound> sounds_;  ///< players' movement sounds of the last snapshot interval
   NearbyGrid playerGrid_, animalGrid_;
-  std::vector<sim::Vec3i> positions_;     ///< scratch for building the grids
   // Scratch for one peer's snapshot (capacity reused).
   std::vector<ViewEntry> playerView_, animalView_;
   std::vector<Candidate> candidates_;

@@ -791,6 +791,14 @@ struct SnapshotMirror {
     newest = std::max(newest, s.sequence());
   }
   const std::map<std::uint32_t, wire::PlayerPoseRec>& latest() const { return ring.at(newest); }
+  /// True when the newest view holds player `id`.
+  bool sees(std::uint32_t id) const { return newest != 0 && latest().count(id) != 0; }
+  /// Applies what reached `observer` and acknowledges the newest (inputs: none).
+  void observe(RawClient& observer, flatbuffers::FlatBufferBuilder& fbb) {
+    for (auto& m : observer.take(wire::ServerBody::Snapshot)) apply(*parseServerMessage(m)->body_as_Snapshot());
+    buildInputs(fbb, {}, newest);
+    observer.send(fbb, net::kChannelUnreliable);
+  }
 };
 
 bool samePose(const wire::PlayerPoseRec& a, const wire::PlayerPoseRec& b) {
@@ -827,11 +835,7 @@ TEST_CASE("snapshots: other players as deltas against the acknowledged baseline,
   walker.client = &b;
   walker.maxSeq = 150;
   walker.buttons = sim::kButtonRun;
-  const auto observe = [&] {
-    for (auto& m : a.take(wire::ServerBody::Snapshot)) mirror.apply(*parseServerMessage(m)->body_as_Snapshot());
-    buildInputs(fbb, {}, mirror.newest);  // acknowledgement only
-    a.send(fbb, net::kChannelUnreliable);
-  };
+  const auto observe = [&] { mirror.observe(a, fbb); };
   // The walker moves and stops; the observer's rebuilt view must end exactly on
   // the server's pose of the walker (far players arrive every 6th snapshot).
   const bool converged = tickUntil(*server, {&a, &b}, 1500, [&] {
@@ -853,7 +857,7 @@ TEST_CASE("snapshots: other players as deltas against the acknowledged baseline,
   b.disconnect();
   const bool gone = tickUntil(*server, {&a, &b}, 1500, [&] {
     observe();
-    return mirror.newest != 0 && mirror.latest().count(bId) == 0 && b.disconnected;
+    return mirror.newest != 0 && !mirror.sees(bId) && b.disconnected;
   });
   CHECK(gone);
   CHECK_FALSE(mirror.missingBaseline);
@@ -869,25 +873,19 @@ TEST_CASE("snapshots: a player beyond a peer's reach is left out, and appears wh
   flatbuffers::FlatBufferBuilder fbb;
   RawClient a(server->port()), b(server->port());
   const std::uint32_t bId = joinObserverAndWalker(*server, a, b, fbb);
-  const sim::Player* ap = nullptr;
-  for (const sim::Player& p : server->state().players) {
-    if (p.id.value != bId) ap = &p;
-  }
-  REQUIRE(ap != nullptr);
   const auto distance = [&] {
-    const sim::Player* bp = server->state().findPlayer(sim::PlayerId{bId});
-    REQUIRE(bp != nullptr);
-    return std::sqrt(double(sim::distanceSquared(ap->motion.position, bp->motion.position))) / sim::kUnitsPerMetre;
+    const auto& players = server->state().players;
+    REQUIRE(players.size() == 2);
+    return std::sqrt(double(sim::distanceSquared(players[0].motion.position, players[1].motion.position))) /
+           sim::kUnitsPerMetre;
   };
   REQUIRE(distance() > 396);
 
   SnapshotMirror mirror;
   bool everSeen = false;
   const auto observe = [&] {
-    for (auto& m : a.take(wire::ServerBody::Snapshot)) mirror.apply(*parseServerMessage(m)->body_as_Snapshot());
-    buildInputs(fbb, {}, mirror.newest);
-    a.send(fbb, net::kChannelUnreliable);
-    everSeen = everSeen || (mirror.newest != 0 && mirror.latest().count(bId) != 0);
+    mirror.observe(a, fbb);
+    everSeen = everSeen || mirror.sees(bId);
   };
   // Standing 400 m away: 60 ticks of snapshots (far players go every 6th) without it.
   Walker walker;
