@@ -18,8 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   net::encodeEdits(edits, again);
   std::vector<sim::EditRecord> back;
   if (!net::decodeEdits(again, back, kMaxRecords) || back.size() != edits.size()) std::abort();
-  // Applying them to a mirror world is what the client does next.
-  sim::BrickStore world = fuzz::baseState().world;
-  sim::applyEdits(world, edits);
+  // Applying them to a mirror is what the client does next (sweeps included).
+  sim::SimState mirror = fuzz::baseState();
+  sim::applyEdits(mirror, edits);
   return 0;
 }

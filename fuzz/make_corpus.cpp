@@ -17,6 +17,7 @@
 
 #include "fuzz/fuzz_support.h"
 #include "net/edit_codec.h"
+#include "sim/step/mirror.h"
 #include "net/protocol.h"
 #include "net/water_codec.h"
 #include "net/wire.h"
@@ -132,7 +133,8 @@ void clientMessages(const std::vector<sim::PlayerInput>& inputs, const std::vect
 Bytes stepBatch(const sim::StepOutput& out, std::uint64_t cellHash) {
   flatbuffers::FlatBufferBuilder fbb;
   // One group per cell, as the server routes them.
-  std::vector<sim::EditRecord> sorted(out.edits.begin(), out.edits.end());
+  std::vector<sim::EditRecord> sorted;
+  sim::followerEdits(out, sorted);
   std::stable_sort(sorted.begin(), sorted.end(), [](const sim::EditRecord& a, const sim::EditRecord& b) {
     return sim::cellOf(sim::editBrick(a)) < sim::cellOf(sim::editBrick(b));
   });
@@ -368,10 +370,13 @@ int main(int argc, char** argv) {
 
   // Edit logs as StepBatches carry them.
   int logs = 0;
+  std::vector<sim::EditRecord> follower;
   for (const sim::StepOutput& out : outputs) {
-    if (out.edits.empty() || logs >= 4) continue;
+    // Four logs, one of them with a fire's sweeps.
+    if (out.edits.empty() || logs >= 4 || (logs == 3 && out.sweeps.empty())) continue;
     Bytes edits;
-    net::encodeEdits(out.edits, edits);
+    sim::followerEdits(out, follower);
+    net::encodeEdits(follower, edits);
     write("edit_codec", "edits_" + std::to_string(logs++), edits);
   }
 

@@ -7,7 +7,11 @@
 // opens a new one at the end of the group list (also when the open one is full at
 // 512 entries). Groups are written in order of opening and a group's entries in log
 // order, so a brick's groups appear in the same order as the runs of its edits
-// between fills, and within a run the order is the log's.
+// between fills, and within a run the order is the log's. A sweep is a group of its
+// own like a fill; it reads its brick and the voxels just under it (the ground a
+// burnt grass voxel leaves ash on), so it closes the open group of the brick below
+// too: what the log wrote there before the sweep stays before it, what it wrote
+// after comes after.
 #include "net/edit_codec.h"
 
 #include <zstd.h>
@@ -23,15 +27,17 @@ namespace {
 constexpr std::uint8_t kFlagZstd = 1u << 0;
 constexpr std::uint8_t kGroupVoxels = 0;
 constexpr std::uint8_t kGroupFill = 1;
+constexpr std::uint8_t kGroupSweep = 2;
 constexpr std::size_t kMaxGroupEntries = sim::kBrickVoxels;  // u16 count, 1..512
 // Level 1: the encoder runs every step on the server thread, and level 3 was no
 // smaller on forest-fire logs (2.60 vs 2.58 bytes per edit; edit_codec_test prints it).
 constexpr int kZstdLevel = 1;
 // Below this the zstd frame header (about 10 bytes) rarely pays for itself.
 constexpr std::size_t kMinCompressBytes = 64;
-// Largest encoding of one record: a voxel group holding it alone (header 13 + count
-// 2 + entry 3). Fills take 14. Bounds the decompressed size for maxRecords records.
-constexpr std::size_t kMaxBytesPerRecord = 18;
+// Largest encoding of one record: a voxel group holding it alone (kind 1 + brick
+// 15 + count 1 + entry 3), or a sweep (1 + 15 + 2 + 2). Fills take 17. Bounds the
+// decompressed size for maxRecords records.
+constexpr std::size_t kMaxBytesPerRecord = 20;
 // Brick coordinates whose voxel coordinates (brick * 8 + 7) fit in int32.
 constexpr std::int32_t kMaxBrickCoord = std::numeric_limits<std::int32_t>::max() >> sim::kBrickShift;
 constexpr std::int32_t kMinBrickCoord = std::numeric_limits<std::int32_t>::min() >> sim::kBrickShift;
@@ -48,6 +54,7 @@ struct Group {
   sim::BrickCoord brick;
   std::uint8_t kind = kGroupVoxels;
   std::uint8_t material = 0;     // fills
+  std::uint16_t from = 0, to = 0;  // sweeps
   std::uint32_t count = 0;       // voxel entries
   std::uint32_t first = 0;       // offset of its entries in the sorted entry list
 };
@@ -77,9 +84,18 @@ void putU16(std::vector<std::uint8_t>& out, std::uint16_t v) {
   out.push_back(static_cast<std::uint8_t>(v));
   out.push_back(static_cast<std::uint8_t>(v >> 8));
 }
-void putI32(std::vector<std::uint8_t>& out, std::int32_t v) {
-  const auto u = static_cast<std::uint32_t>(v);
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(u >> (8 * i)));
+void putVarint(std::vector<std::uint8_t>& out, std::uint32_t v) {
+  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<std::uint8_t>(v | 0x80));
+  out.push_back(static_cast<std::uint8_t>(v));
+}
+// Zigzag of b - a in 32-bit wrapping arithmetic (any two coordinates fit 5 bytes).
+std::uint32_t zigzagDelta(std::int32_t a, std::int32_t b) {
+  const auto d = static_cast<std::int32_t>(static_cast<std::uint32_t>(b) - static_cast<std::uint32_t>(a));
+  return (static_cast<std::uint32_t>(d) << 1) ^ static_cast<std::uint32_t>(d >> 31);
+}
+std::int32_t unzigzagAdd(std::int32_t a, std::uint32_t z) {
+  const std::uint32_t d = (z >> 1) ^ (0u - (z & 1u));
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + d);
 }
 
 // Bounds-checked little-endian reader over a byte span.
@@ -99,13 +115,17 @@ class Reader {
     pos_ += 2;
     return true;
   }
-  bool i32(std::int32_t& v) {
-    if (b_.size() - pos_ < 4) return false;
-    std::uint32_t u = 0;
-    for (int i = 0; i < 4; ++i) u |= std::uint32_t{b_[pos_ + static_cast<std::size_t>(i)]} << (8 * i);
-    v = static_cast<std::int32_t>(u);
-    pos_ += 4;
-    return true;
+  // At most 5 bytes, and the fifth carries at most 4 bits.
+  bool varint(std::uint32_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 35; shift += 7) {
+      std::uint8_t byte = 0;
+      if (!u8(byte)) return false;
+      if (shift == 28 && byte > 0x0f) return false;
+      v |= std::uint32_t{byte & 0x7fu} << shift;
+      if (!(byte & 0x80)) return true;
+    }
+    return false;
   }
 
  private:
@@ -126,21 +146,28 @@ void buildGroups(std::span<const sim::EditRecord> edits, Scratch& s) {
   const std::size_t mask = slots - 1;
   for (std::size_t i = 0; i < edits.size(); ++i) {
     const sim::EditRecord& e = edits[i];
-    const bool fill = e.kind == sim::EditRecord::Kind::BrickFill;
-    const sim::BrickCoord b = fill ? sim::BrickCoord{e.x, e.y, e.z} : sim::brickOf(sim::VoxelCoord{e.x, e.y, e.z});
+    const sim::BrickCoord b = sim::editBrick(e);
     std::size_t slot = brickHash(b) & mask;
     while (s.slots[slot].used && s.slots[slot].brick != b) slot = (slot + 1) & mask;
     s.slots[slot].used = true;
     s.slots[slot].brick = b;
     std::uint32_t& open = s.slots[slot].open;
-    if (fill) {
+    if (e.kind != sim::EditRecord::Kind::Voxel) {
       Group g;
       g.brick = b;
-      g.kind = kGroupFill;
+      g.kind = e.kind == sim::EditRecord::Kind::BrickFill ? kGroupFill : kGroupSweep;
       g.material = e.after;
+      g.from = e.from;
+      g.to = e.to;
       s.groups.push_back(g);
-      s.groupOf[i] = kNoGroup;  // fills have no entries
-      open = kNoGroup;          // later voxel edits of this brick must come after the fill
+      s.groupOf[i] = kNoGroup;  // fills and sweeps have no entries
+      open = kNoGroup;          // later voxel edits of this brick must come after it
+      if (g.kind == kGroupSweep) {
+        const sim::BrickCoord below{b.x, b.y - 1, b.z};
+        std::size_t at = brickHash(below) & mask;
+        while (s.slots[at].used && s.slots[at].brick != below) at = (at + 1) & mask;
+        if (s.slots[at].used) s.slots[at].open = kNoGroup;
+      }
       continue;
     }
     if (open == kNoGroup || s.groups[open].count == kMaxGroupEntries) {
@@ -175,16 +202,23 @@ void encodeEdits(std::span<const sim::EditRecord> edits, std::vector<std::uint8_
   buildGroups(edits, s);
   std::vector<std::uint8_t>& raw = s.bytes;
   raw.clear();
+  sim::BrickCoord prev{0, 0, 0};
   for (const Group& g : s.groups) {
-    putI32(raw, g.brick.x);
-    putI32(raw, g.brick.y);
-    putI32(raw, g.brick.z);
     putU8(raw, g.kind);
+    putVarint(raw, zigzagDelta(prev.x, g.brick.x));
+    putVarint(raw, zigzagDelta(prev.y, g.brick.y));
+    putVarint(raw, zigzagDelta(prev.z, g.brick.z));
+    prev = g.brick;
     if (g.kind == kGroupFill) {
       putU8(raw, g.material);
       continue;
     }
-    putU16(raw, static_cast<std::uint16_t>(g.count));
+    if (g.kind == kGroupSweep) {
+      putVarint(raw, g.from);
+      putVarint(raw, static_cast<std::uint32_t>(g.to - g.from));
+      continue;
+    }
+    putVarint(raw, g.count);
     for (std::uint32_t k = 0; k < g.count; ++k) {
       const sim::EditRecord& e = edits[s.order[g.first + k]];
       constexpr int kLocal = sim::kBrickSize - 1;
@@ -235,46 +269,59 @@ sim::Result<void> decodeEdits(std::span<const std::uint8_t> bytes, std::vector<s
   }
 
   Reader r(payload);
+  sim::BrickCoord b{0, 0, 0};
+  std::size_t budget = maxRecords;  // voxel edits left (a sweep counts its positions)
   while (!r.done()) {
     const std::size_t at = r.pos();
-    sim::BrickCoord b;
     std::uint8_t kind = 0;
-    if (!r.i32(b.x) || !r.i32(b.y) || !r.i32(b.z) || !r.u8(kind)) return fail("truncated group header", at);
-    if (kind == kGroupFill) {
-      std::uint8_t material = 0;
-      if (!r.u8(material)) return fail("truncated fill", at);
-      if (out.size() >= maxRecords) return fail("too many records", at);
-      sim::EditRecord e;
-      e.kind = sim::EditRecord::Kind::BrickFill;
-      e.x = b.x;
-      e.y = b.y;
-      e.z = b.z;
-      e.after = material;
-      out.push_back(e);
-      continue;
-    }
-    if (kind != kGroupVoxels) return fail("bad group kind", at);
+    std::uint32_t dx = 0, dy = 0, dz = 0;
+    if (!r.u8(kind) || !r.varint(dx) || !r.varint(dy) || !r.varint(dz)) return fail("truncated group header", at);
+    b = sim::BrickCoord{unzigzagAdd(b.x, dx), unzigzagAdd(b.y, dy), unzigzagAdd(b.z, dz)};
     // Voxel coordinates are brick * 8 + local: they must fit in int32.
     if (b.x < kMinBrickCoord || b.x > kMaxBrickCoord || b.y < kMinBrickCoord || b.y > kMaxBrickCoord ||
         b.z < kMinBrickCoord || b.z > kMaxBrickCoord)
       return fail("brick coordinate out of range", at);
-    std::uint16_t count = 0;
-    if (!r.u16(count)) return fail("truncated voxel count", at);
+    sim::EditRecord e;
+    e.x = b.x;
+    e.y = b.y;
+    e.z = b.z;
+    if (kind == kGroupFill) {
+      if (!r.u8(e.after)) return fail("truncated fill", at);
+      if (budget == 0) return fail("too many records", at);
+      --budget;
+      e.kind = sim::EditRecord::Kind::BrickFill;
+      out.push_back(e);
+      continue;
+    }
+    if (kind == kGroupSweep) {
+      std::uint32_t from = 0, length = 0;
+      if (!r.varint(from) || !r.varint(length)) return fail("truncated sweep", at);
+      if (from >= sim::kBrickVoxels || length == 0 || length > sim::kBrickVoxels - from)
+        return fail("bad sweep positions", at);
+      if (budget < length) return fail("too many records", at);
+      budget -= length;
+      e.kind = sim::EditRecord::Kind::Sweep;
+      e.from = static_cast<std::uint16_t>(from);
+      e.to = static_cast<std::uint16_t>(from + length);
+      out.push_back(e);
+      continue;
+    }
+    if (kind != kGroupVoxels) return fail("bad group kind", at);
+    std::uint32_t count = 0;
+    if (!r.varint(count)) return fail("truncated voxel count", at);
     if (count == 0 || count > kMaxGroupEntries) return fail("bad voxel count", at);
-    if (out.size() + count > maxRecords) return fail("too many records", at);
-    for (std::uint16_t k = 0; k < count; ++k) {
+    if (budget < count) return fail("too many records", at);
+    budget -= count;
+    e.kind = sim::EditRecord::Kind::Voxel;
+    for (std::uint32_t k = 0; k < count; ++k) {
       std::uint16_t index = 0;
-      std::uint8_t material = 0;
       const std::size_t entryAt = r.pos();
-      if (!r.u16(index) || !r.u8(material)) return fail("truncated voxel entry", entryAt);
+      if (!r.u16(index) || !r.u8(e.after)) return fail("truncated voxel entry", entryAt);
       if (index >= sim::kBrickVoxels) return fail("bad voxel index", entryAt);
-      sim::EditRecord e;
-      e.kind = sim::EditRecord::Kind::Voxel;
       const sim::VoxelCoord v = sim::voxelOfBrick(b, index);
       e.x = v.x;
       e.y = v.y;
       e.z = v.z;
-      e.after = material;
       out.push_back(e);
     }
   }

@@ -11,7 +11,7 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 11;  // 6: edits by interest (StepBatch.cells, full
+inline constexpr std::uint32_t kProtocolVersion = 12;  // 6: edits by interest (StepBatch.cells, full
                                                       // CellStates carry bricks; Hello.reach_metres)
                                                       // 7: ColumnHashes (generation checks)
                                                       // 8: Action.sequence, ActionResults (predicted edits)
@@ -19,6 +19,8 @@ inline constexpr std::uint32_t kProtocolVersion = 11;  // 6: edits by interest (
                                                       // 10: 16 actions per Inputs; stream copies by loss;
                                                       // far animals at 5 Hz; empty snapshot lists absent
                                                       // 11: CellState.water as bytes (net/water_codec.h)
+                                                      // 12: edit groups with varint brick deltas; fire
+                                                      // sweeps as records (net/edit_codec.h)
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, full cell states, actions

@@ -237,7 +237,7 @@ struct ServerHost::Impl {
   }
 
   void sendStep() {
-    cells.routeEdits(out.edits);
+    cells.routeEdits(out);
     stepBatch.send(out, cells, snapshots);
     beginJoins();
     joins.send();

@@ -8,6 +8,7 @@
 #include "net/protocol.h"
 #include "net/water_codec.h"
 #include "net/wire.h"
+#include "sim/step/mirror.h"
 #include "sim/gen/generator_version.h"
 #include "sim/systems/fire.h"
 #include "sim/systems/water.h"
@@ -66,15 +67,16 @@ std::span<const std::uint32_t> CellSync::groupsOf(std::size_t index) const noexc
                                        : std::span<const std::uint32_t>();
 }
 
-void CellSync::routeEdits(std::span<const sim::EditRecord> edits) {
+void CellSync::routeEdits(const sim::StepOutput& out) {
   const std::uint64_t T = core_.state.tick;
   sessionGroups_.resize(core_.sessions.size());
   for (std::vector<std::uint32_t>& g : sessionGroups_) g.clear();
   groupCount_ = 0;
-  if (edits.empty()) return;
+  if (out.edits.empty()) return;
   // Group by cell keeping the step's order inside each cell (edits in different
-  // cells touch different voxels, so only that order matters).
-  sortedEdits_.assign(edits.begin(), edits.end());
+  // cells touch different voxels, and a sweep reads only its own column, so only
+  // that order matters).
+  sim::followerEdits(out, sortedEdits_);
   std::stable_sort(sortedEdits_.begin(), sortedEdits_.end(), [](const sim::EditRecord& a, const sim::EditRecord& b) {
     return sim::cellOf(sim::editBrick(a)) < sim::cellOf(sim::editBrick(b));
   });

@@ -48,11 +48,11 @@ class CellSync {
   /// (kept up to date by the owner) gives the cells' hashes; it must outlive this.
   void init(const sim::WorldHashTracker& tracker);
 
-  /// The step's edits grouped by cell (ascending), each encoded once, and who gets
-  /// which: the playing peers in reach that are up to date with the cell (their
-  /// tick of it becomes this one). Call after the step and the tracker's update,
-  /// before sendIncremental.
-  void routeEdits(std::span<const sim::EditRecord> edits);
+  /// The step's follower edit log (sim::followerEdits) grouped by cell (ascending),
+  /// each encoded once, and who gets which: the playing peers in reach that are up
+  /// to date with the cell (their tick of it becomes this one). Call after the step
+  /// and the tracker's update, before sendIncremental.
+  void routeEdits(const sim::StepOutput& out);
   std::span<const EditGroup> editGroups() const noexcept { return std::span(groups_).first(groupCount_); }
   /// The groups (indices into editGroups(), ascending) session `index` gets this step.
   std::span<const std::uint32_t> groupsOf(std::size_t index) const noexcept;

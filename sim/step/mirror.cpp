@@ -6,17 +6,32 @@
 
 namespace loam::sim {
 
-void applyEdits(BrickStore& world, std::span<const EditRecord> edits) noexcept {
+void applyEdits(SimState& mirror, std::span<const EditRecord> edits) noexcept {
   for (const EditRecord& e : edits) {
     switch (e.kind) {
       case EditRecord::Kind::Voxel:
-        world.set(VoxelCoord{e.x, e.y, e.z}, e.after);
+        mirror.world.set(VoxelCoord{e.x, e.y, e.z}, e.after);
         break;
       case EditRecord::Kind::BrickFill:
-        world.fillBrick(BrickCoord{e.x, e.y, e.z}, e.after);
+        mirror.world.fillBrick(BrickCoord{e.x, e.y, e.z}, e.after);
+        break;
+      case EditRecord::Kind::Sweep:
+        expandSweep(mirror, e);
         break;
     }
   }
+}
+
+void followerEdits(const StepOutput& out, std::vector<EditRecord>& edits) {
+  edits.clear();
+  std::size_t next = 0;  // first edit not yet copied
+  for (const SweepRun& run : out.sweeps) {
+    edits.insert(edits.end(), out.edits.begin() + static_cast<std::ptrdiff_t>(next),
+                 out.edits.begin() + static_cast<std::ptrdiff_t>(run.firstEdit));
+    edits.push_back(run.sweep);
+    next = std::size_t{run.firstEdit} + run.edits;
+  }
+  edits.insert(edits.end(), out.edits.begin() + static_cast<std::ptrdiff_t>(next), out.edits.end());
 }
 
 void applyPlayerChanges(std::vector<Player>& players, std::span<const PlayerChange> changes) {
@@ -40,10 +55,11 @@ void applyPlayerChanges(std::vector<Player>& players, std::span<const PlayerChan
   }
 }
 
-StepRecords recordsOf(const StepOutput& out) noexcept {
+StepRecords recordsOf(const StepOutput& out, std::vector<EditRecord>& edits) {
+  followerEdits(out, edits);
   StepRecords r;
   r.tick = out.tick;
-  r.edits = out.edits;
+  r.edits = edits;
   r.players = out.players;
   r.water = out.water;
   r.fire = out.fire;
@@ -53,7 +69,7 @@ StepRecords recordsOf(const StepOutput& out) noexcept {
 }
 
 void applyStep(SimState& mirror, const StepRecords& step) {
-  applyEdits(mirror.world, step.edits);
+  applyEdits(mirror, step.edits);
   applyPlayerChanges(mirror.players, step.players);
   applyWaterChanges(mirror.water, mirror.world, step.water);
   applyFireChanges(mirror.fire, step.fire);
@@ -62,7 +78,10 @@ void applyStep(SimState& mirror, const StepRecords& step) {
   mirror.tick = step.tick;
 }
 
-void applyStepOutput(SimState& mirror, const StepOutput& out) { applyStep(mirror, recordsOf(out)); }
+void applyStepOutput(SimState& mirror, const StepOutput& out) {
+  std::vector<EditRecord> edits;
+  applyStep(mirror, recordsOf(out, edits));
+}
 
 void applyCellState(SimState& mirror, CellCoord cell, bool full, std::span<const WaterChange> water,
                     std::span<const FireCell> fire) {

@@ -31,8 +31,14 @@ struct StepRecords {
   const WeatherState* weather = nullptr;  ///< replicated weather after the step; null = unchanged
 };
 
-/// The records of a whole StepOutput (views into `out`).
-StepRecords recordsOf(const StepOutput& out) noexcept;
+/// The edit log a follower receives for `out` (into `edits`, cleared first):
+/// out.edits with each of out.sweeps' runs replaced by its Sweep record. Allocates
+/// as `edits` grows.
+void followerEdits(const StepOutput& out, std::vector<EditRecord>& edits);
+
+/// The records of a whole StepOutput (views into `out`, and into `edits`, which
+/// receives followerEdits(out)).
+StepRecords recordsOf(const StepOutput& out, std::vector<EditRecord>& edits);
 
 /// Applies one step to a mirror: the edits to the world (in order), the player,
 /// water, fire, animal and weather records, then the tick. Events change nothing.
@@ -42,8 +48,9 @@ void applyStep(SimState& mirror, const StepRecords& step);
 /// applyStep with every record of `out` (what a follower of whole steps runs).
 void applyStepOutput(SimState& mirror, const StepOutput& out);
 
-/// Applies an edit log to a world in order (the world part of applyStep).
-void applyEdits(BrickStore& world, std::span<const EditRecord> edits) noexcept;
+/// Applies an edit log to the mirror's world in order (the world part of
+/// applyStep); Sweep records replay with expandSweep (sim/systems/fire.h).
+void applyEdits(SimState& mirror, std::span<const EditRecord> edits) noexcept;
 
 /// Applies player records in order (the player part of applyStep): Joined and
 /// Updated set the whole record (inserting it when absent), Left removes it (absent:

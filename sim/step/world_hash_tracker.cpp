@@ -126,8 +126,7 @@ void WorldHashTracker::update(const BrickStore& store, std::span<const EditRecor
   touched_.clear();
   touchedBricks_.clear();
   for (const EditRecord& e : edits) {
-    const BrickCoord b =
-        e.kind == EditRecord::Kind::Voxel ? brickOf(VoxelCoord{e.x, e.y, e.z}) : BrickCoord{e.x, e.y, e.z};
+    const BrickCoord b = editBrick(e);
     if (store.bounds().containsBrick(b)) touchedBricks_.emplace_back(internal::chunkKey(chunkOf(b)), brickIndexInChunk(b));
   }
   if (touchedBricks_.empty()) return;

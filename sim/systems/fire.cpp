@@ -114,13 +114,27 @@ DirTables makeDirTables(const WeatherState& weather) {
 
 // ---- cells ---------------------------------------------------------------------------
 
-// Keyed bijection of 0..511 (affine, xorshift, affine; all invertible mod 512).
-int permute(const FireWork& w, std::uint32_t pos) {
-  std::uint32_t x = (pos * w.permA + w.permB) & 511u;
-  x ^= x >> 4;
-  x = (x * w.permC) & 511u;
-  return static_cast<int>(x);
+// The keyed hash a cell's permutation and first attempt come from.
+std::uint64_t burnHash(std::uint64_t seed, VoxelCoord corner) {
+  return keyedHash(RandomKey{seed, RandomPurpose::FireBurn, 0, keyOf(corner), 0});
 }
+
+// A brick's keyed order: a bijection of 0..511 (affine, xorshift, affine; all
+// invertible mod 512), its parameters from burnHash.
+struct Permutation {
+  std::uint32_t a = 1, b = 0, c = 1;
+  explicit Permutation(std::uint64_t h)
+      : a(static_cast<std::uint32_t>((h & 511u) | 1u)),
+        b(static_cast<std::uint32_t>((h >> 9) & 511u)),
+        c(static_cast<std::uint32_t>(((h >> 18) & 511u) | 1u)) {}
+  explicit Permutation(const FireWork& w) : a(w.permA), b(w.permB), c(w.permC) {}
+  int operator()(std::uint32_t pos) const {
+    std::uint32_t x = (pos * a + b) & 511u;
+    x ^= x >> 4;
+    x = (x * c) & 511u;
+    return static_cast<int>(x);
+  }
+};
 
 VoxelCoord voxelAt(VoxelCoord corner, int index) {
   return {corner.x + (index & 7), corner.y + ((index >> 3) & 7), corner.z + (index >> 6)};
@@ -172,14 +186,15 @@ bool buildCell(const FireTables& t, const BrickStore& world, std::uint64_t seed,
   }
   if (fuel == 0) return false;
   const std::uint32_t duration = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(burnSum / fuel, kMinDuration, 65535));
-  const std::uint64_t h = keyedHash(RandomKey{seed, RandomPurpose::FireBurn, 0, keyOf(corner), 0});
+  const std::uint64_t h = burnHash(seed, corner);
+  const Permutation perm(h);
   w = FireWork{};
   w.start = tick;
   w.duration = static_cast<std::uint16_t>(duration);
   w.fuel = static_cast<std::uint16_t>(fuel);
-  w.permA = static_cast<std::uint16_t>((h & 511u) | 1u);
-  w.permB = static_cast<std::uint16_t>((h >> 9) & 511u);
-  w.permC = static_cast<std::uint16_t>(((h >> 18) & 511u) | 1u);
+  w.permA = static_cast<std::uint16_t>(perm.a);
+  w.permB = static_cast<std::uint16_t>(perm.b);
+  w.permC = static_cast<std::uint16_t>(perm.c);
   w.peak = static_cast<std::uint8_t>(std::min<std::uint64_t>(255, 24 + flamSum * 231 / (std::uint64_t{kBrickVoxels} * 1000)));
   w.period = static_cast<std::uint8_t>(std::clamp(duration / 24, kMinPeriod, kMaxPeriod));
   if (uniform) {
@@ -424,8 +439,11 @@ struct Walk {
     const std::uint32_t target = static_cast<std::uint32_t>(
         std::min<std::uint64_t>(w.sweepLength, std::uint64_t{tick - w.start} * w.sweepLength / w.duration));
     FuelMask& mask = s.masks[w.mask];
+    const Permutation perm(w);
+    const std::uint16_t from = w.swept;
+    const std::size_t firstEdit = ctx.output().edits.size();
     while (w.swept < target) {
-      const int i = permute(w, w.swept);
+      const int i = perm(w.swept);
       ++w.swept;
       if (!maskTest(mask, i)) continue;  // only fuel is read: the rest of the brick is never touched
       maskSet(mask, i, false);
@@ -433,6 +451,11 @@ struct Walk {
       const MaterialId m = st.world.get(v);
       if (t.flammability[m] != 0) ctx.setVoxel(v, burntFormAt(t, st, m, v));
       if (w.fuel > 0) --w.fuel;
+    }
+    if (const std::size_t n = ctx.output().edits.size() - firstEdit; n > 0) {
+      const BrickCoord b = brickOf(c.corner);
+      EditRecord sweep{b.x, b.y, b.z, kAir, kAir, EditRecord::Kind::Sweep, from, w.swept};
+      ctx.output().sweeps.push_back(SweepRun{static_cast<std::uint32_t>(firstEdit), static_cast<std::uint32_t>(n), sweep});
     }
     if (w.swept >= w.sweepLength) {
       // With a uniform result the rest of the brick goes in one record.
@@ -617,6 +640,18 @@ void stepFire(FireState& s, SimContext& ctx) {
   mergePending(s, ctx, tick);
 }
 
+void expandSweep(SimState& mirror, const EditRecord& sweep) noexcept {
+  const FireTables& t = mirror.fire.tables;
+  const VoxelCoord corner{sweep.x * kBrickSize, sweep.y * kBrickSize, sweep.z * kBrickSize};
+  const Permutation perm(burnHash(mirror.seed, corner));
+  const std::uint32_t to = std::min<std::uint32_t>(sweep.to, kBrickVoxels);
+  for (std::uint32_t p = sweep.from; p < to; ++p) {
+    const VoxelCoord v = voxelAt(corner, perm(p));
+    const MaterialId m = mirror.world.get(v);
+    if (t.flammability[m] != 0) mirror.world.set(v, burntFormAt(t, mirror, m, v));
+  }
+}
+
 bool igniteFire(FireState& state, SimContext& ctx, VoxelCoord voxel, Actor by) {
   const MaterialId m = ctx.world().get(voxel);
   if (state.tables.flammability[m] == 0 || isBurning(state, voxel)) return false;
@@ -722,7 +757,8 @@ void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t se
       w.swept = static_cast<std::uint16_t>(
           std::min<std::uint64_t>(w.sweepLength, std::uint64_t{lastVisit - w.start} * w.sweepLength / w.duration));
       // Fuel: what the positions not yet visited hold.
-      for (std::uint32_t p = 0; p < w.swept; ++p) maskSet(mask, permute(w, p), false);
+      const Permutation perm(w);
+      for (std::uint32_t p = 0; p < w.swept; ++p) maskSet(mask, perm(p), false);
       std::uint32_t fuel = 0;
       for (std::uint64_t word : mask) fuel += static_cast<std::uint32_t>(std::popcount(word));
       w.fuel = static_cast<std::uint16_t>(fuel);

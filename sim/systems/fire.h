@@ -35,7 +35,12 @@
 //   with nothing due this tick cost one compare; neighbour checks use a hash set),
 //   never to world size.
 //
-// Replication: FireState::cells (sorted by packCoordId of the brick corner). Records
+// Replication: a sweep's visit goes to followers as one Sweep record (SweepRun in
+// StepOutput::sweeps): they replay it on their copy of the brick with expandSweep.
+// That holds because at every position not yet visited the fuel bitmap equals "the
+// voxel burns" (scanEdits keeps it so for every other edit, and only fire edits
+// after it in a step), so the visit burns exactly the flammable voxels it reaches.
+// FireState::cells (sorted by packCoordId of the brick corner). Records
 // are written only at ignition (intensity = peak), when a cell starts dying (intensity
 // drops to a third, at 3/4 of its duration) and when it goes out (intensity 0, with
 // an Extinguished event giving the cause).
@@ -60,7 +65,9 @@ namespace loam::sim {
 class BrickStore;
 class SimContext;
 class StateHasher;
+struct EditRecord;
 struct SimSetup;
+struct SimState;
 
 inline constexpr std::size_t kMaxIgnitionsPerTick = 256;  ///< new burning cells per tick, at most
 inline constexpr std::size_t kMaxFireCells = 1u << 17;     ///< burning cells at most (no ignition beyond)
@@ -188,6 +195,12 @@ bool isBurning(const FireState& state, VoxelCoord voxel);
 constexpr VoxelCoord fireCellOf(VoxelCoord voxel) {
   return {voxel.x & ~(kBrickSize - 1), voxel.y & ~(kBrickSize - 1), voxel.z & ~(kBrickSize - 1)};
 }
+
+/// Mirror side: replays one visit of a fire sweep (an EditRecord of kind Sweep) on
+/// mirror.world: in the brick's keyed order (from the mirror's seed), each voxel at
+/// positions [from, to) that burns takes its burnt form, as the server's visit did.
+/// At most kBrickVoxels reads and writes; no allocation.
+void expandSweep(SimState& mirror, const EditRecord& sweep) noexcept;
 
 /// Mirror side: applies one step's fire changes in order (later records for the same
 /// cell win). O(changes log changes + cells) for large batches.

@@ -56,19 +56,25 @@ EditRecord fill(int bx, int by, int bz, sim::MaterialId after) {
   return e;
 }
 
-sim::BrickCoord brickOfEdit(const EditRecord& e) {
-  return e.kind == EditRecord::Kind::BrickFill ? sim::BrickCoord{e.x, e.y, e.z}
-                                               : sim::brickOf(sim::VoxelCoord{e.x, e.y, e.z});
+EditRecord sweep(int bx, int by, int bz, std::uint16_t from, std::uint16_t to) {
+  EditRecord e;
+  e.kind = EditRecord::Kind::Sweep;
+  e.x = bx;
+  e.y = by;
+  e.z = bz;
+  e.from = from;
+  e.to = to;
+  return e;
 }
 
-// Each brick's edits in log order (kind, coordinates, new material): the order that
-// must survive for the world to come out the same.
-using PerBrick = std::map<std::tuple<int, int, int>, std::vector<std::tuple<int, int, int, int, int>>>;
+// Each brick's edits in log order (kind, coordinates, new material, sweep
+// positions): the order that must survive for the world to come out the same.
+using PerBrick = std::map<std::tuple<int, int, int>, std::vector<std::tuple<int, int, int, int, int, int, int>>>;
 PerBrick perBrick(const std::vector<EditRecord>& edits) {
   PerBrick m;
   for (const EditRecord& e : edits) {
-    const sim::BrickCoord b = brickOfEdit(e);
-    m[{b.x, b.y, b.z}].push_back({static_cast<int>(e.kind), e.x, e.y, e.z, e.after});
+    const sim::BrickCoord b = sim::editBrick(e);
+    m[{b.x, b.y, b.z}].push_back({static_cast<int>(e.kind), e.x, e.y, e.z, e.after, e.from, e.to});
   }
   return m;
 }
@@ -83,18 +89,21 @@ std::vector<EditRecord> roundTrip(const std::vector<EditRecord>& edits, Bytes* e
   return decoded;
 }
 
-// Applies both logs to copies of world and checks the results are equal voxel by
-// voxel in every touched brick and by world hash.
-void checkSameWorld(const sim::BrickStore& world, const std::vector<EditRecord>& original,
+// Applies both logs to copies of state and checks the worlds are equal voxel by
+// voxel in every touched brick (and the one below: sweeps read it) and by world hash.
+void checkSameWorld(const sim::SimState& state, const std::vector<EditRecord>& original,
                     const std::vector<EditRecord>& decoded) {
-  sim::BrickStore a = world, b = world;
+  sim::SimState a = state, b = state;
   sim::applyEdits(a, original);
   sim::applyEdits(b, decoded);
   for (const EditRecord& e : original) {
-    const auto diff = sim::diffBrick(a, b, brickOfEdit(e));
-    REQUIRE_MESSAGE(!diff.has_value(), *diff);
+    const sim::BrickCoord brick = sim::editBrick(e);
+    for (const sim::BrickCoord at : {brick, sim::BrickCoord{brick.x, brick.y - 1, brick.z}}) {
+      const auto diff = sim::diffBrick(a.world, b.world, at);
+      REQUIRE_MESSAGE(!diff.has_value(), *diff);
+    }
   }
-  CHECK(sim::worldHash(a) == sim::worldHash(b));
+  CHECK(sim::worldHash(a.world) == sim::worldHash(b.world));
 }
 
 void checkSameOrder(const std::vector<EditRecord>& original, const std::vector<EditRecord>& decoded) {
@@ -133,7 +142,7 @@ TEST_CASE("empty log: one flag byte, decodes to nothing") {
 }
 
 TEST_CASE("the same voxel edited twice around a fill of its brick keeps its order") {
-  const sim::BrickStore world = test::flatWorld();
+  const sim::SimState world = test::flatState();
   const sim::MaterialId stone = test::mat("stone"), dirt = test::mat("soil");
   // voxel, fill, same voxel: the voxel must end as the second edit, not the fill.
   const std::vector<EditRecord> a{voxel(3, 1, 3, stone), voxel(40, 1, 40, dirt), fill(0, 0, 0, dirt),
@@ -149,22 +158,48 @@ TEST_CASE("the same voxel edited twice around a fill of its brick keeps its orde
     checkSameOrder(*log, decoded);
     checkSameWorld(world, *log, decoded);
   }
-  sim::BrickStore w = world;
+  sim::SimState w = world;
   sim::applyEdits(w, roundTrip(a));
-  CHECK(w.get(3, 1, 3) == stone);
-  CHECK(w.get(4, 1, 3) == dirt);
+  CHECK(w.world.get(3, 1, 3) == stone);
+  CHECK(w.world.get(4, 1, 3) == dirt);
   sim::applyEdits(w, roundTrip(b));
-  CHECK(w.get(2, 2, 2) == sim::kAir);
-  CHECK(w.get(100, 1, 0) == stone);
+  CHECK(w.world.get(2, 2, 2) == sim::kAir);
+  CHECK(w.world.get(100, 1, 0) == stone);
   sim::applyEdits(w, roundTrip(c));
-  CHECK(w.get(5, 5, 5) == sim::kAir);
-  CHECK(w.get(-1, 5, 5) == dirt);
+  CHECK(w.world.get(5, 5, 5) == sim::kAir);
+  CHECK(w.world.get(-1, 5, 5) == dirt);
 
-  // Grouping really groups: c has three bricks, so three group headers (13 bytes +
-  // count 2) and five entries (3 bytes) after the flag byte.
+  // Grouping really groups: c has three bricks, so three group headers (kind 1,
+  // brick deltas 0 / -1 / -1 on x at 1 byte each, count 1) and five entries (3
+  // bytes) after the flag byte.
   Bytes bytes;
   encodeEdits(c, bytes);
-  CHECK(bytes.size() == 1 + 3 * 15 + 5 * 3);
+  CHECK(bytes.size() == 1 + 3 * 5 + 5 * 3);
+}
+
+TEST_CASE("a sweep keeps its place among the edits of its brick and of the brick below") {
+  // Grass on the stone floor of brick (0, 0, 0). A sweep burns grass to ash on
+  // solid ground and to air over a hole, so it must see the stone under (3, 0, 3)
+  // as the log left it at that point: dug before the sweep, put back after.
+  sim::SimState state = test::flatState();
+  const sim::MaterialId grass = test::mat("grass"), stone = test::mat("stone");
+  for (int z = 0; z < 8; ++z)
+    for (int x = 0; x < 8; ++x) state.world.set(x, 0, z, grass);
+  const std::vector<EditRecord> log{voxel(3, -1, 3, sim::kAir), voxel(6, 0, 6, stone), sweep(0, 0, 0, 0, 512),
+                                    voxel(3, -1, 3, stone), voxel(6, 0, 6, grass)};
+  const std::vector<EditRecord> decoded = roundTrip(log);
+  checkSameOrder(log, decoded);
+  checkSameWorld(state, log, decoded);
+  sim::SimState w = state;
+  sim::applyEdits(w, decoded);
+  CHECK(w.world.get(3, 0, 3) == sim::kAir);  // burnt over the hole
+  CHECK(w.world.get(3, -1, 3) == stone);     // the hole filled after the sweep
+  CHECK(w.world.get(4, 0, 3) == w.fire.tables.ash);
+  CHECK(w.world.get(6, 0, 6) == grass);  // stone during the sweep, grass after it
+  // A sweep travels in a few bytes: kind, brick (3), from (1), length (2).
+  Bytes bytes;
+  encodeEdits(std::vector<EditRecord>{sweep(0, 0, 0, 0, 512)}, bytes);
+  CHECK(bytes.size() == 1 + 1 + 3 + 1 + 2);
 }
 
 TEST_CASE("more than 512 edits of one brick split into several groups in order") {
@@ -174,11 +209,11 @@ TEST_CASE("more than 512 edits of one brick split into several groups in order")
   for (int i = 0; i < 600; ++i) log.push_back(voxel(i % 3, 0, 0, static_cast<sim::MaterialId>(i % 13)));
   const std::vector<EditRecord> decoded = roundTrip(log);
   checkSameOrder(log, decoded);
-  checkSameWorld(test::flatWorld(), log, decoded);
+  checkSameWorld(test::flatState(), log, decoded);
 }
 
 TEST_CASE("random logs with repeated voxels and fills decode to the same world") {
-  const sim::BrickStore world = test::flatWorld();
+  const sim::SimState world = test::flatState();
   std::mt19937 rng(7);
   std::size_t compressed = 0;
   for (int round = 0; round < 300; ++round) {
@@ -204,7 +239,8 @@ TEST_CASE("zstd only when it shrinks the payload") {
   Bytes bytes;
   encodeEdits(small, bytes);
   CHECK(bytes[0] == 0);
-  CHECK(bytes.size() == 1 + 2 * (15 + 3));
+  // Headers: kind, brick deltas (0, 0, 0) and (112, -1, 9) (4 and 5 bytes), count.
+  CHECK(bytes.size() == 1 + (1 + 3 + 1 + 3) + (1 + 4 + 1 + 3));
   // A brick swept voxel by voxel to one material: very compressible.
   std::vector<EditRecord> sweep;
   for (int i = 0; i < 512; ++i) sweep.push_back(voxel(i & 7, (i >> 3) & 7, i >> 6, 2));
@@ -220,7 +256,7 @@ TEST_CASE("zstd only when it shrinks the payload") {
     noise.push_back(voxel(x, y, z, static_cast<sim::MaterialId>(rng())));
   }
   encodeEdits(noise, bytes);
-  const std::size_t raw = 1 + 15 + 400 * 3;
+  const std::size_t raw = 1 + (1 + 3 + 2) + 400 * 3;
   CHECK(bytes.size() <= raw);
   if (bytes[0] == 0) CHECK(bytes.size() == raw);
 }
@@ -258,24 +294,26 @@ TEST_CASE("a forest fire's edit logs: same world on a mirror, bytes per edit") {
     sim::SimContext ctx(st, side);
     CHECK(sim::igniteFire(st.fire, ctx, fuel, sim::Actor{}));
   }
-  sim::BrickStore mirror = st.world;  // after ignition, before the first step
+  sim::SimState mirror = st;  // after ignition, before the first step
 
   constexpr int kSteps = 600;
   sim::StepOutput out;
   Bytes bytes;
-  std::vector<EditRecord> decoded;
+  std::vector<EditRecord> follower, decoded;
   double encodeSeconds = 0, decodeSeconds = 0;  // wall time, for the log only
-  std::size_t edits = 0, encodedBytes = 0, rawBytes = 0, compressedSteps = 0, maxEdits = 0, nonEmpty = 0;
+  std::size_t sweeps = 0, edits = 0, encodedBytes = 0, rawBytes = 0, compressedSteps = 0, maxEdits = 0, nonEmpty = 0;
   for (int i = 0; i < kSteps; ++i) {
     sim::step(st, {}, out);
+    sim::followerEdits(out, follower);
     const auto t0 = std::chrono::steady_clock::now();
-    encodeEdits(out.edits, bytes);
+    encodeEdits(follower, bytes);
     const auto t1 = std::chrono::steady_clock::now();
     REQUIRE(decodeEdits(bytes, decoded).has_value());
     const auto t2 = std::chrono::steady_clock::now();
     encodeSeconds += std::chrono::duration<double>(t1 - t0).count();
     decodeSeconds += std::chrono::duration<double>(t2 - t1).count();
-    checkSameOrder(out.edits, decoded);
+    checkSameOrder(follower, decoded);
+    sweeps += out.sweeps.size();
     sim::applyEdits(mirror, decoded);
     edits += out.edits.size();
     maxEdits = std::max(maxEdits, out.edits.size());
@@ -283,19 +321,20 @@ TEST_CASE("a forest fire's edit logs: same world on a mirror, bytes per edit") {
     nonEmpty += !out.edits.empty();
     compressedSteps += bytes[0] & 1;
     rawBytes += out.edits.size() * sizeof(EditRecord);
-    if (i % 100 == 99) REQUIRE(sim::worldHash(mirror) == sim::worldHash(st.world));
+    if (i % 100 == 99) REQUIRE(sim::worldHash(mirror.world) == sim::worldHash(st.world));
   }
   REQUIRE(edits > 10000);  // the fire really burned
-  CHECK(sim::worldHash(mirror) == sim::worldHash(st.world));
+  CHECK(sim::worldHash(mirror.world) == sim::worldHash(st.world));
+  CHECK(sweeps > 1000);  // the visits went as sweeps
   const double perEdit = static_cast<double>(encodedBytes) / static_cast<double>(edits);
   MESSAGE("forest-fires, " << kSteps << " steps, 5 fires: " << edits << " edits (max " << maxEdits
-                           << " in a step), " << encodedBytes << " bytes encoded = " << perEdit
+                           << " in a step; " << sweeps << " sweep records), " << encodedBytes << " bytes encoded = " << perEdit
                            << " bytes per edit (in-memory EditRecord: " << sizeof(EditRecord)
                            << " bytes; " << static_cast<double>(encodedBytes) / kSteps << " bytes per step); "
                            << compressedSteps << " of " << nonEmpty << " non-empty steps compressed; encode "
                            << encodeSeconds * 1e3 / kSteps << " ms, decode " << decodeSeconds * 1e3 / kSteps
                            << " ms per step (wall)");
-  CHECK(perEdit < 3.0);
+  CHECK(perEdit < 1.0);  // 2.65 before sweeps travelled as records
   CHECK(encodedBytes < rawBytes);
 }
 
@@ -304,48 +343,79 @@ TEST_CASE("crafted bad input gives errors") {
   const auto bad = [&](Bytes b, std::size_t maxRecords = 1u << 22) {
     return !decodeEdits(b, out, maxRecords).has_value();
   };
-  const auto i32 = [](Bytes& b, std::int32_t v) {
-    for (int k = 0; k < 4; ++k) b.push_back(static_cast<std::uint8_t>(static_cast<std::uint32_t>(v) >> (8 * k)));
+  const auto varint = [](Bytes& b, std::uint32_t v) {
+    for (; v >= 0x80; v >>= 7) b.push_back(static_cast<std::uint8_t>(v | 0x80));
+    b.push_back(static_cast<std::uint8_t>(v));
   };
   const auto group = [&](std::int32_t bx, std::uint8_t kind) {
-    Bytes b{0};
-    i32(b, bx);
-    i32(b, 0);
-    i32(b, 0);
-    b.push_back(kind);
+    Bytes b{0, kind};
+    varint(b, (static_cast<std::uint32_t>(bx) << 1) ^ static_cast<std::uint32_t>(bx >> 31));  // zigzag
+    b.insert(b.end(), {0, 0});
     return b;
   };
   CHECK(bad({}));
   CHECK(bad({2}));     // unknown flag
   CHECK(bad({0x80}));  // unknown flag
-  Bytes g = group(0, 2);  // bad kind
+  Bytes g = group(0, 3);  // bad kind
   g.push_back(1);
   CHECK(bad(g));
   g = group(0, 0);  // count 0
-  g.insert(g.end(), {0, 0});
+  g.push_back(0);
   CHECK(bad(g));
   g = group(0, 0);  // count 513
-  g.insert(g.end(), {0x01, 0x02});
+  varint(g, 513);
   for (int k = 0; k < 513; ++k) g.insert(g.end(), {0, 0, 1});
   CHECK(bad(g));
   g = group(0, 0);  // index 512
-  g.insert(g.end(), {1, 0, 0x00, 0x02, 5});
+  g.insert(g.end(), {1, 0x00, 0x02, 5});
   CHECK(bad(g));
   g = group(0, 0);  // fine: index 511
-  g.insert(g.end(), {1, 0, 0xff, 0x01, 5});
+  g.insert(g.end(), {1, 0xff, 0x01, 5});
   REQUIRE_FALSE(bad(g));
   REQUIRE(out.size() == 1);
   CHECK(out[0] == voxel(7, 7, 7, 5));
   CHECK(bad(g, 0));  // more records than allowed
+  g = {0, 0, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0, 1, 0, 0, 5};  // a varint over 32 bits
+  CHECK(bad(g));
+  g = {0, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0, 0, 1, 0, 0, 5};  // a varint over 5 bytes
+  CHECK(bad(g));
   g = group(1 << 28, 0);  // voxel coordinates would overflow int32
-  g.insert(g.end(), {1, 0, 0, 0, 5});
+  g.insert(g.end(), {1, 0, 0, 5});
   CHECK(bad(g));
   g = group(-(1 << 28) - 1, 0);
-  g.insert(g.end(), {1, 0, 0, 0, 5});
+  g.insert(g.end(), {1, 0, 0, 5});
   CHECK(bad(g));
-  g = group(1 << 30, 1);  // fills carry brick coordinates: any int32 is fine
+  g = group(1 << 30, 1);  // fills and sweeps too
   g.push_back(3);
-  CHECK_FALSE(bad(g));
+  CHECK(bad(g));
+  g = group(-3, 1);  // deltas add up: -3 then +1 is brick -2
+  g.push_back(3);
+  const Bytes second = group(1, 1);
+  g.insert(g.end(), second.begin() + 1, second.end());
+  g.push_back(4);
+  REQUIRE_FALSE(bad(g));
+  REQUIRE(out.size() == 2);
+  CHECK(out[1].kind == EditRecord::Kind::BrickFill);
+  CHECK((out[1].x == -2 && out[1].y == 0 && out[1].z == 0 && out[1].after == 4));
+
+  // Sweeps: positions inside the brick's 512, at least one, and counted in full
+  // against maxRecords (the work of replaying them).
+  g = group(0, 2);
+  g.insert(g.end(), {5, 10});
+  REQUIRE_FALSE(bad(g));
+  REQUIRE(out.size() == 1);
+  CHECK(out[0] == sweep(0, 0, 0, 5, 15));
+  CHECK(bad(g, 9));
+  CHECK_FALSE(bad(g, 10));
+  for (const std::pair<std::uint32_t, std::uint32_t>& fl : {std::pair{512u, 1u}, {0u, 0u}, {500u, 13u}, {0u, 513u}}) {
+    g = group(0, 2);
+    varint(g, fl.first);
+    varint(g, fl.second);
+    CHECK(bad(g));
+  }
+  g = group(0, 2);  // truncated
+  g.push_back(5);
+  CHECK(bad(g));
 
   // zstd frames: size above the cap, unknown size, trailing bytes, garbage.
   std::vector<EditRecord> sweep;
@@ -356,7 +426,7 @@ TEST_CASE("crafted bad input gives errors") {
   CHECK_FALSE(bad(z));
   CHECK(bad(z, 511));  // 512 records
   // The declared size is checked against the cap before anything is decompressed.
-  const sim::Result<void> capped = decodeEdits(z, out, 80);
+  const sim::Result<void> capped = decodeEdits(z, out, 70);  // 1,400 bytes < 1,543
   REQUIRE_FALSE(capped.has_value());
   CHECK(capped.error().message.find("cap") != std::string::npos);
   Bytes trailing = z;
@@ -393,6 +463,8 @@ TEST_CASE("every truncation and random mutation gives an error or a valid decode
     encodeEdits(randomLog(rng, 1 + static_cast<std::size_t>(k % 3), 4, 512, 30), b);  // too small to compress
     samples.push_back(b);
   }
+  samples.push_back({});
+  encodeEdits(std::vector<EditRecord>{sweep(1, 2, 3, 0, 40), voxel(8, 16, 24, 1), sweep(1, 1, 3, 40, 90)}, samples.back());
   {
     std::vector<EditRecord> sweep;
     for (int i = 0; i < 512; ++i) sweep.push_back(voxel(i & 7, (i >> 3) & 7, i >> 6, 2));
@@ -418,7 +490,8 @@ TEST_CASE("every truncation and random mutation gives an error or a valid decode
     CHECK(out.size() <= 4096);
     for (const EditRecord& e : out) {
       CHECK(e.before == sim::kAir);
-      CHECK((e.kind == EditRecord::Kind::Voxel || e.kind == EditRecord::Kind::BrickFill));
+      const bool sweepOk = e.kind == EditRecord::Kind::Sweep && e.from < e.to && e.to <= sim::kBrickVoxels;
+      CHECK((e.kind == EditRecord::Kind::Voxel || e.kind == EditRecord::Kind::BrickFill || sweepOk));
     }
   };
   for (const Bytes& s : samples) {

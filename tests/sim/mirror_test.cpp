@@ -41,7 +41,8 @@ struct ChangedBricks {
 // What a client receives of one step: everything but water and fire in the step's
 // records, those per interest cell (CellState messages), each cell's in step order.
 void followAsClient(SimState& client, const StepOutput& out) {
-  StepRecords records = recordsOf(out);
+  std::vector<EditRecord> edits;
+  StepRecords records = recordsOf(out, edits);
   records.water = {};
   records.fire = {};
   applyStep(client, records);
