@@ -130,6 +130,25 @@ void clientMessages(const std::vector<sim::PlayerInput>& inputs, const std::vect
 
 // ---- server messages ------------------------------------------------------------------
 
+// A step's follower edits by cell (sorted by cell, in step order inside each), as
+// StepBatch.edits carries them.
+Bytes stepEdits(std::span<const sim::EditRecord> sorted, std::uint64_t cellHash) {
+  std::vector<Bytes> groups;
+  std::vector<net::CellEdits> cells;
+  for (std::size_t i = 0; i < sorted.size();) {
+    const sim::CellCoord cell = sim::cellOf(sim::editBrick(sorted[i]));
+    std::size_t end = i;
+    while (end < sorted.size() && sim::cellOf(sim::editBrick(sorted[end])) == cell) ++end;
+    net::encodeEdits(sorted.subspan(i, end - i), groups.emplace_back());
+    cells.push_back(net::CellEdits{cell, cellHash, {}});
+    i = end;
+  }
+  for (std::size_t k = 0; k < cells.size(); ++k) cells[k].edits = groups[k];
+  Bytes out;
+  net::encodeStepEdits(cells, out);
+  return out;
+}
+
 Bytes stepBatch(const sim::StepOutput& out, std::uint64_t cellHash) {
   flatbuffers::FlatBufferBuilder fbb;
   // One group per cell, as the server routes them.
@@ -138,16 +157,7 @@ Bytes stepBatch(const sim::StepOutput& out, std::uint64_t cellHash) {
   std::stable_sort(sorted.begin(), sorted.end(), [](const sim::EditRecord& a, const sim::EditRecord& b) {
     return sim::cellOf(sim::editBrick(a)) < sim::cellOf(sim::editBrick(b));
   });
-  std::vector<flatbuffers::Offset<wire::CellEdits>> cells;
-  for (std::size_t i = 0; i < sorted.size();) {
-    const sim::CellCoord cell = sim::cellOf(sim::editBrick(sorted[i]));
-    std::size_t end = i;
-    while (end < sorted.size() && sim::cellOf(sim::editBrick(sorted[end])) == cell) ++end;
-    Bytes edits;
-    net::encodeEdits(std::span(sorted).subspan(i, end - i), edits);
-    cells.push_back(wire::CreateCellEdits(fbb, cell.x, cell.z, fbb.CreateVector(edits), cellHash));
-    i = end;
-  }
+  const Bytes edits = stepEdits(sorted, cellHash);
   std::vector<wire::EventRec> events;
   std::vector<flatbuffers::Offset<wire::ChatLine>> chat;
   for (const sim::Event& e : out.events) {
@@ -168,7 +178,7 @@ Bytes stepBatch(const sim::StepOutput& out, std::uint64_t cellHash) {
   if (out.weatherChanged) sim::encodeWeather(out.weather, weather);
   auto b = wire::CreateStepBatch(fbb, out.tick, fbb.CreateVectorOfStructs(events), fbb.CreateVector(chat),
                                  fbb.CreateVector(joined), fbb.CreateVector(left), fbb.CreateVector(weather),
-                                 fbb.CreateVector(cells));
+                                 fbb.CreateVector(edits));
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::StepBatch, b.Union()));
   return finish(fbb);
 }
@@ -368,16 +378,34 @@ int main(int argc, char** argv) {
       if (b.name == blobNames[k]) write("save_file", "blob_" + b.name, withMode(static_cast<std::uint8_t>(2 + k), b.bytes));
   }
 
-  // Edit logs as StepBatches carry them.
+  // Step edits as StepBatches carry them, and sweeps (the corpus's fire is too young
+  // to have swept) with a voxel edit between them.
   int logs = 0;
   std::vector<sim::EditRecord> follower;
   for (const sim::StepOutput& out : outputs) {
-    // Four logs, one of them with a fire's sweeps.
-    if (out.edits.empty() || logs >= 4 || (logs == 3 && out.sweeps.empty())) continue;
-    Bytes edits;
+    if (out.edits.empty() || logs >= 4) continue;
     sim::followerEdits(out, follower);
-    net::encodeEdits(follower, edits);
-    write("edit_codec", "edits_" + std::to_string(logs++), edits);
+    std::stable_sort(follower.begin(), follower.end(), [](const sim::EditRecord& a, const sim::EditRecord& b) {
+      return sim::cellOf(sim::editBrick(a)) < sim::cellOf(sim::editBrick(b));
+    });
+    write("edit_codec", "edits_" + std::to_string(logs++), stepEdits(follower, 0x1234));
+  }
+  {
+    sim::EditRecord sweep;
+    sweep.kind = sim::EditRecord::Kind::Sweep;
+    sweep.x = -1;
+    sweep.from = 0;
+    sweep.to = 40;
+    sim::EditRecord below = sweep;
+    below.y = -1;
+    below.from = 100;
+    below.to = 512;
+    sim::EditRecord dig;
+    dig.x = -4;
+    dig.y = -1;
+    dig.z = 3;
+    const std::vector<sim::EditRecord> log{sweep, dig, below};
+    write("edit_codec", "edits_sweeps", stepEdits(log, 0x5678));
   }
 
   // The repository's files.

@@ -38,12 +38,16 @@ void stepBatch(const wire::StepBatch& b) {
   sim::StepRecords step;
   step.tick = mirror.tick + 1;
   std::vector<sim::EditRecord> edits, cellEdits;
-  if (b.cells()) {
-    for (const wire::CellEdits* ce : *b.cells()) {
-      if (!ce->edits()) continue;
-      if (!net::decodeEdits(std::span<const std::uint8_t>(ce->edits()->data(), ce->edits()->size()), cellEdits)) return;
+  if (b.edits()) {
+    std::vector<net::CellEdits> cells;
+    if (!net::decodeStepEdits(std::span<const std::uint8_t>(b.edits()->data(), b.edits()->size()), cells))
+      return;
+    std::size_t budget = net::kMaxStepEdits;
+    for (const net::CellEdits& ce : cells) {
+      if (!net::decodeEdits(ce.edits, cellEdits, budget)) return;
       for (const sim::EditRecord& e : cellEdits)
-        if (!(sim::cellOf(sim::editBrick(e)) == sim::CellCoord{ce->cell_x(), ce->cell_z()})) return;
+        if (!(sim::cellOf(sim::editBrick(e)) == ce.cell)) return;
+      budget -= net::editWeight(cellEdits);
       edits.insert(edits.end(), cellEdits.begin(), cellEdits.end());
     }
   }

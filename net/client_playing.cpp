@@ -258,21 +258,25 @@ void ClientConnection::Impl::onStepBatch(const wire::StepBatch& b) {
   sim::StepRecords step;
   step.tick = b.tick();
   // The edits of the cells we hold, each group inside its cell (a hostile server
-  // cannot reach past the cell it names).
+  // cannot reach past the cell it names), at most kMaxStepEdits voxel edits in all.
   edits.clear();
-  if (b.cells()) {
-    for (const wire::CellEdits* ce : *b.cells()) {
-      const sim::CellCoord cell{ce->cell_x(), ce->cell_z()};
-      const auto where = [&] {  // only when failing: this is the follow path
-        return "StepBatch " + std::to_string(b.tick()) + ": cell (" + std::to_string(cell.x) + ", " +
-               std::to_string(cell.z) + "): ";
+  stepCells.clear();
+  if (b.edits()) {
+    const auto where = [&] { return "StepBatch " + std::to_string(b.tick()) + ": "; };
+    auto cells = decodeStepEdits(std::span<const std::uint8_t>(b.edits()->data(), b.edits()->size()), stepCells);
+    if (!cells) return fail(where() + "edits: " + cells.error().message);
+    std::size_t budget = kMaxStepEdits;
+    for (const CellEdits& ce : stepCells) {
+      if (cellDropped(ce.cell)) continue;  // dropped: the cell comes whole again
+      const auto inCell = [&] {  // only when failing: this is the follow path
+        return where() + "cell (" + std::to_string(ce.cell.x) + ", " + std::to_string(ce.cell.z) + "): ";
       };
-      if (!ce->edits() || cellDropped(cell)) continue;  // dropped: the cell comes whole again
-      auto r = decodeEdits(std::span<const std::uint8_t>(ce->edits()->data(), ce->edits()->size()), cellEdits);
-      if (!r) return fail(where() + "edits: " + r.error().message);
+      auto r = decodeEdits(ce.edits, cellEdits, budget);
+      if (!r) return fail(inCell() + "edits: " + r.error().message);
       for (const sim::EditRecord& e : cellEdits) {
-        if (!(sim::cellOf(sim::editBrick(e)) == cell)) return fail(where() + "an edit lies outside the cell");
+        if (!(sim::cellOf(sim::editBrick(e)) == ce.cell)) return fail(inCell() + "an edit lies outside the cell");
       }
+      budget -= editWeight(cellEdits);
       edits.insert(edits.end(), cellEdits.begin(), cellEdits.end());
     }
   }
@@ -343,12 +347,10 @@ void ClientConnection::Impl::pushEvent(const sim::Event& e) {
 void ClientConnection::Impl::checkHashes(const wire::StepBatch& b) {
   tracker.update(mirror->world, edits);
   ++stats.hashChecks;
-  if (!b.cells()) return;
-  for (const wire::CellEdits* ce : *b.cells()) {
-    const sim::CellCoord cell{ce->cell_x(), ce->cell_z()};
-    if (cellDropped(cell)) continue;
-    const std::uint64_t h = tracker.cellHash(mirror->world, cell);
-    if (h != ce->hash()) return reportDesync(b.tick(), cell, h, ce->hash());
+  for (const CellEdits& ce : stepCells) {
+    if (cellDropped(ce.cell)) continue;
+    const std::uint64_t h = tracker.cellHash(mirror->world, ce.cell);
+    if (h != ce.hash) return reportDesync(b.tick(), ce.cell, h, ce.hash);
   }
 }
 

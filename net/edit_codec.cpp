@@ -14,9 +14,6 @@
 // after comes after.
 #include "net/edit_codec.h"
 
-#include <zstd.h>
-
-#include <cstring>
 #include <limits>
 #include <string>
 
@@ -24,20 +21,10 @@ namespace loam::net {
 
 namespace {
 
-constexpr std::uint8_t kFlagZstd = 1u << 0;
 constexpr std::uint8_t kGroupVoxels = 0;
 constexpr std::uint8_t kGroupFill = 1;
 constexpr std::uint8_t kGroupSweep = 2;
 constexpr std::size_t kMaxGroupEntries = sim::kBrickVoxels;  // u16 count, 1..512
-// Level 1: the encoder runs every step on the server thread, and level 3 was no
-// smaller on forest-fire logs (2.60 vs 2.58 bytes per edit; edit_codec_test prints it).
-constexpr int kZstdLevel = 1;
-// Below this the zstd frame header (about 10 bytes) rarely pays for itself.
-constexpr std::size_t kMinCompressBytes = 64;
-// Largest encoding of one record: a voxel group holding it alone (kind 1 + brick
-// 15 + count 1 + entry 3), or a sweep (1 + 15 + 2 + 2). Fills take 17. Bounds the
-// decompressed size for maxRecords records.
-constexpr std::size_t kMaxBytesPerRecord = 20;
 // Brick coordinates whose voxel coordinates (brick * 8 + 7) fit in int32.
 constexpr std::int32_t kMaxBrickCoord = std::numeric_limits<std::int32_t>::max() >> sim::kBrickShift;
 constexpr std::int32_t kMinBrickCoord = std::numeric_limits<std::int32_t>::min() >> sim::kBrickShift;
@@ -59,13 +46,12 @@ struct Group {
   std::uint32_t first = 0;       // offset of its entries in the sorted entry list
 };
 
-// Per-thread scratch so steady-state encoding and decoding do not allocate.
+// Per-thread scratch so steady-state encoding does not allocate.
 struct Scratch {
   std::vector<Group> groups;
   std::vector<std::uint32_t> groupOf;     // per edit: its group
   std::vector<std::uint32_t> order;       // edit indices sorted by group, stable
   std::vector<Slot> slots;                // open-addressing table: brick -> open voxel group
-  std::vector<std::uint8_t> bytes;        // raw payload (encode) / decompressed payload (decode)
 };
 Scratch& scratch() {
   thread_local Scratch s;
@@ -113,6 +99,19 @@ class Reader {
     if (b_.size() - pos_ < 2) return false;
     v = static_cast<std::uint16_t>(b_[pos_] | (b_[pos_ + 1] << 8));
     pos_ += 2;
+    return true;
+  }
+  bool u64(std::uint64_t& v) {
+    if (b_.size() - pos_ < 8) return false;
+    v = 0;
+    for (int i = 0; i < 8; ++i) v |= std::uint64_t{b_[pos_ + static_cast<std::size_t>(i)]} << (8 * i);
+    pos_ += 8;
+    return true;
+  }
+  bool bytes(std::size_t n, std::span<const std::uint8_t>& v) {
+    if (b_.size() - pos_ < n) return false;
+    v = b_.subspan(pos_, n);
+    pos_ += n;
     return true;
   }
   // At most 5 bytes, and the fifth carries at most 4 bits.
@@ -194,80 +193,84 @@ void buildGroups(std::span<const sim::EditRecord> edits, Scratch& s) {
   }
 }
 
+void putU64(std::vector<std::uint8_t>& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+
 }  // namespace
+
+std::size_t editWeight(std::span<const sim::EditRecord> edits) noexcept {
+  std::size_t n = 0;
+  for (const sim::EditRecord& e : edits) n += e.kind == sim::EditRecord::Kind::Sweep ? std::size_t{e.to} - e.from : 1;
+  return n;
+}
 
 void encodeEdits(std::span<const sim::EditRecord> edits, std::vector<std::uint8_t>& out) {
   out.clear();
   Scratch& s = scratch();
   buildGroups(edits, s);
-  std::vector<std::uint8_t>& raw = s.bytes;
-  raw.clear();
   sim::BrickCoord prev{0, 0, 0};
   for (const Group& g : s.groups) {
-    putU8(raw, g.kind);
-    putVarint(raw, zigzagDelta(prev.x, g.brick.x));
-    putVarint(raw, zigzagDelta(prev.y, g.brick.y));
-    putVarint(raw, zigzagDelta(prev.z, g.brick.z));
+    putU8(out, g.kind);
+    putVarint(out, zigzagDelta(prev.x, g.brick.x));
+    putVarint(out, zigzagDelta(prev.y, g.brick.y));
+    putVarint(out, zigzagDelta(prev.z, g.brick.z));
     prev = g.brick;
     if (g.kind == kGroupFill) {
-      putU8(raw, g.material);
+      putU8(out, g.material);
       continue;
     }
     if (g.kind == kGroupSweep) {
-      putVarint(raw, g.from);
-      putVarint(raw, static_cast<std::uint32_t>(g.to - g.from));
+      putVarint(out, g.from);
+      putVarint(out, static_cast<std::uint32_t>(g.to - g.from));
       continue;
     }
-    putVarint(raw, g.count);
+    putVarint(out, g.count);
     for (std::uint32_t k = 0; k < g.count; ++k) {
       const sim::EditRecord& e = edits[s.order[g.first + k]];
       constexpr int kLocal = sim::kBrickSize - 1;
-      putU16(raw, static_cast<std::uint16_t>(sim::voxelIndexInBrick(e.x & kLocal, e.y & kLocal, e.z & kLocal)));
-      putU8(raw, e.after);
+      putU16(out, static_cast<std::uint16_t>(sim::voxelIndexInBrick(e.x & kLocal, e.y & kLocal, e.z & kLocal)));
+      putU8(out, e.after);
     }
   }
-  if (raw.size() >= kMinCompressBytes) {
-    const std::size_t bound = ZSTD_compressBound(raw.size());
-    out.resize(1 + bound);
-    const std::size_t n = ZSTD_compress(out.data() + 1, bound, raw.data(), raw.size(), kZstdLevel);
-    if (!ZSTD_isError(n) && n < raw.size()) {
-      out[0] = kFlagZstd;
-      out.resize(1 + n);
-      return;
-    }
-  }
-  out.resize(1 + raw.size());
-  out[0] = 0;
-  if (!raw.empty()) std::memcpy(out.data() + 1, raw.data(), raw.size());
 }
 
-sim::Result<void> decodeEdits(std::span<const std::uint8_t> bytes, std::vector<sim::EditRecord>& out,
+void encodeStepEdits(std::span<const CellEdits> cells, std::vector<std::uint8_t>& out) {
+  out.clear();
+  sim::CellCoord prev{0, 0};
+  for (const CellEdits& c : cells) {
+    putVarint(out, zigzagDelta(prev.x, c.cell.x));
+    putVarint(out, zigzagDelta(prev.z, c.cell.z));
+    prev = c.cell;
+    putU64(out, c.hash);
+    putVarint(out, static_cast<std::uint32_t>(c.edits.size()));
+    out.insert(out.end(), c.edits.begin(), c.edits.end());
+  }
+}
+
+sim::Result<void> decodeStepEdits(std::span<const std::uint8_t> bytes, std::vector<CellEdits>& cells) {
+  cells.clear();
+  Reader r(bytes);
+  sim::CellCoord cell{0, 0};
+  while (!r.done()) {
+    const std::size_t at = r.pos();
+    std::uint32_t dx = 0, dz = 0, length = 0;
+    std::uint64_t hash = 0;
+    if (!r.varint(dx) || !r.varint(dz) || !r.u64(hash) || !r.varint(length)) return fail("truncated cell header", at);
+    const sim::CellCoord next{unzigzagAdd(cell.x, dx), unzigzagAdd(cell.z, dz)};
+    if (!cells.empty() && !(cell < next)) return fail("cells out of order", at);
+    cell = next;
+    if (length == 0) return fail("a cell without edits", at);
+    std::span<const std::uint8_t> edits;
+    if (!r.bytes(length, edits)) return fail("truncated cell edits", at);
+    cells.push_back(CellEdits{cell, hash, edits});
+  }
+  return sim::ok();
+}
+
+sim::Result<void> decodeEdits(std::span<const std::uint8_t> payload, std::vector<sim::EditRecord>& out,
                               std::size_t maxRecords) {
   out.clear();
-  if (bytes.empty()) return fail("empty buffer", 0);
-  const std::uint8_t flags = bytes[0];
-  if ((flags & ~kFlagZstd) != 0) return fail("unknown flags", 0);
-  std::span<const std::uint8_t> payload = bytes.subspan(1);
-  const std::size_t maxPayload = maxRecords > std::numeric_limits<std::size_t>::max() / kMaxBytesPerRecord
-                                     ? std::numeric_limits<std::size_t>::max()
-                                     : maxRecords * kMaxBytesPerRecord;
-  if (flags & kFlagZstd) {
-    // Exactly one frame that declares its size: the size is checked before any
-    // memory is reserved, and nothing trails the frame.
-    const unsigned long long size = ZSTD_getFrameContentSize(payload.data(), payload.size());
-    if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR) return fail("bad zstd frame", 1);
-    if (size > maxPayload) return fail("decompressed size above the cap", 1);
-    const std::size_t frame = ZSTD_findFrameCompressedSize(payload.data(), payload.size());
-    if (ZSTD_isError(frame) || frame != payload.size()) return fail("bad zstd frame length", 1);
-    std::vector<std::uint8_t>& buf = scratch().bytes;
-    buf.resize(static_cast<std::size_t>(size));
-    const std::size_t n = ZSTD_decompress(buf.data(), buf.size(), payload.data(), payload.size());
-    if (ZSTD_isError(n) || n != buf.size()) return fail("zstd decompression failed", 1);
-    payload = std::span<const std::uint8_t>(buf.data(), buf.size());
-  } else if (payload.size() > maxPayload) {
-    return fail("payload size above the cap", 1);
-  }
-
   Reader r(payload);
   sim::BrickCoord b{0, 0, 0};
   std::size_t budget = maxRecords;  // voxel edits left (a sweep counts its positions)

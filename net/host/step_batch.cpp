@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "net/edit_codec.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/systems/weather.h"
@@ -85,18 +86,17 @@ void StepBatchSender::build(std::span<const EditGroup> groups, std::span<const s
   for (const sim::Player* p : joined_)
     joinedOffsets_.push_back(
         wire::CreatePlayerName(fbb, p->id.value, fbb.CreateString(p->name.bytes.data(), p->name.length)));
-  cellOffsets_.clear();
-  for (std::uint32_t g : chosen) {
-    const EditGroup& e = groups[g];
-    cellOffsets_.push_back(wire::CreateCellEdits(fbb, e.cell.x, e.cell.z, fbb.CreateVector(e.bytes), e.hash));
-  }
+  cellEdits_.clear();
+  for (std::uint32_t g : chosen) cellEdits_.push_back(CellEdits{groups[g].cell, groups[g].hash, groups[g].bytes});
+  // Compressed with the rest of the message (HostCore::messageFromBuilder).
+  if (!cellEdits_.empty()) encodeStepEdits(cellEdits_, editBytes_);
   // Empty lists are left out (absent fields cost nothing; an idle step is small).
   const auto events = eventRecs_.empty() ? 0 : fbb.CreateVectorOfStructs(eventRecs_);
   const auto chat = chatOffsets_.empty() ? 0 : fbb.CreateVector(chatOffsets_);
   const auto joined = joinedOffsets_.empty() ? 0 : fbb.CreateVector(joinedOffsets_);
   const auto left = leftIds_.empty() ? 0 : fbb.CreateVector(leftIds_);
   const auto weather = weatherBytes_.empty() ? 0 : fbb.CreateVector(weatherBytes_);
-  const auto cellEdits = cellOffsets_.empty() ? 0 : fbb.CreateVector(cellOffsets_);
+  const auto cellEdits = cellEdits_.empty() ? 0 : fbb.CreateVector(editBytes_);
   auto b = wire::CreateStepBatch(fbb, tick_, events, chat, joined, left, weather, cellEdits);
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::StepBatch, b.Union()));
 }

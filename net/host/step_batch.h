@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "loam_generated.h"  // flatc output of net/schema/loam.fbs (build tree)
+#include "net/edit_codec.h"
 #include "net/host/cell_sync.h"
 #include "net/host/host_core.h"
 #include "net/host/snapshots.h"
@@ -55,7 +56,8 @@ class StepBatchSender {
   std::vector<std::uint32_t> order_;  ///< playing session indices, by their edit groups
   std::vector<flatbuffers::Offset<wire::ChatLine>> chatOffsets_;
   std::vector<flatbuffers::Offset<wire::PlayerName>> joinedOffsets_;
-  std::vector<flatbuffers::Offset<wire::CellEdits>> cellOffsets_;
+  std::vector<CellEdits> cellEdits_;         // the chosen groups, for encodeStepEdits
+  std::vector<std::uint8_t> editBytes_;
 };
 
 }  // namespace loam::net::host

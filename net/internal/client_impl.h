@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "net/client_connection.h"
+#include "net/edit_codec.h"
 #include "net/enet_support.h"
 #include "net/own_ring.h"
 #include "net/internal/client_clock.h"
@@ -138,6 +139,7 @@ struct ClientConnection::Impl {
   flatbuffers::FlatBufferBuilder fbb{1024};
   std::vector<sim::EditRecord> edits;          // one StepBatch's, decoded
   std::vector<sim::EditRecord> cellEdits;      // one cell's (scratch)
+  std::vector<CellEdits> stepCells;            // one StepBatch's cells (spans into its message)
   std::vector<sim::SavedBrick> cellBricks;     // a full CellState's (scratch)
   std::vector<sim::BrickCoord> writtenBricks;  // scratch
   std::vector<sim::PlayerChange> playerChanges;  // one StepBatch's joins and leaves

@@ -450,18 +450,20 @@ TEST_CASE("an Action dig at a reachable voxel comes back as edits in a StepBatch
   REQUIRE(tickUntil(*server, {&c}, 500, [&] {
     for (auto& m : c.take(wire::ServerBody::StepBatch)) {
       const wire::StepBatch* b = parseServerMessage(m)->body_as_StepBatch();
-      if (!b->cells()) continue;
-      for (const wire::CellEdits* ce : *b->cells()) {
+      if (!b->edits()) continue;
+      std::vector<net::CellEdits> cells;
+      REQUIRE(net::decodeStepEdits(std::span<const std::uint8_t>(b->edits()->data(), b->edits()->size()), cells)
+                  .has_value());
+      for (const net::CellEdits& ce : cells) {
         std::vector<sim::EditRecord> edits;
-        auto r = net::decodeEdits(std::span<const std::uint8_t>(ce->edits()->data(), ce->edits()->size()), edits);
-        REQUIRE(r.has_value());
+        REQUIRE(net::decodeEdits(ce.edits, edits).has_value());
         for (const sim::EditRecord& e : edits) {
-          CHECK(sim::cellOf(sim::editBrick(e)) == sim::CellCoord{ce->cell_x(), ce->cell_z()});
+          CHECK(sim::cellOf(sim::editBrick(e)) == ce.cell);
           if (e.kind == sim::EditRecord::Kind::Voxel && e.x == target.x && e.y == target.y && e.z == target.z) {
             CHECK(e.after == sim::kAir);
             sim::WorldHashTracker fresh;
             fresh.reset(server->state().world);
-            CHECK(ce->hash() == fresh.cellHash(server->state().world, sim::cellOf(sim::brickOf(target))));
+            CHECK(ce.hash == fresh.cellHash(server->state().world, sim::cellOf(sim::brickOf(target))));
             sawEdits = true;
           }
         }
@@ -520,7 +522,11 @@ TEST_CASE("edits reach only the peers that hold the cell; a peer that comes near
     std::size_t groups = 0;
     for (auto& msg : c.take(wire::ServerBody::StepBatch)) {
       const wire::StepBatch* batch = parseServerMessage(msg)->body_as_StepBatch();
-      if (batch->cells()) groups += batch->cells()->size();
+      if (!batch->edits()) continue;
+      std::vector<net::CellEdits> cells;
+      REQUIRE(net::decodeStepEdits(std::span<const std::uint8_t>(batch->edits()->data(), batch->edits()->size()),
+                                   cells).has_value());
+      groups += cells.size();
     }
     return groups;
   };

@@ -521,8 +521,7 @@ std::vector<Bytes> validServerMessages() {
     std::vector<flatbuffers::Offset<wire::PlayerName>> joined{wire::CreatePlayerNameDirect(fbb, 13, "bob")};
     std::vector<std::uint32_t> left{14};
     std::vector<std::uint8_t> weather{9, 9};
-    std::vector<flatbuffers::Offset<wire::CellEdits>> cells{wire::CreateCellEditsDirect(fbb, 0, -1, &edits, 42)};
-    return wire::CreateStepBatchDirect(fbb, 1000, &events, &chat, &joined, &left, &weather, &cells).Union();
+    return wire::CreateStepBatchDirect(fbb, 1000, &events, &chat, &joined, &left, &weather, &edits).Union();
   }));
   v.push_back(serverMessage(wire::ServerBody::CellState, [](flatbuffers::FlatBufferBuilder& fbb) {
     std::vector<std::uint8_t> water;
@@ -545,8 +544,7 @@ std::vector<Bytes> validServerMessages() {
   {
     const Bytes inner = serverMessage(wire::ServerBody::StepBatch, [](flatbuffers::FlatBufferBuilder& fbb) {
       std::vector<std::uint8_t> edits(4000, 7);
-      std::vector<flatbuffers::Offset<wire::CellEdits>> cells{wire::CreateCellEditsDirect(fbb, 0, 0, &edits)};
-      return wire::CreateStepBatchDirect(fbb, 5, nullptr, nullptr, nullptr, nullptr, nullptr, &cells).Union();
+      return wire::CreateStepBatchDirect(fbb, 5, nullptr, nullptr, nullptr, nullptr, nullptr, &edits).Union();
     });
     flatbuffers::FlatBufferBuilder out;
     std::vector<std::uint8_t> scratch;
@@ -802,8 +800,7 @@ TEST_CASE("oversize buffers are refused before verification") {
 TEST_CASE("Compressed envelopes open to the inner message; corrupt, oversized or nested ones are refused") {
   const Bytes inner = serverMessage(wire::ServerBody::StepBatch, [](flatbuffers::FlatBufferBuilder& fbb) {
     std::vector<std::uint8_t> edits(4000, 7);
-    std::vector<flatbuffers::Offset<wire::CellEdits>> cells{wire::CreateCellEditsDirect(fbb, 0, 0, &edits)};
-    return wire::CreateStepBatchDirect(fbb, 42, nullptr, nullptr, nullptr, nullptr, nullptr, &cells).Union();
+    return wire::CreateStepBatchDirect(fbb, 42, nullptr, nullptr, nullptr, nullptr, nullptr, &edits).Union();
   });
   flatbuffers::FlatBufferBuilder out;
   std::vector<std::uint8_t> scratch, unpacked;
