@@ -333,6 +333,7 @@ void ClientConnection::Impl::onStepBatch(const wire::StepBatch& b) {
   lastTick = b.tick();
   ++stats.stepsApplied;
   checkHashes(b);
+  stepCells.clear();  // its spans point into b
 }
 
 void ClientConnection::Impl::pushEvent(const sim::Event& e) {
