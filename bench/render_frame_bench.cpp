@@ -1,11 +1,16 @@
-// render_frame_bench: offscreen frame cost with the glade in view, printed as one
-// JSON object. Never run as a test; results and commands go in docs/PERF.md.
+// render_frame_bench: offscreen frame cost with a scene in view, printed as one JSON
+// object. Never run as a test; results and commands go in docs/PERF.md.
 //
-//   render_frame_bench [--frames N] [--width W] [--height H] [--time T] [--png out.png]
-//                      [--validation 0|1] [--mesh-threads N]
+//   render_frame_bench [--scene NAME] [--view-distance M] [--detail M] [--lift M] [--yaw DEG]
+//                      [--pitch RAD] [--frames N] [--width W] [--height H] [--time T]
+//                      [--png out.png] [--validation 0|1] [--mesh-threads N]
 //
-// Builds glade (seed = the scene's default), puts the camera at the first spawn's eye
-// looking north, meshes everything in view (finishMeshing, timed), then renders N
+// Builds scenes/NAME.toml (default glade; seed = the scene's default; a world too big
+// to build whole is built around the first spawn, as far as the voxel meshes reach),
+// puts the camera at the first spawn's eye (raised by --lift metres) looking along
+// --yaw (degrees, 0 north, clockwise), meshes everything in view: voxels out to
+// --detail metres (default 96) and, with --view-distance beyond it, the far terrain
+// out to there (the "first view", timed), then renders N
 // frames: per-frame wall time of renderFrame (median, p99: meshing budget, geometry,
 // recording, submission and waiting for a free frame slot), the same without that
 // wait ("record": the CPU cost a fast GPU would leave), and the wall time per frame
@@ -21,6 +26,7 @@
 #include "render/renderer.h"
 #include "sim/core/fixed_point.h"
 #include "sim/systems/motion.h"
+#include "sim/gen/generator.h"
 #include "sim/gen/scene.h"
 #include "sim/systems/sim_state.h"
 
@@ -39,7 +45,8 @@ double nowSeconds() {
 
 int main(int argc, char** argv) {
   int frames = 120, width = 1280, height = 720, meshThreads = 2;
-  double timeOfDay = 0.5;
+  double timeOfDay = 0.5, viewDistance = 0, detail = 96, lift = 0, yawDegrees = 0, pitch = -0.1;
+  std::string sceneName = "glade";
   bool validation = false;
   std::string png;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -52,28 +59,45 @@ int main(int argc, char** argv) {
     else if (a == "--png") png = v;
     else if (a == "--validation") validation = std::atoi(v) != 0;
     else if (a == "--mesh-threads") meshThreads = std::max(1, std::atoi(v));
+    else if (a == "--scene") sceneName = v;
+    else if (a == "--view-distance") viewDistance = std::atof(v);
+    else if (a == "--detail") detail = std::max(16.0, std::atof(v));
+    else if (a == "--lift") lift = std::atof(v);
+    else if (a == "--yaw") yawDegrees = std::atof(v);
+    else if (a == "--pitch") pitch = std::atof(v);
     else {
       std::fprintf(stderr, "render_frame_bench: unknown option %s\n", a.c_str());
       return 2;
     }
   }
 
-  auto scene = sim::loadScene(LOAM_SOURCE_DIR "/scenes/glade.toml");
+  auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR "/scenes/") + sceneName + ".toml");
   if (!scene) {
     std::fprintf(stderr, "render_frame_bench: %s\n", scene.error().message.c_str());
     return 1;
   }
+  const std::uint64_t seed = scene->defaultSeed;
   double t0 = nowSeconds();
-  auto state = sim::createSimState(*scene, scene->defaultSeed);
-  if (!state) {
-    std::fprintf(stderr, "render_frame_bench: %s\n", state.error().message.c_str());
+  // The first spawn's feet (the world's centre without one).
+  sim::Vec3 spawnAt{0, 0, 0};
+  bool onGround = true;
+  if (!scene->spawns.empty()) spawnAt = scene->spawns.front().position, onGround = scene->spawns.front().onGround;
+  const sim::VoxelCoord feet = sim::placementVoxel(*scene, seed, spawnAt, onGround);
+  sim::Result<sim::BrickStore> world = sim::makeError("unbuilt");
+  if (sim::generatableWhole(*scene)) {
+    world = sim::generateWorld(*scene, seed);
+  } else {
+    const auto radius = static_cast<std::int32_t>((detail + 16.0) * sim::kVoxelsPerMetre);
+    world = sim::generateRegion(*scene, seed, sim::columnsAround(scene->worldBounds, feet.x, feet.z, radius));
+  }
+  if (!world) {
+    std::fprintf(stderr, "render_frame_bench: %s\n", world.error().message.c_str());
     return 1;
   }
   double buildSeconds = nowSeconds() - t0;
-  const sim::Spawn& spawn = state->spawns.front();
-  const double perMetre = sim::kUnitsPerMetre;
-  std::array<double, 3> eye = {spawn.position.x / perMetre, (spawn.position.y + sim::kPlayerEyeHeight) / perMetre,
-                               spawn.position.z / perMetre};
+  const double perVoxel = 1.0 / sim::kVoxelsPerMetre;
+  const double eyeHeight = static_cast<double>(sim::kPlayerEyeHeight) / sim::kUnitsPerMetre;
+  std::array<double, 3> eye = {(feet.x + 0.5) * perVoxel, feet.y * perVoxel + eyeHeight + lift, (feet.z + 0.5) * perVoxel};
 
   render::RendererConfig config;
   config.offscreen = true;
@@ -81,6 +105,8 @@ int main(int argc, char** argv) {
   config.height = height;
   config.validation = validation;
   config.meshThreads = meshThreads;
+  config.viewDistanceMetres = detail;
+  config.farViewMetres = viewDistance;
   auto renderer = render::Renderer::create(config);
   if (!renderer) {
     std::fprintf(stderr, "render_frame_bench: %s\n", renderer.error().message.c_str());
@@ -88,14 +114,15 @@ int main(int argc, char** argv) {
   }
   render::Renderer& r = **renderer;
   double m0 = nowSeconds();
-  r.setWorld(state->world, *state->materials, eye);
+  r.setWorld(*world, *scene->materials, eye);
+  if (viewDistance > detail) r.setFarTerrain(std::make_shared<sim::TerrainSampler>(*scene, seed));
   r.finishMeshing();
   double meshSeconds = nowSeconds() - m0;
 
   render::FrameInput f;
   f.camera.position = eye;
-  f.camera.yaw = 0;  // north
-  f.camera.pitch = -0.1;
+  f.camera.yaw = yawDegrees * 3.14159265358979323846 / 180.0;
+  f.camera.pitch = pitch;
   f.environment.timeOfDay = timeOfDay;
   render::HudLayer hud;
   hud.texts.push_back({8, 8, 2, {255, 255, 255, 255}, "render_frame_bench"});
@@ -121,13 +148,18 @@ int main(int argc, char** argv) {
   }
   render::FrameStats s = r.stats();
   std::printf(
-      "{\n  \"bench\": \"render_frame\",\n  \"device\": \"%s\",\n  \"width\": %d,\n  \"height\": %d,\n"
-      "  \"frames\": %d,\n  \"glade_build_s\": %.3f,\n  \"first_mesh_s\": %.3f,\n  \"mesh_threads\": %d,\n"
+      "{\n  \"bench\": \"render_frame\",\n  \"device\": \"%s\",\n  \"scene\": \"%s\",\n  \"width\": %d,\n"
+      "  \"height\": %d,\n  \"view_distance_m\": %.0f,\n  \"detail_m\": %.0f,\n  \"eye\": [%.1f, %.1f, %.1f],\n"
+      "  \"frames\": %d,\n  \"world_build_s\": %.3f,\n  \"first_view_s\": %.3f,\n  \"mesh_threads\": %d,\n"
       "  \"frame_cpu_ms_median\": %.3f,\n  \"frame_cpu_ms_p99\": %.3f,\n"
       "  \"frame_record_ms_median\": %.3f,\n  \"frame_record_ms_p99\": %.3f,\n  \"frame_total_ms\": %.3f,\n"
-      "  \"chunks_drawn\": %zu,\n  \"chunks_culled\": %zu,\n  \"quads_drawn\": %zu,\n  \"validation_errors\": %llu\n}\n",
-      s.deviceName.c_str(), width, height, frames, buildSeconds, meshSeconds, meshThreads, percentile(cpuMs, 0.5),
+      "  \"chunks_drawn\": %zu,\n  \"chunks_culled\": %zu,\n  \"quads_drawn\": %zu,\n  \"far_tiles_drawn\": %zu,\n"
+      "  \"triangles_drawn\": %zu,\n  \"mesh_gpu_bytes\": %zu,\n  \"mesh_gpu_reserved_bytes\": %zu,\n"
+      "  \"validation_errors\": %llu\n}\n",
+      s.deviceName.c_str(), sceneName.c_str(), width, height, viewDistance, detail, eye[0], eye[1], eye[2], frames,
+      buildSeconds, meshSeconds, meshThreads, percentile(cpuMs, 0.5),
       percentile(cpuMs, 0.99), percentile(recordMs, 0.5), percentile(recordMs, 0.99), wallMs, s.chunksDrawn, s.chunksCulled, s.quadsDrawn,
+      s.farTilesDrawn, s.trianglesDrawn, s.meshBytes, s.meshReservedBytes,
       static_cast<unsigned long long>(s.validationErrors));
   return s.validationErrors == 0 ? 0 : 1;
 }

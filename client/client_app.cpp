@@ -63,7 +63,7 @@ sim::Result<std::unique_ptr<ClientApp>> ClientApp::create(const ClientOptions& o
   config.link = options.link;
   // A streamed world is generated a little beyond what is drawn: MeshCache meshes a
   // chunk only once the columns around it are present.
-  config.streamRadiusMetres = std::max(options.viewDistanceMetres, net::kReadableRadiusMetres) + 16.0;
+  config.streamRadiusMetres = std::max(options.detailMetres(), net::kReadableRadiusMetres) + 16.0;
   if (!options.local) {
     // Someone else's server may hold accounts: our key proves the name is ours
     // (docs/PROTOCOL.md, Accounts). The local server has none, so no file for it.
@@ -211,6 +211,7 @@ void ClientApp::onPlaying() {
   }
   if (!renderer_) return;  // createRenderer() sets the world later
   renderer_->setWorld(m.world, *m.materials, currFeet_, &conn_->predictedEdits().overlay());
+  renderer_->setFarTerrain(conn_->terrainSampler());
   if (meshChanges_ == sim::ChangeSubscriber{}) meshChanges_ = conn_->subscribeWorldChanges();
   (void)conn_->takeWorldChanges(meshChanges_);  // setWorld meshes everything
   (void)conn_->takePredictedChanges();
@@ -528,7 +529,8 @@ int runOffscreen(const ClientOptions& options) {
   rc.height = options.height;
   rc.validation = options.validation;
   rc.meshThreads = 2;
-  rc.viewDistanceMetres = options.viewDistanceMetres;
+  rc.viewDistanceMetres = options.detailMetres();
+  rc.farViewMetres = options.viewDistanceMetres;
   rc.slowFrameMs = options.slowFrameMs;
   if (auto r = app.createRenderer(rc); !r) {
     std::fprintf(stderr, "loam-client: cannot create the renderer: %s\n", r.error().message.c_str());

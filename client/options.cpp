@@ -113,7 +113,11 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   app.add_flag("--hud", o.hud, "Offscreen: draw the HUD, crosshair and target highlight too");
   app.add_option("--width", o.width, "Window / image width")->check(CLI::Range(16, 16384))->capture_default_str();
   app.add_option("--height", o.height, "Window / image height")->check(CLI::Range(16, 16384))->capture_default_str();
-  app.add_option("--view-distance", o.viewDistanceMetres, "How far to draw, metres")
+  app.add_option("--view-distance", o.viewDistanceMetres,
+                 "How far to see, metres (beyond the detail distance: the landscape from the scene's generator)")
+      ->check(CLI::Range(16.0, 8192.0))
+      ->capture_default_str();
+  app.add_option("--detail-distance", o.detailDistanceMetres, "How far to draw every voxel, metres")
       ->check(CLI::Range(16.0, 1024.0))
       ->capture_default_str();
   app.add_flag("--validation", validation, "Enable the Khronos validation layer (default on in Debug builds)");

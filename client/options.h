@@ -3,6 +3,7 @@
 // here rather than in main.cpp so tests can check flags without a process.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,7 +40,10 @@ struct ClientOptions {
   std::optional<double> timeOfDay;    ///< --time as a day fraction 0..1 (0 midnight)
   bool hud = false;                   ///< offscreen: draw the HUD and crosshair too
   int width = 1280, height = 720;
-  double viewDistanceMetres = 96;    ///< how far chunks are drawn
+  double viewDistanceMetres = 2048;  ///< how far the world is drawn (beyond the detail: far terrain)
+  double detailDistanceMetres = 96;  ///< how far the voxels themselves are drawn (and streamed)
+  /// The voxels' reach: the detail distance, or the view distance when that is nearer.
+  double detailMetres() const { return std::min(viewDistanceMetres, detailDistanceMetres); }
 #ifndef NDEBUG
   bool validation = true;
 #else

@@ -65,7 +65,8 @@ int runWindowed(const ClientOptions& options) {
     rc.height = h;
     rc.validation = options.validation;
     rc.vsync = options.vsync;
-    rc.viewDistanceMetres = options.viewDistanceMetres;
+    rc.viewDistanceMetres = options.detailMetres();
+  rc.farViewMetres = options.viewDistanceMetres;
     rc.slowFrameMs = options.slowFrameMs;
     rc.meshThreads = std::max(1u, std::thread::hardware_concurrency() / 2);
     if (auto r = app.createRenderer(rc); !r) {

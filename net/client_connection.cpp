@@ -287,6 +287,10 @@ const sim::SimState& ClientConnection::mirror() const noexcept {
       {}, {}, {}, {}, {}, {}, {}, {}};
   return empty;
 }
+std::shared_ptr<const sim::TerrainSampler> ClientConnection::terrainSampler() const noexcept {
+  return impl_->mirror ? impl_->sampler : nullptr;
+}
+
 sim::ChangeSubscriber ClientConnection::subscribeWorldChanges() {
   LOAM_ASSERT(impl_->mirror.has_value());
   return impl_->mirror->world.subscribeChanges();

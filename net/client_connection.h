@@ -47,6 +47,10 @@
 #include "sim/gen/scene.h"
 #include "sim/systems/sim_state.h"
 
+namespace loam::sim {
+class TerrainSampler;
+}
+
 namespace loam::net {
 
 /// Hands over a copy of the whole generated world for a scene and seed (progress gets
@@ -189,6 +193,9 @@ class ClientConnection {
   double progress() const noexcept;                 ///< generation progress 0..1
   sim::PlayerId playerId() const noexcept;
   const sim::SimState& mirror() const noexcept;     ///< valid from AwaitingSnapshot
+  /// The scene's terrain anywhere, from its generator (the far view draws it); valid
+  /// from AwaitingSnapshot, null before. Shared: it outlives the connection's world.
+  std::shared_ptr<const sim::TerrainSampler> terrainSampler() const noexcept;
   const Predictor& predictor() const noexcept;
   const InterpolationBuffer& others() const noexcept;  ///< other players, by id value
   const InterpolationBuffer& animals() const noexcept; ///< animals in view, by id value

@@ -15,9 +15,11 @@
 #include <cstring>
 #include <map>
 
+#include "mesh/far_terrain.h"
 #include "mesh/mesh_cache.h"
 #include "render/hud_text.h"
 #include "render/render_math.h"
+#include "render/gpu_heap.h"
 #include "render/scene_geometry.h"
 #include "render/vk_context.h"
 #include "render/vk_pipelines.h"
@@ -30,17 +32,28 @@ namespace {
 constexpr std::uint32_t kFramesInFlight = 2;
 constexpr double kMetresPerVoxel = 1.0 / sim::kVoxelsPerMetre;
 constexpr double kChunkMetres = mesh::kChunkVoxels * kMetresPerVoxel;
+constexpr VkDeviceSize kHeapBlockBytes = 64ull << 20;  // mesh memory is reserved in blocks this big
+// The voxel meshes hand over to the far terrain over this band, ending this far inside
+// the view distance (the mesh cache's radius: every brick column nearer is meshed).
+constexpr double kHandoverBandMetres = 16.0;
+constexpr double kHandoverInsetMetres = 4.0;
 
 /// One chunk's mesh on the GPU: opaque quads grouped by face direction (sim::Face
 /// order), then water quads, in one buffer. Grouping lets a frame skip the faces
 /// that point away from the eye for the whole chunk (about half of the side faces
 /// of distant chunks) before the GPU transforms them.
 struct ChunkGpu {
-  vk::Buffer buffer;
+  vk::GpuRange range;
   std::array<std::uint32_t, 7> faceStart{};  ///< first quad of each face group; [6] = opaqueQuads
   std::uint32_t opaqueQuads = 0;
   std::uint32_t waterQuads = 0;
   std::array<double, 3> lo{}, hi{};  ///< world metres, the mesh's bounds
+};
+
+/// One far terrain tile on the GPU (mesh/far_terrain.h).
+struct FarGpu {
+  vk::GpuRange range;
+  float minY = 0, maxY = 0;
 };
 
 /// Resources of one frame in flight.
@@ -93,12 +106,17 @@ struct Renderer::Impl {
   std::vector<VkSemaphore> renderDone;  ///< per swapchain image
   std::uint64_t frameCounter = 0;       ///< frames submitted
   std::vector<std::pair<std::uint64_t, vk::Buffer>> retired;  ///< freed once no frame in flight uses them
+  std::vector<std::pair<std::uint64_t, vk::GpuRange>> retiredRanges;  ///< likewise, ranges of heap
+  std::unique_ptr<vk::GpuHeap> heap;  ///< vertex memory of every mesh (chunks, far tiles)
 
   const sim::BrickStore* world = nullptr;
   const sim::MaterialTable* materials = nullptr;
   std::unique_ptr<mesh::MeshCache> cache;
   std::array<double, 3> centre{};
   std::map<sim::ChunkCoord, ChunkGpu> chunks;
+  std::unique_ptr<mesh::FarTerrainCache> far;  ///< set by setFarTerrain with a view beyond the voxel meshes
+  std::map<mesh::FarTileKey, FarGpu> farTiles;
+  vk::Buffer farIndices;  ///< mesh::farTileIndices()
 
   bool needRecreate = false;
   bool haveFrame = false;      ///< the offscreen image / capture buffer holds a frame
@@ -119,7 +137,11 @@ struct Renderer::Impl {
     if (!ctx) return;
     vkDeviceWaitIdle(ctx->device);
     cache.reset();
-    for (auto& [c, g] : chunks) ctx->destroy(g.buffer);
+    far.reset();
+    chunks.clear();
+    farTiles.clear();
+    retiredRanges.clear();
+    heap.reset();
     for (auto& [f, b] : retired) ctx->destroy(b);
     for (FrameSlot& s : slots) {
       ctx->destroy(s.uniforms);
@@ -131,6 +153,7 @@ struct Renderer::Impl {
     for (VkSemaphore s : renderDone) vkDestroySemaphore(ctx->device, s, nullptr);
     ctx->destroy(materialUniforms);
     ctx->destroy(indices);
+    ctx->destroy(farIndices);
     ctx->destroy(readback);
     if (descriptorPool) vkDestroyDescriptorPool(ctx->device, descriptorPool, nullptr);
     vk::destroyPipelines(ctx->device, pipes);
@@ -141,9 +164,20 @@ struct Renderer::Impl {
     if (b.buffer) retired.emplace_back(frameCounter, b);
     b = vk::Buffer{};
   }
+  void retire(vk::GpuRange& r) {
+    if (r.size != 0) retiredRanges.emplace_back(frameCounter, r);
+    r = vk::GpuRange{};
+  }
   // Called after waiting for the oldest frame in flight: anything retired before
   // the frames still running can go.
   void freeRetired() {
+    std::erase_if(retiredRanges, [&](auto& r) {
+      if (r.first + kFramesInFlight <= frameCounter) {
+        heap->free(r.second);
+        return true;
+      }
+      return false;
+    });
     std::erase_if(retired, [&](auto& r) {
       if (r.first + kFramesInFlight <= frameCounter) {
         ctx->destroy(r.second);
@@ -191,6 +225,12 @@ struct Renderer::Impl {
     materialUniforms = *mu;
     std::memset(materialUniforms.mapped, 0, sizeof(vk::MaterialUniforms));
     if (auto r = ensureIndices(1 << 14); !r) return r;
+    heap = std::make_unique<vk::GpuHeap>(*ctx, kHeapBlockBytes, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT);
+    const auto farIdx = mesh::farTileIndices();
+    auto fi = ctx->createBuffer(farIdx.size_bytes(), VK_BUFFER_USAGE_INDEX_BUFFER_BIT);
+    if (!fi) return fi.error();
+    farIndices = *fi;
+    std::memcpy(farIndices.mapped, farIdx.data(), farIdx.size_bytes());
 
     VkCommandBufferAllocateInfo ai{};
     ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
@@ -270,22 +310,22 @@ struct Renderer::Impl {
     for (mesh::ChunkMesh& m : cache->takeChunkUpdates()) {
       auto it = chunks.find(m.chunk);
       if (it != chunks.end()) {
-        retire(it->second.buffer);
+        retire(it->second.range);
         chunks.erase(it);
       }
       if (m.opaque.empty() && m.water.empty()) continue;
       std::size_t verts = m.opaque.size() + m.water.size();
-      auto b = ctx->createBuffer(verts * sizeof(mesh::PackedVertex), VK_BUFFER_USAGE_VERTEX_BUFFER_BIT);
+      auto b = heap->allocate(verts * sizeof(mesh::PackedVertex));
       if (!b) {
         std::fprintf(stderr, "renderer: chunk upload: %s\n", b.error().message.c_str());
         continue;
       }
       ChunkGpu g;
-      g.buffer = *b;
+      g.range = *b;
       g.opaqueQuads = static_cast<std::uint32_t>(m.opaque.size() / 4);
       m.opaque.resize(std::size_t{g.opaqueQuads} * 4);  // whole quads only
       g.waterQuads = static_cast<std::uint32_t>(m.water.size() / 4);
-      auto* dst = static_cast<mesh::PackedVertex*>(g.buffer.mapped);
+      auto* dst = static_cast<mesh::PackedVertex*>(g.range.mapped);
       // Counting sort of the opaque quads by face.
       std::array<std::uint32_t, 6> counts{};
       for (std::size_t q = 0; q < g.opaqueQuads; ++q) ++counts[static_cast<std::size_t>(mesh::vertexFace(m.opaque[q * 4]) % 6)];
@@ -312,6 +352,28 @@ struct Renderer::Impl {
       if (auto r = ensureIndices(std::max(g.opaqueQuads, g.waterQuads)); !r)
         std::fprintf(stderr, "renderer: %s\n", r.error().message.c_str());
       chunks.emplace(m.chunk, g);
+    }
+  }
+
+  void uploadFarTiles(mesh::FarTerrainUpdate update) {
+    for (const mesh::FarTileKey& k : update.released) {
+      auto it = farTiles.find(k);
+      if (it == farTiles.end()) continue;
+      retire(it->second.range);
+      farTiles.erase(it);
+    }
+    for (const mesh::FarTileMesh& t : update.built) {
+      if (auto it = farTiles.find(t.key); it != farTiles.end()) {
+        retire(it->second.range);
+        farTiles.erase(it);
+      }
+      auto b = heap->allocate(t.vertices.size() * sizeof(mesh::FarVertex));
+      if (!b) {
+        std::fprintf(stderr, "renderer: far tile upload: %s\n", b.error().message.c_str());
+        continue;
+      }
+      std::memcpy(b->mapped, t.vertices.data(), t.vertices.size() * sizeof(mesh::FarVertex));
+      farTiles.emplace(t.key, FarGpu{*b, t.minY, t.maxY});
     }
   }
 
@@ -372,6 +434,46 @@ struct Renderer::Impl {
     }
   }
 
+  /// Far terrain tiles, culled against the frustum; returns how many were drawn.
+  template <class PushFn>
+  std::size_t drawFarTiles(VkCommandBuffer cb, const Camera& cam, const std::array<std::array<float, 4>, 6>& planes,
+                           vk::PushConstants& push, PushFn&& pushConstants) {
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipes.far);
+    vkCmdBindIndexBuffer(cb, farIndices.buffer, 0, VK_INDEX_TYPE_UINT16);
+    const mesh::FarTerrainConfig& fc = far->config();
+    const auto indexCount = static_cast<std::uint32_t>(mesh::farTileIndices().size());
+    std::size_t drawn = 0;
+    int morphLevel = -1;
+    for (const mesh::FarTileKey& k : far->drawn()) {
+      auto it = farTiles.find(k);
+      if (it == farTiles.end()) continue;
+      const FarGpu& g = it->second;
+      const double size = mesh::farTileMetres(fc, k.level);
+      const double x0 = k.x * size - cam.position[0], z0 = k.z * size - cam.position[2];
+      Vec3f lo{static_cast<float>(x0), static_cast<float>(g.minY - cam.position[1]), static_cast<float>(z0)};
+      Vec3f hi{static_cast<float>(x0 + size), static_cast<float>(g.maxY - cam.position[1]), static_cast<float>(z0 + size)};
+      if (!boxVisible(planes, lo, hi)) continue;
+      push.a[0] = lo.x;
+      push.a[1] = static_cast<float>(-cam.position[1]);
+      push.a[2] = lo.z;
+      push.a[3] = static_cast<float>(mesh::farCellMetres(fc, k.level));
+      if (k.level != morphLevel) {
+        const auto band = mesh::farMorphRange(fc, k.level);
+        const float start = static_cast<float>(band[0]), end = static_cast<float>(band[1]);
+        std::memcpy(&push.b[0], &start, sizeof start);
+        std::memcpy(&push.b[1], &end, sizeof end);
+        morphLevel = k.level;
+      }
+      pushConstants();
+      VkBuffer vb = heap->buffer(g.range.block);
+      vkCmdBindVertexBuffers(cb, 0, 1, &vb, &g.range.offset);
+      vkCmdDrawIndexed(cb, indexCount, 1, 0, 0, 0);
+      ++drawn;
+    }
+    push = vk::PushConstants{};
+    return drawn;
+  }
+
   bool render(const FrameInput& f) {
     auto start = std::chrono::steady_clock::now();
     if (world && cache) {
@@ -379,6 +481,7 @@ struct Renderer::Impl {
       cache->update(*world, centre, config.meshBudgetMs);
       uploadMeshes();
     }
+    if (far) uploadFarTiles(far->update(f.camera.position[0], f.camera.position[2]));
     if (f.worldReleased) f.worldReleased();
     if (config.slowFrameMs > 0)
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(config.slowFrameMs));
@@ -416,10 +519,20 @@ struct Renderer::Impl {
     CameraBasis basis = cameraBasis(cam.yaw, cam.pitch);
     float fovY = static_cast<float>(std::clamp(cam.fovYDegrees, 10.0, 150.0) * 3.14159265358979323846 / 180.0);
     float aspect = w / h;
-    float farZ = static_cast<float>(config.viewDistanceMetres * 1.5 + kChunkMetres);
+    const double sight = far ? std::max(config.farViewMetres, config.viewDistanceMetres) : config.viewDistanceMetres;
+    float farZ = static_cast<float>(sight * 1.5 + kChunkMetres);
     Mat4 viewProj = viewProjection(basis, fovY, aspect, 0.05f, farZ);
     vk::FrameUniforms u{};
-    fillEnvironment(f.environment, config.viewDistanceMetres, u);
+    fillEnvironment(f.environment, sight, u);
+    if (far) {
+      u.lod[1] = static_cast<float>(config.viewDistanceMetres - kHandoverInsetMetres);
+      u.lod[0] = u.lod[1] - static_cast<float>(kHandoverBandMetres);
+      const mesh::FarTerrainConfig& fc = far->config();
+      u.farBounds[0] = static_cast<float>(fc.minX);
+      u.farBounds[1] = static_cast<float>(fc.minZ);
+      u.farBounds[2] = static_cast<float>(fc.maxX);
+      u.farBounds[3] = static_cast<float>(fc.maxZ);
+    }
     std::memcpy(u.viewProj, viewProj.data(), sizeof(u.viewProj));
     float tanY = std::tan(fovY / 2);
     auto put = [](float* d, Vec3f v, float wv) { d[0] = v.x, d[1] = v.y, d[2] = v.z, d[3] = wv; };
@@ -526,8 +639,8 @@ struct Renderer::Impl {
       const ChunkGpu& g = *v.chunk;
       if (g.opaqueQuads == 0) continue;
       chunkPush(v.coord);
-      VkDeviceSize zero = 0;
-      vkCmdBindVertexBuffers(cb, 0, 1, &g.buffer.buffer, &zero);
+      VkBuffer vb = heap->buffer(g.range.block);
+      vkCmdBindVertexBuffers(cb, 0, 1, &vb, &g.range.offset);
       // Face group f (normal -x, +x, -y, +y, -z, +z) can face the eye only if the eye
       // is on its outer side of some face plane inside the mesh's bounds.
       std::uint32_t runStart = 0, runEnd = 0;
@@ -552,6 +665,9 @@ struct Renderer::Impl {
       flush();
     }
 
+    std::size_t farDrawn = far ? drawFarTiles(cb, cam, planes, push, pushConstants) : 0;
+    vkCmdBindIndexBuffer(cb, indices.buffer, 0, VK_INDEX_TYPE_UINT32);
+
     VkDeviceSize zero = 0;
     if (geometryOk && colourCount > 0) {
       vkCmdBindVertexBuffers(cb, 0, 1, &s.colourVerts.buffer, &zero);
@@ -569,7 +685,8 @@ struct Renderer::Impl {
     std::sort(visible.begin(), visible.end(), [](const VisibleChunk& a, const VisibleChunk& b) { return a.distance > b.distance; });
     for (const VisibleChunk& v : visible) {
       if (v.chunk->waterQuads == 0) continue;
-      vkCmdBindVertexBuffers(cb, 0, 1, &v.chunk->buffer.buffer, &zero);
+      VkBuffer vb = heap->buffer(v.chunk->range.block);
+      vkCmdBindVertexBuffers(cb, 0, 1, &vb, &v.chunk->range.offset);
       // Two passes per chunk (push.b[3] selects): behind * transmittance, then + light.
       for (int pass = 0; pass < 2; ++pass) {
         vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pass == 0 ? pipes.water : pipes.waterLight);
@@ -641,6 +758,10 @@ struct Renderer::Impl {
     stats.chunksDrawn = visible.size();
     stats.chunksCulled = culled;
     stats.quadsDrawn = quads;
+    stats.farTilesDrawn = farDrawn;
+    stats.trianglesDrawn = 2 * quads + farDrawn * (mesh::farTileIndices().size() / 3);
+    stats.meshBytes = heap->used();
+    stats.meshReservedBytes = heap->reserved();
     stats.frames = frameCounter;
     stats.cpuMs = seconds(std::chrono::steady_clock::now() - start) * 1e3;
     return true;
@@ -734,7 +855,7 @@ void Renderer::setWorld(const sim::BrickStore& world, const sim::MaterialTable& 
                         const std::array<double, 3>& centreMetres, const sim::VoxelOverlay* overlay) {
   Impl& m = *impl_;
   vkDeviceWaitIdle(m.ctx->device);
-  for (auto& [c, g] : m.chunks) m.ctx->destroy(g.buffer);
+  for (auto& [c, g] : m.chunks) m.heap->free(g.range);
   m.chunks.clear();
   auto* mu = static_cast<vk::MaterialUniforms*>(m.materialUniforms.mapped);
   std::memset(mu, 0, sizeof(*mu));
@@ -756,6 +877,25 @@ void Renderer::setWorld(const sim::BrickStore& world, const sim::MaterialTable& 
   m.cache->setOverlay(overlay);
   m.cache->reset(world, centreMetres);
   m.cache->takeChunkUpdates();  // removals of chunks we already dropped
+}
+
+void Renderer::setFarTerrain(std::shared_ptr<const sim::TerrainSampler> sampler) {
+  Impl& m = *impl_;
+  vkDeviceWaitIdle(m.ctx->device);
+  m.far.reset();
+  for (auto& [k, g] : m.farTiles) m.heap->free(g.range);
+  m.farTiles.clear();
+  if (!sampler || m.config.farViewMetres <= m.config.viewDistanceMetres) return;
+  mesh::FarTerrainConfig fc;
+  fc.nearMetres = m.config.viewDistanceMetres - kHandoverInsetMetres - kHandoverBandMetres;
+  fc.farMetres = m.config.farViewMetres;
+  if (m.world) {
+    const sim::WorldBounds& b = m.world->bounds();
+    const double brick = static_cast<double>(sim::kBrickSize) / sim::kVoxelsPerMetre;
+    fc.minX = b.minBrick.x * brick, fc.minZ = b.minBrick.z * brick;
+    fc.maxX = b.maxBrick.x * brick, fc.maxZ = b.maxBrick.z * brick;
+  }
+  m.far = std::make_unique<mesh::FarTerrainCache>(std::move(sampler), fc, m.config.meshThreads);
 }
 
 void Renderer::markDirty(std::span<const sim::BrickCoord> bricks) {
@@ -782,12 +922,16 @@ void Renderer::captureNextFrame() { impl_->captureNext = true; }
 
 void Renderer::finishMeshing() {
   Impl& m = *impl_;
-  if (!m.cache || !m.world) return;
-  m.cache->finish(*m.world, m.centre);
-  m.uploadMeshes();
+  if (m.cache && m.world) {
+    m.cache->finish(*m.world, m.centre);
+    m.uploadMeshes();
+  }
+  if (m.far) m.uploadFarTiles(m.far->finish(m.centre[0], m.centre[2]));
 }
 
-bool Renderer::meshIdle() const { return !impl_->cache || impl_->cache->idle(); }
+bool Renderer::meshIdle() const {
+  return (!impl_->cache || impl_->cache->idle()) && (!impl_->far || impl_->far->idle());
+}
 
 FrameStats Renderer::stats() const {
   FrameStats s = impl_->stats;

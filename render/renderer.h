@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <vector>
+#include "sim/gen/generator.h"
 #include "sim/world/brick_store.h"
 #include "sim/world/material.h"
 #include "sim/world/voxel_overlay.h"
@@ -108,7 +109,9 @@ struct RendererConfig {
   bool vsync = true;          ///< FIFO present; false: MAILBOX/IMMEDIATE when offered
   int meshThreads = 1;        ///< MeshCache workers
   double meshBudgetMs = 3.0;  ///< main-thread copy budget per frame
-  double viewDistanceMetres = 96.0;
+  double viewDistanceMetres = 96.0;  ///< voxel meshes (full detail) reach this far
+  /// Far terrain (setFarTerrain) reaches this far; at or below viewDistanceMetres, none.
+  double farViewMetres = 0;
   /// A deliberately slow renderer: every frame also waits this long after the world
   /// is released, as a frame bound by a slow GPU would (loam-client --slow-frame-ms;
   /// the test that ping does not follow the frame rate).
@@ -121,6 +124,10 @@ struct FrameStats {
   std::size_t chunksDrawn = 0;
   std::size_t chunksCulled = 0;
   std::size_t quadsDrawn = 0;
+  std::size_t farTilesDrawn = 0;
+  std::size_t trianglesDrawn = 0;  ///< voxel quads * 2 plus far terrain triangles (skirts included)
+  std::size_t meshBytes = 0;       ///< GPU memory in use by meshes (chunks and far tiles)
+  std::size_t meshReservedBytes = 0;  ///< GPU memory reserved for meshes (the heap's blocks)
   std::size_t meshQueue = 0;   ///< bricks waiting or in flight
   std::size_t meshWaiting = 0; ///< bricks waiting for a streamed world's columns (MeshCacheStats::waitingForColumns)
   std::uint64_t frames = 0;
@@ -149,6 +156,12 @@ class Renderer {
   /// mesh::MeshCache::setOverlay); queues a full mesh around centre.
   void setWorld(const sim::BrickStore& world, const sim::MaterialTable& materials,
                 const std::array<double, 3>& centreMetres, const sim::VoxelOverlay* overlay = nullptr);
+  /// The landscape beyond the voxel meshes, out to RendererConfig::farViewMetres,
+  /// sampled from the scene's generator (mesh/far_terrain.h) on the mesh threads;
+  /// null: none. The voxel meshes hand over to it over a dithered band ending just
+  /// inside viewDistanceMetres. It stops at the bounds of the world setWorld gave
+  /// (call that first).
+  void setFarTerrain(std::shared_ptr<const sim::TerrainSampler> sampler);
   /// Bricks changed since the last frame (ClientConnection::takeWorldChanges and
   /// takePredictedChanges).
   void markDirty(std::span<const sim::BrickCoord> bricks);

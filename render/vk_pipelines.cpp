@@ -22,6 +22,12 @@ const std::uint32_t kVoxelFrag[] = {
 const std::uint32_t kWaterFrag[] = {
 #include "shaders/water.frag.spv.inc"
 };
+const std::uint32_t kFarVert[] = {
+#include "shaders/far.vert.spv.inc"
+};
+const std::uint32_t kFarFrag[] = {
+#include "shaders/far.frag.spv.inc"
+};
 const std::uint32_t kColourVert[] = {
 #include "shaders/colour.vert.spv.inc"
 };
@@ -212,6 +218,17 @@ sim::Result<Pipelines> createPipelines(VkDevice device, VkRenderPass renderPass)
   Desc waterLight = water;
   waterLight.blend = Blend::Additive;
 
+  // mesh/far_terrain.h FarVertex (16 bytes).
+  Desc far;
+  far.vert = kFarVert, far.vertBytes = sizeof(kFarVert);
+  far.frag = kFarFrag, far.fragBytes = sizeof(kFarFrag);
+  far.bindings = {{0, 16, VK_VERTEX_INPUT_RATE_VERTEX}};
+  far.attributes = {{0, 0, VK_FORMAT_R32G32_SFLOAT, 0},
+                    {1, 0, VK_FORMAT_R8G8_UINT, 8},
+                    {2, 0, VK_FORMAT_R8G8_SINT, 10},
+                    {3, 0, VK_FORMAT_R8G8_UINT, 12}};
+  far.cullBack = true;
+
   Desc solid;
   solid.vert = kColourVert, solid.vertBytes = sizeof(kColourVert);
   solid.frag = kColourFrag, solid.fragBytes = sizeof(kColourFrag);
@@ -237,8 +254,8 @@ sim::Result<Pipelines> createPipelines(VkDevice device, VkRenderPass renderPass)
   hud.depthTest = false;
   hud.depthWrite = false;
 
-  if (!make(p.sky, sky) || !make(p.voxel, voxel) || !make(p.water, water) || !make(p.waterLight, waterLight) || !make(p.solid, solid) ||
-      !make(p.blend, blend) || !make(p.glow, glow) || !make(p.lines, lines) || !make(p.hud, hud)) {
+  if (!make(p.sky, sky) || !make(p.voxel, voxel) || !make(p.water, water) || !make(p.waterLight, waterLight) ||
+      !make(p.far, far) || !make(p.solid, solid) || !make(p.blend, blend) || !make(p.glow, glow) || !make(p.lines, lines) || !make(p.hud, hud)) {
     destroyPipelines(device, p);
     return sim::makeError("graphics pipeline creation failed");
   }
@@ -246,7 +263,7 @@ sim::Result<Pipelines> createPipelines(VkDevice device, VkRenderPass renderPass)
 }
 
 void destroyPipelines(VkDevice device, Pipelines& p) {
-  for (VkPipeline* x : {&p.sky, &p.voxel, &p.water, &p.waterLight, &p.solid, &p.blend, &p.glow, &p.lines, &p.hud})
+  for (VkPipeline* x : {&p.sky, &p.voxel, &p.water, &p.waterLight, &p.far, &p.solid, &p.blend, &p.glow, &p.lines, &p.hud})
     if (*x) vkDestroyPipeline(device, *x, nullptr);
   if (p.layout) vkDestroyPipelineLayout(device, p.layout, nullptr);
   if (p.setLayout) vkDestroyDescriptorSetLayout(device, p.setLayout, nullptr);

@@ -14,7 +14,7 @@ struct FrameUniforms {
   float viewProj[16];
   float camRight[4], camUp[4], camForward[4];
   float sunDir[4], lightDir[4], lightColour[4], ambient[4];
-  float zenith[4], horizon[4], fog[4], camPos[4], wind[4];
+  float zenith[4], horizon[4], fog[4], camPos[4], wind[4], lod[4], farBounds[4];
 };
 
 /// Uniform block "Materials": 256 linear colours.
@@ -51,6 +51,7 @@ struct Pipelines {
   VkPipeline voxel = VK_NULL_HANDLE;     ///< opaque chunk meshes
   VkPipeline water = VK_NULL_HANDLE;     ///< water pass 1: multiply by transmittance (no depth write)
   VkPipeline waterLight = VK_NULL_HANDLE;  ///< water pass 2: add reflected and scattered light
+  VkPipeline far = VK_NULL_HANDLE;       ///< far terrain tiles (mesh/far_terrain.h)
   VkPipeline solid = VK_NULL_HANDLE;     ///< ColourVertex triangles, depth write (entities)
   VkPipeline blend = VK_NULL_HANDLE;     ///< ColourVertex triangles, alpha blend (rain)
   VkPipeline glow = VK_NULL_HANDLE;      ///< ColourVertex triangles, additive (fire)

@@ -106,6 +106,7 @@ struct ClientConnection::Impl {
   std::atomic<double> progress{0.0};
   std::atomic<bool> genDone{false};
   std::optional<sim::SimState> generated;
+  std::shared_ptr<const sim::TerrainSampler> sampler;  ///< set with generated
   std::string genError;
   std::uint64_t worldHashValue = 0;
   double genMs = 0;

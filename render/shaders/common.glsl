@@ -15,6 +15,8 @@ layout(set = 0, binding = 0) uniform Frame {
   vec4 fog;          // x start metres, y end metres, z encodeSrgb (0/1), w night 0..1
   vec4 camPos;       // world metres, w = rain 0..1
   vec4 wind;         // x, z m/s
+  vec4 lod;          // x, y: plan distance band (metres) over which far terrain takes over; y = 0: none
+  vec4 farBounds;    // the world's plan bounds, metres: min x, min z, max x, max z (far terrain stops there)
 } frame;
 
 layout(set = 0, binding = 1) uniform Materials {

@@ -2,6 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "voxel_common.glsl"
+#include "handover.glsl"
 layout(location = 0) in vec3 vLocal;
 layout(location = 1) in vec3 vRel;
 layout(location = 2) in float vAo;
@@ -9,6 +10,7 @@ layout(location = 3) flat in uint vFace;
 layout(location = 4) flat in uint vMaterial;
 layout(location = 0) out vec4 outColour;
 void main() {
+  if (farShare(vRel) > ditherThreshold()) discard;  // the far terrain draws here
   vec3 n = faceNormal(vFace);
   ivec3 v = voxelOf(vLocal, n);
   // Subtle per-voxel texture: each voxel's brightness and hue wobble a little, and

@@ -2,6 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "voxel_common.glsl"
+#include "handover.glsl"
 // Water in two passes over the same quads (pc.b.w): 0 multiplies what is behind by
 // the water's transmittance (tinted, less where the surface reflects more), 1 adds
 // the light the water sends to the eye (in-scattered colour, sky reflection, sun
@@ -13,6 +14,7 @@ layout(location = 3) flat in uint vFace;
 layout(location = 4) flat in uint vMaterial;
 layout(location = 0) out vec4 outColour;
 void main() {
+  if (farShare(vRel) > ditherThreshold()) discard;  // the far terrain draws here
   vec3 n = faceNormal(vFace);
   float t = frame.camForward.w;
   vec3 world = vRel + frame.camPos.xyz;

@@ -1,0 +1,447 @@
+#include "mesh/far_terrain.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/gen/scene.h"
+#include "sim/world/voxel.h"
+
+using namespace loam;
+using namespace loam::mesh;
+
+namespace {
+
+const sim::TerrainSampler& gladeSampler() {
+  static const std::shared_ptr<const sim::TerrainSampler> sampler = [] {
+    auto scene = sim::loadScene(LOAM_SOURCE_DIR "/scenes/glade.toml");
+    REQUIRE_MESSAGE(scene.has_value(), (scene ? "" : scene.error().message));
+    return std::make_shared<const sim::TerrainSampler>(*scene, scene->defaultSeed);
+  }();
+  return *sampler;
+}
+
+std::shared_ptr<const sim::TerrainSampler> gladeSamplerPtr() {
+  return std::shared_ptr<const sim::TerrainSampler>(&gladeSampler(), [](const sim::TerrainSampler*) {});
+}
+
+/// A tile's square in level-0 tile units: [x0, x1) x [z0, z1).
+struct Square {
+  std::int64_t x0, z0, x1, z1;
+};
+
+Square squareOf(const FarTileKey& k) {
+  const std::int64_t n = std::int64_t{1} << k.level;
+  return {k.x * n, k.z * n, (k.x + 1) * n, (k.z + 1) * n};
+}
+
+/// The segment two squares share (positive length), in level-0 tile units, or false.
+bool sharedEdge(const Square& a, const Square& b, std::array<std::int64_t, 4>& seg) {
+  const std::int64_t zlo = std::max(a.z0, b.z0), zhi = std::min(a.z1, b.z1);
+  const std::int64_t xlo = std::max(a.x0, b.x0), xhi = std::min(a.x1, b.x1);
+  if ((a.x1 == b.x0 || b.x1 == a.x0) && zlo < zhi) {
+    const std::int64_t x = a.x1 == b.x0 ? a.x1 : a.x0;
+    seg = {x, zlo, x, zhi};
+    return true;
+  }
+  if ((a.z1 == b.z0 || b.z1 == a.z0) && xlo < xhi) {
+    const std::int64_t z = a.z1 == b.z0 ? a.z1 : a.z0;
+    seg = {xlo, z, xhi, z};
+    return true;
+  }
+  return false;
+}
+
+struct Eye {
+  double x, z;
+};
+
+const std::vector<Eye> kEyes = {{0.0, 0.0},        {13.3, -7.9},     {-1234.5, 777.3}, {12345.67, -9876.54},
+                                {-0.3, -25.7},     {25.6, 51.2},     {-819.2, 409.6}};
+
+const std::vector<FarTerrainConfig> kConfigs = {
+    {0.8, 96.0, 600.0}, {0.8, 96.0, 2048.0}, {0.5, 40.0, 1500.0}, {0.8, 0.0, 700.0}};
+
+double distanceTo(const Eye& e, double x, double z) { return std::hypot(x - e.x, z - e.z); }
+
+}  // namespace
+
+TEST_CASE("far terrain: level sizes, top level and morph bands") {
+  const FarTerrainConfig c;  // 0.8 m cells, far 2048 m
+  CHECK(farCellMetres(c, 0) == 0.8);
+  CHECK(farCellMetres(c, 3) == doctest::Approx(6.4));
+  CHECK(farTileMetres(c, 0) == doctest::Approx(25.6));
+  CHECK(farTopLevel(c) == 5);  // 3 * 819.2 >= 2048 > 3 * 409.6
+  CHECK(farTopLevel({0.8, 96.0, 8192.0}) == 7);
+  CHECK(farTopLevel({0.8, 96.0, 10.0}) == 0);
+  for (int level = 0; level < kFarMaxLevels; ++level) {
+    const auto r = farMorphRange(c, level);
+    CHECK(r[0] < r[1]);
+    CHECK(r[0] > kFarSplit * farTileMetres(c, level) + std::sqrt(2.0) * farTileMetres(c, level));
+  }
+}
+
+TEST_CASE("far terrain: leaves do not overlap and cover the disc once") {
+  for (const FarTerrainConfig& c : kConfigs) {
+    for (const Eye& e : kEyes) {
+      CAPTURE(c.farMetres);
+      CAPTURE(e.x);
+      CAPTURE(e.z);
+      const std::vector<FarTileKey> leaves = selectFarTiles(c, e.x, e.z);
+      REQUIRE(!leaves.empty());
+      CHECK(std::is_sorted(leaves.begin(), leaves.end()));
+      CHECK(std::adjacent_find(leaves.begin(), leaves.end()) == leaves.end());
+      std::vector<Square> squares;
+      for (const FarTileKey& k : leaves) {
+        CHECK(k.level >= 0);
+        CHECK(k.level <= farTopLevel(c));
+        squares.push_back(squareOf(k));
+      }
+      int overlaps = 0;
+      for (std::size_t a = 0; a < squares.size(); ++a)
+        for (std::size_t b = a + 1; b < squares.size(); ++b) {
+          const Square& p = squares[a];
+          const Square& q = squares[b];
+          if (p.x0 < q.x1 && q.x0 < p.x1 && p.z0 < q.z1 && q.z0 < p.z1) ++overlaps;
+        }
+      CHECK(overlaps == 0);
+      // A grid of points (not aligned with the tiles) over the square around the eye.
+      const double tile0 = farTileMetres(c, 0);
+      const double inner = c.nearMetres + tile0;
+      const double step = c.farMetres / 40.0;
+      int inDisc = 0, bad = 0;
+      for (double pz = e.z - c.farMetres + 0.37 * step; pz < e.z + c.farMetres; pz += step)
+        for (double px = e.x - c.farMetres + 0.61 * step; px < e.x + c.farMetres; px += step) {
+          const double d = distanceTo(e, px, pz);
+          if (d < inner || d > c.farMetres) continue;
+          ++inDisc;
+          int holders = 0;
+          for (const FarTileKey& k : leaves) {
+            const double s = farTileMetres(c, k.level);
+            if (px >= k.x * s && px < (k.x + 1) * s && pz >= k.z * s && pz < (k.z + 1) * s) ++holders;
+          }
+          if (holders != 1) ++bad;
+        }
+      CHECK(inDisc > 1000);
+      CHECK(bad == 0);
+      // The near hole and the far rim: no leaf lies wholly within nearMetres or beyond farMetres.
+      for (const FarTileKey& k : leaves) {
+        const double s = farTileMetres(c, k.level);
+        const double x0 = k.x * s, z0 = k.z * s;
+        const double dx = std::max({x0 - e.x, 0.0, e.x - (x0 + s)}), dz = std::max({z0 - e.z, 0.0, e.z - (z0 + s)});
+        CHECK(std::hypot(dx, dz) <= c.farMetres);
+        const double fx = std::max(std::abs(e.x - x0), std::abs(e.x - x0 - s));
+        const double fz = std::max(std::abs(e.z - z0), std::abs(e.z - z0 - s));
+        CHECK(std::hypot(fx, fz) > c.nearMetres);
+      }
+    }
+  }
+}
+
+TEST_CASE("far terrain: neighbouring leaves differ by at most one level; morph bands close seams") {
+  for (const FarTerrainConfig& c : kConfigs) {
+    int sameLevel = 0, coarseFine = 0;
+    for (const Eye& e : kEyes) {
+      CAPTURE(c.farMetres);
+      CAPTURE(e.x);
+      CAPTURE(e.z);
+      const std::vector<FarTileKey> leaves = selectFarTiles(c, e.x, e.z);
+      const double tile0 = farTileMetres(c, 0);
+      for (std::size_t a = 0; a < leaves.size(); ++a)
+        for (std::size_t b = 0; b < leaves.size(); ++b) {
+          if (a == b) continue;
+          std::array<std::int64_t, 4> seg{};
+          if (!sharedEdge(squareOf(leaves[a]), squareOf(leaves[b]), seg)) continue;
+          const FarTileKey& coarse = leaves[a];
+          const FarTileKey& fine = leaves[b];
+          CHECK(std::abs(coarse.level - fine.level) <= 1);
+          if (coarse.level == fine.level) ++sameLevel;
+          if (coarse.level != fine.level + 1) continue;
+          ++coarseFine;
+          // The finer leaf is fully morphed along the edge (on its parent's surface,
+          // which there is the coarser leaf's edge), and the coarser one not at all.
+          const double fineEnd = farMorphRange(c, fine.level)[1];
+          const double coarseStart = farMorphRange(c, coarse.level)[0];
+          double nearest = 1e300, farthest = 0;
+          for (int t = 0; t <= 64; ++t) {
+            const double u = t / 64.0;
+            const double x = (seg[0] + u * static_cast<double>(seg[2] - seg[0])) * tile0;
+            const double z = (seg[1] + u * static_cast<double>(seg[3] - seg[1])) * tile0;
+            nearest = std::min(nearest, distanceTo(e, x, z));
+            farthest = std::max(farthest, distanceTo(e, x, z));
+          }
+          CHECK(nearest >= fineEnd * (1.0 - 1e-12));
+          CHECK(farthest < coarseStart);
+        }
+    }
+    CHECK(sameLevel > 0);
+    CHECK(coarseFine > 0);
+  }
+}
+
+TEST_CASE("far terrain: the index list winds up and out, and stays in range") {
+  const std::span<const std::uint16_t> idx = farTileIndices();
+  REQUIRE(idx.size() == static_cast<std::size_t>((kFarTileCells * kFarTileCells * 2 + 4 * kFarTileCells * 2) * 3));
+  const FarTerrainConfig c;
+  const FarTileMesh tile = buildFarTile(gladeSampler(), c, {0, 0, 0});
+  REQUIRE(tile.vertices.size() == static_cast<std::size_t>(kFarTileVertices));
+  // Positions from the vertices' own (i, j, skirt): flat grid at y 0, skirts at y -1.
+  auto pos = [&](std::uint16_t v) {
+    const FarVertex& fv = tile.vertices[v];
+    return std::array<double, 3>{double(fv.i), fv.skirt ? -1.0 : 0.0, double(fv.j)};
+  };
+  int grid = 0, skirt = 0, bad = 0;
+  std::set<std::uint16_t> used;
+  for (std::size_t t = 0; t < idx.size(); t += 3) {
+    for (int k = 0; k < 3; ++k) {
+      REQUIRE(idx[t + k] < kFarTileVertices);
+      used.insert(idx[t + k]);
+    }
+    const auto a = pos(idx[t]), b = pos(idx[t + 1]), cc = pos(idx[t + 2]);
+    const std::array<double, 3> u{b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    const std::array<double, 3> v{cc[0] - a[0], cc[1] - a[1], cc[2] - a[2]};
+    const std::array<double, 3> n{u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+    const int skirts = tile.vertices[idx[t]].skirt + tile.vertices[idx[t + 1]].skirt + tile.vertices[idx[t + 2]].skirt;
+    if (skirts == 0) {
+      ++grid;
+      if (!(n[1] > 0)) ++bad;
+    } else {
+      ++skirt;
+      // Outward: horizontal normal pointing away from the tile's centre.
+      const double cx = (a[0] + b[0] + cc[0]) / 3 - kFarTileCells / 2.0;
+      const double cz = (a[2] + b[2] + cc[2]) / 3 - kFarTileCells / 2.0;
+      if (n[1] != 0 || !(n[0] * cx + n[2] * cz > 0) || n[0] * n[2] != 0) ++bad;
+    }
+  }
+  CHECK(grid == kFarTileCells * kFarTileCells * 2);
+  CHECK(skirt == 4 * kFarTileCells * 2);
+  CHECK(bad == 0);
+  CHECK(used.size() == static_cast<std::size_t>(kFarTileVertices));
+}
+
+TEST_CASE("far terrain: tiles sample the generator's terrain") {
+  const sim::TerrainSampler& sampler = gladeSampler();
+  const FarTerrainConfig c;
+  // Negative grid lines such as -106 are where n * 0.8 * 20 rounds below 16n.
+  for (const FarTileKey key : {FarTileKey{0, 0, 0}, FarTileKey{0, -1, 2}, FarTileKey{0, -4, -4}, FarTileKey{1, -2, -3},
+                               FarTileKey{2, -1, -1}, FarTileKey{3, 0, 0}}) {
+    CAPTURE(key.level);
+    CAPTURE(key.x);
+    CAPTURE(key.z);
+    const FarTileMesh tile = buildFarTile(sampler, c, key);
+    REQUIRE(tile.vertices.size() == static_cast<std::size_t>(kFarTileVertices));
+    CHECK(tile.key == key);
+    // 0.8 m cells are 16 voxels: grid line n is voxel column n * 16 * 2^level exactly.
+    const std::int32_t cellVoxels = 16 << key.level;
+    auto sample = [&](int i, int j) {
+      return sampler.at((key.x * kFarTileCells + i) * cellVoxels, (key.z * kFarTileCells + j) * cellVoxels);
+    };
+    auto heightOf = [](const sim::TerrainSample& s) {
+      return static_cast<float>(std::max(s.column.ground, s.column.water)) / sim::kVoxelsPerMetre;
+    };
+    int wrongHeight = 0, wrongMaterial = 0, wrongNormal = 0, wrongParent = 0;
+    float lo = 1e30f, hi = -1e30f;
+    auto v = [&](int i, int j) -> const FarVertex& {
+      return tile.vertices[static_cast<std::size_t>(j * kFarTileSide + i)];
+    };
+    const double cell = farCellMetres(c, key.level);
+    for (int j = 0; j < kFarTileSide; ++j)
+      for (int i = 0; i < kFarTileSide; ++i) {
+        const FarVertex& fv = v(i, j);
+        const sim::TerrainSample s = sample(i, j);
+        if (fv.i != i || fv.j != j || fv.skirt != 0 || fv.height != heightOf(s)) ++wrongHeight;
+        const sim::MaterialId m = s.column.water > s.column.ground ? s.waterMaterial : s.surface;
+        if (fv.material != m) ++wrongMaterial;
+        lo = std::min(lo, fv.height);
+        hi = std::max(hi, fv.height);
+        // Normal from the sampler's central differences.
+        const double gx = -(heightOf(sample(i + 1, j)) - heightOf(sample(i - 1, j))) / (2 * cell);
+        const double gz = -(heightOf(sample(i, j + 1)) - heightOf(sample(i, j - 1))) / (2 * cell);
+        const double len = std::sqrt(gx * gx + 1 + gz * gz);
+        if (std::abs(fv.nx - gx / len * 127) > 0.51 || std::abs(fv.nz - gz / len * 127) > 0.51) ++wrongNormal;
+        // The parent's surface: its own vertices, edge midpoints, and its diagonal.
+        float parent = fv.height;
+        if (i % 2 == 1 && j % 2 == 0) parent = 0.5f * (v(i - 1, j).height + v(i + 1, j).height);
+        if (i % 2 == 0 && j % 2 == 1) parent = 0.5f * (v(i, j - 1).height + v(i, j + 1).height);
+        if (i % 2 == 1 && j % 2 == 1) parent = 0.5f * (v(i - 1, j - 1).height + v(i + 1, j + 1).height);
+        if (fv.parentHeight != parent) ++wrongParent;
+      }
+    CHECK(wrongHeight == 0);
+    CHECK(wrongMaterial == 0);
+    CHECK(wrongNormal == 0);
+    CHECK(wrongParent == 0);
+    CHECK(hi - lo > 0.5f);  // the glade is not flat here: the checks above mean something
+    // Skirts: the edge vertices lowered by kFarSkirtCells cells.
+    const auto depth = static_cast<float>(kFarSkirtCells * cell);
+    int wrongSkirt = 0;
+    for (int s = 0; s < 4; ++s)
+      for (int k = 0; k < kFarTileSide; ++k) {
+        const int i = s == 1 ? kFarTileCells : s == 3 ? 0 : k;
+        const int j = s == 0 ? 0 : s == 2 ? kFarTileCells : k;
+        const FarVertex& e = v(i, j);
+        const FarVertex& sv = tile.vertices[static_cast<std::size_t>(kFarGridVertices + s * kFarTileSide + k)];
+        if (sv.skirt != 1 || sv.i != i || sv.j != j || sv.height != e.height - depth ||
+            sv.parentHeight != e.parentHeight - depth || sv.material != e.material || sv.nx != e.nx || sv.nz != e.nz)
+          ++wrongSkirt;
+        lo = std::min(lo, sv.height);
+      }
+    CHECK(wrongSkirt == 0);
+    CHECK(tile.minY == lo);
+    CHECK(tile.maxY == hi);
+  }
+}
+
+TEST_CASE("far terrain: neighbouring tiles meet") {
+  const sim::TerrainSampler& sampler = gladeSampler();
+  const FarTerrainConfig c;
+  auto vertex = [](const FarTileMesh& t, int i, int j) -> const FarVertex& {
+    return t.vertices[static_cast<std::size_t>(j * kFarTileSide + i)];
+  };
+
+  SUBCASE("same level: the shared edge has the same heights") {
+    for (int level : {0, 2}) {
+      const FarTileMesh a = buildFarTile(sampler, c, {level, -1, 0});
+      const FarTileMesh east = buildFarTile(sampler, c, {level, 0, 0});
+      const FarTileMesh south = buildFarTile(sampler, c, {level, -1, 1});
+      for (int k = 0; k < kFarTileSide; ++k) {
+        CHECK(vertex(a, kFarTileCells, k).height == vertex(east, 0, k).height);
+        CHECK(vertex(a, kFarTileCells, k).parentHeight == vertex(east, 0, k).parentHeight);
+        CHECK(vertex(a, k, kFarTileCells).height == vertex(south, k, 0).height);
+        CHECK(vertex(a, k, kFarTileCells).parentHeight == vertex(south, k, 0).parentHeight);
+      }
+    }
+  }
+
+  SUBCASE("coarser neighbour: the fully morphed edge lies on its edge") {
+    // Fine tiles in a corner of their parent, and the parent's level neighbours they touch.
+    struct Pair {
+      FarTileKey fine, coarse;
+    };
+    const std::vector<Pair> pairs = {
+        {{0, 1, 1}, {1, 1, 0}},    // east
+        {{0, 1, 1}, {1, 0, 1}},    // south
+        {{0, -2, -2}, {1, -2, -1}},  // west
+        {{0, -2, -2}, {1, -1, -2}},  // north
+        {{2, 1, 0}, {3, 1, 0}},    // east, a coarser level
+    };
+    for (const Pair& p : pairs) {
+      CAPTURE(p.coarse.x);
+      CAPTURE(p.coarse.z);
+      const FarTileMesh fine = buildFarTile(sampler, c, p.fine);
+      const FarTileMesh coarse = buildFarTile(sampler, c, p.coarse);
+      // In fine-cell units: the fine tile's vertices and the coarse tile's square.
+      const std::int64_t cx0 = std::int64_t{p.coarse.x} * 2 * kFarTileCells;
+      const std::int64_t cz0 = std::int64_t{p.coarse.z} * 2 * kFarTileCells;
+      const std::int64_t span = 2 * kFarTileCells;
+      int matched = 0, differ = 0;
+      for (int j = 0; j < kFarTileSide; ++j)
+        for (int i = 0; i < kFarTileSide; ++i) {
+          const std::int64_t ci = std::int64_t{p.fine.x} * kFarTileCells + i - cx0;
+          const std::int64_t cj = std::int64_t{p.fine.z} * kFarTileCells + j - cz0;
+          const bool onEdge = ((ci == 0 || ci == span) && cj >= 0 && cj <= span) ||
+                              ((cj == 0 || cj == span) && ci >= 0 && ci <= span);
+          if (!onEdge) continue;
+          ++matched;
+          // The coarse tile's surface along its edge: its vertex, or the mean of the two.
+          float surface = 0;
+          if (ci % 2 == 0 && cj % 2 == 0) {
+            surface = vertex(coarse, int(ci / 2), int(cj / 2)).height;
+          } else if (ci % 2 != 0) {
+            surface = 0.5f * (vertex(coarse, int(ci / 2), int(cj / 2)).height +
+                              vertex(coarse, int(ci / 2) + 1, int(cj / 2)).height);
+          } else {
+            surface = 0.5f * (vertex(coarse, int(ci / 2), int(cj / 2)).height +
+                              vertex(coarse, int(ci / 2), int(cj / 2) + 1).height);
+          }
+          if (vertex(fine, i, j).parentHeight != surface) ++differ;
+        }
+      CHECK(matched == kFarTileSide);
+      CHECK(differ == 0);
+    }
+  }
+}
+
+TEST_CASE("far terrain: the cache builds the selection and releases what it leaves") {
+  const FarTerrainConfig c{0.8, 96.0, 1024.0};
+  FarTerrainCache cache(gladeSamplerPtr(), c, 2);
+  CHECK(cache.config().farMetres == 1024.0);
+
+  const FarTerrainUpdate first = cache.finish(10.0, -20.0);
+  std::vector<FarTileKey> built;
+  for (const FarTileMesh& m : first.built) {
+    CHECK(m.vertices.size() == static_cast<std::size_t>(kFarTileVertices));
+    built.push_back(m.key);
+  }
+  std::sort(built.begin(), built.end());
+  const std::vector<FarTileKey> wantFirst = selectFarTiles(c, 10.0, -20.0);
+  CHECK(built == wantFirst);  // each exactly once
+  CHECK(cache.drawn() == wantFirst);
+  CHECK(first.released.empty());
+  CHECK(cache.idle());
+  CHECK(cache.update(10.0, -20.0).built.empty());
+
+  // 1 km east: what both selections share stays; the rest is built or released.
+  const FarTerrainUpdate second = cache.finish(1010.0, -20.0);
+  const std::vector<FarTileKey> wantSecond = selectFarTiles(c, 1010.0, -20.0);
+  CHECK(cache.drawn() == wantSecond);
+  std::vector<FarTileKey> rebuilt, released = second.released, kept, gone, fresh;
+  for (const FarTileMesh& m : second.built) rebuilt.push_back(m.key);
+  std::sort(rebuilt.begin(), rebuilt.end());
+  std::sort(released.begin(), released.end());
+  std::set_intersection(wantFirst.begin(), wantFirst.end(), wantSecond.begin(), wantSecond.end(),
+                        std::back_inserter(kept));
+  std::set_difference(wantFirst.begin(), wantFirst.end(), wantSecond.begin(), wantSecond.end(),
+                      std::back_inserter(gone));
+  std::set_difference(wantSecond.begin(), wantSecond.end(), wantFirst.begin(), wantFirst.end(),
+                      std::back_inserter(fresh));
+  REQUIRE(!kept.empty());
+  REQUIRE(!gone.empty());
+  CHECK(rebuilt == fresh);
+  CHECK(released == gone);  // every released key was built before, and released once
+  CHECK(cache.idle());
+}
+
+TEST_CASE("far terrain: the cache hands each tile out once while the eye keeps moving") {
+  const FarTerrainConfig c{0.8, 96.0, 600.0};
+  FarTerrainCache cache(gladeSamplerPtr(), c, 2);
+  std::set<FarTileKey> out;  // handed out and not released
+  int twice = 0, unknownRelease = 0, unwanted = 0, drawnNotOut = 0;
+  auto take = [&](const FarTerrainUpdate& u, double x, double z) {
+    const std::vector<FarTileKey> want = selectFarTiles(c, x, z);
+    for (const FarTileMesh& m : u.built) {
+      if (!out.insert(m.key).second) ++twice;
+      if (!std::binary_search(want.begin(), want.end(), m.key)) ++unwanted;
+    }
+    for (const FarTileKey& k : u.released)
+      if (out.erase(k) != 1) ++unknownRelease;
+  };
+  // The eye jumps about without waiting for the builds: queued jobs go stale.
+  double x = 0, z = 0;
+  for (int frame = 0; frame < 60; ++frame) {
+    x = 300.0 * std::sin(frame * 0.7) + frame * 20.0;
+    z = -250.0 * std::cos(frame * 0.4);
+    take(cache.update(x, z), x, z);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    // The drawn set is always a whole selection whose tiles are all handed out.
+    for (const FarTileKey& k : cache.drawn())
+      if (!out.contains(k)) ++drawnNotOut;
+  }
+  take(cache.finish(x, z), x, z);
+  CHECK(twice == 0);
+  CHECK(unknownRelease == 0);
+  CHECK(unwanted == 0);
+  CHECK(drawnNotOut == 0);
+  const std::vector<FarTileKey> want = selectFarTiles(c, x, z);
+  CHECK(cache.drawn() == want);
+  CHECK(std::vector<FarTileKey>(out.begin(), out.end()) == want);  // nothing left over
+}
