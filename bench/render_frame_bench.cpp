@@ -1,14 +1,15 @@
 // render_frame_bench: offscreen frame cost with a scene in view, printed as one JSON
 // object. Never run as a test; results and commands go in docs/PERF.md.
 //
-//   render_frame_bench [--scene NAME] [--view-distance M] [--detail M] [--lift M] [--yaw DEG]
-//                      [--pitch RAD] [--frames N] [--width W] [--height H] [--time T]
+//   render_frame_bench [--scene NAME] [--view-distance M] [--detail M] [--peak R] [--lift M]
+//                      [--yaw DEG] [--pitch RAD] [--frames N] [--width W] [--height H] [--time T]
 //                      [--png out.png] [--validation 0|1] [--mesh-threads N]
 //
 // Builds scenes/NAME.toml (default glade; seed = the scene's default; a world too big
 // to build whole is built around the first spawn, as far as the voxel meshes reach),
-// puts the camera at the first spawn's eye (raised by --lift metres) looking along
-// --yaw (degrees, 0 north, clockwise), meshes everything in view: voxels out to
+// puts the camera at the first spawn's eye (with --peak R: on the highest ground within
+// R metres of it, by the generator's heights on a 10 m grid), raised by --lift metres,
+// looking along --yaw (degrees, 0 north, clockwise), meshes everything in view: voxels out to
 // --detail metres (default 96) and, with --view-distance beyond it, the far terrain
 // out to there (the "first view", timed), then renders N
 // frames: per-frame wall time of renderFrame (median, p99: meshing budget, geometry,
@@ -46,6 +47,7 @@ double nowSeconds() {
 int main(int argc, char** argv) {
   int frames = 120, width = 1280, height = 720, meshThreads = 2;
   double timeOfDay = 0.5, viewDistance = 0, detail = 96, lift = 0, yawDegrees = 0, pitch = -0.1;
+  double peakRadius = 0;
   std::string sceneName = "glade";
   bool validation = false;
   std::string png;
@@ -63,6 +65,7 @@ int main(int argc, char** argv) {
     else if (a == "--view-distance") viewDistance = std::atof(v);
     else if (a == "--detail") detail = std::max(16.0, std::atof(v));
     else if (a == "--lift") lift = std::atof(v);
+    else if (a == "--peak") peakRadius = std::atof(v);
     else if (a == "--yaw") yawDegrees = std::atof(v);
     else if (a == "--pitch") pitch = std::atof(v);
     else {
@@ -82,6 +85,23 @@ int main(int argc, char** argv) {
   sim::Vec3 spawnAt{0, 0, 0};
   bool onGround = true;
   if (!scene->spawns.empty()) spawnAt = scene->spawns.front().position, onGround = scene->spawns.front().onGround;
+  if (peakRadius > 0) {
+    // The highest ground near the spawn: a view over the land.
+    const sim::TerrainSampler sampler(*scene, seed);
+    const sim::VoxelCoord base = sim::placementVoxel(*scene, seed, spawnAt, onGround);
+    const auto step = static_cast<std::int32_t>(10 * sim::kVoxelsPerMetre);
+    const auto r = static_cast<std::int32_t>(peakRadius * sim::kVoxelsPerMetre);
+    std::int32_t best = INT32_MIN;
+    for (std::int32_t dz = -r; dz <= r; dz += step)
+      for (std::int32_t dx = -r; dx <= r; dx += step) {
+        if (std::int64_t{dx} * dx + std::int64_t{dz} * dz > std::int64_t{r} * r) continue;
+        const sim::TerrainSample t = sampler.at(base.x + dx, base.z + dz);
+        if (t.column.water > t.column.ground || t.column.ground <= best) continue;
+        best = t.column.ground;
+        spawnAt = sim::Vec3{(base.x + dx + 0.5) / sim::kVoxelsPerMetre, 0, (base.z + dz + 0.5) / sim::kVoxelsPerMetre};
+      }
+    onGround = true;
+  }
   const sim::VoxelCoord feet = sim::placementVoxel(*scene, seed, spawnAt, onGround);
   sim::Result<sim::BrickStore> world = sim::makeError("unbuilt");
   if (sim::generatableWhole(*scene)) {
@@ -126,7 +146,8 @@ int main(int argc, char** argv) {
   f.environment.timeOfDay = timeOfDay;
   render::HudLayer hud;
   hud.texts.push_back({8, 8, 2, {255, 255, 255, 255}, "render_frame_bench"});
-  f.hud = &hud;
+  if (png.empty()) f.hud = &hud;  // a picture is for looking at
+  else f.crosshair = false;
 
   std::vector<double> cpuMs, recordMs;
   cpuMs.reserve(static_cast<std::size_t>(frames));

@@ -414,6 +414,13 @@ render::FrameInput ClientApp::buildFrame() {
   return f;
 }
 
+void ClientApp::setViewDistance(double metres) {
+  options_.viewDistanceMetres = metres;
+  // The voxels' reach (and so what is streamed) is the detail distance's; only the
+  // far terrain follows.
+  if (renderer_) renderer_->setFarView(metres);
+}
+
 HudModel ClientApp::hudModel() const {
   HudModel m;
   m.width = width_;
@@ -438,6 +445,7 @@ HudModel ClientApp::hudModel() const {
   m.chatDraft = ui_.chatDraft;
   m.menuOpen = ui_.menuOpen;
   m.menuHover = ui_.menuHover;
+  m.viewDistanceMetres = options_.viewDistanceMetres;
   m.debug = ui_.debug;
   m.corrections = s.prediction.corrections;
   m.editsPending = s.edits.pending;

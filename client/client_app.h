@@ -119,6 +119,8 @@ class ClientApp {
   net::ClientConnection& connection() noexcept { return *conn_; }
   LocalServer* localServer() noexcept { return local_.get(); }
   const ClientOptions& options() const noexcept { return options_; }
+  /// How far to see from now on (the menu's view button): the far terrain's reach.
+  void setViewDistance(double metres);
   /// A fixed camera (nullopt: the player's eye).
   void setCamera(std::optional<CameraSpec> camera) noexcept { fixedCamera_ = camera; }
   /// Overrides the shown time of day (day fraction; nullopt: the server's).

@@ -92,17 +92,25 @@ ProgressBarLayout progressBarLayout(int width, int height, double progress) noex
   return l;
 }
 
-std::array<render::HudRect, 2> menuButtons(int width, int height) noexcept {
-  const float w = 220, h = 44;
+std::array<render::HudRect, kMenuButtons> menuButtons(int width, int height) noexcept {
+  const float w = 260, h = 44;
   const float x = (static_cast<float>(width) - w) / 2;
-  const float y0 = static_cast<float>(height) * 0.45f;
-  return {render::HudRect{x, y0, w, h, render::Rgba8{60, 60, 70, 230}},
-          render::HudRect{x, y0 + h + 16, w, h, render::Rgba8{60, 60, 70, 230}}};
+  const float y0 = static_cast<float>(height) * 0.4f;
+  std::array<render::HudRect, kMenuButtons> out{};
+  for (int i = 0; i < kMenuButtons; ++i)
+    out[static_cast<std::size_t>(i)] = render::HudRect{x, y0 + static_cast<float>(i) * (h + 16), w, h, {60, 60, 70, 230}};
+  return out;
+}
+
+double nextViewDistance(double metres) noexcept {
+  for (double d : kViewDistances)
+    if (d > metres) return d;
+  return kViewDistances.front();
 }
 
 int menuButtonAt(int width, int height, float x, float y) noexcept {
   const auto buttons = menuButtons(width, height);
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kMenuButtons; ++i) {
     const render::HudRect& r = buttons[static_cast<std::size_t>(i)];
     if (x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h) return i;
   }
@@ -111,14 +119,16 @@ int menuButtonAt(int width, int height, float x, float y) noexcept {
 
 namespace {
 
-/// The Resume and Quit buttons with their labels; button hover (0, 1, or -1) lighter.
-void addMenuButtons(render::HudLayer& layer, int W, int H, int hover) {
+/// The menu's buttons with their labels; the hovered one (a kMenu* value) lighter.
+void addMenuButtons(render::HudLayer& layer, int W, int H, int hover, double viewMetres) {
   const auto buttons = menuButtons(W, H);
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kMenuButtons; ++i) {
     render::HudRect r = buttons[static_cast<std::size_t>(i)];
     if (i == hover) r.colour = render::Rgba8{90, 90, 110, 240};
     layer.rects.push_back(r);
-    const std::string label = i == 0 ? "Resume" : "Quit";
+    const std::string label = i == kMenuResume ? "Resume"
+                              : i == kMenuView ? "View: " + std::to_string(static_cast<int>(viewMetres)) + " m"
+                                               : "Quit";
     text(layer, r.x + (r.w - render::textWidth(label, kScale)) / 2, r.y + (r.h - 7 * kScale) / 2, label);
   }
 }
@@ -152,7 +162,7 @@ render::HudLayer buildHud(const HudModel& m) {
       layer.rects.push_back(bar.fill);
     }
     if (m.menuOpen) {
-      addMenuButtons(layer, W, H, m.menuHover);
+      addMenuButtons(layer, W, H, m.menuHover, m.viewDistanceMetres);
     }
     return layer;
   }
@@ -222,7 +232,7 @@ render::HudLayer buildHud(const HudModel& m) {
   if (m.menuOpen) {
     layer.rects.push_back(render::HudRect{0, 0, static_cast<float>(W), static_cast<float>(H), {0, 0, 0, 140}});
     centredText(layer, W, static_cast<float>(H) * 0.45f - 2 * kLine - 10, "Menu", kWhite);
-    addMenuButtons(layer, W, H, m.menuHover);
+    addMenuButtons(layer, W, H, m.menuHover, m.viewDistanceMetres);
   }
   return layer;
 }

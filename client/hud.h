@@ -59,7 +59,8 @@ struct HudModel {
   bool chatOpen = false;
   std::string chatDraft;
   bool menuOpen = false;
-  int menuHover = -1;                 ///< 0 resume, 1 quit, -1 none
+  int menuHover = -1;                 ///< a kMenu* button, -1 none
+  double viewDistanceMetres = 0;      ///< shown on the menu's view button
   // F3.
   bool debug = false;
   std::size_t meshQueue = 0, chunksDrawn = 0, chunksCulled = 0;
@@ -91,8 +92,16 @@ struct ProgressBarLayout {
 };
 ProgressBarLayout progressBarLayout(int width, int height, double progress) noexcept;
 
-/// The Esc menu's buttons (for drawing and mouse hit tests): 0 Resume, 1 Quit.
-std::array<render::HudRect, 2> menuButtons(int width, int height) noexcept;
+/// The Esc menu's buttons (for drawing and mouse hit tests), top to bottom:
+/// kMenuResume, kMenuView (the view distance; a click picks the next of
+/// kViewDistances), kMenuQuit.
+inline constexpr int kMenuResume = 0, kMenuView = 1, kMenuQuit = 2, kMenuButtons = 3;
+std::array<render::HudRect, kMenuButtons> menuButtons(int width, int height) noexcept;
+/// The view distances the menu offers, metres.
+inline constexpr std::array<double, 5> kViewDistances{512, 1024, 2048, 4096, 8192};
+/// The menu's next view distance after metres (the smallest offered above it, else
+/// the first).
+double nextViewDistance(double metres) noexcept;
 /// Which menu button holds pixel (x, y), or -1.
 int menuButtonAt(int width, int height, float x, float y) noexcept;
 

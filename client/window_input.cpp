@@ -131,8 +131,9 @@ void handleEvent(ClientApp& app, WindowControls& c, const SDL_Event& e) {
         const auto [sx, sy] = pixelScale(c, m);
         const int b =
             menuButtonAt(m.width, m.height, static_cast<float>(e.button.x) * sx, static_cast<float>(e.button.y) * sy);
-        if (b == 0) setMenuOpen(app, false);
-        if (b == 1) c.quit = true;
+        if (b == kMenuResume) setMenuOpen(app, false);
+        if (b == kMenuView) app.setViewDistance(nextViewDistance(app.options().viewDistanceMetres));
+        if (b == kMenuQuit) c.quit = true;
       }
       break;
     case SDL_MOUSEWHEEL:

@@ -115,6 +115,7 @@ struct Renderer::Impl {
   std::array<double, 3> centre{};
   std::map<sim::ChunkCoord, ChunkGpu> chunks;
   std::unique_ptr<mesh::FarTerrainCache> far;  ///< set by setFarTerrain with a view beyond the voxel meshes
+  std::shared_ptr<const sim::TerrainSampler> farSampler;  ///< setFarTerrain's
   std::map<mesh::FarTileKey, FarGpu> farTiles;
   vk::Buffer farIndices;  ///< mesh::farTileIndices()
 
@@ -130,6 +131,7 @@ struct Renderer::Impl {
     const ChunkGpu* chunk;
     sim::ChunkCoord coord;
     double distance;
+    bool band;  ///< reaches into the near/far handover band (drawn with pipes.voxelBand)
   };
   std::vector<VisibleChunk> visible;
 
@@ -620,10 +622,15 @@ struct Renderer::Impl {
         continue;
       }
       double cx = (lo.x + hi.x) * 0.5, cy = (lo.y + hi.y) * 0.5, cz = (lo.z + hi.z) * 0.5;
-      visible.push_back({&g, coord, std::sqrt(cx * cx + cy * cy + cz * cz)});
+      const double fx = std::max(std::fabs(lo.x), std::fabs(hi.x)), fz = std::max(std::fabs(lo.z), std::fabs(hi.z));
+      const bool band = u.lod[1] > 0 && fx * fx + fz * fz > double{u.lod[0]} * u.lod[0];
+      visible.push_back({&g, coord, std::sqrt(cx * cx + cy * cy + cz * cz), band});
     }
-    // Near to far: early depth tests reject most hidden fragments.
-    std::sort(visible.begin(), visible.end(), [](const VisibleChunk& a, const VisibleChunk& b) { return a.distance < b.distance; });
+    // Near to far: early depth tests reject most hidden fragments. Chunks in the
+    // handover band (whose shader discards, which costs early depth tests) go last.
+    std::sort(visible.begin(), visible.end(), [](const VisibleChunk& a, const VisibleChunk& b) {
+      return a.band != b.band ? b.band : a.distance < b.distance;
+    });
     vkCmdBindIndexBuffer(cb, indices.buffer, 0, VK_INDEX_TYPE_UINT32);
     auto chunkPush = [&](sim::ChunkCoord c) {
       push.a[0] = static_cast<float>(c.x * kChunkMetres - cam.position[0]);
@@ -635,9 +642,14 @@ struct Renderer::Impl {
       pushConstants();
     };
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipes.voxel);
+    bool bandBound = false;
     for (const VisibleChunk& v : visible) {
       const ChunkGpu& g = *v.chunk;
       if (g.opaqueQuads == 0) continue;
+      if (v.band && !bandBound) {
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipes.voxelBand);
+        bandBound = true;
+      }
       chunkPush(v.coord);
       VkBuffer vb = heap->buffer(g.range.block);
       vkCmdBindVertexBuffers(cb, 0, 1, &vb, &g.range.offset);
@@ -885,6 +897,7 @@ void Renderer::setFarTerrain(std::shared_ptr<const sim::TerrainSampler> sampler)
   m.far.reset();
   for (auto& [k, g] : m.farTiles) m.heap->free(g.range);
   m.farTiles.clear();
+  m.farSampler = sampler;
   if (!sampler || m.config.farViewMetres <= m.config.viewDistanceMetres) return;
   mesh::FarTerrainConfig fc;
   fc.nearMetres = m.config.viewDistanceMetres - kHandoverInsetMetres - kHandoverBandMetres;
@@ -896,6 +909,11 @@ void Renderer::setFarTerrain(std::shared_ptr<const sim::TerrainSampler> sampler)
     fc.maxX = b.maxBrick.x * brick, fc.maxZ = b.maxBrick.z * brick;
   }
   m.far = std::make_unique<mesh::FarTerrainCache>(std::move(sampler), fc, m.config.meshThreads);
+}
+
+void Renderer::setFarView(double metres) {
+  impl_->config.farViewMetres = metres;
+  setFarTerrain(impl_->farSampler);
 }
 
 void Renderer::markDirty(std::span<const sim::BrickCoord> bricks) {

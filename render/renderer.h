@@ -162,6 +162,8 @@ class Renderer {
   /// inside viewDistanceMetres. It stops at the bounds of the world setWorld gave
   /// (call that first).
   void setFarTerrain(std::shared_ptr<const sim::TerrainSampler> sampler);
+  /// Changes RendererConfig::farViewMetres (rebuilds the far terrain's tiles).
+  void setFarView(double metres);
   /// Bricks changed since the last frame (ClientConnection::takeWorldChanges and
   /// takePredictedChanges).
   void markDirty(std::span<const sim::BrickCoord> bricks);

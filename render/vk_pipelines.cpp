@@ -19,6 +19,9 @@ const std::uint32_t kVoxelVert[] = {
 const std::uint32_t kVoxelFrag[] = {
 #include "shaders/voxel.frag.spv.inc"
 };
+const std::uint32_t kVoxelBandFrag[] = {
+#include "shaders/voxel_band.frag.spv.inc"
+};
 const std::uint32_t kWaterFrag[] = {
 #include "shaders/water.frag.spv.inc"
 };
@@ -210,6 +213,8 @@ sim::Result<Pipelines> createPipelines(VkDevice device, VkRenderPass renderPass)
   voxel.bindings = {{0, 8, VK_VERTEX_INPUT_RATE_VERTEX}};
   voxel.attributes = {{0, 0, VK_FORMAT_R32_UINT, 0}, {1, 0, VK_FORMAT_R32_UINT, 4}};
   voxel.cullBack = true;
+  Desc voxelBand = voxel;
+  voxelBand.frag = kVoxelBandFrag, voxelBand.fragBytes = sizeof(kVoxelBandFrag);
   Desc water = voxel;
   water.cullBack = false;
   water.frag = kWaterFrag, water.fragBytes = sizeof(kWaterFrag);
@@ -254,8 +259,9 @@ sim::Result<Pipelines> createPipelines(VkDevice device, VkRenderPass renderPass)
   hud.depthTest = false;
   hud.depthWrite = false;
 
-  if (!make(p.sky, sky) || !make(p.voxel, voxel) || !make(p.water, water) || !make(p.waterLight, waterLight) ||
-      !make(p.far, far) || !make(p.solid, solid) || !make(p.blend, blend) || !make(p.glow, glow) || !make(p.lines, lines) || !make(p.hud, hud)) {
+  if (!make(p.sky, sky) || !make(p.voxel, voxel) || !make(p.voxelBand, voxelBand) || !make(p.water, water) ||
+      !make(p.waterLight, waterLight) || !make(p.far, far) || !make(p.solid, solid) || !make(p.blend, blend) ||
+      !make(p.glow, glow) || !make(p.lines, lines) || !make(p.hud, hud)) {
     destroyPipelines(device, p);
     return sim::makeError("graphics pipeline creation failed");
   }
@@ -263,7 +269,8 @@ sim::Result<Pipelines> createPipelines(VkDevice device, VkRenderPass renderPass)
 }
 
 void destroyPipelines(VkDevice device, Pipelines& p) {
-  for (VkPipeline* x : {&p.sky, &p.voxel, &p.water, &p.waterLight, &p.far, &p.solid, &p.blend, &p.glow, &p.lines, &p.hud})
+  for (VkPipeline* x : {&p.sky, &p.voxel, &p.voxelBand, &p.water, &p.waterLight, &p.far, &p.solid, &p.blend, &p.glow,
+                        &p.lines, &p.hud})
     if (*x) vkDestroyPipeline(device, *x, nullptr);
   if (p.layout) vkDestroyPipelineLayout(device, p.layout, nullptr);
   if (p.setLayout) vkDestroyDescriptorSetLayout(device, p.setLayout, nullptr);

@@ -49,6 +49,7 @@ struct Pipelines {
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline sky = VK_NULL_HANDLE;       ///< full-screen gradient, sun, stars
   VkPipeline voxel = VK_NULL_HANDLE;     ///< opaque chunk meshes
+  VkPipeline voxelBand = VK_NULL_HANDLE; ///< the same, reaching into the near/far handover band (dithered out)
   VkPipeline water = VK_NULL_HANDLE;     ///< water pass 1: multiply by transmittance (no depth write)
   VkPipeline waterLight = VK_NULL_HANDLE;  ///< water pass 2: add reflected and scattered light
   VkPipeline far = VK_NULL_HANDLE;       ///< far terrain tiles (mesh/far_terrain.h)

@@ -170,14 +170,19 @@ TEST_CASE("chat lines fade after a while, stay while typing, and keep the newest
   CHECK(findText(l, "> hello"));
 }
 
-TEST_CASE("the Esc menu draws Resume and Quit where menuButtonAt finds them") {
+TEST_CASE("the Esc menu draws Resume, the view distance and Quit where menuButtonAt finds them") {
   HudModel m = playing();
   m.menuOpen = true;
+  m.viewDistanceMetres = 4096;
   const render::HudLayer l = buildHud(m);
   CHECK(findText(l, "Resume"));
+  CHECK(findText(l, "View: 4096 m"));
   CHECK(findText(l, "Quit"));
+  CHECK(nextViewDistance(2048) == 4096);
+  CHECK(nextViewDistance(3000) == 4096);
+  CHECK(nextViewDistance(8192) == 512);
   const auto buttons = menuButtons(m.width, m.height);
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kMenuButtons; ++i) {
     const render::HudRect& r = buttons[static_cast<std::size_t>(i)];
     CHECK(hasRect(l, r));
     CHECK(menuButtonAt(m.width, m.height, r.x + r.w / 2, r.y + r.h / 2) == i);

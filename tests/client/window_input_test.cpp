@@ -76,10 +76,20 @@ TEST_CASE("keyboard, mouse and text events drive the client") {
   handleEvent(app, c, motion);
   CHECK(app.look().yaw == yaw0);
   const HudModel m = app.hudModel();
-  const render::HudRect resume = menuButtons(m.width, m.height)[0];
+  // The view button picks the next view distance and leaves the menu open.
+  const double view0 = app.options().viewDistanceMetres;
+  const render::HudRect view = menuButtons(m.width, m.height)[kMenuView];
   SDL_Event click{};
   click.type = SDL_MOUSEBUTTONDOWN;
   click.button.button = SDL_BUTTON_LEFT;
+  click.button.x = static_cast<Sint32>(view.x + view.w / 2);
+  click.button.y = static_cast<Sint32>(view.y + view.h / 2);
+  handleEvent(app, c, click);
+  CHECK(app.ui().menuOpen);
+  CHECK(app.options().viewDistanceMetres == nextViewDistance(view0));
+  CHECK(app.options().viewDistanceMetres != view0);
+  CHECK(app.hudModel().viewDistanceMetres == app.options().viewDistanceMetres);
+  const render::HudRect resume = menuButtons(m.width, m.height)[kMenuResume];
   click.button.x = static_cast<Sint32>(resume.x + resume.w / 2);
   click.button.y = static_cast<Sint32>(resume.y + resume.h / 2);
   handleEvent(app, c, click);
