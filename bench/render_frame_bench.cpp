@@ -2,7 +2,7 @@
 // object. Never run as a test; results and commands go in docs/PERF.md.
 //
 //   render_frame_bench [--scene NAME] [--view-distance M] [--detail M] [--peak R] [--lift M]
-//                      [--yaw DEG] [--pitch RAD] [--frames N] [--width W] [--height H] [--time T]
+//                      [--yaw DEG] [--pitch RAD] [--coarse A,B] [--frames N] [--width W] [--height H] [--time T]
 //                      [--png out.png] [--validation 0|1] [--mesh-threads N]
 //
 // Builds scenes/NAME.toml (default glade; seed = the scene's default; a world too big
@@ -10,7 +10,8 @@
 // puts the camera at the first spawn's eye (with --peak R: on the highest ground within
 // R metres of it, by the generator's heights on a 10 m grid), raised by --lift metres,
 // looking along --yaw (degrees, 0 north, clockwise), meshes everything in view: voxels out to
-// --detail metres (default 96) and, with --view-distance beyond it, the far terrain
+// --detail metres (default 96; chunks from A and from B metres, default the
+// renderer's, meshed from 2x and 4x coarser blocks, 0 = off) and, with --view-distance beyond it, the far terrain
 // out to there (the "first view", timed), then renders N
 // frames: per-frame wall time of renderFrame (median, p99: meshing budget, geometry,
 // recording, submission and waiting for a free frame slot), the same without that
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   int frames = 120, width = 1280, height = 720, meshThreads = 2;
   double timeOfDay = 0.5, viewDistance = 0, detail = 96, lift = 0, yawDegrees = 0, pitch = -0.1;
   double peakRadius = 0;
+  std::array<double, 2> coarse = render::RendererConfig{}.coarseMetres;
   std::string sceneName = "glade";
   bool validation = false;
   std::string png;
@@ -66,6 +68,7 @@ int main(int argc, char** argv) {
     else if (a == "--detail") detail = std::max(16.0, std::atof(v));
     else if (a == "--lift") lift = std::atof(v);
     else if (a == "--peak") peakRadius = std::atof(v);
+    else if (a == "--coarse") std::sscanf(v, "%lf,%lf", &coarse[0], &coarse[1]);
     else if (a == "--yaw") yawDegrees = std::atof(v);
     else if (a == "--pitch") pitch = std::atof(v);
     else {
@@ -127,6 +130,7 @@ int main(int argc, char** argv) {
   config.meshThreads = meshThreads;
   config.viewDistanceMetres = detail;
   config.farViewMetres = viewDistance;
+  config.coarseMetres = coarse;
   auto renderer = render::Renderer::create(config);
   if (!renderer) {
     std::fprintf(stderr, "render_frame_bench: %s\n", renderer.error().message.c_str());

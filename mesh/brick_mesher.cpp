@@ -7,11 +7,15 @@
 // table lookup) and a material read; the greedy pass then works on 8-bit rows.
 #include "mesh/brick_mesher.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
 
+#include "mesh/internal/coarse_gather.h"
 #include "mesh/internal/padded_gather.h"
+#include "sim/core/assert.h"
+#include "sim/world/voxel_overlay.h"
 
 namespace loam::mesh {
 
@@ -272,6 +276,131 @@ void gatherPaddedBrick(const sim::BrickStore& world, sim::BrickCoord b, PaddedBr
   internal::gatherPadded(world, b, out, copyMixed);
 }
 
+namespace {
+
+/// coarseBlockMaterial for a block edge known at compile time (shifts, unrolled loops).
+template <int K>
+sim::MaterialId coarseBlock(const sim::MaterialId* voxels, const MeshClassTable& classes) {
+  constexpr int kN = K * K * K;
+  constexpr int kShift = K == 2 ? 1 : 2;
+  // Most blocks are uniform (air above the ground, stone below): 8 bytes at a time.
+  std::uint64_t first;
+  std::memcpy(&first, voxels, 8);
+  bool uniform = first == 0x0101010101010101ull * voxels[0];
+  for (int i = 8; i < kN && uniform; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, voxels + i, 8);
+    uniform = word == first;
+  }
+  if (uniform) return classes[voxels[0]] == MeshClass::Empty ? sim::kAir : voxels[0];
+  struct Tally {
+    sim::MaterialId material;
+    int count;
+    int topY;
+  };
+  Tally tally[kN];  // distinct materials
+  int distinct = 0, opaque = 0, liquid = 0;
+  for (int i = 0; i < kN; ++i) {
+    const sim::MaterialId m = voxels[i];
+    const int y = (i >> kShift) & (K - 1);
+    int t = 0;
+    while (t < distinct && tally[t].material != m) ++t;
+    if (t == distinct) tally[distinct++] = Tally{m, 0, y};
+    ++tally[t].count;
+    tally[t].topY = std::max(tally[t].topY, y);
+    const MeshClass c = classes[m];
+    opaque += c == MeshClass::Opaque ? 1 : 0;
+    liquid += c == MeshClass::Liquid ? 1 : 0;
+  }
+  auto mostFrequent = [&](MeshClass cls) {
+    const Tally* best = nullptr;
+    for (int t = 0; t < distinct; ++t) {
+      const Tally& c = tally[t];
+      if (classes[c.material] != cls) continue;
+      if (!best || c.count > best->count || (c.count == best->count && c.topY > best->topY) ||
+          (c.count == best->count && c.topY == best->topY && c.material < best->material)) {
+        best = &c;
+      }
+    }
+    return best->material;
+  };
+  if (2 * opaque >= kN) return mostFrequent(MeshClass::Opaque);
+  if (2 * liquid >= kN) return mostFrequent(MeshClass::Liquid);
+  if (2 * (opaque + liquid) >= kN) return mostFrequent(opaque >= liquid ? MeshClass::Opaque : MeshClass::Liquid);
+  return sim::kAir;
+}
+
+/// coarsenWide for a block edge known at compile time.
+template <int K>
+void coarsen(const internal::WideBrick& in, const MeshClassTable& classes, PaddedBrick& out) {
+  constexpr int kBlocks = sim::kBrickSize / K + 2;  // 6 or 4 per axis
+  constexpr int kEdge = sim::kBrickSize + 2 * K;    // 12 or 16
+  sim::MaterialId coarse[kBlocks][kBlocks][kBlocks];
+  sim::MaterialId block[K * K * K];
+  for (int bz = 0; bz < kBlocks; ++bz)
+    for (int by = 0; by < kBlocks; ++by)
+      for (int bx = 0; bx < kBlocks; ++bx) {
+        for (int z = 0; z < K; ++z)
+          for (int y = 0; y < K; ++y)
+            std::memcpy(&block[K * (y + K * z)],
+                        &in.voxels[static_cast<std::size_t>(bx * K + kEdge * (by * K + y + kEdge * (bz * K + z)))], K);
+        coarse[bz][by][bx] = coarseBlock<K>(block, classes);
+      }
+  // Padded coordinate p is brick-local p - 1, in block (p - 1 + K) / K of the wide region.
+  for (int pz = 0; pz < kPadded; ++pz)
+    for (int py = 0; py < kPadded; ++py) {
+      const sim::MaterialId* src = coarse[(pz - 1 + K) / K][(py - 1 + K) / K];
+      sim::MaterialId* dst = &out.voxels[static_cast<std::size_t>(paddedIndex(0, py, pz))];
+      for (int px = 0; px < kPadded; ++px) dst[px] = src[(px - 1 + K) / K];
+    }
+}
+
+}  // namespace
+
+sim::MaterialId coarseBlockMaterial(const sim::MaterialId* voxels, int k, const MeshClassTable& classes) {
+  LOAM_ASSERT(k == 2 || k == 4);
+  return k == 2 ? coarseBlock<2>(voxels, classes) : coarseBlock<4>(voxels, classes);
+}
+
+namespace internal {
+
+void patchWide(const sim::VoxelOverlay& overlay, WideBrick& out) {
+  forOverlayAround(overlay, out.brick, out.k, [&](int x, int y, int z, sim::MaterialId m) {
+    out.voxels[static_cast<std::size_t>(out.index(x, y, z))] = m;
+  });
+}
+
+void coarsenWide(const WideBrick& in, const MeshClassTable& classes, bool atFloor, PaddedBrick& out) {
+  LOAM_ASSERT(in.k == 2 || in.k == 4);
+  if (in.k == 2) {
+    coarsen<2>(in, classes, out);
+  } else {
+    coarsen<4>(in, classes, out);
+  }
+  out.brick = in.brick;
+  if (atFloor) {  // below the floor repeats the bottom layer, as gatherPadded does
+    for (int pz = 0; pz < kPadded; ++pz)
+      for (int px = 0; px < kPadded; ++px)
+        out.voxels[static_cast<std::size_t>(paddedIndex(px, 0, pz))] =
+            out.voxels[static_cast<std::size_t>(paddedIndex(px, 1, pz))];
+  }
+}
+
+}  // namespace internal
+
+void gatherCoarseBrick(const sim::BrickStore& world, sim::BrickCoord b, int level, const MeshClassTable& classes,
+                       PaddedBrick& out, const sim::VoxelOverlay* overlay) {
+  LOAM_ASSERT(level >= 1 && level <= kMaxMeshLevel);
+  internal::WideBrick wide;
+  sim::MaterialId decoded[sim::kBrickVoxels];
+  internal::gatherWide(world, b, level, wide, [&decoded](const sim::BrickView& v, sim::BrickCoord) {
+    v.decode(decoded);
+    return static_cast<const sim::MaterialId*>(decoded);
+  });
+  if (overlay) internal::patchWide(*overlay, wide);
+  internal::coarsenWide(wide, classes, b.y == world.bounds().minBrick.y, out);
+}
+
 bool brickIsHidden(const sim::BrickStore& world, sim::BrickCoord b, const MeshClassTable& classes) {
   sim::BrickView v = world.brick(b);
   if (!v.isUniform()) return false;
@@ -293,7 +422,8 @@ bool brickIsHidden(const sim::BrickStore& world, sim::BrickCoord b, const MeshCl
   return true;
 }
 
-bool uniformBrickHasNoFaces(const sim::BrickStore& world, sim::BrickCoord b, const MeshClassTable& classes) {
+bool uniformBrickHasNoFaces(const sim::BrickStore& world, sim::BrickCoord b, const MeshClassTable& classes,
+                            int level) {
   sim::BrickView v = world.brick(b);
   if (!v.isUniform()) return false;
   const MeshClass self = classes[v.uniformMaterial()];
@@ -311,6 +441,27 @@ bool uniformBrickHasNoFaces(const sim::BrickStore& world, sim::BrickCoord b, con
     sim::BrickView nv = world.brick(n);
     if (nv.isUniform()) {
       if (!hides(classes[nv.uniformMaterial()])) return false;
+      continue;
+    }
+    if (level > 0) {
+      // The coarse blocks of the neighbour's layer k voxels thick touching b.
+      const int k = 1 << level;
+      sim::MaterialId voxels[sim::kBrickVoxels];
+      sim::MaterialId block[64];
+      nv.decode(voxels);
+      for (int i = 0; i < sim::kBrickSize; i += k) {
+        for (int j = 0; j < sim::kBrickSize; j += k) {
+          int o[3];  // the block's corner in the neighbour
+          o[axis] = dir > 0 ? 0 : sim::kBrickSize - k;
+          o[(axis + 1) % 3] = i;
+          o[(axis + 2) % 3] = j;
+          for (int z = 0; z < k; ++z)
+            for (int y = 0; y < k; ++y)
+              for (int x = 0; x < k; ++x)
+                block[x + k * (y + k * z)] = voxels[sim::voxelIndexInBrick(o[0] + x, o[1] + y, o[2] + z)];
+          if (!hides(classes[coarseBlockMaterial(block, k, classes)])) return false;
+        }
+      }
       continue;
     }
     const int layer = dir > 0 ? 0 : sim::kBrickSize - 1;  // the neighbour's layer touching b

@@ -17,6 +17,10 @@
 #include "sim/world/brick_store.h"
 #include "sim/world/material.h"
 
+namespace loam::sim {
+class VoxelOverlay;
+}
+
 namespace loam::mesh {
 
 inline constexpr int kPadded = sim::kBrickSize + 2;  ///< 10: a brick and its border
@@ -48,16 +52,48 @@ MeshClassTable meshClasses(const sim::MaterialTable& materials);
 /// Thread: any, while nobody writes the chunks involved.
 void gatherPaddedBrick(const sim::BrickStore& world, sim::BrickCoord b, PaddedBrick& out);
 
+/// Coarser levels of detail a brick can be gathered at: level L meshes blocks of
+/// 2^L voxels per edge (gatherCoarseBrick).
+inline constexpr int kMaxMeshLevel = 2;
+
+/// The material a coarse block of k^3 voxels (k = 2 or 4, index x + k * (y + k * z))
+/// shows, by MeshClass: Opaque voxels at least half of the block: the most frequent
+/// Opaque material; else Liquid at least half: the most frequent Liquid one; else
+/// Opaque + Liquid at least half: the most frequent material of the more frequent of
+/// those two classes (Opaque on a tie); else kAir. Ties between materials go to the
+/// one reaching the highest y (a grass top over soil stays grass), then the lowest id.
+/// Pure; at most k^3 steps plus a scan of the distinct materials. Thread: any.
+sim::MaterialId coarseBlockMaterial(const sim::MaterialId* voxels, int k, const MeshClassTable& classes);
+
+/// gatherPaddedBrick for level 1 or 2 (k = 2^level voxels per coarse block): padded
+/// voxel (x, y, z) gets coarseBlockMaterial of the world-aligned block of k^3 voxels
+/// holding it, read from the fine voxels of brick-local -k..7+k (the same 27 bricks
+/// as a fine gather), with overlay (if any) over them before coarsening. Each block
+/// depends only on its own voxels, so neighbouring bricks agree at their border and
+/// meshBrick merges each coarse face into quads whose corners are multiples of k
+/// when given a table with flatAo set for every material (as MeshCache does): AO is
+/// read per fine cell and would split a coarse face. Below the floor the bottom
+/// padded layer repeats, as in gatherPaddedBrick. No heap allocation; about 5 KB of
+/// stack, 5-15 µs (every mixed neighbour is decoded). Thread: any, while nobody
+/// writes the chunks involved (nor the overlay).
+void gatherCoarseBrick(const sim::BrickStore& world, sim::BrickCoord b, int level, const MeshClassTable& classes,
+                       PaddedBrick& out, const sim::VoxelOverlay* overlay = nullptr);
+
 /// True when brick b can produce no face: it and its six face neighbours are uniform
 /// and of classes that make no face between them (all Opaque, all Empty, ...). O(1)
-/// per neighbour, no voxel reads. Lets the cache skip most of a world cheaply.
+/// per neighbour, no voxel reads. Lets the cache skip most of a world cheaply. Holds
+/// at every level (a uniform brick's coarse blocks are the brick's material).
 bool brickIsHidden(const sim::BrickStore& world, sim::BrickCoord b, const MeshClassTable& classes);
 
 /// Exact for uniform bricks: true when uniform brick b makes no face, reading only the
 /// 8x8 layers of its mixed face neighbours that touch it (at most 6 x 64 voxel reads).
 /// False for mixed bricks. Catches what brickIsHidden cannot: a uniform soil brick
-/// under a mixed grass/soil brick. Thread: any, while nobody writes the chunks involved.
-bool uniformBrickHasNoFaces(const sim::BrickStore& world, sim::BrickCoord b, const MeshClassTable& classes);
+/// under a mixed grass/soil brick. At level 1 or 2 (b gathered by gatherCoarseBrick)
+/// it reads the coarse blocks of the neighbours' layers 2^level voxels thick instead
+/// (a coarse layer can differ from the fine one; one decode per mixed neighbour).
+/// Thread: any, while nobody writes the chunks involved.
+bool uniformBrickHasNoFaces(const sim::BrickStore& world, sim::BrickCoord b, const MeshClassTable& classes,
+                            int level = 0);
 
 /// Meshes one padded brick, appending quads (4 vertices each, chunk-relative
 /// positions) to opaque and water. Allocates only if the vectors grow.

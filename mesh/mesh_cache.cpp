@@ -1,5 +1,6 @@
 // MeshCache: pending bits per chunk (main thread), a fixed pool of PaddedBrick slots
-// handed to workers, per-brick meshes kept per chunk and concatenated on change.
+// handed to workers (with room for a coarse brick's fine voxels, coarsened by the
+// worker), per-brick meshes kept per chunk and concatenated on change.
 //
 // Ordering: every gathered brick gets a sequence number stored in its record; a
 // result is applied only if its number is still the record's, so a brick re-dirtied
@@ -13,11 +14,19 @@
 // present the other 8 are checked, and once all are the column's chunks rejoin the
 // walk. This does not rely on change subscribers: a column that arrives all air
 // reports no changed brick, yet its neighbours' border faces depend on it.
+//
+// Levels of detail: the level is kept per chunk column in range (plan distance is
+// the same for the whole column), also for columns whose chunks hold no state here:
+// a chunk with no faces at one level can have some at another, so a level change
+// must queue it although nothing of it is kept. A chunk re-meshed for a level change
+// (holdOld) is assembled only once all its bricks are back, so the renderer keeps
+// its old mesh meanwhile instead of a mix of levels.
 #include "mesh/mesh_cache.h"
 
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -28,6 +37,7 @@
 #include <thread>
 #include <utility>
 
+#include "mesh/internal/coarse_gather.h"
 #include "mesh/internal/padded_gather.h"
 
 namespace loam::mesh {
@@ -36,9 +46,11 @@ namespace {
 
 constexpr double kBrickMetres = static_cast<double>(sim::kBrickSize) / sim::kVoxelsPerMetre;  // 0.4
 constexpr int kChunkBrickCount = sim::kChunkBricks * sim::kChunkBricks * sim::kChunkBricks;
-constexpr int kMaxInFlight = 1024;   // PaddedBrick slots (1 KB each)
+constexpr int kMaxInFlight = 1024;   // Slots (5 KB each)
 constexpr int kGridThreshold = 48;   // pending bricks in a chunk above which hidden tests use a class grid
 constexpr int kMaxChangedAge = 8;    // updates a busy changed chunk may wait before it is assembled anyway
+constexpr double kChunkMetres = sim::kChunkBricks * kBrickMetres;  // 6.4
+constexpr double kLevelHysteresisMetres = kChunkMetres / 4;   // how far past a threshold a column changes level
 
 int brickFloor(double metres) {
   double b = metres / kBrickMetres;
@@ -54,22 +66,22 @@ struct Job {
   const sim::BrickStore* world = nullptr;  // set: the worker gathers (finish(): the world is frozen)
   const sim::VoxelOverlay* overlay = nullptr;  // with world: the worker patches the copy with it
   std::uint64_t epoch = 0;                 // which finish() call: the worker's DecodeCache is valid within one
+  int level = 0;                           // > 0: coarse; without world, the slot's wide copy is coarsened
+  bool atFloor = false;                    // coarse, without world: the brick is on the world's floor
+};
+
+/// What a job works on: the padded brick it meshes and, for a coarse brick copied
+/// out by the main thread, the fine voxels the worker coarsens into it.
+struct Slot {
+  PaddedBrick padded;
+  internal::WideBrick wide;
 };
 
 /// Writes the overlay's voxels in brick b and its border over the copy.
 void patchPadded(const sim::VoxelOverlay& overlay, PaddedBrick& p) {
-  const sim::BrickCoord b = p.brick;
-  for (int dz = -1; dz <= 1; ++dz)
-    for (int dy = -1; dy <= 1; ++dy)
-      for (int dx = -1; dx <= 1; ++dx) {
-        const sim::BrickCoord n{b.x + dx, b.y + dy, b.z + dz};
-        for (const sim::VoxelOverlay::Voxel& v : overlay.voxelsOf(n)) {
-          const sim::VoxelCoord w = sim::voxelOfBrick(n, v.index);
-          const int x = w.x - b.x * sim::kBrickSize, y = w.y - b.y * sim::kBrickSize, z = w.z - b.z * sim::kBrickSize;
-          if (x < -1 || x > sim::kBrickSize || y < -1 || y > sim::kBrickSize || z < -1 || z > sim::kBrickSize) continue;
-          p.voxels[static_cast<std::size_t>((x + 1) + kPadded * ((y + 1) + kPadded * (z + 1)))] = v.material;
-        }
-      }
+  internal::forOverlayAround(overlay, p.brick, 1, [&](int x, int y, int z, sim::MaterialId m) {
+    p.voxels[static_cast<std::size_t>(internal::paddedIndex(x + 1, y + 1, z + 1))] = m;
+  });
 }
 
 struct Result {
@@ -99,6 +111,7 @@ struct ChunkState {
   int changedAge = 0;
   bool reported = false;                       // last assembled mesh was non-empty
   bool waiting = false;                        // parked: a column it reads is absent (streamed worlds)
+  bool holdOld = false;                        // re-meshed for a level change: assemble only when settled
 };
 
 enum : std::uint8_t { kClsEmpty = 0, kClsOpaque = 1, kClsLiquid = 2, kClsMixed = 3 };
@@ -152,10 +165,25 @@ void gatherCached(const sim::BrickStore& world, sim::BrickCoord b, PaddedBrick& 
   internal::gatherPadded(world, b, out, copyMixed);
 }
 
+/// gatherCoarseBrick through a DecodeCache (same result), the overlay laid over the
+/// fine voxels before they are coarsened.
+void gatherCoarseCached(const sim::BrickStore& world, sim::BrickCoord b, int level, const MeshClassTable& classes,
+                        const sim::VoxelOverlay* overlay, PaddedBrick& out, DecodeCache& cache, std::uint64_t epoch) {
+  internal::WideBrick wide;
+  internal::gatherWide(world, b, level, wide,
+                       [&](const sim::BrickView& v, sim::BrickCoord c) { return cache.get(v, c, epoch); });
+  if (overlay) internal::patchWide(*overlay, wide);
+  internal::coarsenWide(wide, classes, b.y == world.bounds().minBrick.y, out);
+}
+
 }  // namespace
 
 struct MeshCache::Impl {
   MeshClassTable classes;
+  // Coarse bricks are meshed without AO: AO varies inside a coarse face (it is read
+  // from the fine-sized cells next to each face cell), which would split the face
+  // into quads off the block grid and keep most of the quads level 1 is for.
+  MeshClassTable coarseClasses;
   MeshCacheConfig config;
 
   // ---- shared with workers ----
@@ -167,7 +195,7 @@ struct MeshCache::Impl {
   std::condition_variable resultCv;
   std::vector<Result> results;
   std::vector<std::thread> workers;
-  std::vector<PaddedBrick> slots;  // a slot is owned by one job from dispatch until its result is drained
+  std::vector<Slot> slots;  // a slot is owned by one job from dispatch until its result is drained
 
   // ---- main thread ----
   std::vector<int> freeSlots;
@@ -180,19 +208,24 @@ struct MeshCache::Impl {
   std::size_t totalPending = 0;
   std::size_t waitingBricks = 0;                // pending bricks of parked chunks (part of totalPending)
   std::map<std::pair<int, int>, sim::ChunkColumn> waitingColumns;  // (x, z) of parked chunks -> an absent column
+  std::map<std::pair<int, int>, int> columnLevels;  // (x, z) of chunk columns in range -> level (levels on only)
   std::size_t jobsOut = 0;
   std::uint64_t nextSeq = 1;
   bool hasCentre = false;
   const sim::BrickStore* frozenWorld = nullptr;  // during finish(): workers may read it
   const sim::VoxelOverlay* overlay = nullptr;    // setOverlay's
   std::uint64_t finishEpoch = 0;                 // counts finish() calls (DecodeCache validity)
+  DecodeCache mainDecoded;                       // the main thread's, for coarse copies within one update()
+  std::uint64_t updateEpoch = 0;                 // counts update() calls (mainDecoded validity)
   sim::WorldBounds bounds;
   int centreBx = 0, centreBz = 0;  // the disc is centred on this brick column's centre
   double centreY = 0;
   double radius = 96.0;
   MeshCacheStats stats;
 
-  Impl(const sim::MaterialTable& materials, MeshCacheConfig cfg) : classes(meshClasses(materials)), config(cfg) {
+  Impl(const sim::MaterialTable& materials, MeshCacheConfig cfg)
+      : classes(meshClasses(materials)), coarseClasses(classes), config(cfg) {
+    coarseClasses.flatAo.fill(1);
     radius = cfg.radiusMetres;
     slots.resize(kMaxInFlight);
     freeSlots.reserve(kMaxInFlight);
@@ -237,14 +270,19 @@ struct MeshCache::Impl {
         job = jobs.front();
         jobs.pop_front();
       }
-      PaddedBrick& in = slots[static_cast<std::size_t>(job.slot)];
-      if (job.world) {
+      Slot& slot = slots[static_cast<std::size_t>(job.slot)];
+      PaddedBrick& in = slot.padded;
+      if (job.world && job.level > 0) {
+        gatherCoarseCached(*job.world, job.brick, job.level, classes, job.overlay, in, decoded, job.epoch);
+      } else if (job.world) {
         gatherCached(*job.world, job.brick, in, decoded, job.epoch);
         if (job.overlay) patchPadded(*job.overlay, in);
+      } else if (job.level > 0) {
+        internal::coarsenWide(slot.wide, classes, job.atFloor, in);
       }
       opaque.clear();
       water.clear();
-      meshBrick(in, classes, opaque, water);
+      meshBrick(in, job.level > 0 ? coarseClasses : classes, opaque, water);
       Result r;
       r.slot = job.slot;
       r.seq = job.seq;
@@ -325,17 +363,85 @@ struct MeshCache::Impl {
             }
           }
         }
-        if (!any) continue;
-        for (int cy = bounds.minBrick.y >> sim::kChunkShift; cy < bounds.maxBrick.y >> sim::kChunkShift; ++cy) {
-          ChunkState& cs = stateOf({cx, cy, cz});
-          // Local index x + 16 * (y + 16 * z): word z * 4 + y / 4, shift (y % 4) * 16.
-          for (int lz = 0; lz < 16; ++lz) {
-            if (!rows[lz]) continue;
-            std::uint64_t r = rows[lz];
-            std::uint64_t word = r | (r << 16) | (r << 32) | (r << 48);
-            for (int q = 0; q < 4; ++q) addPending(cs, lz * 4 + q, word);
+        if (any) queueColumnRows(cx, cz, rows, false);
+      }
+    }
+  }
+
+  /// Queues the brick columns rows[local z] (bit per local x) of chunk column (cx, cz)
+  /// in every chunk of it; holdOld marks its chunks as re-meshed for a level change.
+  void queueColumnRows(int cx, int cz, const std::uint16_t (&rows)[16], bool holdOld) {
+    for (int cy = bounds.minBrick.y >> sim::kChunkShift; cy < bounds.maxBrick.y >> sim::kChunkShift; ++cy) {
+      ChunkState& cs = stateOf({cx, cy, cz});
+      if (holdOld) cs.holdOld = true;
+      // Local index x + 16 * (y + 16 * z): word z * 4 + y / 4, shift (y % 4) * 16.
+      for (int lz = 0; lz < 16; ++lz) {
+        if (!rows[lz]) continue;
+        std::uint64_t r = rows[lz];
+        std::uint64_t word = r | (r << 16) | (r << 32) | (r << 48);
+        for (int q = 0; q < 4; ++q) addPending(cs, lz * 4 + q, word);
+      }
+    }
+  }
+
+  // ---- levels of detail ------------------------------------------------------------
+
+  bool levelsOn() const { return config.coarseMetres[0] > 0 || config.coarseMetres[1] > 0; }
+
+  /// The level of a chunk column whose centre is d metres (in plan) from the viewer,
+  /// hysteresis aside.
+  int levelAt(double d) const {
+    int level = 0;
+    for (int i = 0; i < kMaxMeshLevel; ++i)
+      if (config.coarseMetres[i] > 0 && d >= config.coarseMetres[i]) level = i + 1;
+    return level;
+  }
+
+  /// Plan distance (metres) from the viewer's brick column to chunk column (cx, cz)'s centre.
+  double columnDistance(int cx, int cz) const {
+    const double dx = (cx + 0.5) * kChunkMetres - (centreBx + 0.5) * kBrickMetres;
+    const double dz = (cz + 0.5) * kChunkMetres - (centreBz + 0.5) * kBrickMetres;
+    return std::sqrt(dx * dx + dz * dz);
+  }
+
+  int levelOf(sim::ChunkCoord c) const {
+    auto it = columnLevels.find({c.x, c.z});
+    return it == columnLevels.end() ? 0 : it->second;
+  }
+
+  /// Sets the level of every chunk column in range: from its distance alone when it
+  /// is new (fresh: all), else changed only once the distance is kLevelHysteresisMetres
+  /// past a threshold. Columns whose level changes get all their bricks queued (their
+  /// newly reached bricks are queueDisc's). O(chunk columns in range).
+  void relevel(bool fresh) {
+    if (!levelsOn()) return;
+    if (fresh) columnLevels.clear();
+    for (auto it = columnLevels.begin(); it != columnLevels.end();) {
+      it = chunkColumnInRange(it->first.first, it->first.second) ? std::next(it) : columnLevels.erase(it);
+    }
+    const int rb = static_cast<int>(std::min(radius / kBrickMetres, 1e8)) + 1;
+    const int z0 = std::max(bounds.minBrick.z, centreBz - rb), z1 = std::min(bounds.maxBrick.z - 1, centreBz + rb);
+    const int x0 = std::max(bounds.minBrick.x, centreBx - rb), x1 = std::min(bounds.maxBrick.x - 1, centreBx + rb);
+    if (z0 > z1 || x0 > x1) return;
+    for (int cz = z0 >> sim::kChunkShift; cz <= z1 >> sim::kChunkShift; ++cz) {
+      for (int cx = x0 >> sim::kChunkShift; cx <= x1 >> sim::kChunkShift; ++cx) {
+        if (!chunkColumnInRange(cx, cz)) continue;
+        const double d = columnDistance(cx, cz);
+        auto [it, added] = columnLevels.try_emplace({cx, cz}, levelAt(d));
+        if (added) continue;
+        const int next =
+            std::clamp(it->second, levelAt(d - kLevelHysteresisMetres), levelAt(d + kLevelHysteresisMetres));
+        if (next == it->second) continue;
+        it->second = next;
+        std::uint16_t rows[16] = {};
+        for (int lz = 0; lz < 16; ++lz) {
+          for (int lx = 0; lx < 16; ++lx) {
+            const int bx = cx * 16 + lx, bz = cz * 16 + lz;
+            if (bx < x0 || bx > x1 || bz < z0 || bz > z1 || !inRange(bx, bz)) continue;
+            rows[lz] = static_cast<std::uint16_t>(rows[lz] | (1u << lx));
           }
         }
+        queueColumnRows(cx, cz, rows, true);
       }
     }
   }
@@ -424,6 +530,7 @@ struct MeshCache::Impl {
     bounds = world.bounds();
     setCentre(centre);
     hasCentre = true;
+    relevel(true);
     queueDisc([](int, int) { return false; });
   }
 
@@ -455,7 +562,13 @@ struct MeshCache::Impl {
         markChanged(cs);
       }
       if (rec.opaque.empty() && rec.water.empty()) cs.bricks.erase(bi);
+      releaseHold(cs);
     }
+  }
+
+  /// A level change whose re-mesh changed nothing holds nothing back any more.
+  static void releaseHold(ChunkState& cs) {
+    if (cs.holdOld && !cs.changed && cs.pendingCount == 0 && cs.awaitingCount == 0) cs.holdOld = false;
   }
 
   // ---- gather -------------------------------------------------------------------
@@ -523,20 +636,29 @@ struct MeshCache::Impl {
 
   /// Copies brick b out into a free slot and queues the job. Returns false when no
   /// slot is free.
-  bool dispatch(const sim::BrickStore& world, ChunkState& cs, sim::BrickCoord b, int l, std::vector<Job>& batch) {
+  bool dispatch(const sim::BrickStore& world, ChunkState& cs, sim::BrickCoord b, int l, int level,
+                std::vector<Job>& batch) {
     if (freeSlots.empty()) return false;
     int slot = freeSlots.back();
     freeSlots.pop_back();
-    PaddedBrick& copy = slots[static_cast<std::size_t>(slot)];
-    if (!frozenWorld) {
-      gatherPaddedBrick(world, b, copy);
-      if (overlay) patchPadded(*overlay, copy);
+    Slot& copy = slots[static_cast<std::size_t>(slot)];
+    if (!frozenWorld && level > 0) {
+      // Only the copy here (a coarse brick's neighbours are decoded once per update);
+      // the worker coarsens it.
+      internal::gatherWide(world, b, level, copy.wide, [&](const sim::BrickView& v, sim::BrickCoord c) {
+        return static_cast<const sim::MaterialId*>(mainDecoded.get(v, c, updateEpoch));
+      });
+      if (overlay) internal::patchWide(*overlay, copy.wide);
+    } else if (!frozenWorld) {
+      gatherPaddedBrick(world, b, copy.padded);
+      if (overlay) patchPadded(*overlay, copy.padded);
     }
     BrickRecord& rec = cs.bricks[static_cast<std::uint16_t>(l)];
     if (!rec.awaiting) ++cs.awaitingCount;
     rec.awaiting = true;
     rec.seq = nextSeq++;
-    batch.push_back(Job{slot, rec.seq, b, frozenWorld, frozenWorld ? overlay : nullptr, finishEpoch});
+    batch.push_back(Job{slot, rec.seq, b, frozenWorld, frozenWorld ? overlay : nullptr, finishEpoch, level,
+                        b.y == bounds.minBrick.y});
     ++jobsOut;
     return true;
   }
@@ -650,6 +772,7 @@ struct MeshCache::Impl {
         }
       }
       const bool useGrid = cs.pendingCount >= kGridThreshold;
+      const int level = levelOf(c);
       if (useGrid) buildGrid(world, c, grid);
       const int bx0 = c.x * sim::kChunkBricks, by0 = c.y * sim::kChunkBricks, bz0 = c.z * sim::kChunkBricks;
       for (int w = 0; w < kChunkBrickCount / 64 && !out; ++w) {
@@ -662,14 +785,16 @@ struct MeshCache::Impl {
           bool hidden = !overlaid &&
                         (useGrid ? hiddenInGrid(grid, lx + 1, ly + 1, lz + 1) : brickIsHidden(world, b, classes));
           // A uniform brick next to mixed ones (soil under the grass line, the core of a
-          // canopy) usually still has no face: a 64-voxel look saves a gather and a mesh.
+          // canopy) usually still has no face: a 64-voxel look saves a gather and a mesh
+          // (coarse: a look at the neighbours' coarse layers, which can differ from fine ones).
           if (!hidden && !overlaid && (!useGrid || grid[lz + 1][ly + 1][lx + 1] != kClsMixed)) {
-            hidden = uniformBrickHasNoFaces(world, b, classes);
+            hidden = uniformBrickHasNoFaces(world, b, classes, level);
           }
           if (hidden) {
             applyHidden(cs, l);
           } else {
-            if ((dispatched && std::chrono::steady_clock::now() >= deadline) || !dispatch(world, cs, b, l, batch)) {
+            if ((dispatched && std::chrono::steady_clock::now() >= deadline) ||
+                !dispatch(world, cs, b, l, level, batch)) {
               out = true;
               break;
             }
@@ -680,6 +805,7 @@ struct MeshCache::Impl {
         }
       }
       if (out) break;  // keep orderPos on this chunk
+      releaseHold(cs);
       if (!cs.changed && !cs.reported && cs.bricks.empty()) chunks.erase(it);  // nothing to show, nothing owed
     }
     flush(batch);
@@ -699,7 +825,8 @@ struct MeshCache::Impl {
       }
       ++cs.changedAge;
       const bool settled = cs.pendingCount == 0 && cs.awaitingCount == 0;
-      if (!settled && cs.changedAge < kMaxChangedAge) {
+      // A level change waits for all its bricks: the old mesh shows meanwhile, not a mix.
+      if (!settled && (cs.holdOld || cs.changedAge < kMaxChangedAge)) {
         changedList[keep++] = changedList[i];
         continue;
       }
@@ -719,6 +846,7 @@ struct MeshCache::Impl {
       if (nonEmpty || cs.reported) updates[it->first] = std::move(m);
       cs.reported = nonEmpty;
       cs.changed = false;
+      if (settled) cs.holdOld = false;
       cs.changedAge = 0;
       cs.listed = false;
       if (!cs.reported && cs.bricks.empty() && cs.pendingCount == 0) chunks.erase(it);
@@ -728,6 +856,7 @@ struct MeshCache::Impl {
 
   void update(const sim::BrickStore& world, const std::array<double, 3>& centre, double budgetMs) {
     const auto start = std::chrono::steady_clock::now();
+    ++updateEpoch;  // the world may have changed since the last update: mainDecoded starts afresh
     if (!hasCentre) {
       resetTo(world, centre);
     } else {
@@ -736,6 +865,7 @@ struct MeshCache::Impl {
       if (oldBx != centreBx || oldBz != centreBz) {
         orderStale = true;
         dropOutOfRange();
+        relevel(false);
         queueDisc([&](int bx, int bz) { return inRangeOf(bx, bz, oldBx, oldBz); });
       }
     }
@@ -813,8 +943,10 @@ MeshCacheStats MeshCache::stats() const {
   s.inFlightBricks = impl_->jobsOut;
   s.chunks = 0;
   s.quads = 0;
+  s.coarseChunks = 0;
   for (const auto& [c, cs] : impl_->chunks) {
     if (cs.quads) ++s.chunks;
+    if (cs.quads && impl_->levelOf(c) > 0) ++s.coarseChunks;
     s.quads += cs.quads;
   }
   return s;

@@ -16,6 +16,16 @@
 // generate. A brick is read only once its chunk column and the 8 around it are
 // present; until then it waits (MeshCacheStats::waitingForColumns) and is meshed on
 // the first update() after those columns arrive.
+//
+// Levels of detail (MeshCacheConfig::coarseMetres): chunk columns far from the viewer
+// are meshed from coarsened voxels (gatherCoarseBrick), whole columns at a time. A
+// column changes level only once its centre is a quarter chunk (1.6 m) past a
+// threshold, so a viewer standing on one does not re-mesh forever; its chunks are
+// then queued whole, and each keeps showing its old mesh until its bricks are all
+// meshed at the new level. Coarse bricks are meshed without AO (it would split their
+// faces off the block grid). Neighbouring chunks at different levels do not match
+// exactly at their shared face: cracks can show there (on rolling ground under
+// 2^level voxels high, more along cliffs and in foliage).
 #pragma once
 #include <array>
 #include <cstddef>
@@ -33,6 +43,12 @@ namespace loam::mesh {
 struct MeshCacheConfig {
   int workerThreads = 1;          ///< meshing threads (>= 1)
   double radiusMetres = 96.0;     ///< horizontal distance from the viewer kept meshed
+  /// Levels of detail: a chunk column whose centre lies at least coarseMetres[0]
+  /// (metres, in plan) from the viewer is meshed at level 1 (2^3-voxel blocks), at
+  /// least coarseMetres[1] at level 2 (4^3 blocks); 0 turns that level off. See
+  /// gatherCoarseBrick. Glade's terrain has about 5x fewer quads at level 1 and 12x
+  /// at level 2; its foliage, dithered in 2-voxel cells, gains only at level 2 (6x).
+  double coarseMetres[2] = {0.0, 0.0};
 };
 
 struct MeshCacheStats {
@@ -42,6 +58,7 @@ struct MeshCacheStats {
   std::size_t meshedBricks = 0;   ///< bricks meshed since construction
   std::size_t skippedBricks = 0;  ///< bricks found hidden without meshing
   std::size_t chunks = 0;         ///< chunks holding a non-empty mesh
+  std::size_t coarseChunks = 0;   ///< of those, chunks at a level above 0 (or being re-meshed to one)
   std::size_t quads = 0;          ///< quads over all chunks (opaque + water)
   double lastGatherMs = 0;        ///< main-thread time of the last update()
 };
@@ -64,10 +81,12 @@ class MeshCache {
   void markDirty(std::span<const sim::BrickCoord> bricks);
   /// Main thread, once per frame: copies queued bricks out of world (nearest first,
   /// until budgetMs is spent), hands them to the workers and collects finished ones.
-  /// Moving centre far queues newly reached bricks and drops far chunks. world must
-  /// not change during the call; it is not read after it returns. In a streamed
-  /// world, bricks next to absent columns are left waiting (not read, not counted
-  /// against the budget); each update checks O(1) per column they wait for.
+  /// Moving centre far queues newly reached bricks and drops far chunks; with levels
+  /// of detail on, it also queues every brick of columns whose level changes (a scan
+  /// of the chunk columns in range per brick column moved). world must not change
+  /// during the call; it is not read after it returns. In a streamed world, bricks
+  /// next to absent columns are left waiting (not read, not counted against the
+  /// budget); each update checks O(1) per column they wait for.
   void update(const sim::BrickStore& world, const std::array<double, 3>& centreMetres, double budgetMs);
   /// Voxels shown instead of the world's (a client's predicted edits), read with the
   /// world by every later update() and finish(), or none (null). The overlay must

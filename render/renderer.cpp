@@ -881,7 +881,8 @@ void Renderer::setWorld(const sim::BrickStore& world, const sim::MaterialTable& 
   if (!m.cache || m.materials != &materials) {
     m.cache.reset();
     m.cache = std::make_unique<mesh::MeshCache>(
-        materials, mesh::MeshCacheConfig{m.config.meshThreads, m.config.viewDistanceMetres});
+        materials, mesh::MeshCacheConfig{m.config.meshThreads, m.config.viewDistanceMetres,
+                                         {m.config.coarseMetres[0], m.config.coarseMetres[1]}});
   }
   m.world = &world;
   m.materials = &materials;

@@ -109,7 +109,10 @@ struct RendererConfig {
   bool vsync = true;          ///< FIFO present; false: MAILBOX/IMMEDIATE when offered
   int meshThreads = 1;        ///< MeshCache workers
   double meshBudgetMs = 3.0;  ///< main-thread copy budget per frame
-  double viewDistanceMetres = 96.0;  ///< voxel meshes (full detail) reach this far
+  double viewDistanceMetres = 96.0;  ///< voxel meshes reach this far
+  /// Voxel chunks at least this far (plan metres) are meshed from 2x2x2, then 4x4x4
+  /// blocks (mesh::MeshCacheConfig::coarseMetres); 0 = that level off.
+  std::array<double, 2> coarseMetres{32.0, 64.0};
   /// Far terrain (setFarTerrain) reaches this far; at or below viewDistanceMetres, none.
   double farViewMetres = 0;
   /// A deliberately slow renderer: every frame also waits this long after the world

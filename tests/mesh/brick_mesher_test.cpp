@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "sim/world/voxel_overlay.h"
 #include "tests/support/materials.h"
 
 #include <algorithm>
@@ -443,4 +444,274 @@ TEST_CASE("an enclosed 2x2x2 pocket on the even grid draws no inner faces") {
     meshBrick(p, classes, opaque, water);
     CHECK(quads(opaque).size() > 6);
   }
+}
+
+// ---- levels of detail (coarseBlockMaterial, gatherCoarseBrick) --------------------
+
+namespace {
+
+/// A k^3 block (index x + k * (y + k * z)) filled by material(x, y, z).
+template <class F>
+std::vector<sim::MaterialId> block(int k, F&& material) {
+  std::vector<sim::MaterialId> v(static_cast<std::size_t>(k * k * k));
+  for (int z = 0; z < k; ++z)
+    for (int y = 0; y < k; ++y)
+      for (int x = 0; x < k; ++x) v[static_cast<std::size_t>(x + k * (y + k * z))] = material(x, y, z);
+  return v;
+}
+
+/// The first n voxels (in index order) a, the rest b.
+std::vector<sim::MaterialId> split(int k, int n, sim::MaterialId a, sim::MaterialId b) {
+  std::vector<sim::MaterialId> v(static_cast<std::size_t>(k * k * k), b);
+  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = a;
+  return v;
+}
+
+/// A deterministic hash of a voxel position.
+unsigned hash3(int x, int y, int z) {
+  return (static_cast<unsigned>(x) * 73856093u) ^ (static_cast<unsigned>(y) * 19349663u) ^
+         (static_cast<unsigned>(z) * 83492791u);
+}
+
+/// A deterministic jumble of air, water and three solids, with some uniform regions.
+sim::MaterialId jumble(int x, int y, int z) {
+  const unsigned h = hash3(x, y, z);
+  if (y > 20) return (h % 7 == 0) ? mat("leaves") : sim::kAir;
+  if (y < 4) return mat("stone");
+  const sim::MaterialId m[6] = {sim::kAir, sim::kAir, mat("water"), mat("stone"), mat("soil"), mat("grass")};
+  return m[(h >> 8) % 6];
+}
+
+}  // namespace
+
+TEST_CASE("coarseBlockMaterial: the majority rule on crafted blocks") {
+  const MeshClassTable classes = meshClasses(table());
+  const sim::MaterialId stone = mat("stone"), soil = mat("soil"), grass = mat("grass"), water = mat("water"),
+                        leaves = mat("leaves"), sand = mat("sand");
+  auto coarse = [&](const std::vector<sim::MaterialId>& v, int k) { return coarseBlockMaterial(v.data(), k, classes); };
+
+  // Uniform blocks keep their material.
+  CHECK(coarse(split(2, 8, stone, stone), 2) == stone);
+  CHECK(coarse(split(4, 64, sim::kAir, sim::kAir), 4) == sim::kAir);
+  CHECK(coarse(split(2, 8, water, water), 2) == water);
+
+  // Grass over soil, 4 each: a tie, won by the material reaching higher (grass).
+  CHECK(coarse(block(2, [&](int, int y, int) { return y == 1 ? grass : soil; }), 2) == grass);
+  CHECK(coarse(block(2, [&](int, int y, int) { return y == 0 ? grass : soil; }), 2) == soil);
+  // Level 2: two grass layers over two soil layers tie too; one grass layer loses to three of soil.
+  CHECK(coarse(block(4, [&](int, int y, int) { return y >= 2 ? grass : soil; }), 4) == grass);
+  CHECK(coarse(block(4, [&](int, int y, int) { return y == 3 ? grass : soil; }), 4) == soil);
+  // A grass layer over soil with air above (a surface inside the block): Opaque is half, grass is on top.
+  CHECK(coarse(block(4, [&](int, int y, int) { return y == 0 ? soil : y == 1 ? grass : sim::kAir; }), 4) == grass);
+
+  // Half-empty blocks: half Opaque is ground, less is air.
+  CHECK(coarse(split(2, 4, stone, sim::kAir), 2) == stone);
+  CHECK(coarse(split(2, 3, stone, sim::kAir), 2) == sim::kAir);
+  CHECK(coarse(split(4, 32, stone, sim::kAir), 4) == stone);
+  CHECK(coarse(split(4, 31, stone, sim::kAir), 4) == sim::kAir);
+  // The most frequent Opaque material wins, whatever the air.
+  CHECK(coarse(block(2, [&](int x, int y, int z) { return y == 1 ? sim::kAir : (x + z == 0) ? sand : stone; }), 2) ==
+        stone);
+
+  // Water: half Liquid is water; Opaque half comes first; otherwise the larger class.
+  CHECK(coarse(split(2, 4, water, sim::kAir), 2) == water);
+  CHECK(coarse(split(2, 3, water, sim::kAir), 2) == sim::kAir);
+  CHECK(coarse(block(2, [&](int, int y, int) { return y == 0 ? stone : water; }), 2) == stone);
+  {
+    // 3 stone, 3 water, 2 air: neither class is half, together they are: a tie goes to Opaque.
+    std::vector<sim::MaterialId> v{stone, stone, stone, water, water, water, sim::kAir, sim::kAir};
+    CHECK(coarse(v, 2) == stone);
+    // 2 stone, 3 water, 3 air: water is the larger class.
+    v = {stone, stone, water, water, water, sim::kAir, sim::kAir, sim::kAir};
+    CHECK(coarse(v, 2) == water);
+    // 3 stone, 1 water, 4 air: stone.
+    v = {stone, stone, stone, water, sim::kAir, sim::kAir, sim::kAir, sim::kAir};
+    CHECK(coarse(v, 2) == stone);
+    // 2 stone, 1 water, 5 air: air.
+    v = {stone, stone, water, sim::kAir, sim::kAir, sim::kAir, sim::kAir, sim::kAir};
+    CHECK(coarse(v, 2) == sim::kAir);
+  }
+
+  // Foliage is Opaque: a leaf block with a hole stays leaves, a sparse one goes.
+  CHECK(coarse(block(4, [&](int x, int y, int z) { return x < 2 && y < 2 && z < 2 ? sim::kAir : leaves; }), 4) ==
+        leaves);
+  CHECK(coarse(split(2, 4, leaves, sim::kAir), 2) == leaves);
+  CHECK(coarse(block(4, [&](int x, int y, int z) { return (x + y + z) % 3 == 0 ? leaves : sim::kAir; }), 4) ==
+        sim::kAir);
+}
+
+TEST_CASE("gatherCoarseBrick: every padded voxel takes its world-aligned block's material") {
+  const MeshClassTable classes = meshClasses(table());
+  sim::BrickStore world(sim::WorldBounds{{-16, 0, -16}, {16, 16, 16}});
+  for (int z = -32; z < 32; ++z)
+    for (int y = 0; y < 48; ++y)
+      for (int x = -32; x < 32; ++x) world.set(x, y, z, jumble(x, y, z));
+  sim::VoxelOverlay overlay;
+  sim::BrickStore edited = world;
+  for (int i = 0; i < 40; ++i) {  // overlaid voxels in and around brick (-1, 1, 0)
+    const sim::VoxelCoord v{-12 + (i * 7) % 16, 4 + (i * 5) % 16, -4 + (i * 3) % 16};
+    const sim::MaterialId m = i % 3 == 0 ? sim::kAir : mat("planks");
+    overlay.set(v, m);
+    edited.set(v.x, v.y, v.z, m);
+  }
+  auto floorDiv = [](int a, int k) { return a >= 0 ? a / k : -((-a + k - 1) / k); };
+  for (int level = 1; level <= kMaxMeshLevel; ++level) {
+    const int k = 1 << level;
+    for (const sim::BrickCoord b : {sim::BrickCoord{-1, 1, 0}, sim::BrickCoord{0, 2, -1}, sim::BrickCoord{1, 0, 1}}) {
+      for (const bool withOverlay : {false, true}) {
+        const sim::BrickStore& src = withOverlay ? edited : world;
+        PaddedBrick p;
+        gatherCoarseBrick(world, b, level, classes, p, withOverlay ? &overlay : nullptr);
+        CHECK(p.brick == b);
+        for (int z = -1; z <= 8; ++z)
+          for (int y = -1; y <= 8; ++y)
+            for (int x = -1; x <= 8; ++x) {
+              const int wx = b.x * 8 + x, wy = std::max(b.y * 8 + y, 0), wz = b.z * 8 + z;  // below the floor repeats
+              const int x0 = floorDiv(wx, k) * k, y0 = floorDiv(wy, k) * k, z0 = floorDiv(wz, k) * k;
+              const auto v = block(k, [&](int i, int j, int l) { return src.get(x0 + i, y0 + j, z0 + l); });
+              const sim::MaterialId want = coarseBlockMaterial(v.data(), k, classes);
+              REQUIRE(p.voxels[static_cast<std::size_t>((x + 1) + kPadded * ((y + 1) + kPadded * (z + 1)))] == want);
+            }
+      }
+    }
+  }
+}
+
+TEST_CASE("coarse bricks: quads on multiples of k, and about 4x fewer per level on rough ground") {
+  const MeshClassTable classes = meshClasses(table());
+  MeshClassTable flat = classes;  // coarse bricks are meshed without AO (see gatherCoarseBrick)
+  flat.flatAo.fill(1);
+  const sim::MaterialId grass = mat("grass"), soil = mat("soil"), sand = mat("sand"), stone = mat("stone");
+  sim::BrickStore world(sim::WorldBounds{{0, 0, 0}, {16, 16, 16}});
+  // Flat ground up to y = 24 (even), its top 4 layers a per-voxel jumble of three
+  // materials (level 0 can hardly merge it); a pit and a ledge for side faces.
+  for (int z = 0; z < 128; ++z)
+    for (int x = 0; x < 128; ++x)
+      for (int y = 0; y < 24; ++y) {
+        const sim::MaterialId top[3] = {grass, soil, sand};
+        world.set(x, y, z, y < 20 ? stone : top[(hash3(x, y, z) >> 7) % 3]);
+      }
+  for (int z = 40; z < 50; ++z)
+    for (int x = 40; x < 47; ++x)
+      for (int y = 17; y < 24; ++y) world.set(x, y, z, sim::kAir);
+  for (int z = 60; z < 71; ++z)
+    for (int x = 60; x < 65; ++x)
+      for (int y = 24; y < 27; ++y) world.set(x, y, z, stone);
+  std::size_t quadsAt[kMaxMeshLevel + 1] = {};
+  PaddedBrick p;
+  std::vector<PackedVertex> opaque, water;
+  for (int level = 0; level <= kMaxMeshLevel; ++level) {
+    const int k = 1 << level;
+    for (int bz = 2; bz < 14; ++bz)
+      for (int by = 0; by < 8; ++by)
+        for (int bx = 2; bx < 14; ++bx) {
+          if (level == 0) {
+            gatherPaddedBrick(world, {bx, by, bz}, p);
+          } else {
+            gatherCoarseBrick(world, {bx, by, bz}, level, classes, p);
+          }
+          opaque.clear();
+          water.clear();
+          meshBrick(p, level == 0 ? classes : flat, opaque, water);
+          quadsAt[level] += opaque.size() / 4;
+          for (const Quad& q : quads(opaque)) {
+            checkQuadShape(q);
+            for (const PackedVertex& v : q.v) {
+              REQUIRE(vertexX(v) % k == 0);
+              REQUIRE(vertexY(v) % k == 0);
+              REQUIRE(vertexZ(v) % k == 0);
+            }
+          }
+        }
+  }
+  INFO("quads at levels 0, 1, 2: " << quadsAt[0] << ", " << quadsAt[1] << ", " << quadsAt[2]);
+  CHECK(quadsAt[0] > 1000);
+  CHECK(static_cast<double>(quadsAt[1]) < 0.35 * static_cast<double>(quadsAt[0]));
+  CHECK(static_cast<double>(quadsAt[2]) < 0.35 * static_cast<double>(quadsAt[1]));
+}
+
+TEST_CASE("coarse bricks mesh exactly as fine bricks of the blockified world do") {
+  // A coarse gather reads the world as if each block were filled with its material,
+  // and brickIsHidden (read from the fine world) still only skips bricks with no faces.
+  const MeshClassTable classes = meshClasses(table());
+  sim::BrickStore world(sim::WorldBounds{{-16, 0, -16}, {16, 16, 16}});
+  for (int z = -32; z < 32; ++z)
+    for (int y = 0; y < 48; ++y)
+      for (int x = -32; x < 32; ++x) world.set(x, y, z, jumble(x, y, z));
+  for (int level = 1; level <= kMaxMeshLevel; ++level) {
+    const int k = 1 << level;
+    sim::BrickStore blocky(world.bounds());
+    for (int z = -32; z < 32; z += k)
+      for (int y = 0; y < 48; y += k)
+        for (int x = -32; x < 32; x += k) {
+          const auto v = block(k, [&](int i, int j, int l) { return world.get(x + i, y + j, z + l); });
+          const sim::MaterialId m = coarseBlockMaterial(v.data(), k, classes);
+          for (int l = 0; l < k; ++l)
+            for (int j = 0; j < k; ++j)
+              for (int i = 0; i < k; ++i) blocky.set(x + i, y + j, z + l, m);
+        }
+    PaddedBrick coarse, fine;
+    std::vector<PackedVertex> o1, w1;
+    for (int bz = -4; bz < 4; ++bz)
+      for (int by = 0; by < 6; ++by)
+        for (int bx = -4; bx < 4; ++bx) {
+          const sim::BrickCoord b{bx, by, bz};
+          gatherCoarseBrick(world, b, level, classes, coarse);
+          gatherPaddedBrick(blocky, b, fine);
+          REQUIRE(coarse.voxels == fine.voxels);
+          if (brickIsHidden(world, b, classes)) {
+            o1.clear();
+            w1.clear();
+            meshBrick(coarse, classes, o1, w1);
+            CHECK(o1.empty());
+            CHECK(w1.empty());
+          }
+        }
+  }
+}
+
+TEST_CASE("uniformBrickHasNoFaces at levels 1 and 2 agrees with coarse meshing") {
+  const MeshClassTable classes = meshClasses(table());
+  const sim::MaterialId stone = mat("stone"), soil = mat("soil"), grass = mat("grass"), waterId = mat("water");
+  sim::BrickStore world(sim::WorldBounds{{0, 0, 0}, {16, 16, 16}});
+  // Soil to y = 40 under two grass layers (mixed bricks at brick y = 5), stone below
+  // y = 16, a water pool; in one corner the ground ends one soil layer into brick
+  // y = 5 (y = 40 only): too thin for a level-2 block, so the uniform soil brick
+  // under it has a top face at level 2 only.
+  for (int z = 0; z < 128; ++z)
+    for (int x = 0; x < 128; ++x) {
+      const bool thin = x >= 32 && x < 64 && z >= 32 && z < 64;
+      for (int y = 0; y < 48; ++y) {
+        sim::MaterialId m = y < 16 ? stone : y < 40 ? soil : sim::kAir;
+        if (!thin && y >= 40 && y < 44) m = soil;
+        if (!thin && (y == 44 || y == 45)) m = grass;
+        if (thin && y == 40) m = soil;
+        world.set(x, y, z, m);
+      }
+    }
+  for (int z = 60; z < 80; ++z)
+    for (int x = 60; x < 80; ++x) world.set(x, 46, z, waterId);
+  world.set(20 + 64, 41, 20, sim::kAir);  // a pit in the brick above a uniform one
+  PaddedBrick p;
+  std::vector<PackedVertex> opaque, water;
+  int gainedFaces = 0;
+  for (int level = 1; level <= kMaxMeshLevel; ++level) {
+    int checkedUniform = 0;
+    for (int z = 0; z < 16; ++z)
+      for (int y = 0; y < 8; ++y)
+        for (int x = 0; x < 16; ++x) {
+          const sim::BrickCoord b{x, y, z};
+          if (!world.brick(b).isUniform()) continue;
+          gatherCoarseBrick(world, b, level, classes, p);
+          opaque.clear();
+          water.clear();
+          meshBrick(p, classes, opaque, water);
+          const bool none = opaque.empty() && water.empty();
+          ++checkedUniform;
+          REQUIRE(uniformBrickHasNoFaces(world, b, classes, level) == none);
+          if (!none && uniformBrickHasNoFaces(world, b, classes)) ++gainedFaces;
+        }
+    CHECK(checkedUniform > 100);
+  }
+  CHECK(gainedFaces >= 16);  // the thin corner's soil bricks at level 2
 }

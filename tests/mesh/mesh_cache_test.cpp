@@ -64,9 +64,11 @@ sim::BrickStore makeWorld() {
 
 using Meshes = std::map<sim::ChunkCoord, ChunkMesh>;
 
-/// Meshes every brick of world directly (bricks within the cache's range rule).
-Meshes reference(const sim::BrickStore& world, double radius = 1e9, int cbx = 0, int cbz = 0) {
-  const MeshClassTable classes = meshClasses(table());
+/// Meshes every brick of world directly (bricks within the cache's range rule), with
+/// AO unless flatAo (how the cache meshes coarse bricks).
+Meshes reference(const sim::BrickStore& world, double radius = 1e9, int cbx = 0, int cbz = 0, bool flatAo = false) {
+  MeshClassTable classes = meshClasses(table());
+  if (flatAo) classes.flatAo.fill(1);
   Meshes out;
   PaddedBrick p;
   const sim::WorldBounds& b = world.bounds();
@@ -470,4 +472,243 @@ TEST_CASE("an overlay is meshed as if the world held it, and settling it restore
   cache.finish(world, kCentre);
   apply(view, cache.takeChunkUpdates());
   checkEqual(view, reference(world));
+}
+
+// ---- levels of detail (MeshCacheConfig::coarseMetres) ------------------------------
+
+namespace {
+
+/// world with every voxel replaced by the material of its block at level: a coarse
+/// gather of world reads what a fine gather of this world reads.
+sim::BrickStore blockify(const sim::BrickStore& world, int level) {
+  const MeshClassTable classes = meshClasses(table());
+  const int k = 1 << level;
+  sim::BrickStore out(world.bounds());
+  const sim::WorldBounds& b = world.bounds();
+  sim::MaterialId in[sim::kBrickVoxels], coarse[sim::kBrickVoxels], block[64];
+  for (int bz = b.minBrick.z; bz < b.maxBrick.z; ++bz)
+    for (int by = b.minBrick.y; by < b.maxBrick.y; ++by)
+      for (int bx = b.minBrick.x; bx < b.maxBrick.x; ++bx) {
+        if (world.brick({bx, by, bz}).isAir()) continue;
+        world.readBrick({bx, by, bz}, in);
+        for (int z = 0; z < 8; z += k)
+          for (int y = 0; y < 8; y += k)
+            for (int x = 0; x < 8; x += k) {
+              for (int l = 0; l < k; ++l)
+                for (int j = 0; j < k; ++j)
+                  for (int i = 0; i < k; ++i)
+                    block[i + k * (j + k * l)] = in[sim::voxelIndexInBrick(x + i, y + j, z + l)];
+              const sim::MaterialId m = coarseBlockMaterial(block, k, classes);
+              for (int l = 0; l < k; ++l)
+                for (int j = 0; j < k; ++j)
+                  for (int i = 0; i < k; ++i) coarse[sim::voxelIndexInBrick(x + i, y + j, z + l)] = m;
+            }
+        out.writeBrick({bx, by, bz}, coarse);
+      }
+  return out;
+}
+
+/// What the cache shows with every chunk at level (meshed without AO).
+Meshes coarseReference(const sim::BrickStore& world, int level) {
+  return reference(blockify(world, level), 1e9, 0, 0, true);
+}
+
+MeshCacheConfig lodConfig(int workers, double radius, double level1, double level2) {
+  MeshCacheConfig c{workers, radius};
+  c.coarseMetres[0] = level1;
+  c.coarseMetres[1] = level2;
+  return c;
+}
+
+bool onGrid(const std::vector<PackedVertex>& v, int k) {
+  for (const PackedVertex& p : v)
+    if (vertexX(p) % k || vertexY(p) % k || vertexZ(p) % k) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("levels of detail: coarse chunks mesh the blockified world, and their up faces cover every column once") {
+  const sim::BrickStore world = makeWorld();
+  const MeshClassTable classes = meshClasses(table());
+  for (int level = 1; level <= kMaxMeshLevel; ++level) {
+    CAPTURE(level);
+    const int k = 1 << level;
+    MeshCache cache(table(), lodConfig(2, 1000.0, level == 1 ? 0.001 : 0.0, level == 2 ? 0.001 : 0.0));
+    cache.reset(world, kCentre);
+    cache.finish(world, kCentre);
+    Meshes view;
+    apply(view, cache.takeChunkUpdates());
+    const sim::BrickStore blocky = blockify(world, level);
+    checkEqual(view, reference(blocky, 1e9, 0, 0, true));
+    const MeshCacheStats s = cache.stats();
+    CHECK(s.coarseChunks == s.chunks);
+    CHECK(s.chunks == view.size());
+
+    // Fine columns x -128..255, z -128..127: the heights of the up faces over each.
+    std::vector<std::vector<int>> got(384 * 256), want(384 * 256);
+    std::size_t quads = 0;
+    for (const auto& [c, m] : view) {
+      CHECK(onGrid(m.opaque, k));
+      CHECK(onGrid(m.water, k));
+      quads += (m.opaque.size() + m.water.size()) / 4;
+      for (std::size_t i = 0; i < m.opaque.size(); i += 4) {
+        if (vertexFace(m.opaque[i]) != 3) continue;
+        int x0 = 1000, x1 = -1, z0 = 1000, z1 = -1;
+        for (std::size_t j = i; j < i + 4; ++j) {
+          x0 = std::min(x0, vertexX(m.opaque[j]));
+          x1 = std::max(x1, vertexX(m.opaque[j]));
+          z0 = std::min(z0, vertexZ(m.opaque[j]));
+          z1 = std::max(z1, vertexZ(m.opaque[j]));
+        }
+        for (int z = z0; z < z1; ++z)
+          for (int x = x0; x < x1; ++x)
+            got[static_cast<std::size_t>((c.x * 128 + x + 128) + 384 * (c.z * 128 + z + 128))].push_back(
+                c.y * 128 + vertexY(m.opaque[i]));
+      }
+    }
+    auto opaqueAt = [&](int x, int y, int z) { return classes[blocky.get(x, y, z)] == MeshClass::Opaque; };
+    for (int z = -128; z < 128; ++z)
+      for (int x = -128; x < 256; ++x) {
+        std::vector<int>& w = want[static_cast<std::size_t>((x + 128) + 384 * (z + 128))];
+        for (int y = 0; y < 128; ++y)
+          if (opaqueAt(x, y, z) && !opaqueAt(x, y + 1, z)) w.push_back(y + 1);
+        REQUIRE(!w.empty());  // ground everywhere
+        std::vector<int>& g = got[static_cast<std::size_t>((x + 128) + 384 * (z + 128))];
+        std::sort(g.begin(), g.end());
+        REQUIRE(g == w);
+      }
+
+    // Far fewer quads than at level 0.
+    std::size_t fine = 0;
+    for (const auto& [c, m] : reference(world)) fine += (m.opaque.size() + m.water.size()) / 4;
+    INFO("quads at level 0: " << fine << ", at level " << level << ": " << quads);
+    CHECK(static_cast<double>(quads) < (level == 1 ? 0.35 : 0.12) * static_cast<double>(fine));
+  }
+}
+
+TEST_CASE("levels of detail: a chunk crossing a threshold is re-meshed at its new level, and back") {
+  sim::BrickStore world = makeWorld();
+  const std::array<double, 3> near{2.0, 15.0, 2.0};  // every chunk column centre within 9.3 m
+  // Column (1, 0) 14.3 m away, past 12 + 1.6; column (1, -1) 13.5 m: past 12 but
+  // within the hysteresis band, so it keeps the level it had.
+  const std::array<double, 3> moved{-4.0, 15.0, -2.0};
+  const Meshes fine = reference(world);
+  const Meshes coarse = coarseReference(world, 1);
+  const sim::ChunkCoord crossing{1, 0, 0};
+  Meshes want = fine;
+  want[crossing] = coarse.at(crossing);
+
+  MeshCache cache(table(), lodConfig(2, 1000.0, 12.0, 0.0));
+  cache.reset(world, near);
+  cache.finish(world, near);
+  Meshes view;
+  apply(view, cache.takeChunkUpdates());
+  checkEqual(view, fine);
+  CHECK(cache.stats().coarseChunks == 0);
+
+  SUBCASE("finish()") { cache.finish(world, moved); }
+  SUBCASE("update() with a small budget: the old mesh stays until the new one is whole") {
+    int frames = 0, crossingUpdates = 0;
+    do {
+      cache.update(world, moved, 0.02);
+      for (ChunkMesh& m : cache.takeChunkUpdates()) {
+        REQUIRE(m.chunk == crossing);
+        CHECK(m.opaque == want[crossing].opaque);
+        CHECK(m.water == want[crossing].water);
+        ++crossingUpdates;
+        view[m.chunk] = std::move(m);
+      }
+    } while (!cache.idle() && ++frames < 200000);
+    CHECK(frames > 8);  // long enough that the chunk would have been assembled part-way without the hold
+    CHECK(crossingUpdates == 1);
+  }
+  auto u = cache.takeChunkUpdates();
+  for (const ChunkMesh& m : u) CHECK(m.chunk == crossing);  // (update(): already taken)
+  apply(view, std::move(u));
+  checkEqual(view, want);
+  CHECK(onGrid(view.at(crossing).opaque, 2));
+  CHECK_FALSE(onGrid(fine.at(crossing).opaque, 2));
+  CHECK(cache.stats().coarseChunks == 1);
+  {
+    MeshCache fresh(table(), lodConfig(1, 1000.0, 12.0, 0.0));  // no history: (1, -1) is coarse too
+    fresh.reset(world, moved);
+    fresh.finish(world, moved);
+    CHECK(fresh.stats().coarseChunks == 2);
+  }
+
+  // Back: the level-0 mesh returns exactly, as a fresh cache without levels makes it.
+  cache.finish(world, near);
+  u = cache.takeChunkUpdates();
+  CHECK(chunksOf(u) == std::set<sim::ChunkCoord>{crossing});
+  apply(view, std::move(u));
+  MeshCache plain(table(), MeshCacheConfig{1, 1000.0});
+  plain.reset(world, near);
+  plain.finish(world, near);
+  Meshes plainView;
+  apply(plainView, plain.takeChunkUpdates());
+  checkEqual(view, plainView);
+  CHECK(cache.stats().coarseChunks == 0);
+}
+
+TEST_CASE("levels of detail: predicted voxels are coarsened with the world's") {
+  const sim::BrickStore world = makeWorld();
+  sim::BrickStore edited = makeWorld();
+  sim::VoxelOverlay overlay;
+  MeshCache cache(table(), lodConfig(2, 1000.0, 0.001, 0.0));
+  cache.setOverlay(&overlay);
+  cache.reset(world, kCentre);
+  cache.finish(world, kCentre);
+  Meshes view;
+  apply(view, cache.takeChunkUpdates());
+  const Meshes before = coarseReference(world, 1);
+  checkEqual(view, before);
+
+  // Planks in the air, in the 2x2x2 block at (10, 100, 10): three of eight voxels
+  // are not a majority (the block stays air), four are.
+  const sim::VoxelCoord block[4] = {{10, 100, 10}, {11, 100, 10}, {10, 100, 11}, {11, 101, 11}};
+  for (int i = 0; i < 3; ++i) {
+    overlay.set(block[i], mat("planks"));
+    edited.set(block[i], mat("planks"));
+  }
+  cache.markDirty(overlay.bricks());
+  cache.finish(world, kCentre);
+  CHECK(cache.takeChunkUpdates().empty());  // re-meshed, same coarse mesh
+
+  overlay.set(block[3], mat("planks"));
+  edited.set(block[3], mat("planks"));
+  cache.markDirty(overlay.bricks());
+  SUBCASE("copied out by update()") {
+    for (int i = 0; i < 200000 && !cache.idle(); ++i) {
+      cache.update(world, kCentre, 1e9);
+      apply(view, cache.takeChunkUpdates());
+    }
+  }
+  SUBCASE("gathered by the workers (finish)") { cache.finish(world, kCentre); }
+  apply(view, cache.takeChunkUpdates());
+  const Meshes after = coarseReference(edited, 1);
+  checkEqual(view, after);
+  CHECK(after.at({0, 0, 0}).opaque != before.at({0, 0, 0}).opaque);
+}
+
+TEST_CASE("levels of detail: a streamed world waits for columns as before and meshes as the whole world does") {
+  const sim::BrickStore whole = makeWorld();
+  CopySource source(whole);
+  sim::BrickStore world = streamedStore(source);
+  for (int z = -1; z <= 0; ++z)
+    for (int x = -1; x <= 1; ++x)
+      if (x != 1 || z != 0) source.deliver({x, z}, world);
+  MeshCache cache(table(), lodConfig(2, 1000.0, 0.001, 0.0));
+  cache.reset(world, kCentre);
+  cache.finish(world, kCentre);
+  Meshes view;
+  apply(view, cache.takeChunkUpdates());
+  CHECK(source.faults == 0);
+  CHECK(cache.stats().waitingForColumns > 0);
+  source.deliver({1, 0}, world);
+  cache.finish(world, kCentre);
+  apply(view, cache.takeChunkUpdates());
+  CHECK(source.faults == 0);
+  CHECK(cache.stats().waitingForColumns == 0);
+  checkEqual(view, coarseReference(whole, 1));
 }
