@@ -33,6 +33,7 @@
 #include <utility>
 
 #include "sim/core/assert.h"
+#include "sim/gen/scene.h"
 #include "sim/world/voxel.h"
 
 namespace loam::mesh {
@@ -177,7 +178,32 @@ std::span<const std::uint16_t> farTileIndices() {
   return list.indices;
 }
 
+std::vector<FarCanopy> farCanopies(const sim::Scene& scene) {
+  std::vector<double> cover(scene.biomes.size() + 1, 0.0);
+  std::vector<FarCanopy> out(scene.biomes.size() + 1);
+  for (const sim::ScatterRule& r : scene.scatter) {
+    if (r.kind != sim::ScatterKind::Tree || r.spacing <= 0) continue;
+    // Crowns: clusters of mean radius spread up to `spread` around the trunk.
+    const double crown = r.spread + 0.5 * (r.radius.min + r.radius.max);
+    const double share = std::clamp(r.density, 0.0, 1.0) * 3.14159265358979 * crown * crown / (r.spacing * r.spacing);
+    auto add = [&](std::size_t i) {
+      cover[i] += share;
+      if (out[i].leaves == 0) out[i].leaves = r.leafMaterial.id;
+    };
+    if (r.biomeIndices.empty()) {
+      for (std::size_t i = 0; i < cover.size(); ++i) add(i);
+    } else {
+      for (int b : r.biomeIndices)
+        if (b >= 0 && static_cast<std::size_t>(b) < scene.biomes.size()) add(static_cast<std::size_t>(b) + 1);
+    }
+  }
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i].cover = static_cast<std::uint8_t>(std::lround(std::min(cover[i], 1.0) * 255.0));
+  return out;
+}
+
 FarTileMesh buildFarTile(const sim::TerrainSampler& sampler, const FarTerrainConfig& c, FarTileKey key) {
+  const std::vector<FarCanopy> canopies = farCanopies(sampler.scene());
   FarTileMesh mesh;
   mesh.key = key;
   const double cell = farCellMetres(c, key.level);
@@ -187,6 +213,7 @@ FarTileMesh buildFarTile(const sim::TerrainSampler& sampler, const FarTerrainCon
   // Samples for grid points -1..33 in i and j.
   std::array<float, kSamplesSide * kSamplesSide> heights{};
   std::array<sim::MaterialId, kSamplesSide * kSamplesSide> materials{};
+  std::array<FarCanopy, kSamplesSide * kSamplesSide> trees{};
   auto at = [](int i, int j) { return static_cast<std::size_t>((j + 1) * kSamplesSide + (i + 1)); };
   for (int j = -1; j <= kFarTileSide; ++j) {
     const std::int32_t vz = voxelColumn(baseZ + j, cellVoxels);
@@ -195,6 +222,8 @@ FarTileMesh buildFarTile(const sim::TerrainSampler& sampler, const FarTerrainCon
       const bool wet = s.column.water > s.column.ground;
       heights[at(i, j)] = static_cast<float>(std::max(s.column.ground, s.column.water)) / sim::kVoxelsPerMetre;
       materials[at(i, j)] = wet ? s.waterMaterial : s.surface;
+      const auto biome = static_cast<std::size_t>(s.biome + 1);
+      if (!wet && biome < canopies.size()) trees[at(i, j)] = canopies[biome];
     }
   }
   auto h = [&](int i, int j) { return heights[at(i, j)]; };
@@ -226,6 +255,8 @@ FarTileMesh buildFarTile(const sim::TerrainSampler& sampler, const FarTerrainCon
       v.nx = static_cast<std::int8_t>(std::lround(gx / len * 127.0f));
       v.nz = static_cast<std::int8_t>(std::lround(gz / len * 127.0f));
       v.material = materials[at(i, j)];
+      v.canopy = trees[at(i, j)].leaves;
+      v.canopyCover = trees[at(i, j)].cover;
     }
   }
   const auto depth = static_cast<float>(kFarSkirtCells * cell);

@@ -66,7 +66,8 @@ struct FarVertex {
   std::int8_t nx = 0, nz = 0; ///< unit normal x and z * 127 (y is positive: sqrt(1 - x^2 - z^2))
   sim::MaterialId material = 0;  ///< surface material (water's where water lies above ground)
   std::uint8_t skirt = 0;      ///< 1 for skirt vertices
-  std::uint16_t pad = 0;
+  sim::MaterialId canopy = 0;  ///< leaves of the trees of the biome here (farCanopies), dry ground only
+  std::uint8_t canopyCover = 0;  ///< share of the ground those trees' crowns cover, 0..255
 };
 static_assert(sizeof(FarVertex) == 16);
 
@@ -103,6 +104,16 @@ std::vector<FarTileKey> selectFarTiles(const FarTerrainConfig& c, double eyeX, d
 /// per grid cell with the diagonal from (i, j) to (i + 1, j + 1), then the skirts; the
 /// winding is counter-clockwise seen from above (and from outside for skirts).
 std::span<const std::uint16_t> farTileIndices();
+
+/// What trees cover from afar, per biome: the leaves of its tree scatter rules and the
+/// share of the ground their crowns hide (density x crown area / cell area, summed,
+/// at most 1). The far terrain has no trees of its own; it tints the ground with them.
+struct FarCanopy {
+  sim::MaterialId leaves = 0;
+  std::uint8_t cover = 0;  ///< 0..255
+};
+/// Index biome + 1 (0: ground in no biome). Pure.
+std::vector<FarCanopy> farCanopies(const sim::Scene& scene);
 
 /// Samples the tile's grid (and one cell around it, for normals) from sampler at the
 /// voxel columns holding the grid points (35 x 35 samples, about a millisecond). Pure;

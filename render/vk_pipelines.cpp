@@ -231,7 +231,7 @@ sim::Result<Pipelines> createPipelines(VkDevice device, VkRenderPass renderPass)
   far.attributes = {{0, 0, VK_FORMAT_R32G32_SFLOAT, 0},
                     {1, 0, VK_FORMAT_R8G8_UINT, 8},
                     {2, 0, VK_FORMAT_R8G8_SINT, 10},
-                    {3, 0, VK_FORMAT_R8G8_UINT, 12}};
+                    {3, 0, VK_FORMAT_R8G8B8A8_UINT, 12}};
   far.cullBack = true;
 
   Desc solid;

@@ -2,16 +2,18 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 // mesh/far_terrain.h FarVertex: heights (own, parent level's), grid (i, j), normal
-// x and z (snorm8), material and skirt. Push constants: a.xyz = the tile's minimum
+// x and z (snorm8), material, skirt, canopy material and cover. Push constants: a.xyz = the tile's minimum
 // corner relative to the camera (metres; a.y = -camera y), a.w = the tile's cell
 // size; b.xy = its level's morph band (float bits, plan metres from the eye).
 layout(location = 0) in vec2 heights;
 layout(location = 1) in uvec2 grid;
 layout(location = 2) in ivec2 normalXZ;
-layout(location = 3) in uvec2 materialSkirt;
+layout(location = 3) in uvec4 materialSkirtCanopy;
 layout(location = 0) out vec3 vRel;      // camera-relative metres
 layout(location = 1) out vec3 vNormal;
 layout(location = 2) flat out uint vMaterial;
+layout(location = 3) flat out uint vCanopy;
+layout(location = 4) out float vCover;
 void main() {
   vec2 rel = pc.a.xz + vec2(grid) * pc.a.w;
   // Slide to the parent level's surface across the morph band: at its end the tile
@@ -22,6 +24,8 @@ void main() {
   vRel = vec3(rel.x, h + pc.a.y, rel.y);
   vec2 n = vec2(normalXZ) / 127.0;
   vNormal = vec3(n.x, sqrt(max(0.0, 1.0 - dot(n, n))), n.y);
-  vMaterial = materialSkirt.x;
+  vMaterial = materialSkirtCanopy.x;
+  vCanopy = materialSkirtCanopy.z;
+  vCover = float(materialSkirtCanopy.w) / 255.0;
   gl_Position = frame.viewProj * vec4(vRel, 1.0);
 }

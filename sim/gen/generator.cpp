@@ -535,6 +535,8 @@ TerrainSampler::TerrainSampler(TerrainSampler&&) noexcept = default;
 TerrainSampler& TerrainSampler::operator=(TerrainSampler&&) noexcept = default;
 TerrainSampler::~TerrainSampler() = default;
 
+const Scene& TerrainSampler::scene() const noexcept { return impl_->scene; }
+
 TerrainSample TerrainSampler::at(std::int32_t x, std::int32_t z) const noexcept {
   const Column c = impl_->field.columnAt(x, z);
   return {{c.ground, c.water, c.held}, c.surface, c.waterMaterial, c.biome};

@@ -141,6 +141,8 @@ class TerrainSampler {
   /// the water system holds at its level), or INT32_MIN when the column holds none.
   /// Rejects columns far from every channel without evaluating them.
   std::int32_t heldWaterTop(std::int32_t x, std::int32_t z) const noexcept;
+  /// The scene it samples (its copy).
+  const Scene& scene() const noexcept;
 
  private:
   struct Impl;

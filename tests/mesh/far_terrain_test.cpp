@@ -445,3 +445,45 @@ TEST_CASE("far terrain: the cache hands each tile out once while the eye keeps m
   CHECK(cache.drawn() == want);
   CHECK(std::vector<FarTileKey>(out.begin(), out.end()) == want);  // nothing left over
 }
+
+TEST_CASE("far terrain: the ground under forest biomes carries its trees' leaves and cover") {
+  const sim::TerrainSampler& sampler = gladeSampler();
+  const sim::Scene& scene = sampler.scene();
+  const std::vector<FarCanopy> canopies = farCanopies(scene);
+  REQUIRE(canopies.size() == scene.biomes.size() + 1);
+  auto biomeIndex = [&](const char* name) {
+    for (std::size_t i = 0; i < scene.biomes.size(); ++i)
+      if (scene.biomes[i].name == name) return static_cast<int>(i);
+    FAIL("no biome " << name);
+    return -1;
+  };
+  const auto leaves = scene.materials->find("leaves");
+  REQUIRE(leaves.has_value());
+  // Glade's oaks grow in "forest" (7.5 m spacing, density 0.7, crowns about 3 m
+  // across the clusters): about 40 % of the ground; the meadow's few trees (13 m,
+  // 0.35) about a tenth.
+  const FarCanopy forest = canopies[static_cast<std::size_t>(biomeIndex("forest") + 1)];
+  const FarCanopy meadow = canopies[static_cast<std::size_t>(biomeIndex("meadow") + 1)];
+  CHECK(forest.leaves == *leaves);
+  CHECK(forest.cover > 60);
+  CHECK(forest.cover < 200);
+  CHECK(meadow.cover > 0);
+  CHECK(meadow.cover < forest.cover / 2);
+
+  // Every vertex of a tile carries its column's canopy (none on water).
+  const FarTerrainConfig c;
+  const FarTileMesh tile = buildFarTile(sampler, c, {0, -1, -1});
+  int forestCover = 0, otherCover = 0, wrong = 0;
+  for (int j = 0; j < kFarTileSide; ++j)
+    for (int i = 0; i < kFarTileSide; ++i) {
+      const FarVertex& v = tile.vertices[static_cast<std::size_t>(j * kFarTileSide + i)];
+      const sim::TerrainSample s = sampler.at((-kFarTileCells + i) * 16, (-kFarTileCells + j) * 16);
+      const bool wet = s.column.water > s.column.ground;
+      const FarCanopy want = wet ? FarCanopy{} : canopies[static_cast<std::size_t>(s.biome + 1)];
+      if (v.canopy != want.leaves || v.canopyCover != want.cover) ++wrong;
+      (v.canopyCover == forest.cover ? forestCover : otherCover) += 1;
+    }
+  CHECK(wrong == 0);
+  CHECK(forestCover > 0);  // the tile holds forest and other ground, so the check means something
+  CHECK(otherCover > 0);
+}
