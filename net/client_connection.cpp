@@ -21,6 +21,7 @@
 #include "net/player_name.h"
 #include "net/protocol.h"
 #include "net/wire.h"
+#include "sim/gen/generator.h"
 #include "sim/core/assert.h"
 
 namespace loam::net {
@@ -287,8 +288,11 @@ const sim::SimState& ClientConnection::mirror() const noexcept {
       {}, {}, {}, {}, {}, {}, {}, {}};
   return empty;
 }
-std::shared_ptr<const sim::TerrainSampler> ClientConnection::terrainSampler() const noexcept {
-  return impl_->mirror ? impl_->sampler : nullptr;
+std::shared_ptr<const sim::TerrainSampler> ClientConnection::terrainSampler() const {
+  if (!impl_->mirror || !impl_->generatedScene) return nullptr;
+  if (!impl_->sampler)
+    impl_->sampler = std::make_shared<const sim::TerrainSampler>(*impl_->generatedScene, impl_->mirror->seed);
+  return impl_->sampler;
 }
 
 sim::ChangeSubscriber ClientConnection::subscribeWorldChanges() {

@@ -194,8 +194,9 @@ class ClientConnection {
   sim::PlayerId playerId() const noexcept;
   const sim::SimState& mirror() const noexcept;     ///< valid from AwaitingSnapshot
   /// The scene's terrain anywhere, from its generator (the far view draws it); valid
-  /// from AwaitingSnapshot, null before. Shared: it outlives the connection's world.
-  std::shared_ptr<const sim::TerrainSampler> terrainSampler() const noexcept;
+  /// from AwaitingSnapshot, null before. Built by the first call (a bot that never
+  /// draws never pays for it); one thread. Shared: it outlives the connection's world.
+  std::shared_ptr<const sim::TerrainSampler> terrainSampler() const;
   const Predictor& predictor() const noexcept;
   const InterpolationBuffer& others() const noexcept;  ///< other players, by id value
   const InterpolationBuffer& animals() const noexcept; ///< animals in view, by id value

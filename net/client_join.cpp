@@ -120,10 +120,10 @@ void ClientConnection::Impl::startGeneration() {
       if (!state) {
         genError = "generating " + path + ": " + state.error().message;
       } else {
-        sampler = std::make_shared<sim::TerrainSampler>(*scene, wantSeed);
         tracker.reset(state->world);
         worldHashValue = generatedHashes(state->world).world;
         generated.emplace(std::move(*state));
+        generatedScene = std::make_shared<const sim::Scene>(std::move(*scene));
       }
     }
     genMs = msSince(t0);

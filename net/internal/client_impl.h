@@ -106,7 +106,8 @@ struct ClientConnection::Impl {
   std::atomic<double> progress{0.0};
   std::atomic<bool> genDone{false};
   std::optional<sim::SimState> generated;
-  std::shared_ptr<const sim::TerrainSampler> sampler;  ///< set with generated
+  std::shared_ptr<const sim::Scene> generatedScene;  ///< set with generated: what terrainSampler() samples
+  std::shared_ptr<const sim::TerrainSampler> sampler;  ///< built by the first terrainSampler() (bots never ask)
   std::string genError;
   std::uint64_t worldHashValue = 0;
   double genMs = 0;

@@ -155,6 +155,14 @@ TEST_CASE("two full bots stream highlands with the server: no desync, exact pred
                    << ", holes met " << s.holesMet << ", released " << s.stream.released << ", peak resident "
                    << s.stream.peakResident << ", resident " << c.mirror().world.presentColumns().size());
     CHECK(s.streamed);
+    // The far view's terrain: built on first request, once, from the server's scene.
+    const auto sampler = c.terrainSampler();
+    REQUIRE(sampler != nullptr);
+    CHECK(c.terrainSampler() == sampler);
+    const sim::TerrainSampler reference(*sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/highlands.toml"),
+                                        c.mirror().seed);
+    for (std::int32_t x : {-4000, 0, 3000})
+      CHECK(sampler->at(x, -x / 2).column.ground == reference.at(x, -x / 2).column.ground);
     CHECK(s.holesMet == 0);
     CHECK(s.desyncCount == 0);
     CHECK(s.prediction.corrections == 0);
