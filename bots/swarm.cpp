@@ -131,6 +131,7 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
     case wire::ServerBody::JoinChunk:
     case wire::ServerBody::Rejections:     // retired (protocol 7 and older)
     case wire::ServerBody::ActionResults:  // swarm bots send no actions
+    case wire::ServerBody::SurfaceChanges:  // a swarm bot holds no world (and is sent none)
     case wire::ServerBody::NONE:
       break;
   }

@@ -137,6 +137,7 @@ void ClientConnection::Impl::handle(const wire::ServerMessage& msg, double nowMs
     case wire::ServerBody::JoinChunk: return onJoinChunk(*msg.body_as_JoinChunk());
     case wire::ServerBody::Rejections: return fail("Rejections: retired in protocol 8");
     case wire::ServerBody::ActionResults: return fail("ActionResults outside the Stream");
+    case wire::ServerBody::SurfaceChanges: return fail("SurfaceChanges outside the Stream");
     case wire::ServerBody::NONE: return fail("server message without a body");
   }
   fail("unknown server message type");
@@ -334,6 +335,15 @@ ClientStats ClientConnection::stats() const {
 const PredictedEdits& ClientConnection::predictedEdits() const noexcept { return impl_->predicted; }
 
 std::vector<sim::BrickCoord> ClientConnection::takePredictedChanges() { return impl_->predicted.takeChangedBricks(); }
+
+std::vector<sim::SurfaceChange> ClientConnection::takeSurfaceChanges() {
+  std::vector<sim::SurfaceChange> out;
+  out.reserve(impl_->surfaceFresh.size());
+  for (std::uint64_t key : impl_->surfaceFresh) out.push_back(impl_->surface.at(key));
+  impl_->surfaceFresh.clear();
+  impl_->surfaceFreshSet.clear();
+  return out;
+}
 
 std::vector<sim::Event> ClientConnection::takeEvents() {
   std::vector<sim::Event> out;

@@ -46,6 +46,7 @@
 #include "sim/core/result.h"
 #include "sim/gen/scene.h"
 #include "sim/systems/sim_state.h"
+#include "sim/world/surface_change.h"
 
 namespace loam::sim {
 class TerrainSampler;
@@ -161,6 +162,9 @@ struct ClientStats {
   /// being present (kGroundRadiusMetres; 0 for a mirror from worldFactory), ms. The
   /// first 64 kept.
   std::vector<double> teleportPlayableMs;
+  /// Patches of ground the server said changed (SurfaceChanges; distinct, at most
+  /// kMaxSurfacePatches), and records refused beyond that cap.
+  std::uint64_t surfacePatches = 0, surfaceRefused = 0;
 };
 
 class ClientConnection {
@@ -222,6 +226,10 @@ class ClientConnection {
   /// The bricks whose predicted voxels changed since the last call (shown or settled;
   /// the renderer's meshes redo them). The mirror's own changes: takeWorldChanges.
   std::vector<sim::BrickCoord> takePredictedChanges();
+  /// The ground changes anywhere in the world (SurfaceChanges: what the far view lays
+  /// over the generator) received since the last call, the latest per patch; the first
+  /// call returns every one received so far.
+  std::vector<sim::SurfaceChange> takeSurfaceChanges();
 
   /// Events of the steps applied since the last call (for audio, HUD, chat), in order;
   /// the own predicted edits' events come when they are made, not again with the step.

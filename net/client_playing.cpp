@@ -132,8 +132,9 @@ void ClientConnection::Impl::onStream(const wire::Stream& s) {
       const wire::ServerMessage* msg = openServerMessage(held.message, kMaxServerMessageBytes, itemUnpacked);
       const wire::ServerBody type = msg ? msg->body_type() : wire::ServerBody::NONE;
       if (type != wire::ServerBody::StepBatch && type != wire::ServerBody::CellState &&
-          type != wire::ServerBody::ActionResults)
-        return fail("Stream item " + std::to_string(seq) + " is not a StepBatch, CellState or ActionResults");
+          type != wire::ServerBody::ActionResults && type != wire::ServerBody::SurfaceChanges)
+        return fail("Stream item " + std::to_string(seq) +
+                    " is not a StepBatch, CellState, ActionResults or SurfaceChanges");
       if (type == wire::ServerBody::CellState && msg->body_as_CellState()->full())
         return fail("Stream item " + std::to_string(seq) + " is a full CellState (those come reliably)");
       // Counted under its own type; the Stream keeps its envelope's bytes.
@@ -193,7 +194,35 @@ void ClientConnection::Impl::applyStreamItem(const wire::ServerMessage& msg) {
     case wire::ServerBody::StepBatch: return onStepBatch(*msg.body_as_StepBatch());
     case wire::ServerBody::CellState: return onCellState(*msg.body_as_CellState());
     case wire::ServerBody::ActionResults: return onActionResults(*msg.body_as_ActionResults());
+    case wire::ServerBody::SurfaceChanges: return onSurfaceChanges(*msg.body_as_SurfaceChanges());
     default: return fail("a Stream item of the wrong type");  // onStream checked: never
+  }
+}
+
+// Far edits: kept per patch (the latest wins) for the far view, which takes the fresh
+// ones each frame. Any values are harmless there (it clamps rises); what is bounded
+// is how many patches a server can make us keep.
+void ClientConnection::Impl::onSurfaceChanges(const wire::SurfaceChanges& c) {
+  if (!c.changes()) return;
+  if (c.changes()->size() > kMaxSurfaceChanges)
+    return fail("SurfaceChanges with " + std::to_string(c.changes()->size()) + " records (at most " +
+                std::to_string(kMaxSurfaceChanges) + ")");
+  for (const wire::SurfaceChangeRec* r : *c.changes()) {
+    const std::uint64_t key = (std::uint64_t{static_cast<std::uint32_t>(r->x())} << 32) |
+                              static_cast<std::uint32_t>(r->z());
+    auto it = surface.find(key);
+    if (it == surface.end()) {
+      if (surface.size() >= kMaxSurfacePatches) {
+        ++stats.surfaceRefused;
+        continue;
+      }
+      it = surface.emplace(key, sim::SurfaceChange{r->x(), r->z()}).first;
+      stats.surfacePatches = surface.size();
+    }
+    it->second.rise = r->rise();
+    // A material the table lacks would index past the renderer's palette.
+    it->second.material = r->material() < mirror->lut.count ? r->material() : sim::kAir;
+    if (surfaceFreshSet.insert(key).second) surfaceFresh.push_back(key);
   }
 }
 

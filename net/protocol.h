@@ -11,7 +11,7 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 12;  // 6: edits by interest (StepBatch.cells, full
+inline constexpr std::uint32_t kProtocolVersion = 13;  // 6: edits by interest (StepBatch.cells, full
                                                       // CellStates carry bricks; Hello.reach_metres)
                                                       // 7: ColumnHashes (generation checks)
                                                       // 8: Action.sequence, ActionResults (predicted edits)
@@ -21,6 +21,7 @@ inline constexpr std::uint32_t kProtocolVersion = 12;  // 6: edits by interest (
                                                       // 11: CellState.water as bytes (net/water_codec.h)
                                                       // 12: edit groups with varint brick deltas; fire
                                                       // sweeps as records (net/edit_codec.h)
+                                                      // 13: SurfaceChanges (far edits, a Stream item)
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, full cell states, actions
@@ -52,6 +53,11 @@ inline constexpr std::uint32_t kMaxStreamAhead = 16384;
 /// A client is sent a StepBatch at least this often (ticks), even when its steps hold
 /// nothing for it: its mirror's tick (time of day) follows the server's.
 inline constexpr std::uint64_t kStepHeartbeatTicks = 30;
+/// Records in one SurfaceChanges at most (the server sends 64; a client refuses more).
+inline constexpr std::size_t kMaxSurfaceChanges = 1024;
+/// Distinct patches a client keeps from SurfaceChanges (16 MB of them); a hostile
+/// server's further ones are refused and counted.
+inline constexpr std::size_t kMaxSurfacePatches = std::size_t{1} << 20;
 
 /// Limits the server enforces on what clients send.
 inline constexpr std::size_t kMaxClientPacketBytes = 2048;   ///< larger packets are dropped and counted

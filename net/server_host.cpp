@@ -30,6 +30,7 @@
 #include "net/host/session.h"
 #include "net/host/snapshots.h"
 #include "net/host/step_batch.h"
+#include "net/host/surface_sync.h"
 #include "net/protocol.h"
 #include "net/tick_pacer.h"
 #include "sim/gen/column_streamer.h"
@@ -80,6 +81,7 @@ struct ServerHost::Impl {
   host::ColumnChecks columnChecks{core};
   host::Snapshots snapshots{core};
   host::JoinStreams joins{core};
+  host::SurfaceSync surface{core};
 
   std::vector<sim::PlayerId> orphans;  ///< players loaded with the state: no session owns them
   sim::ColumnStreamer* streamer = nullptr;  ///< a streamed world's generator (not owned)
@@ -242,6 +244,8 @@ struct ServerHost::Impl {
     beginJoins();
     joins.send();
     cells.sendIncremental(out);
+    surface.noteEdits(out);
+    surface.send();
     // The step's stream items go before the snapshots of its tick: a client that
     // reconciles its prediction to a snapshot has the world of that tick. (The marks
     // of the full CellStates below go with the next tick's items.)
@@ -340,6 +344,7 @@ sim::Result<std::unique_ptr<ServerHost>> ServerHost::open(const ServerConfig& co
   // it comes near (CellSync).
   impl->tracker.reset(core.state.world);
   impl->cells.init(impl->tracker);
+  impl->surface.init();
   impl->joins.start();
   return std::unique_ptr<ServerHost>(new ServerHost(std::move(impl)));
 }
@@ -445,6 +450,8 @@ ServerStats ServerHost::stats() const {
     if (s.phase == Phase::Playing) st.cellsBehind += s.cellsBehind;
     if (s.phase == Phase::Playing) st.streamUnacked += s.stream.unacked.size();
   }
+  st.surfacePatches = impl_->surface.publishedPatches();
+  st.surfaceDue = impl_->surface.duePatches();
   st.bytesIn += core.host->totalReceivedData;
   st.bytesOut += core.host->totalSentData;
   return st;

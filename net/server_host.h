@@ -138,6 +138,9 @@ struct ServerStats : ServerCounters {
   /// Ordered-stream items playing clients have not acknowledged, summed: 0 once every
   /// client has everything the server queued for it.
   std::uint64_t streamUnacked = 0;
+  /// Far edits (net/host/surface_sync.h): patches of ground whose change was sent, and
+  /// patches waiting to be summed.
+  std::uint64_t surfacePatches = 0, surfaceDue = 0;
   std::uint32_t peers = 0;                 ///< ENet peers connected
   std::map<std::string, TrafficCounters> sent;      ///< by ServerBody name
   std::map<std::string, TrafficCounters> received;  ///< by ClientBody name

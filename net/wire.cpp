@@ -465,6 +465,7 @@ const char* messageName(wire::ServerBody type) noexcept {
     case wire::ServerBody::Rejections: return "Rejections";
     case wire::ServerBody::ActionResults: return "ActionResults";
     case wire::ServerBody::Stream: return "Stream";
+    case wire::ServerBody::SurfaceChanges: return "SurfaceChanges";
   }
   return "Unknown";  // a value from the wire outside the union
 }

@@ -54,6 +54,7 @@ void Session::reset() noexcept {
   refused.clear();
   columnChecks.clear();
   stream.reset();
+  surfaceSent = 0;
   tokens = 0;
   hasPos = false;
   pos = {};

@@ -206,6 +206,7 @@ struct Session {
   bool catchUpDue = true;            ///< scan again even if the player did not move
   std::uint32_t cellsBehind = 0;     ///< stale cells in reach left for later at the last scan
   StreamOut stream;                  ///< the ordered stream (open while Playing)
+  std::size_t surfaceSent = 0;       ///< SurfaceSync: messages of its log queued to this client
   /// Generated columns the client reported (ColumnHashes) and ColumnChecks has not
   /// looked at yet, oldest first, at most kMaxPendingColumnChecks.
   std::deque<sim::GeneratedColumnHash> columnChecks;

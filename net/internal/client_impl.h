@@ -131,6 +131,11 @@ struct ClientConnection::Impl {
   double lastInputsMs = 0;  // when Inputs were last sent
   double lastDropCheckMs = 0;  // when dropFarCells last looked
   std::unordered_set<std::uint64_t> droppedCells;  // cellKey: dropped, not sent whole since
+  // SurfaceChanges: the latest change of each patch, and the patches changed since
+  // takeSurfaceChanges last ran (in order received).
+  std::unordered_map<std::uint64_t, sim::SurfaceChange> surface;
+  std::vector<std::uint64_t> surfaceFresh;
+  std::unordered_set<std::uint64_t> surfaceFreshSet;
 
   std::array<internal::SnapEntry, kSnapshotRing> ring;
   OwnRing ownRing;  // the own player by snapshot
@@ -226,6 +231,7 @@ struct ClientConnection::Impl {
   void setMotion(const sim::Player& player, const sim::PlayerState& motion);
   void onReject(const wire::Reject& r);
   void onActionResults(const wire::ActionResults& r);
+  void onSurfaceChanges(const wire::SurfaceChanges& c);
 };
 
 }  // namespace loam::net
