@@ -33,6 +33,8 @@
 #include "sim/gen/generator.h"
 #include "sim/gen/scene.h"
 #include "sim/save/save.h"
+#include "sim/world/material_lut.h"
+#include "sim/world/surface_change.h"
 #include "sim/world/world_hash.h"
 
 using namespace loam::sim;
@@ -415,6 +417,29 @@ int main(int argc, char** argv) {
           for (int dx = 0; dx < size; ++dx) store.set({x + dx, y + dy, z + dz}, kPlanks);
     }
   }
+  // What the server's far edits cost (net/host/surface_sync.h): every patch the edits
+  // may touch summed once, best of 3.
+  const auto table = MaterialTable::load(LOAM_SOURCE_DIR "/sim/data/materials.toml");
+  if (!table) {
+    std::fprintf(stderr, "%s\n", table.error().message.c_str());
+    return 1;
+  }
+  const MaterialLut lut = makeMaterialLut(*table);
+  const MaterialMask treeParts = treePartsOf(*table);
+  std::size_t surfacePatches = 0, surfaceChanged = 0;
+  double surfaceBest = 1e9;
+  for (int k = 0; k < 3; ++k) {
+    surfacePatches = surfaceChanged = 0;
+    const auto s0 = Clock::now();
+    for (std::int32_t pz = surfacePatchOf(-410); pz <= surfacePatchOf(410); ++pz) {
+      for (std::int32_t px = surfacePatchOf(-410); px <= surfacePatchOf(410); ++px) {
+        const SurfaceChange c = surfaceChange(store, lut, treeParts, px, pz);
+        ++surfacePatches;
+        if (c.rise != 0) ++surfaceChanged;
+      }
+    }
+    surfaceBest = std::min(surfaceBest, seconds(s0, Clock::now()));
+  }
   const std::string path = saveDir + "/world_store_bench_" + std::to_string(::getpid()) + ".loamsave";
   SaveHeader header{kSaveFormatVersion, {1, seed, 1}, 60 * 600};
   // Best of 5 (the machine is shared): capture (the only part on the step thread),
@@ -481,6 +506,8 @@ int main(int argc, char** argv) {
   std::printf("  \"hash\": {\"world_and_cells_ms\": %.2f, \"cells\": %zu, \"world\": \"%016" PRIx64 "\", "
               "\"mixed_bricks\": %zu},\n",
               hashBest * 1e3, cells, hash, mixed);
+  std::printf("  \"surface_change\": {\"patches\": %zu, \"changed\": %zu, \"us_per_patch\": %.2f},\n",
+              surfacePatches, surfaceChanged, surfaceBest * 1e6 / static_cast<double>(surfacePatches));
   if (keepSave) std::printf("  \"save_file\": \"%s\",\n", path.c_str());
   std::printf("  \"save\": {\"edits\": %d, \"saved_bricks\": %zu, \"capture_ms\": %.2f, \"encode_ms\": %.2f, "
               "\"write_fsync_ms\": %.2f, \"total_ms\": %.2f, \"raw_bytes\": %" PRIu64 ", \"file_bytes\": %" PRIu64

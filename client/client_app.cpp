@@ -189,6 +189,9 @@ void ClientApp::service(int timeoutMs) {
     const std::vector<sim::BrickCoord> predicted = conn_->takePredictedChanges();
     changed.insert(changed.end(), predicted.begin(), predicted.end());
     if (renderer_ && !changed.empty()) renderer_->markDirty(changed);
+    // Far edits: what changed beyond the voxels, for the far terrain.
+    const std::vector<sim::SurfaceChange> surface = conn_->takeSurfaceChanges();
+    if (renderer_ && !surface.empty()) renderer_->applySurfaceChanges(surface);
   }
 }
 

@@ -18,8 +18,15 @@
 // little while the eye moves; the skirts hide that.
 //
 // Cache ordering: a key is queued at most once (pending), and handed out at most once
-// until it is released. A result whose key is no longer wanted is dropped; if it is
-// wanted again later it is queued again.
+// until it is released, or again when surface changes rebuild it. A result whose key
+// is neither wanted nor drawn is dropped; if it is wanted again later it is queued again.
+//
+// Rebuilds for surface changes: applySurfaceChanges queues the touched tiles that are
+// handed out, and stamps those pending (queued or being built) with the surface version
+// after the change (neededVersion). A result older than its stamp was started before the
+// change: it is still newer than the copy drawn, so it is handed out, and the tile is
+// queued again. As a key has at most one build at a time, each result handed out for it
+// is newer than the last, and the last one saw every change.
 #include "mesh/far_terrain.h"
 
 #include <algorithm>
@@ -27,9 +34,12 @@
 #include <cmath>
 #include <condition_variable>
 #include <deque>
+#include <limits>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 
 #include "sim/core/assert.h"
@@ -139,7 +149,133 @@ std::int32_t voxelColumn(std::int64_t n, double cellVoxels) {
   return static_cast<std::int32_t>(std::floor(static_cast<double>(n) * cellVoxels + 1e-6));
 }
 
+bool fitsInt32(std::int64_t v) {
+  return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
+}
+
+/// A grid point as a map key (both coordinates must fit in 32 bits).
+std::uint64_t packPoint(std::int64_t gx, std::int64_t gz) {
+  return (std::uint64_t{static_cast<std::uint32_t>(gx)} << 32) | static_cast<std::uint32_t>(gz);
+}
+
+std::array<std::int64_t, 2> unpackPoint(std::uint64_t key) {
+  return {static_cast<std::int32_t>(static_cast<std::uint32_t>(key >> 32)),
+          static_cast<std::int32_t>(static_cast<std::uint32_t>(key))};
+}
+
+/// The height drawn, metres, of a sample whose ground rose by rise metres. Water keeps
+/// its level (a pit dug beside a lake stays dry: only a wet column's water counts).
+/// With rise 0 this equals the generator's max(ground, water) bit for bit.
+float risenHeight(const sim::TerrainSample& s, float rise) {
+  const float ground = static_cast<float>(s.column.ground) / sim::kVoxelsPerMetre + rise;
+  if (s.column.water <= s.column.ground) return ground;
+  return std::max(ground, static_cast<float>(s.column.water) / sim::kVoxelsPerMetre);
+}
+
 }  // namespace
+
+// ---- FarSurface -----------------------------------------------------------------
+
+void FarSurface::apply(std::span<const sim::SurfaceChange> changes) {
+  std::unique_lock lock(mutex_);
+  std::unordered_map<std::uint64_t, Cell>& patchCells = cells_[0];
+  for (const sim::SurfaceChange& c : changes) {
+    Cell next;
+    next.rise = std::clamp<std::int64_t>(c.rise, -kFarSurfaceMaxRise, kFarSurfaceMaxRise);
+    next.material = c.material;
+    next.changedTops = c.material != sim::kAir ? 1 : 0;
+    next.patches = next.rise != 0 || next.changedTops != 0 ? 1 : 0;
+    const std::uint64_t key = packPoint(c.x, c.z);
+    const auto it = patchCells.find(key);
+    Cell prev;
+    if (it != patchCells.end()) {
+      prev = it->second;
+    } else {
+      if (next.patches == 0) continue;
+      // A new patch may need a point on every level.
+      if (patchCells.size() >= kFarSurfaceMaxPatches || points_ + kFarSurfaceLevels > kFarSurfaceMaxPoints) {
+        ignored_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+    }
+    if (prev.rise == next.rise && prev.material == next.material) continue;
+    if (next.patches == 0) {
+      patchCells.erase(it);
+      --points_;
+    } else if (it == patchCells.end()) {
+      patchCells.emplace(key, next);
+      ++points_;
+    } else {
+      it->second = next;
+    }
+    for (int level = 1; level < kFarSurfaceLevels; ++level) {
+      const std::uint64_t k = packPoint(farSurfacePoint(level, c.x), farSurfacePoint(level, c.z));
+      auto [cell, inserted] = cells_[static_cast<std::size_t>(level)].try_emplace(k);
+      if (inserted) ++points_;
+      Cell& sum = cell->second;
+      sum.rise += next.rise - prev.rise;
+      sum.patches = sum.patches + next.patches - prev.patches;  // wraps back when a patch leaves
+      sum.changedTops = sum.changedTops + next.changedTops - prev.changedTops;
+      if (next.changedTops != 0) sum.material = next.material;
+      if (sum.patches == 0) {
+        cells_[static_cast<std::size_t>(level)].erase(cell);
+        --points_;
+      }
+    }
+  }
+  patches_.store(patchCells.size(), std::memory_order_relaxed);
+  version_.fetch_add(1, std::memory_order_release);
+}
+
+const FarSurface::Cell* FarSurface::find(int level, std::int64_t gx, std::int64_t gz) const {
+  if (level < 0 || level >= kFarSurfaceLevels || !fitsInt32(gx) || !fitsInt32(gz)) return nullptr;
+  const auto& cells = cells_[static_cast<std::size_t>(level)];
+  const auto it = cells.find(packPoint(gx, gz));
+  return it == cells.end() ? nullptr : &it->second;
+}
+
+float FarSurface::riseMetres(int level, std::int64_t gx, std::int64_t gz) const {
+  const Cell* cell = find(level, gx, gz);
+  if (cell == nullptr) return 0.0f;
+  const double columns = std::ldexp(static_cast<double>(sim::kSurfacePatchColumns), 2 * level);
+  return static_cast<float>(static_cast<double>(cell->rise) / columns / sim::kVoxelsPerMetre);
+}
+
+sim::MaterialId FarSurface::material(int level, std::int64_t gx, std::int64_t gz) const {
+  const Cell* cell = find(level, gx, gz);
+  if (cell == nullptr || cell->changedTops == 0) return sim::kAir;
+  const std::uint64_t footprint = std::uint64_t{1} << (2 * level);
+  return 2 * std::uint64_t{cell->changedTops} >= footprint ? cell->material : sim::kAir;
+}
+
+bool FarSurface::anyIn(int level, std::int64_t gx0, std::int64_t gz0, std::int64_t gx1, std::int64_t gz1) const {
+  if (level < 0 || level >= kFarSurfaceLevels) return false;
+  // A point is kept while its footprint holds a changed patch, so the patches under the
+  // range have changes only if a coarser level's points over them exist: a few lookups
+  // there instead of one per point here.
+  const std::int64_t half = level == 0 ? 0 : std::int64_t{1} << (level - 1);
+  constexpr std::int64_t lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max();
+  const std::int64_t px0 = std::max(lo, gx0 * (std::int64_t{1} << level) - half);
+  const std::int64_t px1 = std::min(hi, gx1 * (std::int64_t{1} << level) + half);
+  const std::int64_t pz0 = std::max(lo, gz0 * (std::int64_t{1} << level) - half);
+  const std::int64_t pz1 = std::min(hi, gz1 * (std::int64_t{1} << level) + half);
+  if (px0 > px1 || pz0 > pz1) return false;
+  const int coarse = std::min(level + 5, kFarSurfaceLevels - 1);
+  const std::int64_t cx0 = farSurfacePoint(coarse, px0), cx1 = farSurfacePoint(coarse, px1);
+  const std::int64_t cz0 = farSurfacePoint(coarse, pz0), cz1 = farSurfacePoint(coarse, pz1);
+  const auto& cells = cells_[static_cast<std::size_t>(coarse)];
+  if (static_cast<std::size_t>((cx1 - cx0 + 1) * (cz1 - cz0 + 1)) > cells.size()) {
+    for (const auto& [key, cell] : cells) {
+      const auto [x, z] = unpackPoint(key);
+      if (x >= cx0 && x <= cx1 && z >= cz0 && z <= cz1) return true;
+    }
+    return false;
+  }
+  for (std::int64_t z = cz0; z <= cz1; ++z)
+    for (std::int64_t x = cx0; x <= cx1; ++x)
+      if (cells.contains(packPoint(x, z))) return true;
+  return false;
+}
 
 double farCellMetres(const FarTerrainConfig& c, int level) { return std::ldexp(c.cellMetres, level); }
 
@@ -202,7 +338,8 @@ std::vector<FarCanopy> farCanopies(const sim::Scene& scene) {
   return out;
 }
 
-FarTileMesh buildFarTile(const sim::TerrainSampler& sampler, const FarTerrainConfig& c, FarTileKey key) {
+FarTileMesh buildFarTile(const sim::TerrainSampler& sampler, const FarTerrainConfig& c, FarTileKey key,
+                         const FarSurface* surface) {
   const std::vector<FarCanopy> canopies = farCanopies(sampler.scene());
   FarTileMesh mesh;
   mesh.key = key;
@@ -211,6 +348,7 @@ FarTileMesh buildFarTile(const sim::TerrainSampler& sampler, const FarTerrainCon
   const std::int64_t baseX = std::int64_t{key.x} * kFarTileCells, baseZ = std::int64_t{key.z} * kFarTileCells;
 
   // Samples for grid points -1..33 in i and j.
+  std::array<sim::TerrainSample, kSamplesSide * kSamplesSide> samples{};
   std::array<float, kSamplesSide * kSamplesSide> heights{};
   std::array<sim::MaterialId, kSamplesSide * kSamplesSide> materials{};
   std::array<FarCanopy, kSamplesSide * kSamplesSide> trees{};
@@ -219,6 +357,7 @@ FarTileMesh buildFarTile(const sim::TerrainSampler& sampler, const FarTerrainCon
     const std::int32_t vz = voxelColumn(baseZ + j, cellVoxels);
     for (int i = -1; i <= kFarTileSide; ++i) {
       const sim::TerrainSample s = sampler.at(voxelColumn(baseX + i, cellVoxels), vz);
+      samples[at(i, j)] = s;
       const bool wet = s.column.water > s.column.ground;
       heights[at(i, j)] = static_cast<float>(std::max(s.column.ground, s.column.water)) / sim::kVoxelsPerMetre;
       materials[at(i, j)] = wet ? s.waterMaterial : s.surface;
@@ -226,7 +365,43 @@ FarTileMesh buildFarTile(const sim::TerrainSampler& sampler, const FarTerrainCon
       if (!wet && biome < canopies.size()) trees[at(i, j)] = canopies[biome];
     }
   }
+  // The parent level's surface at the even-even points (its vertices); without changes
+  // it is the tile's own.
+  std::array<float, kSamplesSide * kSamplesSide> parentHeights = heights;
+
+  if (surface != nullptr) {
+    // After sampling, which is what takes long: apply() waits for this lock.
+    const auto lock = surface->readLock();
+    mesh.surfaceVersion = surface->version();
+    const int parent = key.level + 1;
+    const bool changed = surface->anyIn(key.level, baseX - 1, baseZ - 1, baseX + kFarTileSide, baseZ + kFarTileSide) ||
+                         surface->anyIn(parent, baseX / 2, baseZ / 2, (baseX + kFarTileCells) / 2,
+                                        (baseZ + kFarTileCells) / 2);
+    for (int j = -1; changed && j <= kFarTileSide; ++j) {
+      for (int i = -1; i <= kFarTileSide; ++i) {
+        const sim::TerrainSample& s = samples[at(i, j)];
+        const float rise = surface->riseMetres(key.level, baseX + i, baseZ + j);
+        const float height = risenHeight(s, rise);
+        // Still under water once risen (or sunk)?
+        const bool wet = s.column.water > s.column.ground &&
+                         static_cast<float>(s.column.water) / sim::kVoxelsPerMetre >
+                             static_cast<float>(s.column.ground) / sim::kVoxelsPerMetre + rise;
+        const sim::MaterialId top = surface->material(key.level, baseX + i, baseZ + j);
+        heights[at(i, j)] = height;
+        materials[at(i, j)] = wet ? s.waterMaterial : top != sim::kAir ? top : s.surface;
+        // Trees stand on the generator's ground, not on what players laid there.
+        const auto biome = static_cast<std::size_t>(s.biome + 1);
+        trees[at(i, j)] = !wet && top == sim::kAir && biome < canopies.size() ? canopies[biome] : FarCanopy{};
+        // baseX and baseZ are even, so (i, j) even is an even grid point: the parent's vertex.
+        const bool parentVertex = i >= 0 && j >= 0 && i <= kFarTileCells && j <= kFarTileCells && i % 2 == 0 &&
+                                  j % 2 == 0;
+        parentHeights[at(i, j)] =
+            parentVertex ? risenHeight(s, surface->riseMetres(parent, (baseX + i) / 2, (baseZ + j) / 2)) : height;
+      }
+    }
+  }
   auto h = [&](int i, int j) { return heights[at(i, j)]; };
+  auto ph = [&](int i, int j) { return parentHeights[at(i, j)]; };
 
   mesh.vertices.resize(kFarTileVertices);
   const float inv2Cell = static_cast<float>(0.5 / cell);
@@ -238,13 +413,13 @@ FarTileMesh buildFarTile(const sim::TerrainSampler& sampler, const FarTerrainCon
       // run from (i - 1, j - 1) to (i + 1, j + 1) through odd-odd vertices.
       const bool oddI = i & 1, oddJ = j & 1;
       if (!oddI && !oddJ) {
-        v.parentHeight = v.height;
+        v.parentHeight = ph(i, j);
       } else if (oddI && !oddJ) {
-        v.parentHeight = 0.5f * (h(i - 1, j) + h(i + 1, j));
+        v.parentHeight = 0.5f * (ph(i - 1, j) + ph(i + 1, j));
       } else if (!oddI && oddJ) {
-        v.parentHeight = 0.5f * (h(i, j - 1) + h(i, j + 1));
+        v.parentHeight = 0.5f * (ph(i, j - 1) + ph(i, j + 1));
       } else {
-        v.parentHeight = 0.5f * (h(i - 1, j - 1) + h(i + 1, j + 1));
+        v.parentHeight = 0.5f * (ph(i - 1, j - 1) + ph(i + 1, j + 1));
       }
       v.i = static_cast<std::uint8_t>(i);
       v.j = static_cast<std::uint8_t>(j);
@@ -289,6 +464,7 @@ FarTileMesh buildFarTile(const sim::TerrainSampler& sampler, const FarTerrainCon
 struct FarTerrainCache::Impl {
   std::shared_ptr<const sim::TerrainSampler> sampler;
   FarTerrainConfig config;
+  std::shared_ptr<FarSurface> surface;  // null: none
 
   // ---- shared with workers ----
   std::mutex jobMutex;
@@ -307,10 +483,12 @@ struct FarTerrainCache::Impl {
   std::vector<FarTileKey> drawn;          // sorted
   std::set<FarTileKey> pending;           // queued or being built
   std::set<FarTileKey> handedOut;         // built and returned by update(), not yet released
+  std::map<FarTileKey, std::uint64_t> neededVersion;  // pending keys: the surface version their result must have
   bool settled = false;                   // drawn == wanted
 
-  Impl(std::shared_ptr<const sim::TerrainSampler> s, FarTerrainConfig cfg, int threads)
-      : sampler(std::move(s)), config(cfg) {
+  Impl(std::shared_ptr<const sim::TerrainSampler> s, FarTerrainConfig cfg, int threads,
+       std::shared_ptr<FarSurface> surf)
+      : sampler(std::move(s)), config(cfg), surface(std::move(surf)) {
     LOAM_ASSERT(sampler != nullptr);
     for (int i = 0; i < std::max(1, threads); ++i) workers.emplace_back([this] { workerLoop(); });
   }
@@ -334,7 +512,7 @@ struct FarTerrainCache::Impl {
         key = jobs.front();
         jobs.pop_front();
       }
-      FarTileMesh mesh = buildFarTile(*sampler, config, key);
+      FarTileMesh mesh = buildFarTile(*sampler, config, key, surface.get());
       {
         std::lock_guard<std::mutex> lock(resultMutex);
         results.push_back(std::move(mesh));
@@ -344,6 +522,23 @@ struct FarTerrainCache::Impl {
   }
 
   bool isWanted(const FarTileKey& k) const { return std::binary_search(wanted.begin(), wanted.end(), k); }
+  bool isDrawn(const FarTileKey& k) const { return std::binary_search(drawn.begin(), drawn.end(), k); }
+
+  /// Queues keys (none pending), nearest the last selection's eye first.
+  void queue(const std::vector<FarTileKey>& keys) {
+    if (keys.empty()) return;
+    std::vector<std::pair<double, FarTileKey>> order;
+    for (const FarTileKey& k : keys) order.push_back({tileDistance(config, k, selX, selZ), k});
+    std::sort(order.begin(), order.end());
+    {
+      std::lock_guard<std::mutex> lock(jobMutex);
+      for (const auto& [d, k] : order) {
+        jobs.push_back(k);
+        pending.insert(k);
+      }
+    }
+    jobCv.notify_all();
+  }
 
   /// New selection: drops queued jobs no longer wanted and queues the missing ones.
   void select(double eyeX, double eyeZ) {
@@ -354,8 +549,14 @@ struct FarTerrainCache::Impl {
     settled = wanted == drawn;
     std::vector<std::pair<double, FarTileKey>> missing;
     std::lock_guard<std::mutex> lock(jobMutex);
-    // Keys still in the queue were not started: take them back, requeue those wanted.
-    for (const FarTileKey& k : jobs) pending.erase(k);
+    // Keys still in the queue were not started: take them back, requeue those wanted,
+    // and the rebuilds of tiles still drawn or wanted.
+    for (const FarTileKey& k : jobs) {
+      pending.erase(k);
+      neededVersion.erase(k);  // a build started from now on reads the latest surface
+      if (handedOut.contains(k) && (isWanted(k) || isDrawn(k)))
+        missing.push_back({tileDistance(config, k, eyeX, eyeZ), k});
+    }
     jobs.clear();
     for (const FarTileKey& k : wanted)
       if (!handedOut.contains(k) && !pending.contains(k)) missing.push_back({tileDistance(config, k, eyeX, eyeZ), k});
@@ -380,12 +581,22 @@ struct FarTerrainCache::Impl {
       done.swap(results);
     }
     bool changed = reselect || !done.empty();
+    std::vector<FarTileKey> stale;
     for (FarTileMesh& m : done) {
       pending.erase(m.key);
-      if (!isWanted(m.key)) continue;  // the eye moved on; rebuilt if wanted again
+      std::uint64_t needed = 0;
+      if (auto it = neededVersion.find(m.key); it != neededVersion.end()) {
+        needed = it->second;
+        neededVersion.erase(it);
+      }
+      if (!isWanted(m.key) && !isDrawn(m.key)) continue;  // the eye moved on; rebuilt if wanted again
+      // Started before a change that touches it: newer than the copy drawn all the
+      // same, so hand it out, and build it again.
+      if (m.surfaceVersion < needed) stale.push_back(m.key);
       handedOut.insert(m.key);
       out.built.push_back(std::move(m));
     }
+    queue(stale);
     auto isBuilt = [&](const FarTileKey& k) { return handedOut.contains(k); };
     if (!settled && std::all_of(wanted.begin(), wanted.end(), isBuilt)) {
       drawn = wanted;
@@ -407,6 +618,48 @@ struct FarTerrainCache::Impl {
 
   bool idle() const { return hasSelection && settled && pending.empty(); }
 
+  void applySurfaceChanges(std::span<const sim::SurfaceChange> changes) {
+    if (!surface || changes.empty()) return;
+    surface->apply(changes);
+    const std::uint64_t version = surface->version();
+    std::vector<FarTileKey> rebuild;
+    for (const FarTileKey& k : touchedTiles(changes)) {
+      if (pending.contains(k)) {
+        neededVersion[k] = version;  // its build may have read the surface before the change
+      } else if (isWanted(k) || isDrawn(k)) {
+        rebuild.push_back(k);
+      }
+    }
+    queue(rebuild);
+  }
+
+  /// The tiles handed out or pending whose vertices changes may move. A level-L tile k
+  /// samples level-L points 32k - 1 .. 32k + 33 and its parentHeight reads level L + 1
+  /// points 16k .. 16k + 16; each range is widened by 3 points to be safe.
+  std::set<FarTileKey> touchedTiles(std::span<const sim::SurfaceChange> changes) const {
+    std::set<FarTileKey> out;
+    auto add = [&](int level, std::int64_t x0, std::int64_t x1, std::int64_t z0, std::int64_t z1) {
+      for (std::int64_t z = z0; z <= z1; ++z)
+        for (std::int64_t x = x0; x <= x1; ++x) {
+          const FarTileKey k{level, static_cast<std::int32_t>(x), static_cast<std::int32_t>(z)};
+          if (handedOut.contains(k) || pending.contains(k)) out.insert(k);
+        }
+    };
+    const int top = farTopLevel(config);
+    std::unordered_set<std::uint64_t> points;  // one level's changed points
+    for (int level = 0; level <= top + 1; ++level) {
+      points.clear();
+      for (const sim::SurfaceChange& c : changes)
+        points.insert(packPoint(farSurfacePoint(level, c.x), farSurfacePoint(level, c.z)));
+      for (const std::uint64_t key : points) {
+        const auto [gx, gz] = unpackPoint(key);
+        if (level <= top) add(level, (gx - 5) >> 5, (gx + 4) >> 5, (gz - 5) >> 5, (gz + 4) >> 5);
+        if (level >= 1) add(level - 1, (gx - 4) >> 4, (gx + 3) >> 4, (gz - 4) >> 4, (gz + 3) >> 4);
+      }
+    }
+    return out;
+  }
+
   /// Blocks until a result is ready (or a short while has passed).
   void waitForResults() {
     std::unique_lock<std::mutex> lock(resultMutex);
@@ -415,12 +668,16 @@ struct FarTerrainCache::Impl {
 };
 
 FarTerrainCache::FarTerrainCache(std::shared_ptr<const sim::TerrainSampler> sampler, FarTerrainConfig config,
-                                 int workerThreads)
-    : impl_(std::make_unique<Impl>(std::move(sampler), config, workerThreads)) {}
+                                 int workerThreads, std::shared_ptr<FarSurface> surface)
+    : impl_(std::make_unique<Impl>(std::move(sampler), config, workerThreads, std::move(surface))) {}
 
 FarTerrainCache::~FarTerrainCache() = default;
 
 FarTerrainUpdate FarTerrainCache::update(double eyeX, double eyeZ) { return impl_->update(eyeX, eyeZ); }
+
+void FarTerrainCache::applySurfaceChanges(std::span<const sim::SurfaceChange> changes) {
+  impl_->applySurfaceChanges(changes);
+}
 
 const std::vector<FarTileKey>& FarTerrainCache::drawn() const { return impl_->drawn; }
 

@@ -18,18 +18,27 @@
 // popping. A skirt (a strip hanging kFarSkirtCells cells down from each edge) hides
 // what is left of any crack.
 //
+// Edits: the generator knows nothing of what players dug or built. A FarSurface holds
+// the server's surface changes (sim/world/surface_change.h) summed per grid point of
+// each level, and tiles lay them over the generator's heights: a vertex rises by the
+// mean change of the patches its cell covers.
+//
 // Threads: FarTerrainCache builds tiles on its own worker threads; its methods are
 // called from one thread (the renderer's).
 #pragma once
 #include <array>
+#include <atomic>
 #include <compare>
 #include <cstdint>
 #include <memory>
+#include <shared_mutex>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/gen/generator.h"
 #include "sim/world/material.h"
+#include "sim/world/surface_change.h"
 
 namespace loam::mesh {
 
@@ -79,6 +88,77 @@ struct FarTileMesh {
   FarTileKey key;
   std::vector<FarVertex> vertices;
   float minY = 0, maxY = 0;
+  std::uint64_t surfaceVersion = 0;  ///< FarSurface::version() it was built from (0: none or no change yet)
+};
+
+inline constexpr std::size_t kFarSurfaceMaxPatches = std::size_t{1} << 20;  ///< distinct patches kept
+/// Grid points kept over all levels. Edits in clusters need about 4/3 of a point per
+/// patch; patches scattered a kilometre apart need one per level each, so this (not
+/// kFarSurfaceMaxPatches) bounds what a hostile server can make a client hold (~120 MB).
+inline constexpr std::size_t kFarSurfaceMaxPoints = 2 * kFarSurfaceMaxPatches;
+inline constexpr std::int64_t kFarSurfaceMaxRise = std::int64_t{256} * 65536;  ///< |rise| kept per patch, voxels
+/// Levels a FarSurface sums: every tile level and the parent of the last (parentHeight).
+inline constexpr int kFarSurfaceLevels = kFarMaxLevels + 1;
+
+/// The level grid point (per axis) whose footprint holds patch p (sim::SurfaceChange):
+/// p on level 0, the nearest point floor((p + 2^(level-1)) / 2^level) above. Level-L
+/// point g samples the same voxel column as level-0 point g * 2^L, and its footprint
+/// is the 2^L patches [g * 2^L - 2^(L-1), g * 2^L + 2^(L-1)) per axis.
+constexpr std::int64_t farSurfacePoint(int level, std::int64_t p) {
+  return level == 0 ? p : (p + (std::int64_t{1} << (level - 1))) >> level;
+}
+
+/// The surface changes the far terrain lays over the generator, summed per grid point
+/// of every level. Bounded against a hostile server: at most kFarSurfaceMaxPatches
+/// distinct patches and kFarSurfaceMaxPoints grid points; new patches beyond either are
+/// ignored (and counted); rises are clamped to kFarSurfaceMaxRise.
+///
+/// Threads: apply() takes the lock exclusively; the queries marked "under readLock()"
+/// must be called holding readLock(); version(), patches() and ignored() any time.
+class FarSurface {
+ public:
+  /// Replaces each given patch's change (a later one in the span wins); a change of
+  /// rise 0 and kAir forgets the patch. Allocates; about 20 hash updates a patch.
+  /// Bumps version(). Any thread (the renderer's).
+  void apply(std::span<const sim::SurfaceChange> changes);
+  /// The shared lock the queries below need.
+  [[nodiscard]] std::shared_lock<std::shared_mutex> readLock() const { return std::shared_lock(mutex_); }
+
+  /// Under readLock(): the mean rise, metres, of the footprint of level point (gx, gz):
+  /// its summed rise / (256 * 4^level) / kVoxelsPerMetre (patches without a change are 0).
+  float riseMetres(int level, std::int64_t gx, std::int64_t gz) const;
+  /// Under readLock(): the latest changed top material among the footprint's patches
+  /// when at least half of its 4^level patches carry one; kAir otherwise.
+  sim::MaterialId material(int level, std::int64_t gx, std::int64_t gz) const;
+  /// Under readLock(): false when no level point in [gx0, gx1] x [gz0, gz1] has a
+  /// change (true may also mean a change just outside). At most 9 lookups for a range
+  /// of up to 35 points below level 12.
+  bool anyIn(int level, std::int64_t gx0, std::int64_t gz0, std::int64_t gx1, std::int64_t gz1) const;
+
+  /// Number of apply() calls so far: a build that read version v saw every change
+  /// applied up to the v-th call.
+  std::uint64_t version() const { return version_.load(std::memory_order_acquire); }
+  /// Distinct patches holding a change.
+  std::size_t patches() const { return patches_.load(std::memory_order_relaxed); }
+  /// New patches dropped for being beyond the bounds.
+  std::size_t ignored() const { return ignored_.load(std::memory_order_relaxed); }
+
+ private:
+  /// One grid point's sums over its footprint (on level 0, one patch's change). A point
+  /// is kept while its footprint holds a changed patch (anyIn relies on that).
+  struct Cell {
+    std::int64_t rise = 0;              ///< voxels, summed over the footprint's columns
+    std::uint32_t patches = 0;          ///< patches of the footprint holding a change
+    std::uint32_t changedTops = 0;      ///< those with a material (not kAir)
+    sim::MaterialId material = sim::kAir;  ///< the latest of those
+  };
+  const Cell* find(int level, std::int64_t gx, std::int64_t gz) const;
+
+  mutable std::shared_mutex mutex_;
+  std::array<std::unordered_map<std::uint64_t, Cell>, kFarSurfaceLevels> cells_;
+  std::size_t points_ = 0;  // cells over all levels
+  std::atomic<std::uint64_t> version_{0};
+  std::atomic<std::size_t> patches_{0}, ignored_{0};
 };
 
 /// Cell size of level, metres: cellMetres * 2^level.
@@ -116,9 +196,14 @@ struct FarCanopy {
 std::vector<FarCanopy> farCanopies(const sim::Scene& scene);
 
 /// Samples the tile's grid (and one cell around it, for normals) from sampler at the
-/// voxel columns holding the grid points (35 x 35 samples, about a millisecond). Pure;
-/// thread-safe.
-FarTileMesh buildFarTile(const sim::TerrainSampler& sampler, const FarTerrainConfig& c, FarTileKey key);
+/// voxel columns holding the grid points (35 x 35 samples, about a millisecond). With
+/// a surface that has changes near the tile, its ground rises by surface->riseMetres
+/// (water stays where it was), its top takes surface->material where dry, and each
+/// vertex's parentHeight follows the parent level's changes; the result records the
+/// version read. Without (or none near) the output is the generator's alone. Thread-safe
+/// (takes surface's read lock briefly, after sampling).
+FarTileMesh buildFarTile(const sim::TerrainSampler& sampler, const FarTerrainConfig& c, FarTileKey key,
+                         const FarSurface* surface = nullptr);
 
 struct FarTerrainUpdate {
   std::vector<FarTileMesh> built;       ///< tiles finished since the last update (upload these)
@@ -130,8 +215,10 @@ struct FarTerrainUpdate {
 /// cover; until then the previous cover stays.
 class FarTerrainCache {
  public:
-  /// Starts workerThreads (at least 1) building tiles from sampler.
-  FarTerrainCache(std::shared_ptr<const sim::TerrainSampler> sampler, FarTerrainConfig config, int workerThreads);
+  /// Starts workerThreads (at least 1) building tiles from sampler, with the changes of
+  /// surface laid over them (null: none).
+  FarTerrainCache(std::shared_ptr<const sim::TerrainSampler> sampler, FarTerrainConfig config, int workerThreads,
+                  std::shared_ptr<FarSurface> surface = nullptr);
   /// Stops and joins the workers (each finishes the tile it is building).
   ~FarTerrainCache();
   FarTerrainCache(const FarTerrainCache&) = delete;
@@ -139,13 +226,20 @@ class FarTerrainCache {
 
   /// Once per frame: selects the tiles for the eye (again once it has moved more than a
   /// level-0 cell), queues the missing ones (nearest first) and drops queued ones no
-  /// longer wanted, collects finished ones. Each built tile is returned once; a key
-  /// returned is released once, when neither drawn nor wanted (then built again if
-  /// wanted later). Cheap when the selection has not changed.
+  /// longer wanted, collects finished ones. Each built tile is returned once, except
+  /// that a tile rebuilt for surface changes comes again with the same key (replace
+  /// the old copy); a key returned is released once, when neither drawn nor wanted
+  /// (then built again if wanted later). Cheap when the selection has not changed.
   FarTerrainUpdate update(double eyeX, double eyeZ);
+  /// Applies changes to the surface (none without one) and queues again every tile
+  /// handed out or pending whose vertices they may move. The old tiles stay drawn until
+  /// update() hands out the rebuilt ones (same keys); a build that read the surface
+  /// before this call never has the last word. Allocates; about 100 set lookups per
+  /// distinct changed point of each level.
+  void applySurfaceChanges(std::span<const sim::SurfaceChange> changes);
   /// The tiles to draw (all built and handed out by update()), sorted by key.
   const std::vector<FarTileKey>& drawn() const;
-  /// True when the wanted selection is built and drawn.
+  /// True when the wanted selection is built and drawn, and no rebuild is pending.
   bool idle() const;
   /// Blocks until idle() for an eye that stays at (x, z); returns everything update()
   /// would have (benches, tests, offscreen shots).

@@ -116,6 +116,8 @@ struct Renderer::Impl {
   std::map<sim::ChunkCoord, ChunkGpu> chunks;
   std::unique_ptr<mesh::FarTerrainCache> far;  ///< set by setFarTerrain with a view beyond the voxel meshes
   std::shared_ptr<const sim::TerrainSampler> farSampler;  ///< setFarTerrain's
+  /// The server's surface changes, kept across far caches of one world (setFarView).
+  std::shared_ptr<mesh::FarSurface> farSurface = std::make_shared<mesh::FarSurface>();
   std::map<mesh::FarTileKey, FarGpu> farTiles;
   vk::Buffer farIndices;  ///< mesh::farTileIndices()
 
@@ -898,6 +900,8 @@ void Renderer::setFarTerrain(std::shared_ptr<const sim::TerrainSampler> sampler)
   m.far.reset();
   for (auto& [k, g] : m.farTiles) m.heap->free(g.range);
   m.farTiles.clear();
+  // Another world's sampler: the surface changes were that world's.
+  if (sampler != m.farSampler) m.farSurface = std::make_shared<mesh::FarSurface>();
   m.farSampler = sampler;
   if (!sampler || m.config.farViewMetres <= m.config.viewDistanceMetres) return;
   mesh::FarTerrainConfig fc;
@@ -909,12 +913,21 @@ void Renderer::setFarTerrain(std::shared_ptr<const sim::TerrainSampler> sampler)
     fc.minX = b.minBrick.x * brick, fc.minZ = b.minBrick.z * brick;
     fc.maxX = b.maxBrick.x * brick, fc.maxZ = b.maxBrick.z * brick;
   }
-  m.far = std::make_unique<mesh::FarTerrainCache>(std::move(sampler), fc, m.config.meshThreads);
+  m.far = std::make_unique<mesh::FarTerrainCache>(std::move(sampler), fc, m.config.meshThreads, m.farSurface);
 }
 
 void Renderer::setFarView(double metres) {
   impl_->config.farViewMetres = metres;
   setFarTerrain(impl_->farSampler);
+}
+
+void Renderer::applySurfaceChanges(std::span<const sim::SurfaceChange> changes) {
+  // Through the cache when there is one, so the tiles the changes touch are rebuilt.
+  if (impl_->far) {
+    impl_->far->applySurfaceChanges(changes);
+  } else {
+    impl_->farSurface->apply(changes);
+  }
 }
 
 void Renderer::markDirty(std::span<const sim::BrickCoord> bricks) {

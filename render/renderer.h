@@ -25,6 +25,7 @@
 #include "sim/gen/generator.h"
 #include "sim/world/brick_store.h"
 #include "sim/world/material.h"
+#include "sim/world/surface_change.h"
 #include "sim/world/voxel_overlay.h"
 #include "sim/core/result.h"
 
@@ -167,6 +168,12 @@ class Renderer {
   void setFarTerrain(std::shared_ptr<const sim::TerrainSampler> sampler);
   /// Changes RendererConfig::farViewMetres (rebuilds the far terrain's tiles).
   void setFarView(double metres);
+  /// The server's surface changes (sim/world/surface_change.h): laid over the far
+  /// terrain's generated heights from now on, kept across setFarView (setFarTerrain with
+  /// another sampler, another world, drops them);
+  /// the tiles they touch are rebuilt on the mesh threads (the old ones stay drawn
+  /// until then). Allocates; about 20 hash updates per change, plus a few set lookups.
+  void applySurfaceChanges(std::span<const sim::SurfaceChange> changes);
   /// Bricks changed since the last frame (ClientConnection::takeWorldChanges and
   /// takePredictedChanges).
   void markDirty(std::span<const sim::BrickCoord> bricks);

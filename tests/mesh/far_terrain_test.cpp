@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -486,4 +488,328 @@ TEST_CASE("far terrain: the ground under forest biomes carries its trees' leaves
   CHECK(wrong == 0);
   CHECK(forestCover > 0);  // the tile holds forest and other ground, so the check means something
   CHECK(otherCover > 0);
+}
+
+// ---- surface changes (FarSurface) -------------------------------------------------
+
+namespace {
+
+const FarVertex& gridVertex(const FarTileMesh& t, int i, int j) {
+  return t.vertices[static_cast<std::size_t>(j * kFarTileSide + i)];
+}
+
+/// Whether two tiles hold the same vertices, bit for bit (FarVertex has no padding).
+bool sameVertices(const FarTileMesh& a, const FarTileMesh& b) {
+  return a.vertices.size() == b.vertices.size() &&
+         std::memcmp(a.vertices.data(), b.vertices.data(), a.vertices.size() * sizeof(FarVertex)) == 0 &&
+         a.minY == b.minY && a.maxY == b.maxY;
+}
+
+/// The square of patches [x0, x0 + n) x [z0, z0 + n), each with the same change.
+std::vector<sim::SurfaceChange> patchSquare(int x0, int z0, int n, int rise, sim::MaterialId material = sim::kAir) {
+  std::vector<sim::SurfaceChange> out;
+  for (int z = z0; z < z0 + n; ++z)
+    for (int x = x0; x < x0 + n; ++x) out.push_back({x, z, rise, material});
+  return out;
+}
+
+constexpr int kMetreDig = -sim::kSurfacePatchColumns * sim::kVoxelsPerMetre;  // a patch's rise for 1 m down
+
+}  // namespace
+
+TEST_CASE("far terrain: a surface change moves the vertices whose footprint holds it by its mean") {
+  const sim::TerrainSampler& sampler = gladeSampler();
+  const FarTerrainConfig c;
+  const auto stone = sampler.scene().materials->find("stone");
+  REQUIRE(stone.has_value());
+  // Patch (px, pz) is level-0 grid point (px, pz): vertex (px, pz) of tile (0, 0, 0),
+  // column 16 (px, pz). On level 2 it lies in the footprint of point (gx, gz), which
+  // samples column 64 (gx, gz). The first patch where both are dry, so the dig shows.
+  auto dry = [&](int x, int z) {
+    const sim::TerrainSample s = sampler.at(x, z);
+    return s.column.water <= s.column.ground && s.surface != *stone;
+  };
+  int px = -1, pz = 10;  // even: vertex (px, pz) is one of the parent's
+  for (int x = 2; x < 30 && px < 0; x += 4)
+    if (dry(16 * x, 16 * pz) && dry(64 * ((x + 2) >> 2), 64 * ((pz + 2) >> 2))) px = x;
+  REQUIRE(px >= 0);
+  const int gx = (px + 2) >> 2, gz = (pz + 2) >> 2;
+  const FarTileKey key0{0, 0, 0}, key2{2, 0, 0};
+  const FarTileMesh plain0 = buildFarTile(sampler, c, key0);
+  const FarTileMesh plain2 = buildFarTile(sampler, c, key2);
+
+  FarSurface surface;
+  const sim::SurfaceChange dig{px, pz, kMetreDig, *stone};
+  surface.apply({&dig, 1});
+  CHECK(surface.patches() == 1);
+  CHECK(surface.version() == 1);
+  auto lock = surface.readLock();
+  CHECK(surface.riseMetres(0, px, pz) == -1.0f);
+  CHECK(surface.riseMetres(1, (px + 1) >> 1, (pz + 1) >> 1) == -0.25f);
+  CHECK(surface.riseMetres(2, gx, gz) == -0.0625f);
+  CHECK(surface.riseMetres(0, px + 1, pz) == 0.0f);
+  CHECK(surface.material(0, px, pz) == *stone);
+  CHECK(surface.material(1, (px + 1) >> 1, (pz + 1) >> 1) == sim::kAir);  // 1 of 4 patches
+  CHECK(surface.anyIn(0, -1, -1, 33, 33));
+  CHECK(surface.anyIn(2, -1, -1, 33, 33));
+  CHECK(!surface.anyIn(0, 100, -1, 134, 33));  // (true may also mean a change close by)
+  CHECK(!surface.anyIn(2, -100, -100, -66, -66));
+  lock.unlock();
+
+  const FarTileMesh dug0 = buildFarTile(sampler, c, key0, &surface);
+  const FarTileMesh dug2 = buildFarTile(sampler, c, key2, &surface);
+  CHECK(dug0.surfaceVersion == 1);
+  // Level 0: the patch's vertex sinks by exactly 1 m and shows the new top; its
+  // parent surface (level 1's point over 4 patches) by a quarter of that.
+  int moved = 0, recoloured = 0;
+  for (int j = 0; j < kFarTileSide; ++j)
+    for (int i = 0; i < kFarTileSide; ++i) {
+      const FarVertex& a = gridVertex(plain0, i, j);
+      const FarVertex& b = gridVertex(dug0, i, j);
+      if (i == px && j == pz) {
+        CHECK(b.height == a.height - 1.0f);
+        CHECK(b.parentHeight == a.parentHeight - 0.25f);
+        CHECK(b.material == *stone);
+        CHECK(b.canopyCover == 0);
+        continue;
+      }
+      if (b.height != a.height) ++moved;
+      if (b.material != a.material) ++recoloured;
+    }
+  CHECK(moved == 0);
+  CHECK(recoloured == 0);
+  // An odd neighbour's parent surface runs along the parent's edge through it.
+  const int odd = px % 2 == 0 ? px + 1 : px;
+  CHECK(gridVertex(dug0, odd, pz).parentHeight < gridVertex(plain0, odd, pz).parentHeight);
+  // Level 2: 1 of the 16 patches of point (gx, gz) sank 1 m; its top shows only where
+  // half the footprint changed.
+  moved = 0;
+  for (int j = 0; j < kFarTileSide; ++j)
+    for (int i = 0; i < kFarTileSide; ++i) {
+      const FarVertex& a = gridVertex(plain2, i, j);
+      const FarVertex& b = gridVertex(dug2, i, j);
+      if (i == gx && j == gz) {
+        CHECK(b.height == a.height - 0.0625f);
+        CHECK(b.material == a.material);
+        continue;
+      }
+      if (b.height != a.height || b.material != a.material) ++moved;
+    }
+  CHECK(moved == 0);
+
+  // The change replaced by none: the generator's tiles again, bit for bit.
+  const sim::SurfaceChange undo{px, pz, 0, sim::kAir};
+  surface.apply({&undo, 1});
+  CHECK(surface.patches() == 0);
+  CHECK(surface.version() == 2);
+  CHECK(sameVertices(buildFarTile(sampler, c, key0, &surface), plain0));
+  CHECK(sameVertices(buildFarTile(sampler, c, key2, &surface), plain2));
+  // A replacement subtracts what the patch held: -1 m then +0.5 m is +0.5 m.
+  const sim::SurfaceChange again[] = {{px, pz, kMetreDig, sim::kAir}, {px, pz, -kMetreDig / 2, sim::kAir}};
+  surface.apply(again);
+  CHECK(surface.patches() == 1);
+  CHECK(gridVertex(buildFarTile(sampler, c, key0, &surface), px, pz).height ==
+        gridVertex(plain0, px, pz).height + 0.5f);
+}
+
+TEST_CASE("far terrain: levels meet where the ground has changed") {
+  const sim::TerrainSampler& sampler = gladeSampler();
+  const FarTerrainConfig c;
+  FarSurface surface;
+  // A crater 32 m across, 3 m deep on average, over tile edges on several levels.
+  surface.apply(patchSquare(20, -8, 40, 3 * kMetreDig));
+  struct Pair {
+    FarTileKey fine, coarse;
+  };
+  const std::vector<Pair> pairs = {
+      {{0, 1, 0}, {1, 0, 0}}, {{0, 0, -1}, {1, 0, -1}}, {{1, 0, 0}, {2, 0, 0}}, {{2, 0, 0}, {3, 0, 0}},
+      {{1, 0, -1}, {2, 0, -1}},
+  };
+  for (const Pair& p : pairs) {
+    CAPTURE(p.fine.level);
+    CAPTURE(p.fine.x);
+    CAPTURE(p.fine.z);
+    const FarTileMesh fine = buildFarTile(sampler, c, p.fine, &surface);
+    const FarTileMesh coarse = buildFarTile(sampler, c, p.coarse, &surface);
+    const FarTileMesh plainFine = buildFarTile(sampler, c, p.fine);
+    // The coarse tile's surface at a fine grid point (in fine cells from its corner):
+    // its vertex, an edge's midpoint, or its diagonal's.
+    auto coarseSurface = [&](std::int64_t ci, std::int64_t cj) {
+      const int i = static_cast<int>(ci / 2), j = static_cast<int>(cj / 2);
+      const float here = gridVertex(coarse, i, j).height;
+      if (ci % 2 == 0 && cj % 2 == 0) return here;
+      if (cj % 2 == 0) return 0.5f * (here + gridVertex(coarse, i + 1, j).height);
+      if (ci % 2 == 0) return 0.5f * (here + gridVertex(coarse, i, j + 1).height);
+      return 0.5f * (here + gridVertex(coarse, i + 1, j + 1).height);
+    };
+    // The fine tile's corner in fine cells from the coarse tile's.
+    const std::int64_t dx = (std::int64_t{p.fine.x} - 2 * std::int64_t{p.coarse.x}) * kFarTileCells;
+    const std::int64_t dz = (std::int64_t{p.fine.z} - 2 * std::int64_t{p.coarse.z}) * kFarTileCells;
+    int differ = 0, dug = 0, parentMoved = 0;
+    for (int j = 0; j < kFarTileSide; ++j)
+      for (int i = 0; i < kFarTileSide; ++i) {
+        const std::int64_t ci = dx + i, cj = dz + j;
+        REQUIRE(ci >= 0);
+        REQUIRE(cj >= 0);
+        const FarVertex& v = gridVertex(fine, i, j);
+        if (v.parentHeight != coarseSurface(ci, cj)) ++differ;
+        if (v.height < gridVertex(plainFine, i, j).height - 0.1f) ++dug;
+        if (v.parentHeight != gridVertex(plainFine, i, j).parentHeight) ++parentMoved;
+      }
+    CHECK(differ == 0);
+    CHECK(dug > 20);  // the crater is in the tile: the check above means something
+    CHECK(parentMoved > 20);
+  }
+  // Same level: a shared edge through the crater.
+  const FarTileMesh north = buildFarTile(sampler, c, {0, 1, -1}, &surface);
+  const FarTileMesh south = buildFarTile(sampler, c, {0, 1, 0}, &surface);
+  int differ = 0;
+  for (int k = 0; k < kFarTileSide; ++k) {
+    const FarVertex& a = gridVertex(north, k, kFarTileCells);
+    const FarVertex& b = gridVertex(south, k, 0);
+    if (a.height != b.height || a.parentHeight != b.parentHeight) ++differ;
+  }
+  CHECK(differ == 0);
+}
+
+TEST_CASE("far terrain: a hostile server's surface changes are bounded") {
+  SUBCASE("patches beyond kFarSurfaceMaxPatches are ignored and counted") {
+    FarSurface surface;
+    std::vector<sim::SurfaceChange> changes = patchSquare(0, 0, 1024, 7);  // exactly the bound, in one cluster
+    REQUIRE(changes.size() == kFarSurfaceMaxPatches);
+    for (int k = 0; k < 1000; ++k) changes.push_back({-5000 - k, 300, 7, sim::kAir});
+    surface.apply(changes);
+    CHECK(surface.patches() == kFarSurfaceMaxPatches);
+    CHECK(surface.ignored() == 1000);
+    // Patches held still change; new ones do not come in.
+    const sim::SurfaceChange more[] = {{5, 5, -2560, sim::kAir}, {-7, -7, 3, sim::kAir}};
+    surface.apply(more);
+    CHECK(surface.patches() == kFarSurfaceMaxPatches);
+    CHECK(surface.ignored() == 1001);
+    auto lock = surface.readLock();
+    CHECK(surface.riseMetres(0, 5, 5) == -0.5f);
+    CHECK(surface.riseMetres(0, -7, -7) == 0.0f);
+    CHECK(surface.riseMetres(0, -5000, 300) == 0.0f);
+    CHECK(surface.riseMetres(0, 0, 0) == static_cast<float>(7.0 / 256 / 20));
+  }
+  SUBCASE("scattered patches are bounded by the grid points they need") {
+    FarSurface surface;
+    // 2^16 patches apart: a point of their own on every level.
+    std::vector<sim::SurfaceChange> changes;
+    for (int z = -200; z < 200; ++z)
+      for (int x = -200; x < 200; ++x) changes.push_back({x * 65536 + 3, z * 65536 - 5, -100, sim::kAir});
+    surface.apply(changes);
+    CHECK(surface.patches() + surface.ignored() == changes.size());
+    CHECK(surface.patches() <= kFarSurfaceMaxPoints / kFarSurfaceLevels);
+    CHECK(surface.patches() > kFarSurfaceMaxPoints / kFarSurfaceLevels - 10);
+  }
+  SUBCASE("huge rises are clamped; the heights stay finite") {
+    const sim::TerrainSampler& sampler = gladeSampler();
+    const FarTerrainConfig c;
+    FarSurface surface;
+    constexpr std::int32_t up = std::numeric_limits<std::int32_t>::max();
+    constexpr std::int32_t down = std::numeric_limits<std::int32_t>::min();
+    std::vector<sim::SurfaceChange> changes = patchSquare(-40, -40, 64, up);
+    const std::vector<sim::SurfaceChange> sunk = patchSquare(24, -40, 64, down, 200);  // any byte as material
+    changes.insert(changes.end(), sunk.begin(), sunk.end());
+    surface.apply(changes);
+    {
+      auto lock = surface.readLock();
+      const float limit = static_cast<float>(kFarSurfaceMaxRise / 256.0 / sim::kVoxelsPerMetre);
+      CHECK(surface.riseMetres(0, 0, 0) == limit);
+      CHECK(surface.riseMetres(0, 30, 0) == -limit);
+      CHECK(surface.riseMetres(3, 0, 0) == limit);  // 8 x 8 patches, all up
+    }
+    int bad = 0, high = 0;
+    for (int level = 0; level < 6; ++level)
+      for (const std::int32_t x : {-1, 0, 1}) {
+        const FarTileMesh t = buildFarTile(sampler, c, {level, x, -1}, &surface);
+        for (const FarVertex& v : t.vertices) {
+          if (!std::isfinite(v.height) || !std::isfinite(v.parentHeight)) ++bad;
+          if (v.height > 1000.0f) ++high;
+        }
+        if (!std::isfinite(t.minY) || !std::isfinite(t.maxY)) ++bad;
+      }
+    CHECK(bad == 0);
+    CHECK(high > 0);
+  }
+}
+
+TEST_CASE("far terrain: the cache rebuilds the tiles surface changes touch") {
+  const sim::TerrainSampler& sampler = gladeSampler();
+  const FarTerrainConfig c{0.8, 96.0, 600.0};
+  auto surface = std::make_shared<FarSurface>();
+  FarTerrainCache cache(gladeSamplerPtr(), c, 2, surface);
+  std::map<FarTileKey, FarTileMesh> latest;
+  auto take = [&](FarTerrainUpdate u) {
+    for (FarTileMesh& m : u.built) latest[m.key] = std::move(m);
+    for (const FarTileKey& k : u.released) latest.erase(k);
+  };
+  take(cache.finish(0.0, 0.0));
+  const std::vector<FarTileKey> drawn = cache.drawn();
+  REQUIRE(!drawn.empty());
+  // A level-0 tile drawn east of the eye, and a crater under its middle.
+  const auto it = std::find_if(drawn.begin(), drawn.end(), [](const FarTileKey& k) { return k.level == 0 && k.x > 0; });
+  REQUIRE(it != drawn.end());
+  const FarTileKey key = *it;
+  const FarTileMesh before = latest.at(key);
+  cache.applySurfaceChanges(
+      patchSquare(key.x * kFarTileCells + 4, key.z * kFarTileCells + 4, 24, 3 * kMetreDig));
+  CHECK(!cache.idle());
+
+  const FarTerrainUpdate again = cache.finish(0.0, 0.0);
+  CHECK(again.released.empty());
+  std::set<FarTileKey> rebuilt;
+  for (const FarTileMesh& m : again.built) rebuilt.insert(m.key);
+  take(again);
+  CHECK(rebuilt.contains(key));
+  CHECK(rebuilt.size() < drawn.size() / 4);  // only those near the crater
+  for (const FarTileKey& k : rebuilt) CHECK(std::binary_search(drawn.begin(), drawn.end(), k));
+  CHECK(cache.drawn() == drawn);
+  CHECK(cache.idle());
+  const FarTileMesh& after = latest.at(key);
+  int lower = 0, higher = 0;
+  for (int j = 0; j < kFarTileSide; ++j)
+    for (int i = 0; i < kFarTileSide; ++i) {
+      if (gridVertex(after, i, j).height < gridVertex(before, i, j).height - 1.0f) ++lower;
+      if (gridVertex(after, i, j).height > gridVertex(before, i, j).height) ++higher;
+    }
+  CHECK(lower > 300);
+  CHECK(higher == 0);
+  CHECK(after.surfaceVersion == surface->version());
+  CHECK(sameVertices(after, buildFarTile(sampler, c, key, surface.get())));
+}
+
+TEST_CASE("far terrain: changes applied while tiles build never leave a stale tile drawn") {
+  const sim::TerrainSampler& sampler = gladeSampler();
+  const FarTerrainConfig c{0.8, 96.0, 600.0};
+  auto surface = std::make_shared<FarSurface>();
+  FarTerrainCache cache(gladeSamplerPtr(), c, 2, surface);
+  std::map<FarTileKey, FarTileMesh> latest;
+  auto take = [&](FarTerrainUpdate u) {
+    for (FarTileMesh& m : u.built) latest[m.key] = std::move(m);
+    for (const FarTileKey& k : u.released) latest.erase(k);
+  };
+  // Each round changes a patch in every level-0 tile's square out to 600 m, so every
+  // tile queued or being built is touched (a tile takes about half a millisecond).
+  take(cache.update(0.0, 0.0));
+  for (int round = 0; round < 12; ++round) {
+    std::vector<sim::SurfaceChange> changes;
+    for (int b = -24; b < 24; ++b)
+      for (int a = -24; a < 24; ++a)
+        changes.push_back({a * kFarTileCells + 3 + 2 * round, b * kFarTileCells + 5, -(round + 1) * 2560, sim::kAir});
+    cache.applySurfaceChanges(changes);
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+    take(cache.update(0.0, 0.0));
+  }
+  take(cache.finish(0.0, 0.0));
+  REQUIRE(cache.drawn() == selectFarTiles(c, 0.0, 0.0));
+  int stale = 0, changed = 0;
+  for (const FarTileKey& k : cache.drawn()) {
+    const FarTileMesh& m = latest.at(k);
+    if (!sameVertices(m, buildFarTile(sampler, c, k, surface.get()))) ++stale;
+    if (!sameVertices(m, buildFarTile(sampler, c, k))) ++changed;
+  }
+  CHECK(stale == 0);
+  CHECK(changed > static_cast<int>(cache.drawn().size()) / 2);
 }

@@ -9,8 +9,10 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cmath>
 #include <map>
 
+#include "mesh/far_terrain.h"
 #include "net/client_connection.h"
 #include "net/server_host.h"
 #include "sim/systems/motion.h"
@@ -112,6 +114,38 @@ TEST_CASE("far edits: a crater 600 m away reaches the bot as SurfaceChanges equa
   const sim::ChunkColumn craterColumn{cx >> 7, cz >> 7};
   CHECK_FALSE(conn.mirror().world.columnPresent(craterColumn));
   CHECK(conn.stats().received.contains("SurfaceChanges"));
+
+  // The far level there (600 m: level 3, 6.4 m cells) sinks where the crater is, and
+  // only there: the tile holding it built with and without the bot's changes.
+  {
+    mesh::FarSurface surface;
+    std::vector<sim::SurfaceChange> all;
+    for (const auto& [k, c] : received) all.push_back(c);
+    surface.apply(all);
+    const mesh::FarTerrainConfig fc;
+    constexpr int kLevel = 3;
+    const double tile = mesh::farTileMetres(fc, kLevel), cell = mesh::farCellMetres(fc, kLevel);
+    const double mx = double(cx) / sim::kVoxelsPerMetre, mz = double(cz) / sim::kVoxelsPerMetre;
+    const mesh::FarTileKey key{kLevel, static_cast<std::int32_t>(std::floor(mx / tile)),
+                               static_cast<std::int32_t>(std::floor(mz / tile))};
+    const mesh::FarTileMesh plain = mesh::buildFarTile(*conn.terrainSampler(), fc, key);
+    const mesh::FarTileMesh edited = mesh::buildFarTile(*conn.terrainSampler(), fc, key, &surface);
+    int lowered = 0, moved = 0;
+    for (int j = 0; j < mesh::kFarTileSide; ++j) {
+      for (int i = 0; i < mesh::kFarTileSide; ++i) {
+        const auto v = static_cast<std::size_t>(j * mesh::kFarTileSide + i);
+        const float dy = edited.vertices[v].height - plain.vertices[v].height;
+        if (dy == 0) continue;
+        ++moved;
+        const double vx = key.x * tile + i * cell, vz = key.z * tile + j * cell;
+        CHECK(std::abs(vx - mx) < 4 + cell);  // within the crater and a cell around it
+        CHECK(std::abs(vz - mz) < 4 + cell);
+        if (dy < -0.1f) ++lowered;
+      }
+    }
+    CHECK(lowered >= 1);
+    CHECK(moved <= 9);
+  }
 
   // A block placed on the crater's floor: only its patch changes, and the bot is told.
   const std::int32_t floorY = sim::groundHeight(serverWorld, host.state().lut, cx, cz).value_or(0) / sim::kUnitsPerVoxel;

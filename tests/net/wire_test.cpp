@@ -579,6 +579,10 @@ std::vector<Bytes> validServerMessages() {
       return wire::CreateStreamDirect(fbb, &items).Union();
     }));
   }
+  v.push_back(serverMessage(wire::ServerBody::SurfaceChanges, [](flatbuffers::FlatBufferBuilder& fbb) {
+    const std::vector<wire::SurfaceChangeRec> changes{{-3, 7, -256, 5}, {2147483647, -2147483647, 1000000, 0}};
+    return wire::CreateSurfaceChangesDirect(fbb, &changes).Union();
+  }));
   return v;
 }
 
