@@ -2,19 +2,24 @@
 // from the scene's generator appears where the generator's heights say, without
 // cracks while the eye moves through the levels of detail. Pixels are checked
 // against rays marched through the generator's heightfield on the CPU, and "sky"
-// means the colour the same frame has with no far terrain.
+// means the colour the same frame has with no far terrain. Surface changes (far edits)
+// are checked by comparing frames before, with and after undoing them.
 // Set LOAM_RENDER_TEST_PNG_DIR to keep the rendered images.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "render/renderer.h"
 #include "sim/gen/generator.h"
 #include "sim/gen/scene.h"
 #include "sim/world/brick_store.h"
+#include "sim/world/surface_change.h"
 
 using namespace loam;
 using render::Image;
@@ -190,6 +195,61 @@ std::array<double, 3> highestAround(const sim::TerrainSampler& t, double x, doub
   return best;
 }
 
+// Where point p (metres) lands on screen: the inverse of rayThrough. {px, py, depth
+// along the view direction}; depth <= 0 means behind the eye.
+std::array<double, 3> project(const render::Camera& c, const std::array<double, 3>& p) {
+  const double fx = std::sin(c.yaw) * std::cos(c.pitch), fy = std::sin(c.pitch);
+  const double fz = -std::cos(c.yaw) * std::cos(c.pitch);
+  const double rx = std::cos(c.yaw), rz = std::sin(c.yaw);
+  const double ux = -rz * fy, uy = rz * fx - rx * fz, uz = rx * fy;
+  const double dx = p[0] - c.position[0], dy = p[1] - c.position[1], dz = p[2] - c.position[2];
+  const double depth = dx * fx + dy * fy + dz * fz;
+  const double tanY = std::tan(c.fovYDegrees * kPi / 360.0), tanX = tanY * kW / kH;
+  const double sx = (dx * rx + dz * rz) / depth / tanX, sy = (dx * ux + dy * uy + dz * uz) / depth / tanY;
+  return {(sx + 1.0) * kW / 2 - 0.5, (1.0 - sy) * kH / 2 - 0.5, depth};
+}
+
+bool dryAt(const sim::TerrainSampler& t, double x, double z) {
+  const auto s = t.at(static_cast<std::int32_t>(std::floor(x * sim::kVoxelsPerMetre)),
+                      static_cast<std::int32_t>(std::floor(z * sim::kVoxelsPerMetre)));
+  return s.column.water <= s.column.ground;
+}
+
+// True when the segment from the eye to p clears the generator's terrain over its
+// first `part` (the end itself may touch it).
+bool inSight(const sim::TerrainSampler& t, const std::array<double, 3>& eye, const std::array<double, 3>& p,
+             double part) {
+  for (double f = 0.02; f < part; f += 0.005) {
+    const double x = eye[0] + (p[0] - eye[0]) * f, z = eye[2] + (p[2] - eye[2]) * f;
+    if (eye[1] + (p[1] - eye[1]) * f <= heightAt(t, x, z) + 1.0) return false;
+  }
+  return true;
+}
+
+// Pixels whose colour differs by more than 24 in some channel, inside [x0, x1) x [y0, y1)
+// (clamped to the image) or, with outside, everywhere else.
+int changedPixels(const Image& a, const Image& b, int x0, int y0, int x1, int y1, bool outside = false) {
+  int n = 0;
+  for (int y = 0; y < kH; ++y)
+    for (int x = 0; x < kW; ++x) {
+      if ((x >= x0 && x < x1 && y >= y0 && y < y1) == outside) continue;
+      const render::Rgba8 p = a.at(x, y), q = b.at(x, y);
+      if (std::abs(p.r - q.r) > 24 || std::abs(p.g - q.g) > 24 || std::abs(p.b - q.b) > 24) ++n;
+    }
+  return n;
+}
+
+// Pixels in [x0, x1) x [y0, y1) red like brick (#b22a22 lit), not like soil or grass.
+int redPixels(const Image& a, int x0, int y0, int x1, int y1) {
+  int n = 0;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      const render::Rgba8 p = a.at(x, y);
+      if (p.r > 80 && p.r > 2 * p.g && p.r > 2 * p.b) ++n;
+    }
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("terrain 1.5 km away appears where the generator's heights put it, and the sky above its silhouette") {
@@ -262,5 +322,95 @@ TEST_CASE("the far terrain stops at the world's edge") {
   CHECK(v.terrainWrong == 0);
   CHECK(v.skyWrong == 0);
   CHECK(shot.tilesDrawn > 0);
+  CHECK(r->stats().validationErrors == 0);
+}
+
+TEST_CASE("an edit 600 m away changes the far level when its notification arrives") {
+  const Scene& s = highlands();
+  const sim::BrickStore world(s.scene.worldBounds);  // empty: only the far terrain draws
+  const double eyeGround = heightAt(*s.sampler, 0, 0);
+  const std::array<double, 3> eye{0.0, eyeGround + 40.0, 0.0};
+  // A spot 600 m away on dry ground whose surface the eye sees: the first such bearing
+  // of 36. The whole 40 m square is dry, so the raised ground is drawn, not water.
+  std::array<double, 3> spot{};
+  bool found = false;
+  for (int i = 0; i < 36 && !found; ++i) {
+    const double a = i * kPi / 18, x = 600 * std::sin(a), z = -600 * std::cos(a);
+    bool dry = true;
+    for (double dz = -20; dz <= 20; dz += 10)
+      for (double dx = -20; dx <= 20; dx += 10) dry = dry && dryAt(*s.sampler, x + dx, z + dz);
+    spot = {x, heightAt(*s.sampler, x, z), z};
+    found = dry && inSight(*s.sampler, eye, {x, spot[1] + 1.0, z}, 0.95);
+  }
+  REQUIRE(found);
+  render::Camera cam;
+  cam.fovYDegrees = 30;  // narrow: the 40 m block is about 30 pixels across, not 11
+  cam.position = eye;
+  cam.yaw = std::atan2(spot[0], -spot[2]);
+  cam.pitch = std::atan2(spot[1] + 15.0 - eye[1], 600.0);  // the raised block's middle at the centre
+  const std::optional<sim::MaterialId> brick = s.scene.materials->find("brick");
+  REQUIRE(brick.has_value());
+  auto r = farRenderer(2048, world, s, cam.position);
+
+  auto frame = [&](const std::string& name) {
+    r->renderFrame(frameFor(cam));
+    r->finishMeshing();  // every tile a change touched is rebuilt and uploaded
+    REQUIRE(r->renderFrame(frameFor(cam)));
+    auto img = r->readPixels();
+    REQUIRE(img.has_value());
+    keep(*img, name);
+    return std::move(*img);
+  };
+  // The square of patches 40 m across around the spot, 30 m up (rise: 256 columns of
+  // 600 voxels each) in red brick; then the same patches back to the generator's.
+  auto square = [&](std::int32_t rise, sim::MaterialId material) {
+    const std::int32_t cx = sim::surfacePatchOf(static_cast<std::int32_t>(std::floor(spot[0] * sim::kVoxelsPerMetre)));
+    const std::int32_t cz = sim::surfacePatchOf(static_cast<std::int32_t>(std::floor(spot[2] * sim::kVoxelsPerMetre)));
+    std::vector<sim::SurfaceChange> out;
+    for (std::int32_t z = cz - 25; z < cz + 25; ++z)
+      for (std::int32_t x = cx - 25; x < cx + 25; ++x) out.push_back({x, z, rise, material});
+    return out;
+  };
+
+  const Image before = frame("far_edit_before");
+  r->applySurfaceChanges(square(256 * 20 * 30, *brick));
+  const Image raised = frame("far_edit_raised");
+  r->applySurfaceChanges(square(0, sim::kAir));
+  const Image undone = frame("far_edit_undone");
+
+  // Where the block can show: the bounding box of its 8 corners on screen, a few
+  // pixels wider for the cells its edges ramp over.
+  double x0 = kW, y0 = kH, x1 = 0, y1 = 0;
+  for (double dx : {-20.0, 20.0})
+    for (double dz : {-20.0, 20.0})
+      for (double dy : {0.0, 30.0}) {
+        const double gy = heightAt(*s.sampler, spot[0] + dx, spot[2] + dz);
+        const auto p = project(cam, {spot[0] + dx, gy + dy, spot[2] + dz});
+        REQUIRE(p[2] > 0);
+        x0 = std::min(x0, p[0]), y0 = std::min(y0, p[1]), x1 = std::max(x1, p[0]), y1 = std::max(y1, p[1]);
+      }
+  const int bx0 = static_cast<int>(std::floor(x0)) - 4, by0 = static_cast<int>(std::floor(y0)) - 4;
+  const int bx1 = static_cast<int>(std::ceil(x1)) + 5, by1 = static_cast<int>(std::ceil(y1)) + 5;
+  MESSAGE("spot (" << spot[0] << ", " << spot[1] << ", " << spot[2] << "), block on screen [" << bx0 << ", "
+                   << bx1 << ") x [" << by0 << ", " << by1 << ")");
+  REQUIRE(bx0 > 0);
+  REQUIRE(bx1 < kW);
+  REQUIRE(by0 > 0);
+  REQUIRE(by1 < kH);
+  const int area = (bx1 - bx0) * (by1 - by0);
+  const int inside = changedPixels(before, raised, bx0, by0, bx1, by1);
+  const int outside = changedPixels(before, raised, bx0, by0, bx1, by1, true);
+  const int back = changedPixels(before, undone, 0, 0, kW, kH);
+  MESSAGE("box " << area << " pixels, changed in it " << inside << " (red " << redPixels(raised, bx0, by0, bx1, by1)
+                 << "), outside " << outside << "; after the undo " << back);
+  // The block's faces and brick top fill much of its box (about 650 of 1,360 pixels
+  // on lavapipe); nothing else moves.
+  CHECK(inside >= 320);
+  CHECK(inside * 3 >= area);
+  // Its top is brick red, which no generated ground here is.
+  CHECK(redPixels(before, bx0, by0, bx1, by1) == 0);
+  CHECK(redPixels(raised, bx0, by0, bx1, by1) >= 100);
+  CHECK(outside <= 4);
+  CHECK(back <= 4);
   CHECK(r->stats().validationErrors == 0);
 }
