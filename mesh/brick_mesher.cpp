@@ -330,12 +330,12 @@ sim::MaterialId coarseBlock(const sim::MaterialId* voxels, const MeshClassTable&
   return sim::kAir;
 }
 
-/// coarsenWide for a block edge known at compile time.
+/// coarsenWide for a block edge known at compile time: the blocks, then expandBlocks.
 template <int K>
-void coarsen(const internal::WideBrick& in, const MeshClassTable& classes, PaddedBrick& out) {
+void coarsen(const internal::WideBrick& in, const MeshClassTable& classes, bool atFloor, PaddedBrick& out) {
   constexpr int kBlocks = sim::kBrickSize / K + 2;  // 6 or 4 per axis
   constexpr int kEdge = sim::kBrickSize + 2 * K;    // 12 or 16
-  sim::MaterialId coarse[kBlocks][kBlocks][kBlocks];
+  sim::MaterialId coarse[kBlocks * kBlocks * kBlocks];
   sim::MaterialId block[K * K * K];
   for (int bz = 0; bz < kBlocks; ++bz)
     for (int by = 0; by < kBlocks; ++by)
@@ -344,15 +344,24 @@ void coarsen(const internal::WideBrick& in, const MeshClassTable& classes, Padde
           for (int y = 0; y < K; ++y)
             std::memcpy(&block[K * (y + K * z)],
                         &in.voxels[static_cast<std::size_t>(bx * K + kEdge * (by * K + y + kEdge * (bz * K + z)))], K);
-        coarse[bz][by][bx] = coarseBlock<K>(block, classes);
+        coarse[bx + kBlocks * (by + kBlocks * bz)] = coarseBlock<K>(block, classes);
       }
-  // Padded coordinate p is brick-local p - 1, in block (p - 1 + K) / K of the wide region.
-  for (int pz = 0; pz < kPadded; ++pz)
-    for (int py = 0; py < kPadded; ++py) {
-      const sim::MaterialId* src = coarse[(pz - 1 + K) / K][(py - 1 + K) / K];
-      sim::MaterialId* dst = &out.voxels[static_cast<std::size_t>(paddedIndex(0, py, pz))];
-      for (int px = 0; px < kPadded; ++px) dst[px] = src[(px - 1 + K) / K];
-    }
+  internal::expandBlocks(coarse, K, atFloor, out);
+}
+
+/// blocksOfBrick for a block edge known at compile time.
+template <int K>
+void ownBlocks(const sim::MaterialId* voxels, const MeshClassTable& classes, internal::BrickBlocks& out) {
+  constexpr int kM = sim::kBrickSize / K;
+  sim::MaterialId block[K * K * K];
+  for (int bz = 0; bz < kM; ++bz)
+    for (int by = 0; by < kM; ++by)
+      for (int bx = 0; bx < kM; ++bx) {
+        for (int z = 0; z < K; ++z)
+          for (int y = 0; y < K; ++y)
+            std::memcpy(&block[K * (y + K * z)], &voxels[sim::voxelIndexInBrick(bx * K, by * K + y, bz * K + z)], K);
+        out.material[bx + kM * (by + kM * bz)] = coarseBlock<K>(block, classes);
+      }
 }
 
 }  // namespace
@@ -373,16 +382,36 @@ void patchWide(const sim::VoxelOverlay& overlay, WideBrick& out) {
 void coarsenWide(const WideBrick& in, const MeshClassTable& classes, bool atFloor, PaddedBrick& out) {
   LOAM_ASSERT(in.k == 2 || in.k == 4);
   if (in.k == 2) {
-    coarsen<2>(in, classes, out);
+    coarsen<2>(in, classes, atFloor, out);
   } else {
-    coarsen<4>(in, classes, out);
+    coarsen<4>(in, classes, atFloor, out);
   }
   out.brick = in.brick;
+}
+
+void expandBlocks(const sim::MaterialId* blocks, int k, bool atFloor, PaddedBrick& out) {
+  const int e = sim::kBrickSize / k + 2;
+  // Padded coordinate p is brick-local p - 1, in block (p - 1 + k) / k of the region.
+  for (int pz = 0; pz < kPadded; ++pz)
+    for (int py = 0; py < kPadded; ++py) {
+      const sim::MaterialId* src = blocks + e * ((py - 1 + k) / k + e * ((pz - 1 + k) / k));
+      sim::MaterialId* dst = &out.voxels[static_cast<std::size_t>(paddedIndex(0, py, pz))];
+      for (int px = 0; px < kPadded; ++px) dst[px] = src[(px - 1 + k) / k];
+    }
   if (atFloor) {  // below the floor repeats the bottom layer, as gatherPadded does
     for (int pz = 0; pz < kPadded; ++pz)
       for (int px = 0; px < kPadded; ++px)
         out.voxels[static_cast<std::size_t>(paddedIndex(px, 0, pz))] =
             out.voxels[static_cast<std::size_t>(paddedIndex(px, 1, pz))];
+  }
+}
+
+void blocksOfBrick(const sim::MaterialId* voxels, int level, const MeshClassTable& classes, BrickBlocks& out) {
+  LOAM_ASSERT(level == 1 || level == 2);
+  if (level == 1) {
+    ownBlocks<2>(voxels, classes, out);
+  } else {
+    ownBlocks<4>(voxels, classes, out);
   }
 }
 

@@ -96,8 +96,69 @@ void forOverlayAround(const sim::VoxelOverlay& overlay, sim::BrickCoord b, int b
 /// Writes the overlay's voxels that fall inside out's region over it.
 void patchWide(const sim::VoxelOverlay& overlay, WideBrick& out);
 
+/// A brick's own coarse blocks at a level (k = 2^level, which divides 8): the
+/// coarseBlockMaterial of each of its (8/k)^3 world-aligned blocks, index
+/// bx + m * (by + m * bz) with m = 8/k. Blocks never straddle bricks, so a brick's
+/// blocks are a function of its voxels alone: the mesh cache's workers keep them per
+/// brick instead of coarsening the 27 bricks around each brick again.
+struct BrickBlocks {
+  static constexpr int kMax = 64;  // level 1
+  sim::MaterialId material[kMax];
+};
+
+/// The blocks of a brick from its 512 voxels (voxelIndexInBrick order).
+void blocksOfBrick(const sim::MaterialId* voxels, int level, const MeshClassTable& classes, BrickBlocks& out);
+
+/// The coarse padded brick b at level (1 or 2), as gatherCoarseBrick makes it without
+/// an overlay, from the blocks of the 27 bricks around it: blocksOf(view, coord) gives
+/// a mixed brick's blocks (valid until its next call); a uniform brick's are computed
+/// here. No allocation.
+template <class BlocksOf>
+void gatherBlocks(const sim::BrickStore& world, sim::BrickCoord b, int level, const MeshClassTable& classes,
+                  PaddedBrick& out, BlocksOf&& blocksOf);
+
 /// Coarsens in into out (padded voxel -> coarseBlockMaterial of its block); at the
 /// world's floor (atFloor) the bottom padded layer repeats the one above it.
 void coarsenWide(const WideBrick& in, const MeshClassTable& classes, bool atFloor, PaddedBrick& out);
+
+/// The coarse blocks around a brick, -1..8/k on each axis in blocks (index
+/// (bx + 1) + e * ((by + 1) + e * (bz + 1)), e = 8/k + 2), written out to a PaddedBrick
+/// (each padded voxel takes its block's material); the floor as coarsenWide.
+void expandBlocks(const sim::MaterialId* blocks, int k, bool atFloor, PaddedBrick& out);
+
+template <class BlocksOf>
+void gatherBlocks(const sim::BrickStore& world, sim::BrickCoord b, int level, const MeshClassTable& classes,
+                  PaddedBrick& out, BlocksOf&& blocksOf) {
+  const int k = 1 << level, m = sim::kBrickSize / k, e = m + 2;
+  sim::MaterialId around[6 * 6 * 6];  // e^3 blocks, e at most 6
+  // The centre's block indices [lo, hi) that the brick at offset d holds.
+  auto span = [m](int d) { return d < 0 ? WideSpan{-1, 0} : d == 0 ? WideSpan{0, m} : WideSpan{m, m + 1}; };
+  for (int dz = -1; dz <= 1; ++dz) {
+    const WideSpan z = span(dz);
+    for (int dy = -1; dy <= 1; ++dy) {
+      const WideSpan y = span(dy);
+      for (int dx = -1; dx <= 1; ++dx) {
+        const WideSpan x = span(dx);
+        const sim::BrickCoord c{b.x + dx, b.y + dy, b.z + dz};
+        const sim::BrickView v = world.brick(c);
+        const sim::MaterialId* own = nullptr;
+        sim::MaterialId uniform = sim::kAir;
+        if (v.isUniform()) {
+          uniform = classes[v.uniformMaterial()] == MeshClass::Empty ? sim::kAir : v.uniformMaterial();
+        } else {
+          own = blocksOf(v, c).material;
+        }
+        for (int bz = z.lo; bz < z.hi; ++bz)
+          for (int by = y.lo; by < y.hi; ++by)
+            for (int bx = x.lo; bx < x.hi; ++bx) {
+              const int sx = bx - dx * m, sy = by - dy * m, sz = bz - dz * m;
+              around[(bx + 1) + e * ((by + 1) + e * (bz + 1))] = own ? own[sx + m * (sy + m * sz)] : uniform;
+            }
+      }
+    }
+  }
+  out.brick = b;
+  expandBlocks(around, k, b.y == world.bounds().minBrick.y, out);
+}
 
 }  // namespace loam::mesh::internal

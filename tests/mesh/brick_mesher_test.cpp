@@ -1,4 +1,5 @@
 #include "mesh/brick_mesher.h"
+#include "mesh/internal/coarse_gather.h"
 
 #include <doctest/doctest.h>
 
@@ -575,6 +576,43 @@ TEST_CASE("gatherCoarseBrick: every padded voxel takes its world-aligned block's
       }
     }
   }
+}
+
+TEST_CASE("gatherBlocks (the mesh cache's coarse gather from each brick's own blocks) equals gatherCoarseBrick") {
+  const MeshClassTable classes = meshClasses(table());
+  sim::BrickStore world(sim::WorldBounds{{-16, 0, -16}, {16, 16, 16}});
+  for (int z = -40; z < 40; ++z)
+    for (int y = 0; y < 56; ++y)
+      for (int x = -40; x < 40; ++x) world.set(x, y, z, jumble(x, y, z));
+  // Uniform bricks among the mixed ones: stone, water and air.
+  world.fillBrick({-2, 0, -2}, mat("stone"));
+  world.fillBrick({2, 3, 1}, mat("water"));
+  world.fillBrick({0, 2, 0}, sim::kAir);
+  world.fillBrick({0, 4, 0}, mat("leaves"));
+  int mixedCalls = 0, compared = 0;
+  for (int level = 1; level <= kMaxMeshLevel; ++level) {
+    for (int bz = -4; bz < 4; ++bz)
+      for (int by = 0; by < 6; ++by)
+        for (int bx = -4; bx < 4; ++bx) {
+          const sim::BrickCoord b{bx, by, bz};
+          PaddedBrick want, got;
+          gatherCoarseBrick(world, b, level, classes, want);
+          internal::BrickBlocks blocks;
+          internal::gatherBlocks(world, b, level, classes, got,
+                                 [&](const sim::BrickView& v, sim::BrickCoord) -> const internal::BrickBlocks& {
+                                   ++mixedCalls;
+                                   sim::MaterialId voxels[sim::kBrickVoxels];
+                                   v.decode(voxels);
+                                   internal::blocksOfBrick(voxels, level, classes, blocks);
+                                   return blocks;
+                                 });
+          CHECK(got.brick == b);
+          REQUIRE(std::equal(std::begin(got.voxels), std::end(got.voxels), std::begin(want.voxels)));
+          ++compared;
+        }
+  }
+  CHECK(compared == 2 * 8 * 6 * 8);
+  CHECK(mixedCalls > 0);
 }
 
 TEST_CASE("coarse bricks: quads on multiples of k, and about 4x fewer per level on rough ground") {
