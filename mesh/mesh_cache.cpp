@@ -633,6 +633,24 @@ struct MeshCache::Impl {
            classes[world.brickInChunk(ci, 0).uniformMaterial()] != MeshClass::Empty;
   }
 
+  /// True when chunk c is one material, and so are its 6 neighbours, each hiding its
+  /// faces (the rule of hiddenInGrid; below the floor repeats c).
+  bool chunkIsBuried(const sim::BrickStore& world, sim::ChunkCoord c) const {
+    if (!chunkIsSolid(world, c)) return false;
+    const MeshClass self = classes[world.brickInChunk(world.chunkIndex(c), 0).uniformMaterial()];
+    const sim::ChunkCoord n[6] = {{c.x - 1, c.y, c.z}, {c.x + 1, c.y, c.z}, {c.x, c.y - 1, c.z},
+                                  {c.x, c.y + 1, c.z}, {c.x, c.y, c.z - 1}, {c.x, c.y, c.z + 1}};
+    for (const sim::ChunkCoord& o : n) {
+      if (o.y * sim::kChunkBricks < bounds.minBrick.y) continue;
+      if (!bounds.containsBrick({o.x * sim::kChunkBricks, o.y * sim::kChunkBricks, o.z * sim::kChunkBricks}))
+        return false;  // air outside
+      if (!chunkIsSolid(world, o)) return false;
+      const MeshClass other = classes[world.brickInChunk(world.chunkIndex(o), 0).uniformMaterial()];
+      if (other != MeshClass::Opaque && !(self == MeshClass::Liquid && other == MeshClass::Liquid)) return false;
+    }
+    return true;
+  }
+
   /// Drops the pending bits of the chunk's inner bricks (local 1..14 on every axis).
   void clearInterior(ChunkState& cs) {
     // Local index x + 16 * (y + 16 * z): word z * 4 + y / 4, bits (y % 4) * 16 + x.
@@ -664,7 +682,7 @@ struct MeshCache::Impl {
       return kClsMixed;
     };
     const int ci = world.chunkIndex(c);
-    const int bx0 = c.x * sim::kChunkBricks, by0 = c.y * sim::kChunkBricks, bz0 = c.z * sim::kChunkBricks;
+    const int by0 = c.y * sim::kChunkBricks;
     if (ci >= 0 && world.chunkIsCollapsed(ci)) {
       std::uint8_t k = cls(world.brickInChunk(ci, 0));
       for (int z = 1; z <= 16; ++z)
@@ -676,15 +694,28 @@ struct MeshCache::Impl {
         g[(l >> 8) + 1][((l >> 4) & 15) + 1][(l & 15) + 1] = cls(v);
       }
     }
-    // Border faces only: edges and corners never decide whether a face exists.
+    // Border faces only: edges and corners never decide whether a face exists. Each
+    // face reads one neighbour chunk, looked up once (absent or outside: air).
+    const auto neighbour = [&](int dx, int dy, int dz) {
+      const sim::ChunkCoord n{c.x + dx, c.y + dy, c.z + dz};
+      const bool inside = bounds.containsBrick({n.x * sim::kChunkBricks, n.y * sim::kChunkBricks,
+                                                n.z * sim::kChunkBricks});
+      return inside ? world.chunkIndex(n) : -1;
+    };
+    const auto face = [&](int ni, int lx, int ly, int lz) {
+      if (ni < 0) return static_cast<std::uint8_t>(kClsEmpty);
+      return cls(world.brickInChunk(ni, lx + sim::kChunkBricks * (ly + sim::kChunkBricks * lz)));
+    };
+    const int west = neighbour(-1, 0, 0), east = neighbour(1, 0, 0), down = neighbour(0, -1, 0),
+              up = neighbour(0, 1, 0), north = neighbour(0, 0, -1), south = neighbour(0, 0, 1);
     for (int a = 1; a <= 16; ++a) {
       for (int b = 1; b <= 16; ++b) {
-        g[a][b][0] = cls(world.brick({bx0 - 1, by0 + b - 1, bz0 + a - 1}));
-        g[a][b][17] = cls(world.brick({bx0 + 16, by0 + b - 1, bz0 + a - 1}));
-        g[a][0][b] = cls(world.brick({bx0 + b - 1, by0 - 1, bz0 + a - 1}));
-        g[a][17][b] = cls(world.brick({bx0 + b - 1, by0 + 16, bz0 + a - 1}));
-        g[0][a][b] = cls(world.brick({bx0 + b - 1, by0 + a - 1, bz0 - 1}));
-        g[17][a][b] = cls(world.brick({bx0 + b - 1, by0 + a - 1, bz0 + 16}));
+        g[a][b][0] = face(west, 15, b - 1, a - 1);
+        g[a][b][17] = face(east, 0, b - 1, a - 1);
+        g[a][0][b] = face(down, b - 1, 15, a - 1);
+        g[a][17][b] = face(up, b - 1, 0, a - 1);
+        g[0][a][b] = face(north, b - 1, a - 1, 15);
+        g[17][a][b] = face(south, b - 1, a - 1, 0);
       }
     }
     if (by0 == bounds.minBrick.y) {  // below the floor repeats the bottom layer (gatherPaddedBrick)
@@ -851,8 +882,9 @@ struct MeshCache::Impl {
         }
       }
       // A chunk of air with nothing drawn (most of a tall world's chunks, every one of
-      // them queued whole): no brick of it can have a face, so no brick is looked at.
-      if (cs.bricks.empty() && chunkIsEmpty(world, c) && !(overlay && !overlay->empty())) {
+      // them queued whole), or one of solid stone among others: no brick of it can
+      // have a face, so no brick is looked at.
+      if (cs.bricks.empty() && (chunkIsEmpty(world, c) || chunkIsBuried(world, c)) && !(overlay && !overlay->empty())) {
         stats.skippedBricks += static_cast<std::size_t>(cs.pendingCount);
         totalPending -= static_cast<std::size_t>(cs.pendingCount);
         cs.pendingCount = 0;
