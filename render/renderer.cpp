@@ -438,6 +438,21 @@ struct Renderer::Impl {
     }
   }
 
+  /// Binds heap block `block` as the vertex buffer unless it is `bound` already: meshes
+  /// in one block are drawn with a vertex offset (firstVertex), not a bind each.
+  void bindBlock(VkCommandBuffer cb, std::uint32_t block, std::uint32_t& bound) {
+    if (block == bound) return;
+    VkBuffer vb = heap->buffer(block);
+    const VkDeviceSize zero = 0;
+    vkCmdBindVertexBuffers(cb, 0, 1, &vb, &zero);
+    bound = block;
+  }
+  /// A range's first vertex in its block (ranges are 256-byte aligned, so whole vertices).
+  template <class Vertex>
+  static std::int32_t firstVertex(const vk::GpuRange& r) {
+    return static_cast<std::int32_t>(r.offset / sizeof(Vertex));
+  }
+
   /// Far terrain tiles, culled against the frustum; returns how many were drawn.
   template <class PushFn>
   std::size_t drawFarTiles(VkCommandBuffer cb, const Camera& cam, const std::array<std::array<float, 4>, 6>& planes,
@@ -448,6 +463,7 @@ struct Renderer::Impl {
     const auto indexCount = static_cast<std::uint32_t>(mesh::farTileIndices().size());
     std::size_t drawn = 0;
     int morphLevel = -1;
+    std::uint32_t bound = UINT32_MAX;
     for (const mesh::FarTileKey& k : far->drawn()) {
       auto it = farTiles.find(k);
       if (it == farTiles.end()) continue;
@@ -469,9 +485,8 @@ struct Renderer::Impl {
         morphLevel = k.level;
       }
       pushConstants();
-      VkBuffer vb = heap->buffer(g.range.block);
-      vkCmdBindVertexBuffers(cb, 0, 1, &vb, &g.range.offset);
-      vkCmdDrawIndexed(cb, indexCount, 1, 0, 0, 0);
+      bindBlock(cb, g.range.block, bound);
+      vkCmdDrawIndexed(cb, indexCount, 1, 0, firstVertex<mesh::FarVertex>(g.range), 0);
       ++drawn;
     }
     push = vk::PushConstants{};
@@ -645,6 +660,7 @@ struct Renderer::Impl {
     };
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipes.voxel);
     bool bandBound = false;
+    std::uint32_t bound = UINT32_MAX;
     for (const VisibleChunk& v : visible) {
       const ChunkGpu& g = *v.chunk;
       if (g.opaqueQuads == 0) continue;
@@ -653,14 +669,14 @@ struct Renderer::Impl {
         bandBound = true;
       }
       chunkPush(v.coord);
-      VkBuffer vb = heap->buffer(g.range.block);
-      vkCmdBindVertexBuffers(cb, 0, 1, &vb, &g.range.offset);
+      bindBlock(cb, g.range.block, bound);
+      const std::int32_t first = firstVertex<mesh::PackedVertex>(g.range);
       // Face group f (normal -x, +x, -y, +y, -z, +z) can face the eye only if the eye
       // is on its outer side of some face plane inside the mesh's bounds.
       std::uint32_t runStart = 0, runEnd = 0;
       auto flush = [&] {
         if (runEnd > runStart) {
-          vkCmdDrawIndexed(cb, (runEnd - runStart) * 6, 1, 0, static_cast<std::int32_t>(runStart * 4), 0);
+          vkCmdDrawIndexed(cb, (runEnd - runStart) * 6, 1, 0, first + static_cast<std::int32_t>(runStart * 4), 0);
           quads += runEnd - runStart;
         }
       };
@@ -696,17 +712,18 @@ struct Renderer::Impl {
     }
 
     // Water, far to near (per chunk), blended over everything opaque.
+    bound = UINT32_MAX;  // the entity pass bound its own buffer since
     std::sort(visible.begin(), visible.end(), [](const VisibleChunk& a, const VisibleChunk& b) { return a.distance > b.distance; });
     for (const VisibleChunk& v : visible) {
       if (v.chunk->waterQuads == 0) continue;
-      VkBuffer vb = heap->buffer(v.chunk->range.block);
-      vkCmdBindVertexBuffers(cb, 0, 1, &vb, &v.chunk->range.offset);
+      bindBlock(cb, v.chunk->range.block, bound);
       // Two passes per chunk (push.b[3] selects): behind * transmittance, then + light.
       for (int pass = 0; pass < 2; ++pass) {
         vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pass == 0 ? pipes.water : pipes.waterLight);
         push.b[3] = pass;
         chunkPush(v.coord);
-        vkCmdDrawIndexed(cb, v.chunk->waterQuads * 6, 1, 0, static_cast<std::int32_t>(v.chunk->opaqueQuads * 4), 0);
+        const std::int32_t water = static_cast<std::int32_t>(v.chunk->opaqueQuads * 4);
+        vkCmdDrawIndexed(cb, v.chunk->waterQuads * 6, 1, 0, firstVertex<mesh::PackedVertex>(v.chunk->range) + water, 0);
       }
       push.b[3] = 0;
       quads += v.chunk->waterQuads;
