@@ -218,7 +218,8 @@ int dispatch(const wire::ServerMessage* msg, bool inStream) {
     case wire::ServerBody::SurfaceChanges: {
       std::int64_t sum = 0;
       if (const auto* changes = msg->body_as_SurfaceChanges()->changes())
-        for (const wire::SurfaceChangeRec* r : *changes) sum += std::int64_t{r->x()} + r->z() + r->rise() + r->material();
+        for (const wire::SurfaceChangeRec* r : *changes)
+          sum += std::int64_t{r->x()} + r->z() + r->rise() + r->material();
       return sum == 1 ? 0 : 0;  // read every field (ASan sees any out-of-bounds read)
     }
     default:

@@ -43,7 +43,8 @@ void SurfaceSync::noteEdits(const sim::StepOutput& out) {
   for (const sim::EditRecord& e : out.edits) {
     switch (e.kind) {
       case sim::EditRecord::Kind::Voxel:
-        if (lut.collides[e.before] != lut.collides[e.after]) makeDue(sim::surfacePatchOf(e.x), sim::surfacePatchOf(e.z));
+        if (lut.collides[e.before] != lut.collides[e.after])
+          makeDue(sim::surfacePatchOf(e.x), sim::surfacePatchOf(e.z));
         break;
       case sim::EditRecord::Kind::BrickFill:  // `before` may be a mix: always due
         makeDue(sim::surfacePatchOf(e.x * sim::kBrickSize), sim::surfacePatchOf(e.z * sim::kBrickSize));
@@ -62,8 +63,9 @@ void SurfaceSync::send() {
     const auto x = static_cast<std::int32_t>(key >> 32), z = static_cast<std::int32_t>(key & 0xffffffffu);
     fresh_[key] = sim::surfaceChange(world, core_.state.lut, treeParts_, x, z);
   }
-  if (dueNext_ == dueOrder_.size()) {
-    dueOrder_.clear();
+  // The summed prefix goes once it is half the list (edits may keep it from emptying).
+  if (2 * dueNext_ >= dueOrder_.size()) {
+    dueOrder_.erase(dueOrder_.begin(), dueOrder_.begin() + static_cast<std::ptrdiff_t>(dueNext_));
     dueNext_ = 0;
   }
   if (core_.state.tick % kFlushTicks == 0) publish();

@@ -105,6 +105,7 @@ TEST_CASE("far edits: a crater 600 m away reaches the bot as SurfaceChanges equa
 
   const std::uint64_t dugTick = host.state().tick;
   steps(10 * 60, [&] { return received == expected && host.stats().surfaceDue == 0; });
+  REQUIRE(conn.stats().received.contains("SurfaceChanges"));
   MESSAGE("crater: " << expected.size() << " patches reached the bot " << host.state().tick - dugTick
                      << " ticks after the digs in " << conn.stats().received.at("SurfaceChanges").messages
                      << " messages, " << conn.stats().received.at("SurfaceChanges").bytes << " bytes");
@@ -151,7 +152,8 @@ TEST_CASE("far edits: a crater 600 m away reaches the bot as SurfaceChanges equa
   }
 
   // A block placed on the crater's floor: only its patch changes, and the bot is told.
-  const std::int32_t floorY = sim::groundHeight(serverWorld, host.state().lut, cx, cz).value_or(0) / sim::kUnitsPerVoxel;
+  const std::int32_t floorY =
+      sim::groundHeight(serverWorld, host.state().lut, cx, cz).value_or(0) / sim::kUnitsPerVoxel;
   const sim::SurfaceChange before = sim::surfaceChange(serverWorld, host.state().lut, trees, sim::surfacePatchOf(cx),
                                                        sim::surfacePatchOf(cz));
   commands.push_back({sim::kServerPlayer, ++sequence,
