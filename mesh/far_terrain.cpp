@@ -155,12 +155,7 @@ bool fitsInt32(std::int64_t v) {
 
 /// A grid point as a map key (both coordinates must fit in 32 bits).
 std::uint64_t packPoint(std::int64_t gx, std::int64_t gz) {
-  return (std::uint64_t{static_cast<std::uint32_t>(gx)} << 32) | static_cast<std::uint32_t>(gz);
-}
-
-std::array<std::int64_t, 2> unpackPoint(std::uint64_t key) {
-  return {static_cast<std::int32_t>(static_cast<std::uint32_t>(key >> 32)),
-          static_cast<std::int32_t>(static_cast<std::uint32_t>(key))};
+  return sim::surfacePatchKey(static_cast<std::int32_t>(gx), static_cast<std::int32_t>(gz));
 }
 
 /// The height drawn, metres, of a sample whose ground rose by rise metres. Water keeps
@@ -266,7 +261,7 @@ bool FarSurface::anyIn(int level, std::int64_t gx0, std::int64_t gz0, std::int64
   const auto& cells = cells_[static_cast<std::size_t>(coarse)];
   if (static_cast<std::size_t>((cx1 - cx0 + 1) * (cz1 - cz0 + 1)) > cells.size()) {
     for (const auto& [key, cell] : cells) {
-      const auto [x, z] = unpackPoint(key);
+      const auto [x, z] = sim::surfacePatchOfKey(key);
       if (x >= cx0 && x <= cx1 && z >= cz0 && z <= cz1) return true;
     }
     return false;
@@ -652,7 +647,7 @@ struct FarTerrainCache::Impl {
       for (const sim::SurfaceChange& c : changes)
         points.insert(packPoint(farSurfacePoint(level, c.x), farSurfacePoint(level, c.z)));
       for (const std::uint64_t key : points) {
-        const auto [gx, gz] = unpackPoint(key);
+        const auto [gx, gz] = sim::surfacePatchOfKey(key);
         if (level <= top) add(level, (gx - 5) >> 5, (gx + 4) >> 5, (gz - 5) >> 5, (gz + 4) >> 5);
         if (level >= 1) add(level - 1, (gx - 4) >> 4, (gx + 3) >> 4, (gz - 4) >> 4, (gz + 3) >> 4);
       }

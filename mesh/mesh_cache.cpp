@@ -870,6 +870,7 @@ struct MeshCache::Impl {
                                       std::chrono::duration<double, std::milli>(budgetMs));
     bool out = false;
     bool dispatched = false;  // at least one brick per update, however small the budget
+    const bool anyOverlay = overlay && !overlay->empty();  // whole-chunk skips read the world alone
     for (; orderPos < order.size() && !out; ++orderPos) {
       auto it = chunks.find(order[orderPos]);
       if (it == chunks.end() || it->second.pendingCount == 0 || it->second.waiting) continue;
@@ -884,7 +885,7 @@ struct MeshCache::Impl {
       // A chunk of air with nothing drawn (most of a tall world's chunks, every one of
       // them queued whole), or one of solid stone among others: no brick of it can
       // have a face, so no brick is looked at.
-      if (cs.bricks.empty() && (chunkIsEmpty(world, c) || chunkIsBuried(world, c)) && !(overlay && !overlay->empty())) {
+      if (cs.bricks.empty() && !anyOverlay && (chunkIsEmpty(world, c) || chunkIsBuried(world, c))) {
         stats.skippedBricks += static_cast<std::size_t>(cs.pendingCount);
         totalPending -= static_cast<std::size_t>(cs.pendingCount);
         cs.pendingCount = 0;
@@ -896,7 +897,7 @@ struct MeshCache::Impl {
       // A chunk of one drawing material (stone under a tall world's ground, a lake's
       // water): its inner 14^3 bricks face only that material, so only its shell is
       // looked at.
-      if (cs.bricks.empty() && chunkIsSolid(world, c) && !(overlay && !overlay->empty())) clearInterior(cs);
+      if (cs.bricks.empty() && !anyOverlay && chunkIsSolid(world, c)) clearInterior(cs);
       const bool useGrid = cs.pendingCount >= kGridThreshold;
       const int level = levelOf(c);
       if (useGrid) buildGrid(world, c, grid);

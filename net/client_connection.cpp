@@ -341,7 +341,6 @@ std::vector<sim::SurfaceChange> ClientConnection::takeSurfaceChanges() {
   out.reserve(impl_->surfaceFresh.size());
   for (std::uint64_t key : impl_->surfaceFresh) out.push_back(impl_->surface.at(key));
   impl_->surfaceFresh.clear();
-  impl_->surfaceFreshSet.clear();
   return out;
 }
 

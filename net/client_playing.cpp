@@ -208,8 +208,7 @@ void ClientConnection::Impl::onSurfaceChanges(const wire::SurfaceChanges& c) {
     return fail("SurfaceChanges with " + std::to_string(c.changes()->size()) + " records (at most " +
                 std::to_string(kMaxSurfaceChanges) + ")");
   for (const wire::SurfaceChangeRec* r : *c.changes()) {
-    const std::uint64_t key = (std::uint64_t{static_cast<std::uint32_t>(r->x())} << 32) |
-                              static_cast<std::uint32_t>(r->z());
+    const std::uint64_t key = sim::surfacePatchKey(r->x(), r->z());
     auto it = surface.find(key);
     if (it == surface.end()) {
       if (surface.size() >= kMaxSurfacePatches) {
@@ -222,7 +221,7 @@ void ClientConnection::Impl::onSurfaceChanges(const wire::SurfaceChanges& c) {
     it->second.rise = r->rise();
     // A material the table lacks would index past the renderer's palette.
     it->second.material = r->material() < mirror->lut.count ? r->material() : sim::kAir;
-    if (surfaceFreshSet.insert(key).second) surfaceFresh.push_back(key);
+    surfaceFresh.insert(key);
   }
 }
 

@@ -7,16 +7,10 @@
 #include "sim/world/column_source.h"
 
 namespace loam::net::host {
-namespace {
-
-std::uint64_t patchKey(std::int32_t x, std::int32_t z) noexcept {
-  return (std::uint64_t{static_cast<std::uint32_t>(x)} << 32) | static_cast<std::uint32_t>(z);
-}
-
-}  // namespace
 
 void SurfaceSync::makeDue(std::int32_t x, std::int32_t z) {
-  if (due_.insert(patchKey(x, z)).second) dueOrder_.push_back(patchKey(x, z));
+  const std::uint64_t key = sim::surfacePatchKey(x, z);
+  if (due_.insert(key).second) dueOrder_.push_back(key);
 }
 
 void SurfaceSync::init() {
@@ -60,7 +54,7 @@ void SurfaceSync::send() {
   for (std::size_t n = 0; n < kPatchesPerTick && dueNext_ < dueOrder_.size(); ++n, ++dueNext_) {
     const std::uint64_t key = dueOrder_[dueNext_];
     due_.erase(key);
-    const auto x = static_cast<std::int32_t>(key >> 32), z = static_cast<std::int32_t>(key & 0xffffffffu);
+    const auto [x, z] = sim::surfacePatchOfKey(key);
     fresh_[key] = sim::surfaceChange(world, core_.state.lut, treeParts_, x, z);
   }
   // The summed prefix goes once it is half the list (edits may keep it from emptying).

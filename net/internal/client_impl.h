@@ -131,11 +131,10 @@ struct ClientConnection::Impl {
   double lastInputsMs = 0;  // when Inputs were last sent
   double lastDropCheckMs = 0;  // when dropFarCells last looked
   std::unordered_set<std::uint64_t> droppedCells;  // cellKey: dropped, not sent whole since
-  // SurfaceChanges: the latest change of each patch, and the patches changed since
-  // takeSurfaceChanges last ran (in order received).
+  // SurfaceChanges: the latest change of each patch (sim::surfacePatchKey), and the
+  // patches changed since takeSurfaceChanges last ran.
   std::unordered_map<std::uint64_t, sim::SurfaceChange> surface;
-  std::vector<std::uint64_t> surfaceFresh;
-  std::unordered_set<std::uint64_t> surfaceFreshSet;
+  std::unordered_set<std::uint64_t> surfaceFresh;
 
   std::array<internal::SnapEntry, kSnapshotRing> ring;
   OwnRing ownRing;  // the own player by snapshot

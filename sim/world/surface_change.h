@@ -38,6 +38,17 @@ struct SurfaceChange {
   friend bool operator==(const SurfaceChange&, const SurfaceChange&) = default;
 };
 
+/// A patch (or any point of a patch-aligned grid) as one 64-bit key, x in the high half:
+/// what maps and sets of patches are keyed by.
+constexpr std::uint64_t surfacePatchKey(std::int32_t x, std::int32_t z) noexcept {
+  return (std::uint64_t{static_cast<std::uint32_t>(x)} << 32) | static_cast<std::uint32_t>(z);
+}
+/// The (x, z) of a surfacePatchKey.
+constexpr std::array<std::int32_t, 2> surfacePatchOfKey(std::uint64_t key) noexcept {
+  return {static_cast<std::int32_t>(static_cast<std::uint32_t>(key >> 32)),
+          static_cast<std::int32_t>(static_cast<std::uint32_t>(key))};
+}
+
 /// What generated trees are made of, by name in materials: wood, and what fire leaves
 /// of it (charcoal, ash), as the fire system names them.
 MaterialMask treePartsOf(const MaterialTable& materials);

@@ -735,16 +735,19 @@ TEST_CASE("far terrain: a hostile server's surface changes are bounded") {
   }
 }
 
+/// The tiles a renderer would hold after an update: built ones replace, released go.
+static void keepLatest(std::map<FarTileKey, FarTileMesh>& latest, FarTerrainUpdate u) {
+  for (FarTileMesh& m : u.built) latest[m.key] = std::move(m);
+  for (const FarTileKey& k : u.released) latest.erase(k);
+}
+
 TEST_CASE("far terrain: the cache rebuilds the tiles surface changes touch") {
   const sim::TerrainSampler& sampler = gladeSampler();
   const FarTerrainConfig c{0.8, 96.0, 600.0};
   auto surface = std::make_shared<FarSurface>();
   FarTerrainCache cache(gladeSamplerPtr(), c, 2, surface);
   std::map<FarTileKey, FarTileMesh> latest;
-  auto take = [&](FarTerrainUpdate u) {
-    for (FarTileMesh& m : u.built) latest[m.key] = std::move(m);
-    for (const FarTileKey& k : u.released) latest.erase(k);
-  };
+  auto take = [&](FarTerrainUpdate u) { keepLatest(latest, std::move(u)); };
   take(cache.finish(0.0, 0.0));
   const std::vector<FarTileKey> drawn = cache.drawn();
   REQUIRE(!drawn.empty());
@@ -786,10 +789,7 @@ TEST_CASE("far terrain: changes applied while tiles build never leave a stale ti
   auto surface = std::make_shared<FarSurface>();
   FarTerrainCache cache(gladeSamplerPtr(), c, 2, surface);
   std::map<FarTileKey, FarTileMesh> latest;
-  auto take = [&](FarTerrainUpdate u) {
-    for (FarTileMesh& m : u.built) latest[m.key] = std::move(m);
-    for (const FarTileKey& k : u.released) latest.erase(k);
-  };
+  auto take = [&](FarTerrainUpdate u) { keepLatest(latest, std::move(u)); };
   // Each round changes a patch in every level-0 tile's square out to 600 m, so every
   // tile queued or being built is touched (a tile takes about half a millisecond).
   take(cache.update(0.0, 0.0));
