@@ -252,12 +252,13 @@ TEST_CASE("the ordered stream resends what is not acknowledged, stops once it is
   joinAs(*server, c, fbb, "swarm-1", false);
   // Not acknowledged: the server sends the items again (within their first round
   // trip every quarter round trip, at least 2 ticks, then backing off from a round
-  // trip: a few ticks on loopback), so most arrivals are resends.
+  // trip: a few ticks on loopback), so most arrivals are resends. The margin is 2x,
+  // not more: resends follow the measured round trip and the wall clock, which vary under ASan.
   for (int t = 0; t < 60; ++t) tickAll(*server, {&c});
   const int itemsSilent = c.streamItems, resendsSilent = c.streamResends;
   REQUIRE(itemsSilent > 0);
   MESSAGE("without acknowledgements: " << itemsSilent << " items, " << resendsSilent << " resends");
-  CHECK(resendsSilent > 3 * itemsSilent);
+  CHECK(resendsSilent > 2 * itemsSilent);
   CHECK(server->stats().streamResentBytes > 0);  // counted, for the metrics and the benches
   // Acknowledged every fourth tick (the ticks run faster than real time, and the
   // message rate limit is real time): an item is sent a few times more at most.
