@@ -506,6 +506,27 @@ bool uniformBrickHasNoFaces(const sim::BrickStore& world, sim::BrickCoord b, con
   return true;
 }
 
+void openFaces(PaddedBrick& p, std::uint8_t sides, const MeshClassTable& classes) {
+  // (side bit, padded x or z of the border layer, of the brick's layer next to it, along x?)
+  struct Side {
+    std::uint8_t bit;
+    int border, inner;
+    bool alongX;
+  };
+  static constexpr Side kSides[4] = {{kOpenNegX, 0, 1, true}, {kOpenPosX, kPadded - 1, kPadded - 2, true},
+                                     {kOpenNegZ, 0, 1, false}, {kOpenPosZ, kPadded - 1, kPadded - 2, false}};
+  for (const Side& s : kSides) {
+    if (!(sides & s.bit)) continue;
+    for (int a = 1; a <= sim::kBrickSize; ++a)      // the other horizontal axis
+      for (int y = 1; y <= sim::kBrickSize; ++y) {  // padded y
+        const int inner = s.alongX ? internal::paddedIndex(s.inner, y, a) : internal::paddedIndex(a, y, s.inner);
+        const int border = s.alongX ? internal::paddedIndex(s.border, y, a) : internal::paddedIndex(a, y, s.border);
+        if (classes[p.voxels[static_cast<std::size_t>(inner)]] == MeshClass::Opaque)
+          p.voxels[static_cast<std::size_t>(border)] = sim::kAir;
+      }
+  }
+}
+
 void meshBrick(const PaddedBrick& in, const MeshClassTable& classes, std::vector<PackedVertex>& opaque,
                std::vector<PackedVertex>& water) {
   // Class rows. The usual table (only air Empty, at most one Liquid material) takes a

@@ -95,6 +95,19 @@ bool brickIsHidden(const sim::BrickStore& world, sim::BrickCoord b, const MeshCl
 bool uniformBrickHasNoFaces(const sim::BrickStore& world, sim::BrickCoord b, const MeshClassTable& classes,
                             int level = 0);
 
+/// Bits of the sides along x and z (1 << sim::Face: NegX, PosX, NegZ, PosZ) of a brick.
+inline constexpr std::uint8_t kOpenNegX = 1u << 0, kOpenPosX = 1u << 1, kOpenNegZ = 1u << 4, kOpenPosZ = 1u << 5;
+
+/// Opens the given sides of a padded brick: the border voxels facing its Opaque voxels
+/// become air, so every Opaque voxel on those sides gets its face there whatever the
+/// neighbour holds. The mesh cache opens the sides where a neighbouring chunk column is
+/// meshed at another level of detail: that column draws the neighbour's voxels at its
+/// own level, which can be air where this brick's copy is solid (a crack), and with
+/// both sides open the seam is always closed (each twin face looks away from the other,
+/// so back-face culling keeps one). Border voxels facing Empty or Liquid ones stay:
+/// those faces are as before, and AO of existing faces changes at most at corners.
+void openFaces(PaddedBrick& p, std::uint8_t sides, const MeshClassTable& classes);
+
 /// Meshes one padded brick, appending quads (4 vertices each, chunk-relative
 /// positions) to opaque and water. Allocates only if the vectors grow.
 void meshBrick(const PaddedBrick& in, const MeshClassTable& classes, std::vector<PackedVertex>& opaque,

@@ -68,6 +68,7 @@ struct Job {
   std::uint64_t epoch = 0;                 // which finish() call: the worker's DecodeCache is valid within one
   int level = 0;                           // > 0: coarse; without world, the slot's wide copy is coarsened
   bool atFloor = false;                    // coarse, without world: the brick is on the world's floor
+  std::uint8_t open = 0;                   // sides to openFaces: seams with a column at another level
 };
 
 /// What a job works on: the padded brick it meshes and, for a coarse brick copied
@@ -326,6 +327,7 @@ struct MeshCache::Impl {
       } else if (job.level > 0) {
         internal::coarsenWide(slot.wide, classes, job.atFloor, in);
       }
+      if (job.open) openFaces(in, job.open, classes);
       opaque.clear();
       water.clear();
       meshBrick(in, job.level > 0 ? coarseClasses : classes, opaque, water);
@@ -455,6 +457,63 @@ struct MeshCache::Impl {
     return it == columnLevels.end() ? 0 : it->second;
   }
 
+  /// The sides of brick b to open (openFaces): on its chunk column's edge, facing a
+  /// column in range at another level, across from a brick whose voxels can differ
+  /// between levels (mixed, or reached by the overlay). A uniform brick is its own
+  /// coarse blocks at every level, so it shows the same to both sides of a seam.
+  std::uint8_t openSidesOf(const sim::BrickStore& world, sim::BrickCoord b, int level) const {
+    const int lx = b.x & (sim::kChunkBricks - 1), lz = b.z & (sim::kChunkBricks - 1);
+    struct Edge {
+      bool on;
+      int dx, dz;
+      std::uint8_t bit;
+    };
+    const Edge edges[4] = {{lx == 0, -1, 0, kOpenNegX}, {lx == sim::kChunkBricks - 1, 1, 0, kOpenPosX},
+                           {lz == 0, 0, -1, kOpenNegZ}, {lz == sim::kChunkBricks - 1, 0, 1, kOpenPosZ}};
+    const sim::ChunkCoord c = sim::chunkOf(b);
+    std::uint8_t open = 0;
+    for (const Edge& e : edges) {
+      if (!e.on) continue;
+      auto it = columnLevels.find({c.x + e.dx, c.z + e.dz});
+      if (it == columnLevels.end() || it->second == level) continue;
+      const sim::BrickCoord n{b.x + e.dx, b.y, b.z + e.dz};
+      if (!world.brick(n).isUniform() || (overlay && !overlay->voxelsOf(n).empty())) open |= e.bit;
+    }
+    return open;
+  }
+
+  /// Queues the edges of the 4 columns around chunk column (cx, cz) that face it: their
+  /// open sides (openSidesOf) follow its level.
+  void queueFacingEdges(int cx, int cz) {
+    std::uint16_t west[16] = {}, east[16] = {}, north[16] = {}, south[16] = {};
+    for (int i = 0; i < 16; ++i) {
+      west[i] = 1u << 15;  // column (cx - 1, cz): its local x 15
+      east[i] = 1u;        // column (cx + 1, cz): its local x 0
+    }
+    north[15] = 0xffff;    // column (cx, cz - 1): its local z 15
+    south[0] = 0xffff;     // column (cx, cz + 1): its local z 0
+    queueColumnRowsInRange(cx - 1, cz, west);
+    queueColumnRowsInRange(cx + 1, cz, east);
+    queueColumnRowsInRange(cx, cz - 1, north);
+    queueColumnRowsInRange(cx, cz + 1, south);
+  }
+
+  /// queueColumnRows for the bricks of rows that lie in the bounds and in range.
+  void queueColumnRowsInRange(int cx, int cz, const std::uint16_t (&rows)[16], bool holdOld = false) {
+    std::uint16_t kept[16] = {};
+    bool any = false;
+    for (int lz = 0; lz < 16; ++lz)
+      for (int lx = 0; lx < 16; ++lx) {
+        const int bx = cx * 16 + lx, bz = cz * 16 + lz;
+        if (!(rows[lz] & (1u << lx)) || bx < bounds.minBrick.x || bx >= bounds.maxBrick.x ||
+            bz < bounds.minBrick.z || bz >= bounds.maxBrick.z || !inRange(bx, bz))
+          continue;
+        kept[lz] = static_cast<std::uint16_t>(kept[lz] | (1u << lx));
+        any = true;
+      }
+    if (any) queueColumnRows(cx, cz, kept, holdOld);
+  }
+
   /// Sets the level of every chunk column in range: from its distance alone when it
   /// is new (fresh: all), else changed only once the distance is kLevelHysteresisMetres
   /// past a threshold. Columns whose level changes get all their bricks queued (their
@@ -474,20 +533,18 @@ struct MeshCache::Impl {
         if (!chunkColumnInRange(cx, cz)) continue;
         const double d = columnDistance(cx, cz);
         auto [it, added] = columnLevels.try_emplace({cx, cz}, levelAt(d));
-        if (added) continue;
+        if (added) {
+          if (!fresh) queueFacingEdges(cx, cz);  // (fresh: everything is queued)
+          continue;
+        }
         const int next =
             std::clamp(it->second, levelAt(d - kLevelHysteresisMetres), levelAt(d + kLevelHysteresisMetres));
         if (next == it->second) continue;
         it->second = next;
-        std::uint16_t rows[16] = {};
-        for (int lz = 0; lz < 16; ++lz) {
-          for (int lx = 0; lx < 16; ++lx) {
-            const int bx = cx * 16 + lx, bz = cz * 16 + lz;
-            if (bx < x0 || bx > x1 || bz < z0 || bz > z1 || !inRange(bx, bz)) continue;
-            rows[lz] = static_cast<std::uint16_t>(rows[lz] | (1u << lx));
-          }
-        }
-        queueColumnRows(cx, cz, rows, true);
+        std::uint16_t all[16];
+        std::fill(std::begin(all), std::end(all), std::uint16_t{0xffff});
+        queueColumnRowsInRange(cx, cz, all, true);
+        queueFacingEdges(cx, cz);
       }
     }
   }
@@ -747,7 +804,7 @@ struct MeshCache::Impl {
   /// Copies brick b out into a free slot and queues the job. Returns false when no
   /// slot is free.
   bool dispatch(const sim::BrickStore& world, ChunkState& cs, sim::BrickCoord b, int l, int level,
-                std::vector<Job>& batch) {
+                std::uint8_t open, std::vector<Job>& batch) {
     if (freeSlots.empty()) return false;
     int slot = freeSlots.back();
     freeSlots.pop_back();
@@ -768,7 +825,7 @@ struct MeshCache::Impl {
     rec.awaiting = true;
     rec.seq = nextSeq++;
     batch.push_back(Job{slot, rec.seq, b, frozenWorld, frozenWorld ? overlay : nullptr, finishEpoch, level,
-                        b.y == bounds.minBrick.y});
+                        b.y == bounds.minBrick.y, open});
     ++jobsOut;
     return true;
   }
@@ -917,11 +974,14 @@ struct MeshCache::Impl {
           if (!hidden && !overlaid && (!useGrid || grid[lz + 1][ly + 1][lx + 1] != kClsMixed)) {
             hidden = uniformBrickHasNoFaces(world, b, classes, level);
           }
+          // A seam with another level: a uniform solid brick has faces on its open sides.
+          const std::uint8_t open = levelsOn() ? openSidesOf(world, b, level) : 0;
+          if (hidden && open && classes[world.brick(b).uniformMaterial()] == MeshClass::Opaque) hidden = false;
           if (hidden) {
             applyHidden(cs, l);
           } else {
             if ((dispatched && std::chrono::steady_clock::now() >= deadline) ||
-                !dispatch(world, cs, b, l, level, batch)) {
+                !dispatch(world, cs, b, l, level, open, batch)) {
               out = true;
               break;
             }
@@ -1062,6 +1122,8 @@ void MeshCache::finish(const sim::BrickStore& world, const std::array<double, 3>
   }
   impl_->frozenWorld = nullptr;  // idle: no job holds the pointer any more
 }
+
+int MeshCache::columnLevel(sim::ChunkColumn c) const { return impl_->levelOf({c.x, 0, c.z}); }
 
 MeshCacheStats MeshCache::stats() const {
   MeshCacheStats s = impl_->stats;

@@ -24,8 +24,10 @@
 // then queued whole, and each keeps showing its old mesh until its bricks are all
 // meshed at the new level. Coarse bricks are meshed without AO (it would split their
 // faces off the block grid). Neighbouring chunks at different levels do not match
-// exactly at their shared face: cracks can show there (on rolling ground under
-// 2^level voxels high, more along cliffs and in foliage).
+// exactly at their shared face, so bricks on such a seam open their sides toward it
+// (openFaces) where the brick across is mixed: each side then draws its solid voxels'
+// faces on the seam whatever the other shows, and no crack opens (a column changing
+// level re-queues the facing edges of its 4 neighbours).
 #pragma once
 #include <array>
 #include <cstddef>
@@ -103,6 +105,9 @@ class MeshCache {
   /// the calling thread. Returns with bricks still waiting when columns are absent.
   void finish(const sim::BrickStore& world, const std::array<double, 3>& centreMetres);
   MeshCacheStats stats() const;
+  /// The level of detail chunk column c is meshed at now (0 when levels are off or c
+  /// is out of range).
+  int columnLevel(sim::ChunkColumn c) const;
 
  private:
   struct Impl;

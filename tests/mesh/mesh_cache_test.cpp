@@ -64,24 +64,17 @@ sim::BrickStore makeWorld() {
 
 using Meshes = std::map<sim::ChunkCoord, ChunkMesh>;
 
-/// Meshes every brick of world directly (bricks within the cache's range rule), with
-/// AO unless flatAo (how the cache meshes coarse bricks).
-Meshes reference(const sim::BrickStore& world, double radius = 1e9, int cbx = 0, int cbz = 0, bool flatAo = false) {
-  MeshClassTable classes = meshClasses(table());
-  if (flatAo) classes.flatAo.fill(1);
+/// Chunk meshes from meshOne(brick, opaque, water) over every brick of bounds.
+template <class MeshOne>
+Meshes meshEach(const sim::WorldBounds& b, MeshOne&& meshOne) {
   Meshes out;
-  PaddedBrick p;
-  const sim::WorldBounds& b = world.bounds();
   std::map<sim::ChunkCoord, std::map<int, std::pair<std::vector<PackedVertex>, std::vector<PackedVertex>>>> per;
   for (int z = b.minBrick.z; z < b.maxBrick.z; ++z)
     for (int y = b.minBrick.y; y < b.maxBrick.y; ++y)
       for (int x = b.minBrick.x; x < b.maxBrick.x; ++x) {
-        double dx = (x - cbx) * 0.4, dz = (z - cbz) * 0.4;
-        if (dx * dx + dz * dz > radius * radius) continue;
         sim::BrickCoord c{x, y, z};
-        gatherPaddedBrick(world, c, p);
         std::vector<PackedVertex> o, wv;
-        meshBrick(p, classes, o, wv);
+        meshOne(c, o, wv);
         if (o.empty() && wv.empty()) continue;
         per[sim::chunkOf(c)][sim::brickIndexInChunk(c)] = {std::move(o), std::move(wv)};
       }
@@ -94,6 +87,20 @@ Meshes reference(const sim::BrickStore& world, double radius = 1e9, int cbx = 0,
     out[c] = std::move(m);
   }
   return out;
+}
+
+/// Meshes every brick of world directly (bricks within the cache's range rule), with
+/// AO unless flatAo (how the cache meshes coarse bricks).
+Meshes reference(const sim::BrickStore& world, double radius = 1e9, int cbx = 0, int cbz = 0, bool flatAo = false) {
+  MeshClassTable classes = meshClasses(table());
+  if (flatAo) classes.flatAo.fill(1);
+  return meshEach(world.bounds(), [&](sim::BrickCoord c, std::vector<PackedVertex>& o, std::vector<PackedVertex>& w) {
+    const double dx = (c.x - cbx) * 0.4, dz = (c.z - cbz) * 0.4;
+    if (dx * dx + dz * dz > radius * radius) return;
+    PaddedBrick p;
+    gatherPaddedBrick(world, c, p);
+    meshBrick(p, classes, o, w);
+  });
 }
 
 /// Applies updates to a client-side view of the chunk meshes, as the renderer would.
@@ -513,6 +520,38 @@ Meshes coarseReference(const sim::BrickStore& world, int level) {
   return reference(blockify(world, level), 1e9, 0, 0, true);
 }
 
+/// Meshes every brick of world at its chunk column's level, levelOf(column), as the
+/// cache does: coarse bricks from the blockified world without AO, and the sides
+/// facing a column at another level opened (openFaces) where the brick across is mixed.
+template <class LevelOf>
+Meshes levelReference(const sim::BrickStore& world, LevelOf&& levelOf) {
+  const sim::BrickStore level1 = blockify(world, 1), level2 = blockify(world, 2);
+  const sim::BrickStore* at[3] = {&world, &level1, &level2};
+  const MeshClassTable classes = meshClasses(table());
+  MeshClassTable flat = classes;
+  flat.flatAo.fill(1);
+  const sim::WorldBounds& bounds = world.bounds();
+  return meshEach(bounds, [&](sim::BrickCoord c, std::vector<PackedVertex>& o, std::vector<PackedVertex>& w) {
+    const sim::ChunkCoord chunk = sim::chunkOf(c);
+    const int level = levelOf(sim::ChunkColumn{chunk.x, chunk.z});
+    PaddedBrick p;
+    gatherPaddedBrick(*at[level], c, p);
+    std::uint8_t open = 0;
+    const struct {
+      int dx, dz;
+      std::uint8_t bit;
+    } sides[4] = {{-1, 0, kOpenNegX}, {1, 0, kOpenPosX}, {0, -1, kOpenNegZ}, {0, 1, kOpenPosZ}};
+    for (const auto& side : sides) {
+      const sim::BrickCoord across{c.x + side.dx, c.y, c.z + side.dz};
+      const sim::ChunkCoord other = sim::chunkOf(across);
+      if (other == chunk || !bounds.containsBrick(across)) continue;
+      if (levelOf(sim::ChunkColumn{other.x, other.z}) != level && !world.brick(across).isUniform()) open |= side.bit;
+    }
+    openFaces(p, open, classes);
+    meshBrick(p, level > 0 ? flat : classes, o, w);
+  });
+}
+
 MeshCacheConfig lodConfig(int workers, double radius, double level1, double level2) {
   MeshCacheConfig c{workers, radius};
   c.coarseMetres[0] = level1;
@@ -594,10 +633,10 @@ TEST_CASE("levels of detail: a chunk crossing a threshold is re-meshed at its ne
   // within the hysteresis band, so it keeps the level it had.
   const std::array<double, 3> moved{-4.0, 15.0, -2.0};
   const Meshes fine = reference(world);
-  const Meshes coarse = coarseReference(world, 1);
   const sim::ChunkCoord crossing{1, 0, 0};
-  Meshes want = fine;
-  want[crossing] = coarse.at(crossing);
+  // The crossing chunk at level 1, and the seams with its neighbours open.
+  const Meshes want = levelReference(world, [&](sim::ChunkColumn c) { return c.x == 1 && c.z == 0 ? 1 : 0; });
+  const std::set<sim::ChunkCoord> seamed{crossing, {0, 0, 0}, {1, 0, -1}};
 
   MeshCache cache(table(), lodConfig(2, 1000.0, 12.0, 0.0));
   cache.reset(world, near);
@@ -613,10 +652,12 @@ TEST_CASE("levels of detail: a chunk crossing a threshold is re-meshed at its ne
     do {
       cache.update(world, moved, 0.02);
       for (ChunkMesh& m : cache.takeChunkUpdates()) {
-        REQUIRE(m.chunk == crossing);
-        CHECK(m.opaque == want[crossing].opaque);
-        CHECK(m.water == want[crossing].water);
-        ++crossingUpdates;
+        REQUIRE(seamed.count(m.chunk) == 1);
+        if (m.chunk == crossing) {
+          CHECK(m.opaque == want.at(crossing).opaque);
+          CHECK(m.water == want.at(crossing).water);
+          ++crossingUpdates;
+        }
         view[m.chunk] = std::move(m);
       }
     } while (!cache.idle() && ++frames < 200000);
@@ -624,9 +665,10 @@ TEST_CASE("levels of detail: a chunk crossing a threshold is re-meshed at its ne
     CHECK(crossingUpdates == 1);
   }
   auto u = cache.takeChunkUpdates();
-  for (const ChunkMesh& m : u) CHECK(m.chunk == crossing);  // (update(): already taken)
+  for (const ChunkMesh& m : u) CHECK(seamed.count(m.chunk) == 1);  // (update(): already taken)
   apply(view, std::move(u));
   checkEqual(view, want);
+  CHECK(view.at({0, 0, 0}).opaque != fine.at({0, 0, 0}).opaque);  // its seam with the crossing chunk is open
   CHECK(onGrid(view.at(crossing).opaque, 2));
   CHECK_FALSE(onGrid(fine.at(crossing).opaque, 2));
   CHECK(cache.stats().coarseChunks == 1);
@@ -640,7 +682,7 @@ TEST_CASE("levels of detail: a chunk crossing a threshold is re-meshed at its ne
   // Back: the level-0 mesh returns exactly, as a fresh cache without levels makes it.
   cache.finish(world, near);
   u = cache.takeChunkUpdates();
-  CHECK(chunksOf(u) == std::set<sim::ChunkCoord>{crossing});
+  CHECK(chunksOf(u) == seamed);  // the crossing chunk, and its neighbours' seams closed again
   apply(view, std::move(u));
   MeshCache plain(table(), MeshCacheConfig{1, 1000.0});
   plain.reset(world, near);
@@ -649,6 +691,116 @@ TEST_CASE("levels of detail: a chunk crossing a threshold is re-meshed at its ne
   apply(plainView, plain.takeChunkUpdates());
   checkEqual(view, plainView);
   CHECK(cache.stats().coarseChunks == 0);
+}
+
+namespace {
+
+/// Checks that every seam between chunk columns at different levels is closed: where
+/// one side's blockified voxel is Opaque and the other side's (at its own level) is
+/// not, a quad on the seam covers that voxel face, looking toward the other side.
+/// Returns the faces that would be open if each side met the other at its own level
+/// (the cracks before openFaces), so that a caller can tell the check was not vacuous.
+std::size_t checkSeamsClosed(const sim::BrickStore& world, const Meshes& view, const MeshCache& cache) {
+  const sim::BrickStore level1 = blockify(world, 1), level2 = blockify(world, 2);
+  const sim::BrickStore* at[3] = {&world, &level1, &level2};
+  const MeshClassTable classes = meshClasses(table());
+  auto opaque = [&](int level, int x, int y, int z) {
+    return classes[at[level]->get(x, y, z)] == MeshClass::Opaque;
+  };
+  // Covered voxel faces on chunk-column planes: (face, world x, y, z of the voxel behind the face).
+  std::set<std::array<int, 4>> covered;
+  for (const auto& [c, m] : view) {
+    for (std::size_t i = 0; i < m.opaque.size(); i += 4) {
+      const int f = vertexFace(m.opaque[i]);
+      if (f == 2 || f == 3) continue;
+      int lo[3] = {1000, 1000, 1000}, hi[3] = {-1, -1, -1};
+      for (std::size_t j = i; j < i + 4; ++j) {
+        const int v[3] = {vertexX(m.opaque[j]), vertexY(m.opaque[j]), vertexZ(m.opaque[j])};
+        for (int a = 0; a < 3; ++a) lo[a] = std::min(lo[a], v[a]), hi[a] = std::max(hi[a], v[a]);
+      }
+      const int axis = f < 2 ? 0 : 2, plane = lo[axis];
+      if (plane != 0 && plane != kChunkVoxels) continue;
+      const int inside = (f & 1) ? plane - 1 : plane;  // the voxel whose face this is
+      for (int y = lo[1]; y < hi[1]; ++y)
+        for (int w = lo[2 - axis]; w < hi[2 - axis]; ++w) {
+          const int lx = axis == 0 ? inside : w, lz = axis == 0 ? w : inside;
+          covered.insert({f, c.x * kChunkVoxels + lx, c.y * kChunkVoxels + y, c.z * kChunkVoxels + lz});
+        }
+    }
+  }
+  const sim::WorldBounds& b = world.bounds();
+  const int cx0 = b.minBrick.x / sim::kChunkBricks, cx1 = b.maxBrick.x / sim::kChunkBricks;
+  const int cz0 = b.minBrick.z / sim::kChunkBricks, cz1 = b.maxBrick.z / sim::kChunkBricks;
+  const int ny = (b.maxBrick.y - b.minBrick.y) * sim::kBrickSize;
+  std::size_t seams = 0, needed = 0, missing = 0, wouldCrack = 0;
+  for (int cz = cz0; cz < cz1; ++cz)
+    for (int cx = cx0; cx < cx1; ++cx) {
+      const int la = cache.columnLevel({cx, cz});
+      for (int axis : {0, 2}) {  // the seam with (cx + 1, cz), then with (cx, cz + 1)
+        const sim::ChunkColumn other = axis == 0 ? sim::ChunkColumn{cx + 1, cz} : sim::ChunkColumn{cx, cz + 1};
+        if (other.x >= cx1 || other.z >= cz1) continue;
+        const int lb = cache.columnLevel(other);
+        if (la == lb) continue;
+        ++seams;
+        const int plane = (axis == 0 ? other.x : other.z) * kChunkVoxels;  // first voxel of the b side
+        const int w0 = (axis == 0 ? cz : cx) * kChunkVoxels;
+        for (int y = 0; y < ny; ++y)
+          for (int w = w0; w < w0 + kChunkVoxels; ++w) {
+            const int ax = axis == 0 ? plane - 1 : w, az = axis == 0 ? w : plane - 1;  // a side
+            const int bx = axis == 0 ? plane : w, bz = axis == 0 ? w : plane;          // b side
+            const bool sa = opaque(la, ax, y, az), sb = opaque(lb, bx, y, bz);
+            if (sa == sb) continue;
+            ++needed;
+            // a's face looks toward +axis, b's toward -axis (sim::Face: NegX 0, PosX 1, NegZ 4, PosZ 5).
+            const std::array<int, 4> face =
+                sa ? std::array<int, 4>{axis == 0 ? 1 : 5, ax, y, az} : std::array<int, 4>{axis == 0 ? 0 : 4, bx, y, bz};
+            if (!covered.count(face)) ++missing;
+            // Each side at its own level: a sees b's voxel as blocks of level la, and so on.
+            if (sa ? opaque(la, bx, y, bz) : opaque(lb, ax, y, az)) ++wouldCrack;
+          }
+      }
+    }
+  INFO("seams " << seams << ", voxel faces needed " << needed << ", missing " << missing);
+  CHECK(seams > 0);
+  CHECK(needed > 100);
+  CHECK(missing == 0);
+  return wouldCrack;
+}
+
+}  // namespace
+
+TEST_CASE("levels of detail: seams between levels are closed, also after the viewer moves") {
+  const sim::BrickStore world = makeWorld();
+  // From kCentre, column (0, 0) is at level 0, (1, -1) at 2 and the others at 1.
+  MeshCache cache(table(), lodConfig(2, 1000.0, 5.0, 8.0));
+  cache.reset(world, kCentre);
+  cache.finish(world, kCentre);
+  Meshes view;
+  apply(view, cache.takeChunkUpdates());
+  CHECK(cache.columnLevel({0, 0}) == 0);
+  CHECK(cache.columnLevel({1, 0}) == 1);
+  CHECK(cache.columnLevel({1, -1}) == 2);
+  checkEqual(view, levelReference(world, [&](sim::ChunkColumn c) { return cache.columnLevel(c); }));
+  const std::size_t wouldCrack = checkSeamsClosed(world, view, cache);
+  MESSAGE("voxel faces that would be cracks without open sides: " << wouldCrack);
+  CHECK(wouldCrack > 0);
+
+  // Moving changes some levels (others keep theirs within the hysteresis band); the
+  // neighbours of each changed column re-mesh their seams with it.
+  const std::array<double, 3> moved{6.0, 15.0, -3.0};
+  SUBCASE("finish()") { cache.finish(world, moved); }
+  SUBCASE("update() with a small budget") {
+    for (int i = 0; i < 200000 && !(i > 0 && cache.idle()); ++i) {
+      cache.update(world, moved, 0.05);
+      apply(view, cache.takeChunkUpdates());
+    }
+  }
+  apply(view, cache.takeChunkUpdates());
+  CHECK(cache.columnLevel({0, -1}) == 0);
+  CHECK(cache.columnLevel({-1, 0}) == 2);
+  CHECK(cache.columnLevel({0, 0}) == 1);
+  checkEqual(view, levelReference(world, [&](sim::ChunkColumn c) { return cache.columnLevel(c); }));
+  checkSeamsClosed(world, view, cache);
 }
 
 TEST_CASE("levels of detail: predicted voxels are coarsened with the world's") {
