@@ -65,6 +65,13 @@ struct FrameSlot {
   vk::Buffer uniforms;
   vk::Buffer colourVerts;
   vk::Buffer hudVerts;
+  vk::Buffer placements;  ///< vk::Placement per mesh drawn (vertex binding 1, per instance)
+  vk::Buffer commands;    ///< VkDrawIndexedIndirectCommand per draw of a mesh (or of its face groups)
+};
+
+/// Indirect draws of one heap block: count commands from first in the frame's list.
+struct IndirectRun {
+  std::uint32_t block, first, count;
 };
 
 double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -134,8 +141,15 @@ struct Renderer::Impl {
     sim::ChunkCoord coord;
     double distance;
     bool band;  ///< reaches into the near/far handover band (drawn with pipes.voxelBand)
+    std::uint32_t placement = 0;  ///< its index in placements
   };
   std::vector<VisibleChunk> visible;
+  // The frame's meshes (rebuilt each frame, kept for their capacity): where each lies,
+  // the indirect commands that draw them, per heap block while they are gathered.
+  std::vector<vk::Placement> placements;
+  std::vector<VkDrawIndexedIndirectCommand> commands;
+  std::vector<std::vector<VkDrawIndexedIndirectCommand>> byBlock;
+  std::vector<IndirectRun> voxelRuns, bandRuns, farRuns;
 
   ~Impl() {
     if (!ctx) return;
@@ -151,6 +165,8 @@ struct Renderer::Impl {
       ctx->destroy(s.uniforms);
       ctx->destroy(s.colourVerts);
       ctx->destroy(s.hudVerts);
+      ctx->destroy(s.placements);
+      ctx->destroy(s.commands);
       if (s.fence) vkDestroyFence(ctx->device, s.fence, nullptr);
       if (s.acquired) vkDestroySemaphore(ctx->device, s.acquired, nullptr);
     }
@@ -309,6 +325,34 @@ struct Renderer::Impl {
     return true;
   }
 
+  /// Queues a draw of a mesh in heap block `block` (gathered per block; see takeRuns).
+  void addDraw(std::uint32_t block, std::uint32_t indexCount, std::int32_t firstVertex, std::uint32_t placement) {
+    if (byBlock.size() <= block) byBlock.resize(block + 1);
+    byBlock[block].push_back({indexCount, 1, 0, firstVertex, placement});
+  }
+
+  /// Moves the draws queued since the last call to commands, a run per heap block.
+  void takeRuns(std::vector<IndirectRun>& runs) {
+    runs.clear();
+    for (std::uint32_t b = 0; b < byBlock.size(); ++b) {
+      std::vector<VkDrawIndexedIndirectCommand>& list = byBlock[b];
+      if (list.empty()) continue;
+      runs.push_back({b, static_cast<std::uint32_t>(commands.size()), static_cast<std::uint32_t>(list.size())});
+      commands.insert(commands.end(), list.begin(), list.end());
+      list.clear();
+    }
+  }
+
+  /// Records runs: one indirect draw per heap block.
+  void drawRuns(VkCommandBuffer cb, VkBuffer commandBuffer, const std::vector<IndirectRun>& runs,
+                std::uint32_t& bound) {
+    for (const IndirectRun& r : runs) {
+      bindBlock(cb, r.block, bound);
+      vkCmdDrawIndexedIndirect(cb, commandBuffer, VkDeviceSize{r.first} * sizeof(VkDrawIndexedIndirectCommand), r.count,
+                               sizeof(VkDrawIndexedIndirectCommand));
+    }
+  }
+
   void uploadMeshes() {
     if (!cache) return;
     for (mesh::ChunkMesh& m : cache->takeChunkUpdates()) {
@@ -453,17 +497,12 @@ struct Renderer::Impl {
     return static_cast<std::int32_t>(r.offset / sizeof(Vertex));
   }
 
-  /// Far terrain tiles, culled against the frustum; returns how many were drawn.
-  template <class PushFn>
-  std::size_t drawFarTiles(VkCommandBuffer cb, const Camera& cam, const std::array<std::array<float, 4>, 6>& planes,
-                           vk::PushConstants& push, PushFn&& pushConstants) {
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipes.far);
-    vkCmdBindIndexBuffer(cb, farIndices.buffer, 0, VK_INDEX_TYPE_UINT16);
+  /// Far terrain tiles, culled against the frustum, into placements and farRuns;
+  /// returns how many are drawn.
+  std::size_t gatherFarTiles(const Camera& cam, const std::array<std::array<float, 4>, 6>& planes) {
     const mesh::FarTerrainConfig& fc = far->config();
     const auto indexCount = static_cast<std::uint32_t>(mesh::farTileIndices().size());
     std::size_t drawn = 0;
-    int morphLevel = -1;
-    std::uint32_t bound = UINT32_MAX;
     for (const mesh::FarTileKey& k : far->drawn()) {
       auto it = farTiles.find(k);
       if (it == farTiles.end()) continue;
@@ -473,23 +512,21 @@ struct Renderer::Impl {
       Vec3f lo{static_cast<float>(x0), static_cast<float>(g.minY - cam.position[1]), static_cast<float>(z0)};
       Vec3f hi{static_cast<float>(x0 + size), static_cast<float>(g.maxY - cam.position[1]), static_cast<float>(z0 + size)};
       if (!boxVisible(planes, lo, hi)) continue;
-      push.a[0] = lo.x;
-      push.a[1] = static_cast<float>(-cam.position[1]);
-      push.a[2] = lo.z;
-      push.a[3] = static_cast<float>(mesh::farCellMetres(fc, k.level));
-      if (k.level != morphLevel) {
-        const auto band = mesh::farMorphRange(fc, k.level);
-        const float start = static_cast<float>(band[0]), end = static_cast<float>(band[1]);
-        std::memcpy(&push.b[0], &start, sizeof start);
-        std::memcpy(&push.b[1], &end, sizeof end);
-        morphLevel = k.level;
-      }
-      pushConstants();
-      bindBlock(cb, g.range.block, bound);
-      vkCmdDrawIndexed(cb, indexCount, 1, 0, firstVertex<mesh::FarVertex>(g.range), 0);
+      vk::Placement p{};
+      p.a[0] = lo.x;
+      p.a[1] = static_cast<float>(-cam.position[1]);
+      p.a[2] = lo.z;
+      p.a[3] = static_cast<float>(mesh::farCellMetres(fc, k.level));
+      const auto band = mesh::farMorphRange(fc, k.level);
+      const float start = static_cast<float>(band[0]), end = static_cast<float>(band[1]);
+      std::memcpy(&p.b[0], &start, sizeof start);
+      std::memcpy(&p.b[1], &end, sizeof end);
+      addDraw(g.range.block, indexCount, firstVertex<mesh::FarVertex>(g.range),
+              static_cast<std::uint32_t>(placements.size()));
+      placements.push_back(p);
       ++drawn;
     }
-    push = vk::PushConstants{};
+    takeRuns(farRuns);
     return drawn;
   }
 
@@ -590,6 +627,88 @@ struct Renderer::Impl {
       if (!hud.empty()) std::memcpy(s.hudVerts.mapped, hud.data(), hud.size() * sizeof(vk::HudVertex));
     }
 
+    // The meshes in view, culled against the frustum and the view distance: where each
+    // lies (placements) and the indirect commands that draw them, a run per heap block.
+    auto planes = frustumPlanes(viewProj);
+    visible.clear();
+    placements.clear();
+    commands.clear();
+    farRuns.clear();
+    std::size_t culled = 0, quads = 0;
+    double maxDist = config.viewDistanceMetres + kChunkMetres;
+    for (const auto& [coord, g] : chunks) {
+      Vec3f lo{static_cast<float>(g.lo[0] - cam.position[0]), static_cast<float>(g.lo[1] - cam.position[1]),
+               static_cast<float>(g.lo[2] - cam.position[2])};
+      Vec3f hi{static_cast<float>(g.hi[0] - cam.position[0]), static_cast<float>(g.hi[1] - cam.position[1]),
+               static_cast<float>(g.hi[2] - cam.position[2])};
+      double dx = std::max({0.0f, lo.x, -hi.x}), dz = std::max({0.0f, lo.z, -hi.z});
+      double dist = std::sqrt(dx * dx + dz * dz);
+      if (dist > maxDist || !boxVisible(planes, lo, hi)) {
+        ++culled;
+        continue;
+      }
+      double cx = (lo.x + hi.x) * 0.5, cy = (lo.y + hi.y) * 0.5, cz = (lo.z + hi.z) * 0.5;
+      const double fx = std::max(std::fabs(lo.x), std::fabs(hi.x)), fz = std::max(std::fabs(lo.z), std::fabs(hi.z));
+      const bool band = u.lod[1] > 0 && fx * fx + fz * fz > double{u.lod[0]} * u.lod[0];
+      vk::Placement p{};
+      p.a[0] = static_cast<float>(coord.x * kChunkMetres - cam.position[0]);
+      p.a[1] = static_cast<float>(coord.y * kChunkMetres - cam.position[1]);
+      p.a[2] = static_cast<float>(coord.z * kChunkMetres - cam.position[2]);
+      p.b[0] = coord.x * mesh::kChunkVoxels;
+      p.b[1] = coord.y * mesh::kChunkVoxels;
+      p.b[2] = coord.z * mesh::kChunkVoxels;
+      visible.push_back({&g, coord, std::sqrt(cx * cx + cy * cy + cz * cz), band,
+                         static_cast<std::uint32_t>(placements.size())});
+      placements.push_back(p);
+    }
+    // Near to far: early depth tests reject most hidden fragments. Chunks in the
+    // handover band (whose shader discards, which costs early depth tests) go last.
+    std::sort(visible.begin(), visible.end(), [](const VisibleChunk& a, const VisibleChunk& b) {
+      return a.band != b.band ? b.band : a.distance < b.distance;
+    });
+    for (int bandPass = 0; bandPass < 2; ++bandPass) {
+      for (const VisibleChunk& v : visible) {
+        const ChunkGpu& g = *v.chunk;
+        if (g.opaqueQuads == 0 || v.band != (bandPass == 1)) continue;
+        const std::int32_t first = firstVertex<mesh::PackedVertex>(g.range);
+        // Face group f (normal -x, +x, -y, +y, -z, +z) can face the eye only if the eye
+        // is on its outer side of some face plane inside the mesh's bounds; adjacent
+        // groups that can are one draw.
+        std::uint32_t runStart = 0, runEnd = 0;
+        auto flush = [&] {
+          if (runEnd > runStart) {
+            addDraw(g.range.block, (runEnd - runStart) * 6, first + static_cast<std::int32_t>(runStart * 4), v.placement);
+            quads += runEnd - runStart;
+          }
+        };
+        for (std::size_t f = 0; f < 6; ++f) {
+          std::size_t axis = f / 2;
+          bool positive = (f & 1) != 0;
+          bool facing = positive ? cam.position[axis] > g.lo[axis] : cam.position[axis] < g.hi[axis];
+          std::uint32_t a = g.faceStart[f], b = g.faceStart[f + 1];
+          if (!facing || a == b) continue;
+          if (a != runEnd) {
+            flush();
+            runStart = a;
+          }
+          runEnd = b;
+        }
+        flush();
+      }
+      takeRuns(bandPass == 0 ? voxelRuns : bandRuns);
+    }
+    const std::size_t farDrawn = far ? gatherFarTiles(cam, planes) : 0;
+    const bool meshesOk =
+        ensureCapacity(s.placements, std::max<std::size_t>(placements.size(), 1) * sizeof(vk::Placement),
+                       VK_BUFFER_USAGE_VERTEX_BUFFER_BIT) &&
+        ensureCapacity(s.commands, std::max<std::size_t>(commands.size(), 1) * sizeof(VkDrawIndexedIndirectCommand),
+                       VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT);
+    if (meshesOk) {
+      if (!placements.empty()) std::memcpy(s.placements.mapped, placements.data(), placements.size() * sizeof(vk::Placement));
+      if (!commands.empty())
+        std::memcpy(s.commands.mapped, commands.data(), commands.size() * sizeof(VkDrawIndexedIndirectCommand));
+    }
+
     // Record.
     VkCommandBuffer cb = s.cmd;
     vkResetCommandBuffer(cb, 0);
@@ -622,83 +741,25 @@ struct Renderer::Impl {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipes.sky);
     vkCmdDraw(cb, 3, 1, 0, 0);
 
-    // Opaque chunks, culled against the frustum and the view distance.
-    auto planes = frustumPlanes(viewProj);
-    visible.clear();
-    std::size_t culled = 0, quads = 0;
-    double maxDist = config.viewDistanceMetres + kChunkMetres;
-    for (const auto& [coord, g] : chunks) {
-      Vec3f lo{static_cast<float>(g.lo[0] - cam.position[0]), static_cast<float>(g.lo[1] - cam.position[1]),
-               static_cast<float>(g.lo[2] - cam.position[2])};
-      Vec3f hi{static_cast<float>(g.hi[0] - cam.position[0]), static_cast<float>(g.hi[1] - cam.position[1]),
-               static_cast<float>(g.hi[2] - cam.position[2])};
-      double dx = std::max({0.0f, lo.x, -hi.x}), dz = std::max({0.0f, lo.z, -hi.z});
-      double dist = std::sqrt(dx * dx + dz * dz);
-      if (dist > maxDist || !boxVisible(planes, lo, hi)) {
-        ++culled;
-        continue;
-      }
-      double cx = (lo.x + hi.x) * 0.5, cy = (lo.y + hi.y) * 0.5, cz = (lo.z + hi.z) * 0.5;
-      const double fx = std::max(std::fabs(lo.x), std::fabs(hi.x)), fz = std::max(std::fabs(lo.z), std::fabs(hi.z));
-      const bool band = u.lod[1] > 0 && fx * fx + fz * fz > double{u.lod[0]} * u.lod[0];
-      visible.push_back({&g, coord, std::sqrt(cx * cx + cy * cy + cz * cz), band});
-    }
-    // Near to far: early depth tests reject most hidden fragments. Chunks in the
-    // handover band (whose shader discards, which costs early depth tests) go last.
-    std::sort(visible.begin(), visible.end(), [](const VisibleChunk& a, const VisibleChunk& b) {
-      return a.band != b.band ? b.band : a.distance < b.distance;
-    });
-    vkCmdBindIndexBuffer(cb, indices.buffer, 0, VK_INDEX_TYPE_UINT32);
-    auto chunkPush = [&](sim::ChunkCoord c) {
-      push.a[0] = static_cast<float>(c.x * kChunkMetres - cam.position[0]);
-      push.a[1] = static_cast<float>(c.y * kChunkMetres - cam.position[1]);
-      push.a[2] = static_cast<float>(c.z * kChunkMetres - cam.position[2]);
-      push.b[0] = c.x * mesh::kChunkVoxels;
-      push.b[1] = c.y * mesh::kChunkVoxels;
-      push.b[2] = c.z * mesh::kChunkVoxels;
-      pushConstants();
-    };
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipes.voxel);
-    bool bandBound = false;
     std::uint32_t bound = UINT32_MAX;
-    for (const VisibleChunk& v : visible) {
-      const ChunkGpu& g = *v.chunk;
-      if (g.opaqueQuads == 0) continue;
-      if (v.band && !bandBound) {
+    VkDeviceSize zero = 0;
+    if (meshesOk) {
+      vkCmdBindVertexBuffers(cb, 1, 1, &s.placements.buffer, &zero);  // for the water pass too
+      vkCmdBindIndexBuffer(cb, indices.buffer, 0, VK_INDEX_TYPE_UINT32);
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipes.voxel);
+      drawRuns(cb, s.commands.buffer, voxelRuns, bound);
+      if (!bandRuns.empty()) {
         vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipes.voxelBand);
-        bandBound = true;
+        drawRuns(cb, s.commands.buffer, bandRuns, bound);
       }
-      chunkPush(v.coord);
-      bindBlock(cb, g.range.block, bound);
-      const std::int32_t first = firstVertex<mesh::PackedVertex>(g.range);
-      // Face group f (normal -x, +x, -y, +y, -z, +z) can face the eye only if the eye
-      // is on its outer side of some face plane inside the mesh's bounds.
-      std::uint32_t runStart = 0, runEnd = 0;
-      auto flush = [&] {
-        if (runEnd > runStart) {
-          vkCmdDrawIndexed(cb, (runEnd - runStart) * 6, 1, 0, first + static_cast<std::int32_t>(runStart * 4), 0);
-          quads += runEnd - runStart;
-        }
-      };
-      for (std::size_t f = 0; f < 6; ++f) {
-        std::size_t axis = f / 2;
-        bool positive = (f & 1) != 0;
-        bool facing = positive ? cam.position[axis] > g.lo[axis] : cam.position[axis] < g.hi[axis];
-        std::uint32_t a = g.faceStart[f], b = g.faceStart[f + 1];
-        if (!facing || a == b) continue;
-        if (a != runEnd) {
-          flush();
-          runStart = a;
-        }
-        runEnd = b;
+      if (!farRuns.empty()) {
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipes.far);
+        vkCmdBindIndexBuffer(cb, farIndices.buffer, 0, VK_INDEX_TYPE_UINT16);
+        drawRuns(cb, s.commands.buffer, farRuns, bound);
       }
-      flush();
     }
-
-    std::size_t farDrawn = far ? drawFarTiles(cb, cam, planes, push, pushConstants) : 0;
     vkCmdBindIndexBuffer(cb, indices.buffer, 0, VK_INDEX_TYPE_UINT32);
 
-    VkDeviceSize zero = 0;
     if (geometryOk && colourCount > 0) {
       vkCmdBindVertexBuffers(cb, 0, 1, &s.colourVerts.buffer, &zero);
       if (!solid.empty()) {
@@ -711,24 +772,25 @@ struct Renderer::Impl {
       }
     }
 
-    // Water, far to near (per chunk), blended over everything opaque.
+    // Water, far to near (per chunk), blended over everything opaque: direct draws,
+    // two passes per chunk, so that each chunk blends over the ones behind it.
     bound = UINT32_MAX;  // the entity pass bound its own buffer since
     std::sort(visible.begin(), visible.end(), [](const VisibleChunk& a, const VisibleChunk& b) { return a.distance > b.distance; });
     for (const VisibleChunk& v : visible) {
-      if (v.chunk->waterQuads == 0) continue;
+      if (!meshesOk || v.chunk->waterQuads == 0) continue;
       bindBlock(cb, v.chunk->range.block, bound);
       // Two passes per chunk (push.b[3] selects): behind * transmittance, then + light.
       for (int pass = 0; pass < 2; ++pass) {
         vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pass == 0 ? pipes.water : pipes.waterLight);
         push.b[3] = pass;
-        chunkPush(v.coord);
+        pushConstants();
         const std::int32_t water = static_cast<std::int32_t>(v.chunk->opaqueQuads * 4);
-        vkCmdDrawIndexed(cb, v.chunk->waterQuads * 6, 1, 0, firstVertex<mesh::PackedVertex>(v.chunk->range) + water, 0);
+        vkCmdDrawIndexed(cb, v.chunk->waterQuads * 6, 1, 0, firstVertex<mesh::PackedVertex>(v.chunk->range) + water,
+                         v.placement);
       }
       push.b[3] = 0;
       quads += v.chunk->waterQuads;
     }
-
     if (geometryOk && colourCount > 0) {
       vkCmdBindVertexBuffers(cb, 0, 1, &s.colourVerts.buffer, &zero);
       if (!glow.empty()) {

@@ -105,8 +105,9 @@ sim::Result<std::unique_ptr<Context>> Context::create(SDL_Window* window, bool v
   if (window && !SDL_Vulkan_CreateSurface(window, c->instance, &c->surface))
     return sim::makeError(std::string("SDL_Vulkan_CreateSurface: ") + SDL_GetError());
 
-  // Device: a graphics queue (that presents, with a window); prefer discrete, then
-  // integrated, then anything (lavapipe is a CPU device).
+  // Device: a graphics queue (that presents, with a window) and indirect draws of many
+  // meshes at once (multiDrawIndirect, drawIndirectFirstInstance: every desktop GPU and
+  // lavapipe); prefer discrete, then integrated, then anything (lavapipe is a CPU device).
   std::uint32_t n = 0;
   vkEnumeratePhysicalDevices(c->instance, &n, nullptr);
   std::vector<VkPhysicalDevice> devices(n);
@@ -116,6 +117,9 @@ sim::Result<std::unique_ptr<Context>> Context::create(SDL_Window* window, bool v
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(pd, &props);
     if (props.apiVersion < VK_API_VERSION_1_2) continue;
+    VkPhysicalDeviceFeatures features;
+    vkGetPhysicalDeviceFeatures(pd, &features);
+    if (!features.multiDrawIndirect || !features.drawIndirectFirstInstance) continue;
     std::uint32_t qn = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &qn, nullptr);
     std::vector<VkQueueFamilyProperties> qs(qn);
@@ -141,7 +145,8 @@ sim::Result<std::unique_ptr<Context>> Context::create(SDL_Window* window, bool v
       c->properties = props;
     }
   }
-  if (!c->physical) return sim::makeError("no Vulkan 1.2 device with a suitable graphics queue");
+  if (!c->physical)
+    return sim::makeError("no Vulkan 1.2 device with a suitable graphics queue and multi-draw indirect");
   c->deviceName = c->properties.deviceName;
   vkGetPhysicalDeviceMemoryProperties(c->physical, &c->memory_);
 
@@ -159,6 +164,10 @@ sim::Result<std::unique_ptr<Context>> Context::create(SDL_Window* window, bool v
   dci.pQueueCreateInfos = &qci;
   dci.enabledExtensionCount = static_cast<std::uint32_t>(devExt.size());
   dci.ppEnabledExtensionNames = devExt.data();
+  VkPhysicalDeviceFeatures enabled{};
+  enabled.multiDrawIndirect = VK_TRUE;
+  enabled.drawIndirectFirstInstance = VK_TRUE;
+  dci.pEnabledFeatures = &enabled;
   if (VkResult r = vkCreateDevice(c->physical, &dci, nullptr, &c->device); r != VK_SUCCESS)
     return vkError("vkCreateDevice", r);
   vkGetDeviceQueue(c->device, c->queueFamily, 0, &c->queue);

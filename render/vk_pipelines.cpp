@@ -210,8 +210,13 @@ sim::Result<Pipelines> createPipelines(VkDevice device, VkRenderPass renderPass)
   Desc voxel;
   voxel.vert = kVoxelVert, voxel.vertBytes = sizeof(kVoxelVert);
   voxel.frag = kVoxelFrag, voxel.fragBytes = sizeof(kVoxelFrag);
-  voxel.bindings = {{0, 8, VK_VERTEX_INPUT_RATE_VERTEX}};
-  voxel.attributes = {{0, 0, VK_FORMAT_R32_UINT, 0}, {1, 0, VK_FORMAT_R32_UINT, 4}};
+  // Binding 1: the frame's Placements, one per instance (the draw's firstInstance).
+  const VkVertexInputBindingDescription placements{1, sizeof(Placement), VK_VERTEX_INPUT_RATE_INSTANCE};
+  voxel.bindings = {{0, 8, VK_VERTEX_INPUT_RATE_VERTEX}, placements};
+  voxel.attributes = {{0, 0, VK_FORMAT_R32_UINT, 0},
+                      {1, 0, VK_FORMAT_R32_UINT, 4},
+                      {5, 1, VK_FORMAT_R32G32B32A32_SFLOAT, 0},
+                      {6, 1, VK_FORMAT_R32G32B32A32_SINT, 16}};
   voxel.cullBack = true;
   Desc voxelBand = voxel;
   voxelBand.frag = kVoxelBandFrag, voxelBand.fragBytes = sizeof(kVoxelBandFrag);
@@ -227,11 +232,13 @@ sim::Result<Pipelines> createPipelines(VkDevice device, VkRenderPass renderPass)
   Desc far;
   far.vert = kFarVert, far.vertBytes = sizeof(kFarVert);
   far.frag = kFarFrag, far.fragBytes = sizeof(kFarFrag);
-  far.bindings = {{0, 16, VK_VERTEX_INPUT_RATE_VERTEX}};
+  far.bindings = {{0, 16, VK_VERTEX_INPUT_RATE_VERTEX}, placements};
   far.attributes = {{0, 0, VK_FORMAT_R32G32_SFLOAT, 0},
                     {1, 0, VK_FORMAT_R8G8_UINT, 8},
                     {2, 0, VK_FORMAT_R8G8_SINT, 10},
-                    {3, 0, VK_FORMAT_R8G8B8A8_UINT, 12}};
+                    {3, 0, VK_FORMAT_R8G8B8A8_UINT, 12},
+                    {5, 1, VK_FORMAT_R32G32B32A32_SFLOAT, 0},
+                    {6, 1, VK_FORMAT_R32G32B32A32_SINT, 16}};
   far.cullBack = true;
 
   Desc solid;

@@ -28,6 +28,19 @@ struct PushConstants {
   std::int32_t b[4];
 };
 
+/// Where a voxel chunk or far tile drawn this frame lies: one per mesh drawn, in a
+/// per-frame buffer bound as vertex binding 1 at instance rate, so each draw's
+/// firstInstance selects its own (vertex attributes 5 and 6: placementA, placementB in
+/// voxel.vert and far.vert). Voxel chunks: a.xyz = origin
+/// relative to the camera (metres), b.xyz = origin in voxels. Far tiles: a.xyz = minimum
+/// corner relative to the camera (a.y = -camera y), a.w = cell size, b.xy = the level's
+/// morph band (float bits).
+struct Placement {
+  float a[4];
+  std::int32_t b[4];
+};
+static_assert(sizeof(Placement) == 32);  // std430 array stride
+
 /// Vertex of the per-frame world geometry (colour.vert): camera-relative position,
 /// sRGB colour, normal (snorm8) with w = 127 when lit, 0 when emissive.
 struct ColourVertex {

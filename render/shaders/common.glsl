@@ -23,8 +23,9 @@ layout(set = 0, binding = 1) uniform Materials {
   vec4 colour[256];  // linear rgb
 } materials;
 
-// Voxel chunks: origin relative to the camera (metres) and in voxels (world).
-// The 2-D layer: a.xy = viewport size in pixels.
+// Water: b.w = the pass. The 2-D layer: a.xy = viewport size in pixels. Where a voxel
+// chunk or far tile lies comes with its draw instead (render/vk_pipelines.h Placement,
+// vertex attributes 5 and 6), so that a heap block's meshes are one indirect draw.
 layout(push_constant) uniform Push {
   vec4 a;
   ivec4 b;

@@ -12,13 +12,14 @@ layout(location = 1) in vec3 vRel;
 layout(location = 2) in float vAo;
 layout(location = 3) flat in uint vFace;
 layout(location = 4) flat in uint vMaterial;
+layout(location = 5) flat in ivec3 vOrigin;
 layout(location = 0) out vec4 outColour;
 void main() {
 #ifdef LOAM_HANDOVER
   if (farShare(vRel) > ditherThreshold()) discard;  // the far terrain draws here
 #endif
   vec3 n = faceNormal(vFace);
-  ivec3 v = voxelOf(vLocal, n);
+  ivec3 v = voxelOf(vLocal, n, vOrigin);
   // Subtle per-voxel texture: each voxel's brightness and hue wobble a little, and
   // 2x2 blocks vary slower so large surfaces are not uniformly noisy.
   uint h = hash3(v);
