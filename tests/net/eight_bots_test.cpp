@@ -129,12 +129,7 @@ TEST_CASE("eight full bots 2 km apart on highlands at 150 ms and 5 % loss: actio
   };
   std::vector<Bot> bots(kBots);
   for (std::size_t i = 0; i < kBots; ++i) {
-    net::ClientConfig cfg;
-    cfg.port = (*link)->localPort();
-    cfg.name = "eight" + std::to_string(i + 1);
-    cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
-    cfg.kind = net::ClientKind::FullBot;
-    cfg.streamThreads = 1;
+    net::ClientConfig cfg = test::streamedBotConfig((*link)->localPort(), "eight" + std::to_string(i + 1));
     cfg.streamRadiusMetres = 32.0;  // nine generators on two cores: a small disc
     // The floor, twice the disc (about 160 columns), though every mirror keeps every
     // modified column (about 400 here after the fires): the budget counts unmodified

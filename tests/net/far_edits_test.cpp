@@ -29,13 +29,7 @@ TEST_CASE("far edits: a crater 600 m away reaches the bot as SurfaceChanges equa
   test::StreamedHighlands world = test::openStreamedHighlands("far-edits");
   net::ServerHost& host = *world.host;
 
-  net::ClientConfig cfg;
-  cfg.port = host.port();
-  cfg.name = "watcher";
-  cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
-  cfg.kind = net::ClientKind::FullBot;
-  cfg.streamThreads = 1;
-  auto made = net::ClientConnection::connect(cfg);
+  auto made = net::ClientConnection::connect(test::streamedBotConfig(host.port(), "watcher"));
   REQUIRE_MESSAGE(made.has_value(), (made ? "" : made.error().message));
   net::ClientConnection& conn = **made;
 

@@ -79,12 +79,7 @@ TEST_CASE("two full bots stream highlands with the server: no desync, exact pred
   };
   std::vector<Bot> bots(2);
   for (std::size_t i = 0; i < bots.size(); ++i) {
-    net::ClientConfig cfg;
-    cfg.port = (*link)->localPort();
-    cfg.name = "streamer" + std::to_string(i + 1);
-    cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
-    cfg.kind = net::ClientKind::FullBot;
-    cfg.streamThreads = 1;
+    net::ClientConfig cfg = test::streamedBotConfig((*link)->localPort(), "streamer" + std::to_string(i + 1));
     // Less than the run crosses (the runner must release), and no less than the
     // floor of twice the columns within the stream radius (about 400 at 72 m).
     cfg.streamRadiusMetres = 72.0;

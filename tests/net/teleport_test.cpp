@@ -41,13 +41,7 @@ TEST_CASE("teleport 5 km on highlands: refused when bad, followed exactly, time 
   profile.loss = 0.02;
   auto link = net::LinkSimulator::open("127.0.0.1", host.port(), profile);
   REQUIRE_MESSAGE(link.has_value(), (link ? "" : link.error().message));
-  net::ClientConfig cfg;
-  cfg.port = (*link)->localPort();
-  cfg.name = "jumper";
-  cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
-  cfg.kind = net::ClientKind::FullBot;
-  cfg.streamThreads = 1;
-  auto made = net::ClientConnection::connect(cfg);
+  auto made = net::ClientConnection::connect(test::streamedBotConfig((*link)->localPort(), "jumper"));
   REQUIRE_MESSAGE(made.has_value(), (made ? "" : made.error().message));
   net::ClientConnection& conn = **made;
 

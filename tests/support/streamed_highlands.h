@@ -4,9 +4,12 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "net/client_connection.h"
 #include "net/server_host.h"
 #include "sim/gen/column_streamer.h"
 #include "sim/gen/generator.h"
@@ -39,6 +42,18 @@ inline StreamedHighlands openStreamedHighlands(const std::string& serverName, ne
   REQUIRE_MESSAGE(server.has_value(), (server ? "" : server.error().message));
   out.host = std::move(*server);
   return out;
+}
+
+/// A full bot named `name` for the server (or link) at 127.0.0.1:port that streams its
+/// world (one generator thread), as the streamed-client tests run them.
+inline net::ClientConfig streamedBotConfig(std::uint16_t port, std::string name) {
+  net::ClientConfig cfg;
+  cfg.port = port;
+  cfg.name = std::move(name);
+  cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
+  cfg.kind = net::ClientKind::FullBot;
+  cfg.streamThreads = 1;
+  return cfg;
 }
 
 }  // namespace loam::test
