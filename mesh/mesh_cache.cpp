@@ -417,9 +417,12 @@ struct MeshCache::Impl {
   }
 
   /// Queues the brick columns rows[local z] (bit per local x) of chunk column (cx, cz)
-  /// in every chunk of it; holdOld marks its chunks as re-meshed for a level change.
-  void queueColumnRows(int cx, int cz, const std::uint16_t (&rows)[16], bool holdOld) {
+  /// in every chunk of it (or only at chunk height only, when given); holdOld marks its
+  /// chunks as re-meshed for a level change.
+  void queueColumnRows(int cx, int cz, const std::uint16_t (&rows)[16], bool holdOld,
+                       std::optional<int> only = std::nullopt) {
     for (int cy = bounds.minBrick.y >> sim::kChunkShift; cy < bounds.maxBrick.y >> sim::kChunkShift; ++cy) {
+      if (only && cy != *only) continue;
       ChunkState& cs = stateOf({cx, cy, cz});
       if (holdOld) cs.holdOld = true;
       // Local index x + 16 * (y + 16 * z): word z * 4 + y / 4, shift (y % 4) * 16.
@@ -482,24 +485,31 @@ struct MeshCache::Impl {
     return open;
   }
 
-  /// Queues the edges of the 4 columns around chunk column (cx, cz) that face it: their
-  /// open sides (openSidesOf) follow its level.
-  void queueFacingEdges(int cx, int cz) {
-    std::uint16_t west[16] = {}, east[16] = {}, north[16] = {}, south[16] = {};
+  /// Queues the edges facing chunk column (cx, cz) of those of its 4 neighbours in range
+  /// whose level passes wanted(level): their open sides (openSidesOf) follow its level.
+  /// In every chunk of those columns, or only at chunk height cy when given.
+  template <class Wanted>
+  void queueFacingEdges(int cx, int cz, Wanted&& wanted, std::optional<int> cy = std::nullopt) {
+    struct Facing {
+      int dx, dz;
+      std::uint16_t rows[16];
+    };
+    Facing facing[4] = {{-1, 0, {}}, {1, 0, {}}, {0, -1, {}}, {0, 1, {}}};
     for (int i = 0; i < 16; ++i) {
-      west[i] = 1u << 15;  // column (cx - 1, cz): its local x 15
-      east[i] = 1u;        // column (cx + 1, cz): its local x 0
+      facing[0].rows[i] = 1u << 15;  // column (cx - 1, cz): its local x 15
+      facing[1].rows[i] = 1u;        // column (cx + 1, cz): its local x 0
     }
-    north[15] = 0xffff;    // column (cx, cz - 1): its local z 15
-    south[0] = 0xffff;     // column (cx, cz + 1): its local z 0
-    queueColumnRowsInRange(cx - 1, cz, west);
-    queueColumnRowsInRange(cx + 1, cz, east);
-    queueColumnRowsInRange(cx, cz - 1, north);
-    queueColumnRowsInRange(cx, cz + 1, south);
+    facing[2].rows[15] = 0xffff;     // column (cx, cz - 1): its local z 15
+    facing[3].rows[0] = 0xffff;      // column (cx, cz + 1): its local z 0
+    for (const Facing& f : facing) {
+      auto it = columnLevels.find({cx + f.dx, cz + f.dz});
+      if (it != columnLevels.end() && wanted(it->second)) queueColumnRowsInRange(cx + f.dx, cz + f.dz, f.rows, false, cy);
+    }
   }
 
   /// queueColumnRows for the bricks of rows that lie in the bounds and in range.
-  void queueColumnRowsInRange(int cx, int cz, const std::uint16_t (&rows)[16], bool holdOld = false) {
+  void queueColumnRowsInRange(int cx, int cz, const std::uint16_t (&rows)[16], bool holdOld = false,
+                              std::optional<int> cy = std::nullopt) {
     std::uint16_t kept[16] = {};
     bool any = false;
     for (int lz = 0; lz < 16; ++lz)
@@ -511,7 +521,7 @@ struct MeshCache::Impl {
         kept[lz] = static_cast<std::uint16_t>(kept[lz] | (1u << lx));
         any = true;
       }
-    if (any) queueColumnRows(cx, cz, kept, holdOld);
+    if (any) queueColumnRows(cx, cz, kept, holdOld, cy);
   }
 
   /// Sets the level of every chunk column in range: from its distance alone when it
@@ -533,18 +543,23 @@ struct MeshCache::Impl {
         if (!chunkColumnInRange(cx, cz)) continue;
         const double d = columnDistance(cx, cz);
         auto [it, added] = columnLevels.try_emplace({cx, cz}, levelAt(d));
+        const int level = it->second;
         if (added) {
-          if (!fresh) queueFacingEdges(cx, cz);  // (fresh: everything is queued)
+          // A seam opens with each neighbour at another level (fresh: everything is queued).
+          if (!fresh) queueFacingEdges(cx, cz, [&](int n) { return n != level; });
           continue;
         }
         const int next =
             std::clamp(it->second, levelAt(d - kLevelHysteresisMetres), levelAt(d + kLevelHysteresisMetres));
-        if (next == it->second) continue;
+        if (next == level) continue;
         it->second = next;
         std::uint16_t all[16];
         std::fill(std::begin(all), std::end(all), std::uint16_t{0xffff});
         queueColumnRowsInRange(cx, cz, all, true);
-        queueFacingEdges(cx, cz);
+        // Seams that open re-mesh now (an open side is harmless beside the old mesh);
+        // those that close wait until the column's new mesh shows (endHold), or a
+        // neighbour would meet the old level closed: a crack for a few frames.
+        queueFacingEdges(cx, cz, [&](int n) { return n != next && n == level; });
       }
     }
   }
@@ -670,8 +685,16 @@ struct MeshCache::Impl {
   }
 
   /// A level change whose re-mesh changed nothing holds nothing back any more.
-  static void releaseHold(ChunkState& cs) {
-    if (cs.holdOld && !cs.changed && cs.pendingCount == 0 && cs.awaitingCount == 0) cs.holdOld = false;
+  void releaseHold(ChunkState& cs) {
+    if (cs.holdOld && !cs.changed && cs.pendingCount == 0 && cs.awaitingCount == 0) endHold(cs);
+  }
+
+  /// A chunk re-meshed for a level change shows its new level: the seams it closes with
+  /// its neighbours (now at its level) re-mesh, at its height.
+  void endHold(ChunkState& cs) {
+    cs.holdOld = false;
+    const int level = levelOf(cs.coord);
+    queueFacingEdges(cs.coord.x, cs.coord.z, [&](int n) { return n == level; }, cs.coord.y);
   }
 
   // ---- gather -------------------------------------------------------------------
@@ -1033,7 +1056,7 @@ struct MeshCache::Impl {
       if (nonEmpty || cs.reported) updates[it->first] = std::move(m);
       cs.reported = nonEmpty;
       cs.changed = false;
-      if (settled) cs.holdOld = false;
+      if (settled && cs.holdOld) endHold(cs);
       cs.changedAge = 0;
       cs.listed = false;
       if (!cs.reported && cs.bricks.empty() && cs.pendingCount == 0) chunks.erase(it);

@@ -26,8 +26,10 @@
 // faces off the block grid). Neighbouring chunks at different levels do not match
 // exactly at their shared face, so bricks on such a seam open their sides toward it
 // (openFaces) where the brick across is mixed: each side then draws its solid voxels'
-// faces on the seam whatever the other shows, and no crack opens (a column changing
-// level re-queues the facing edges of its 4 neighbours).
+// faces on the seam whatever the other shows, and no crack opens. A column changing
+// level re-queues the facing edges of its 4 neighbours: at once where a seam opens,
+// and per chunk once that chunk shows its new level where one closes (closed beside
+// the old mesh, a seam would crack until the new one came).
 #pragma once
 #include <array>
 #include <cstddef>
