@@ -299,18 +299,25 @@ sim::MaterialId coarseBlock(const sim::MaterialId* voxels, const MeshClassTable&
     int topY;
   };
   Tally tally[kN];  // distinct materials
-  int distinct = 0, opaque = 0, liquid = 0;
+  int distinct = 0, last = 0;
   for (int i = 0; i < kN; ++i) {
     const sim::MaterialId m = voxels[i];
     const int y = (i >> kShift) & (K - 1);
-    int t = 0;
-    while (t < distinct && tally[t].material != m) ++t;
-    if (t == distinct) tally[distinct++] = Tally{m, 0, y};
+    int t = last;  // runs along x are common: try the previous voxel's material first
+    if (distinct == 0 || tally[t].material != m) {
+      t = 0;
+      while (t < distinct && tally[t].material != m) ++t;
+      if (t == distinct) tally[distinct++] = Tally{m, 0, y};
+      last = t;
+    }
     ++tally[t].count;
     tally[t].topY = std::max(tally[t].topY, y);
-    const MeshClass c = classes[m];
-    opaque += c == MeshClass::Opaque ? 1 : 0;
-    liquid += c == MeshClass::Liquid ? 1 : 0;
+  }
+  int opaque = 0, liquid = 0;  // per distinct material, not per voxel
+  for (int t = 0; t < distinct; ++t) {
+    const MeshClass c = classes[tally[t].material];
+    opaque += c == MeshClass::Opaque ? tally[t].count : 0;
+    liquid += c == MeshClass::Liquid ? tally[t].count : 0;
   }
   auto mostFrequent = [&](MeshClass cls) {
     const Tally* best = nullptr;
