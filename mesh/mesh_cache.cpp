@@ -417,8 +417,8 @@ struct MeshCache::Impl {
   }
 
   /// Queues the brick columns rows[local z] (bit per local x) of chunk column (cx, cz)
-  /// in every chunk of it (or only at chunk height only, when given); holdOld marks its
-  /// chunks as re-meshed for a level change.
+  /// in every chunk of it, or in the one at chunk height `only` when given; holdOld marks
+  /// its chunks as re-meshed for a level change.
   void queueColumnRows(int cx, int cz, const std::uint16_t (&rows)[16], bool holdOld,
                        std::optional<int> only = std::nullopt) {
     for (int cy = bounds.minBrick.y >> sim::kChunkShift; cy < bounds.maxBrick.y >> sim::kChunkShift; ++cy) {
@@ -503,7 +503,8 @@ struct MeshCache::Impl {
     facing[3].rows[0] = 0xffff;      // column (cx, cz + 1): its local z 0
     for (const Facing& f : facing) {
       auto it = columnLevels.find({cx + f.dx, cz + f.dz});
-      if (it != columnLevels.end() && wanted(it->second)) queueColumnRowsInRange(cx + f.dx, cz + f.dz, f.rows, false, cy);
+      if (it != columnLevels.end() && wanted(it->second))
+        queueColumnRowsInRange(cx + f.dx, cz + f.dz, f.rows, false, cy);
     }
   }
 

@@ -677,7 +677,8 @@ struct Renderer::Impl {
         std::uint32_t runStart = 0, runEnd = 0;
         auto flush = [&] {
           if (runEnd > runStart) {
-            addDraw(g.range.block, (runEnd - runStart) * 6, first + static_cast<std::int32_t>(runStart * 4), v.placement);
+            addDraw(g.range.block, (runEnd - runStart) * 6, first + static_cast<std::int32_t>(runStart * 4),
+                    v.placement);
             quads += runEnd - runStart;
           }
         };
@@ -704,7 +705,8 @@ struct Renderer::Impl {
         ensureCapacity(s.commands, std::max<std::size_t>(commands.size(), 1) * sizeof(VkDrawIndexedIndirectCommand),
                        VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT);
     if (meshesOk) {
-      if (!placements.empty()) std::memcpy(s.placements.mapped, placements.data(), placements.size() * sizeof(vk::Placement));
+      if (!placements.empty())
+        std::memcpy(s.placements.mapped, placements.data(), placements.size() * sizeof(vk::Placement));
       if (!commands.empty())
         std::memcpy(s.commands.mapped, commands.data(), commands.size() * sizeof(VkDrawIndexedIndirectCommand));
     }

@@ -763,8 +763,8 @@ std::size_t checkSeamsClosed(const sim::BrickStore& world, const Meshes& view, c
             if (sa == sb) continue;
             ++needed;
             // a's face looks toward +axis, b's toward -axis (sim::Face: NegX 0, PosX 1, NegZ 4, PosZ 5).
-            const std::array<int, 4> face =
-                sa ? std::array<int, 4>{axis == 0 ? 1 : 5, ax, y, az} : std::array<int, 4>{axis == 0 ? 0 : 4, bx, y, bz};
+            const std::array<int, 4> face = sa ? std::array<int, 4>{axis == 0 ? 1 : 5, ax, y, az}
+                                               : std::array<int, 4>{axis == 0 ? 0 : 4, bx, y, bz};
             if (!covered.count(face)) ++missing;
             // Each side at its own level: a sees b's voxel as blocks of level la, and so on.
             if (sa ? opaque(la, bx, y, bz) : opaque(lb, ax, y, az)) ++wouldCrack;
