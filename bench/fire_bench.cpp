@@ -15,8 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <time.h>
-
+#include "bench/bench_util.h"
 #include "sim/systems/fire.h"
 #include "sim/gen/generator.h"
 #include "sim/world/material.h"
@@ -49,13 +48,8 @@ bool findFuel(const SimState& st, VoxelCoord at, VoxelCoord& out) {
   return false;
 }
 
-// CPU time of this thread, ms (excludes time the scheduler gave to other processes,
-// which on a shared machine otherwise dominates the tail).
-double threadCpuMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
-}
+// CPU time of this thread, ms (bench::threadCpuUs: leaves out preemption).
+double threadCpuMs() { return loam::bench::threadCpuUs() / 1e3; }
 
 struct Stats {
   double mean = 0, p50 = 0, p99 = 0, max = 0;

@@ -26,8 +26,6 @@
 #include <string>
 #include <vector>
 
-#include <time.h>
-
 #include "bench/bench_util.h"
 #include "render/renderer.h"
 #include "sim/core/fixed_point.h"
@@ -41,13 +39,6 @@ using namespace loam;
 namespace {
 
 using bench::percentile;
-
-/// The calling thread's CPU time, milliseconds.
-double threadCpuMs() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
-}
 
 double nowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -173,9 +164,9 @@ int main(int argc, char** argv) {
   double w0 = nowSeconds();
   for (int i = 0; i < frames; ++i) {
     f.animationSeconds = i / 60.0;
-    const double a = nowSeconds(), c = threadCpuMs();
+    const double a = nowSeconds(), c = bench::threadCpuUs();
     r.renderFrame(f);
-    recordCpuMs.push_back(threadCpuMs() - c);
+    recordCpuMs.push_back((bench::threadCpuUs() - c) / 1e3);
     cpuMs.push_back((nowSeconds() - a) * 1e3);
     recordMs.push_back(cpuMs.back() - r.stats().gpuWaitMs);
   }

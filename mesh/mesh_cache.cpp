@@ -988,19 +988,19 @@ struct MeshCache::Impl {
           const int l = w * 64 + std::countr_zero(cs.pending[w]);
           const int lx = l & 15, ly = (l >> 4) & 15, lz = l >> 8;
           const sim::BrickCoord b{bx0 + lx, by0 + ly, bz0 + lz};
-          // The hidden tests read the world alone: a brick the overlay reaches is meshed.
-          const bool overlaid = overlay && overlay->touchesPadded(b);
-          bool hidden = !overlaid &&
+          // The hidden tests read the world alone, with no seam: a brick the overlay reaches
+          // is meshed, and so is a uniform solid one with an open side (it has faces there).
+          const std::uint8_t open = levelsOn() ? openSidesOf(world, b, level) : 0;
+          const bool testable = !(overlay && overlay->touchesPadded(b)) &&
+                                !(open && classes[world.brick(b).uniformMaterial()] == MeshClass::Opaque);
+          bool hidden = testable &&
                         (useGrid ? hiddenInGrid(grid, lx + 1, ly + 1, lz + 1) : brickIsHidden(world, b, classes));
           // A uniform brick next to mixed ones (soil under the grass line, the core of a
           // canopy) usually still has no face: a 64-voxel look saves a gather and a mesh
           // (coarse: a look at the neighbours' coarse layers, which can differ from fine ones).
-          if (!hidden && !overlaid && (!useGrid || grid[lz + 1][ly + 1][lx + 1] != kClsMixed)) {
+          if (!hidden && testable && (!useGrid || grid[lz + 1][ly + 1][lx + 1] != kClsMixed)) {
             hidden = uniformBrickHasNoFaces(world, b, classes, level);
           }
-          // A seam with another level: a uniform solid brick has faces on its open sides.
-          const std::uint8_t open = levelsOn() ? openSidesOf(world, b, level) : 0;
-          if (hidden && open && classes[world.brick(b).uniformMaterial()] == MeshClass::Opaque) hidden = false;
           if (hidden) {
             applyHidden(cs, l);
           } else {

@@ -747,8 +747,7 @@ TEST_CASE("far terrain: the cache rebuilds the tiles surface changes touch") {
   auto surface = std::make_shared<FarSurface>();
   FarTerrainCache cache(gladeSamplerPtr(), c, 2, surface);
   std::map<FarTileKey, FarTileMesh> latest;
-  auto take = [&](FarTerrainUpdate u) { keepLatest(latest, std::move(u)); };
-  take(cache.finish(0.0, 0.0));
+  keepLatest(latest, cache.finish(0.0, 0.0));
   const std::vector<FarTileKey> drawn = cache.drawn();
   REQUIRE(!drawn.empty());
   // A level-0 tile drawn east of the eye, and a crater under its middle.
@@ -764,7 +763,7 @@ TEST_CASE("far terrain: the cache rebuilds the tiles surface changes touch") {
   CHECK(again.released.empty());
   std::set<FarTileKey> rebuilt;
   for (const FarTileMesh& m : again.built) rebuilt.insert(m.key);
-  take(again);
+  keepLatest(latest, again);
   CHECK(rebuilt.contains(key));
   CHECK(rebuilt.size() < drawn.size() / 4);  // only those near the crater
   for (const FarTileKey& k : rebuilt) CHECK(std::binary_search(drawn.begin(), drawn.end(), k));
@@ -789,10 +788,9 @@ TEST_CASE("far terrain: changes applied while tiles build never leave a stale ti
   auto surface = std::make_shared<FarSurface>();
   FarTerrainCache cache(gladeSamplerPtr(), c, 2, surface);
   std::map<FarTileKey, FarTileMesh> latest;
-  auto take = [&](FarTerrainUpdate u) { keepLatest(latest, std::move(u)); };
   // Each round changes a patch in every level-0 tile's square out to 600 m, so every
   // tile queued or being built is touched (a tile takes about half a millisecond).
-  take(cache.update(0.0, 0.0));
+  keepLatest(latest, cache.update(0.0, 0.0));
   for (int round = 0; round < 12; ++round) {
     std::vector<sim::SurfaceChange> changes;
     for (int b = -24; b < 24; ++b)
@@ -800,9 +798,9 @@ TEST_CASE("far terrain: changes applied while tiles build never leave a stale ti
         changes.push_back({a * kFarTileCells + 3 + 2 * round, b * kFarTileCells + 5, -(round + 1) * 2560, sim::kAir});
     cache.applySurfaceChanges(changes);
     std::this_thread::sleep_for(std::chrono::microseconds(300));
-    take(cache.update(0.0, 0.0));
+    keepLatest(latest, cache.update(0.0, 0.0));
   }
-  take(cache.finish(0.0, 0.0));
+  keepLatest(latest, cache.finish(0.0, 0.0));
   REQUIRE(cache.drawn() == selectFarTiles(c, 0.0, 0.0));
   int stale = 0, changed = 0;
   for (const FarTileKey& k : cache.drawn()) {
