@@ -6,7 +6,7 @@ vec3 faceNormal(uint f) {
   return n;
 }
 // The world voxel a face fragment belongs to (inside the surface).
-// origin: the chunk's in voxels (voxel.vert's vOrigin).
+// origin: the chunk's minimum corner in voxels (voxel.vert's vOrigin).
 ivec3 voxelOf(vec3 local, vec3 n, ivec3 origin) {
   return ivec3(floor(local - n * 0.5)) + origin;
 }
