@@ -1,8 +1,9 @@
 // Writes the seed corpora of fuzz/corpus/<target>/ from a real run: the flat test
 // world with two players who move, dig, place planks, pour water, set fire and chat
 // for 240 steps of the real simulation; each message is built from those steps'
-// outputs by the encoders the host and client use (encodeEdits, toWire, encodeAction,
-// captureSave + stateBlobs + encodeSave, compressServerMessage), and the files are
+// outputs by the encoders the host and client use (encodeEdits with the fire records,
+// toWire, encodeAction, captureSave + stateBlobs + encodeSave, compressServerMessage),
+// plus a hand-built step with every kind of edit group and fire record; the files are
 // the repository's own (scenes, the example server config, bot scripts). Run
 // `fuzz_make_corpus fuzz/corpus` from the checkout after a format change; the files
 // are small (a few KB each) and committed.
@@ -36,6 +37,9 @@ namespace fs = std::filesystem;
 using Bytes = std::vector<std::uint8_t>;
 
 fs::path gRoot;
+
+// Where the run's fire is lit: the plank voxel the first player placed at step 12.
+constexpr sim::VoxelCoord kFireAt{8, 0, 8};
 
 void write(const std::string& target, const std::string& name, const Bytes& bytes) {
   const fs::path dir = gRoot / target;
@@ -130,34 +134,57 @@ void clientMessages(const std::vector<sim::PlayerInput>& inputs, const std::vect
 
 // ---- server messages ------------------------------------------------------------------
 
-// A step's follower edits by cell (sorted by cell, in step order inside each), as
-// StepBatch.edits carries them.
-Bytes stepEdits(std::span<const sim::EditRecord> sorted, std::uint64_t cellHash) {
-  std::vector<Bytes> groups;
+// A step's follower edits and fire records by cell, as StepBatch.edits carries them
+// (net/host/cell_sync.cpp, CellSync::routeEdits): per cell, ascending, its edits in
+// step order, then its fire records; a cell that only the sweeps changed (the fire's
+// edits, which followers make themselves) comes with its hash alone.
+Bytes stepEdits(std::span<const sim::EditRecord> edits, std::span<const sim::FireChange> fire,
+                std::span<const sim::CellCoord> swept, std::uint64_t tick, std::uint64_t cellHash) {
+  const auto cellOfEdit = [](const sim::EditRecord& e) { return sim::cellOf(sim::editBrick(e)); };
+  const auto cellOfFire = [](const sim::FireChange& f) { return sim::cellOf(sim::brickOf(f.corner)); };
+  std::vector<sim::CellCoord> order(swept.begin(), swept.end());
+  for (const sim::EditRecord& e : edits) order.push_back(cellOfEdit(e));
+  for (const sim::FireChange& f : fire) order.push_back(cellOfFire(f));
+  std::sort(order.begin(), order.end());
+  order.erase(std::unique(order.begin(), order.end()), order.end());
+  std::vector<Bytes> groups(order.size());
   std::vector<net::CellEdits> cells;
-  for (std::size_t i = 0; i < sorted.size();) {
-    const sim::CellCoord cell = sim::cellOf(sim::editBrick(sorted[i]));
-    std::size_t end = i;
-    while (end < sorted.size() && sim::cellOf(sim::editBrick(sorted[end])) == cell) ++end;
-    net::encodeEdits(sorted.subspan(i, end - i), groups.emplace_back());
-    cells.push_back(net::CellEdits{cell, cellHash, {}});
-    i = end;
+  std::vector<sim::EditRecord> cellEdits;
+  std::vector<sim::FireChange> cellFire;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    cellEdits.clear();
+    cellFire.clear();
+    for (const sim::EditRecord& e : edits)
+      if (cellOfEdit(e) == order[k]) cellEdits.push_back(e);
+    for (const sim::FireChange& f : fire)
+      if (cellOfFire(f) == order[k]) cellFire.push_back(f);
+    net::encodeEdits(cellEdits, cellFire, tick, groups[k]);
+    cells.push_back(net::CellEdits{order[k], cellHash + k, groups[k]});
   }
-  for (std::size_t k = 0; k < cells.size(); ++k) cells[k].edits = groups[k];
   Bytes out;
   net::encodeStepEdits(cells, out);
   return out;
 }
 
+Bytes stepEdits(const sim::StepOutput& out, std::uint64_t cellHash) {
+  std::vector<sim::EditRecord> follower;
+  sim::followerEdits(out, follower);
+  std::vector<sim::CellCoord> swept;
+  for (const sim::SweepRun& run : out.sweeps) swept.push_back(sim::cellOf(sim::editBrick(out.edits[run.firstEdit])));
+  return stepEdits(follower, out.fire, swept, out.tick, cellHash);
+}
+
+// The edit_codec target's input: the step's tick (u32, little-endian), then its edits.
+Bytes withTick(std::uint64_t tick, const Bytes& edits) {
+  Bytes out;
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(tick >> (8 * i)));
+  out.insert(out.end(), edits.begin(), edits.end());
+  return out;
+}
+
 Bytes stepBatch(const sim::StepOutput& out, std::uint64_t cellHash) {
   flatbuffers::FlatBufferBuilder fbb;
-  // One group per cell, as the server routes them.
-  std::vector<sim::EditRecord> sorted;
-  sim::followerEdits(out, sorted);
-  std::stable_sort(sorted.begin(), sorted.end(), [](const sim::EditRecord& a, const sim::EditRecord& b) {
-    return sim::cellOf(sim::editBrick(a)) < sim::cellOf(sim::editBrick(b));
-  });
-  const Bytes edits = stepEdits(sorted, cellHash);
+  const Bytes edits = stepEdits(out, cellHash);
   std::vector<wire::EventRec> events;
   std::vector<flatbuffers::Offset<wire::ChatLine>> chat;
   for (const sim::Event& e : out.events) {
@@ -187,7 +214,7 @@ Bytes cellState(const sim::SimState& state, sim::CellCoord cc) {
   std::vector<std::uint8_t> water;
   net::encodeCellWater(cc, sim::waterInCell(state.water, cc), water);
   std::vector<wire::FireRec> fire;
-  for (const sim::FireCell& f : sim::fireInCell(state.fire, cc))
+  for (const sim::FireChange& f : sim::fireInCell(state.fire, cc))
     if (wire::FireRec r; net::toWire(f, cc, r)) fire.push_back(r);
   sim::SaveData bricks;
   bricks.header.identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
@@ -259,7 +286,7 @@ int main(int argc, char** argv) {
     if (t == 9) now.push_back(sim::PlaceCommand{{-4, -1, -4}, sim::Face::PosY, sim::ToolSize::Cm40, planks});
     if (t == 12) now.push_back(sim::PlaceCommand{{8, -1, 8}, sim::Face::PosY, sim::ToolSize::Cm5, planks});
     if (t == 15) now.push_back(sim::PourCommand{{2, 2, 2}, 4000});
-    if (t == 20) now.push_back(sim::IgniteCommand{{-4, 3, -4}});
+    if (t == 20) now.push_back(sim::IgniteCommand{kFireAt});
     if (t == 25) now.push_back(sim::ChatCommand{sim::ChatText::from("hello from the corpus")});
     for (const sim::CommandBody& b : now) {
       actions.push_back(b);
@@ -278,7 +305,16 @@ int main(int argc, char** argv) {
     if (batches >= 8) break;
     write("server_message", "step_batch_" + std::to_string(batches++), stepBatch(out, 0x5eed));
   }
-  write("server_message", "cell_state", cellState(state, sim::CellCoord{0, 0}));
+  // The steps that lit the fire and first swept it (followers burn it themselves: its
+  // cell comes with its hash alone).
+  for (const sim::StepOutput& out : outputs) {
+    if (!out.fire.empty()) {
+      write("server_message", "step_batch_fire", stepBatch(out, 0x5eed));
+      break;
+    }
+  }
+  // The cell of the fire: its burning cell's ignition data with its bricks and water.
+  write("server_message", "cell_state", cellState(state, sim::cellOf(sim::brickOf(kFireAt))));
   if (sounds.size() > 8) sounds.resize(8);
   write("server_message", "snapshot", snapshot(state, sounds));
 
@@ -378,34 +414,51 @@ int main(int argc, char** argv) {
       if (b.name == blobNames[k]) write("save_file", "blob_" + b.name, withMode(static_cast<std::uint8_t>(2 + k), b.bytes));
   }
 
-  // Step edits as StepBatches carry them, and sweeps (the corpus's fire is too young
-  // to have swept) with a voxel edit between them.
+  // Step edits as StepBatches carry them (each prefixed by its tick): the first steps
+  // with edits, the one that lit the fire (a fire set record).
   int logs = 0;
-  std::vector<sim::EditRecord> follower;
   for (const sim::StepOutput& out : outputs) {
     if (out.edits.empty() || logs >= 4) continue;
-    sim::followerEdits(out, follower);
-    std::stable_sort(follower.begin(), follower.end(), [](const sim::EditRecord& a, const sim::EditRecord& b) {
-      return sim::cellOf(sim::editBrick(a)) < sim::cellOf(sim::editBrick(b));
-    });
-    write("edit_codec", "edits_" + std::to_string(logs++), stepEdits(follower, 0x1234));
+    write("edit_codec", "edits_" + std::to_string(logs++), withTick(out.tick, stepEdits(out, 0x1234)));
+  }
+  for (const sim::StepOutput& out : outputs) {
+    if (!out.fire.empty()) {
+      write("edit_codec", "edits_ignition", withTick(out.tick, stepEdits(out, 0x1234)));
+      break;
+    }
   }
   {
-    sim::EditRecord sweep;
-    sweep.kind = sim::EditRecord::Kind::Sweep;
-    sweep.x = -1;
-    sweep.from = 0;
-    sweep.to = 40;
-    sim::EditRecord below = sweep;
-    below.y = -1;
-    below.from = 100;
-    below.to = 512;
+    // Every kind of group and record in three cells, one of them hash only: a voxel
+    // edit, a fill, fire set records (a new uniform one, an update of an older one
+    // that is no longer uniform, the longest duration), and an out record.
+    constexpr std::uint32_t kTick = 5000;
     sim::EditRecord dig;
     dig.x = -4;
     dig.y = -1;
     dig.z = 3;
-    const std::vector<sim::EditRecord> log{sweep, dig, below};
-    write("edit_codec", "edits_sweeps", stepEdits(log, 0x5678));
+    sim::EditRecord fill;
+    fill.kind = sim::EditRecord::Kind::BrickFill;
+    fill.x = -1;
+    fill.after = 3;
+    const std::vector<sim::EditRecord> log{dig, fill};
+    const std::vector<sim::FireChange> fire{
+        {{-8, 0, 0}, kTick, kTick + 300, 200, sim::kFireUniform, 7},
+        {{-8, -8, 0}, kTick - 1234, kTick + 766, 90, 0, sim::kAir},
+        {{256, 8, 16}, kTick - 100, kTick - 100 + 65535, 1, 0, sim::kAir},
+        {{-8, 8, 0}, 0, 0, 0, 0, sim::kAir}};
+    const std::vector<sim::CellCoord> swept{{0, -1}};
+    write("edit_codec", "edits_fire", withTick(kTick, stepEdits(log, fire, swept, kTick, 0x5678)));
+  }
+
+  // The fire's first sweep that burnt something (the plank burns at a keyed point of
+  // its brick's sweep, after the 240 steps, and its cell goes out): the fire's edit
+  // stays home (followers make it), the out record travels.
+  for (int t = 0; t < 3000; ++t) {
+    const sim::StepOutput out = sim::step(state, {});
+    if (out.sweeps.empty()) continue;
+    write("server_message", "step_batch_swept", stepBatch(out, 0x5eed));
+    write("edit_codec", "edits_swept", withTick(out.tick, stepEdits(out, 0x1234)));
+    break;
   }
 
   // The repository's files.

@@ -3,8 +3,9 @@
 // net/client_playing.cpp do with them, in their order, on a copy of a mirror
 // (ClientConnection takes packets only from its ENet peer): openServerMessage at
 // kMaxServerMessageBytes (Compressed unwrapped), then per body the JoinSnapshot /
-// JoinChunk state (decodeSave, restoreState), StepBatch (decodeEdits, decodeWeather,
-// names, applyStep, events), CellState (water and fire records, applyCellState),
+// JoinChunk state (decodeSave, restoreState), StepBatch (decodeEdits with its fire
+// records, decodeWeather, names, applyStep burning the fire, events), CellState
+// (water, a full one's fire records, applyCellState),
 // Snapshot (poses, animals, sounds), ActionResults (records checked, predictions
 // settled), Stream (each item's message through the same, once) and the small
 // messages' fields.
@@ -35,23 +36,31 @@ void joinState(std::span<const std::uint8_t> bytes) {
 
 void stepBatch(const wire::StepBatch& b) {
   sim::SimState mirror = fuzz::baseState();
+  if (b.tick() <= mirror.tick) return;  // steps follow in order
   sim::StepRecords step;
-  step.tick = mirror.tick + 1;
-  std::vector<sim::EditRecord> edits, cellEdits;
+  step.tick = b.tick();
+  std::vector<sim::EditRecord> edits, cellEdits, made;
+  std::vector<sim::FireChange> fire, cellFire;
   if (b.edits()) {
     std::vector<net::CellEdits> cells;
     if (!net::decodeStepEdits(std::span<const std::uint8_t>(b.edits()->data(), b.edits()->size()), cells))
       return;
     std::size_t budget = net::kMaxStepEdits;
     for (const net::CellEdits& ce : cells) {
-      if (!net::decodeEdits(ce.edits, cellEdits, budget)) return;
+      if (!net::decodeEdits(ce.edits, b.tick(), cellEdits, cellFire, budget)) return;
       for (const sim::EditRecord& e : cellEdits)
         if (!(sim::cellOf(sim::editBrick(e)) == ce.cell)) return;
-      budget -= net::editWeight(cellEdits);
+      for (const sim::FireChange& f : cellFire) {
+        const sim::BrickCoord brick = sim::brickOf(f.corner);
+        if (!(sim::cellOf(brick) == ce.cell) || !mirror.world.bounds().containsBrick(brick)) return;
+      }
+      budget -= cellEdits.size() + cellFire.size();
       edits.insert(edits.end(), cellEdits.begin(), cellEdits.end());
+      fire.insert(fire.end(), cellFire.begin(), cellFire.end());
     }
   }
   step.edits = edits;
+  step.fire = fire;
   sim::WeatherState weather = mirror.weather;
   if (b.weather() && b.weather()->size() > 0) {
     if (!sim::decodeWeather(std::span<const std::uint8_t>(b.weather()->data(), b.weather()->size()), weather)) return;
@@ -74,7 +83,7 @@ void stepBatch(const wire::StepBatch& b) {
     }
   }
   step.players = changes;
-  sim::applyStep(mirror, step);
+  sim::applyStep(mirror, step, &made);
   if (b.events()) {
     for (const wire::EventRec* rec : *b.events()) {
       sim::Event e;
@@ -93,14 +102,14 @@ void cellState(const wire::CellState& c) {
   const sim::WorldBounds& bounds = mirror.world.bounds();
   auto inside = [&](sim::VoxelCoord v) { return bounds.containsBrick(sim::brickOf(v)); };
   std::vector<sim::WaterChange> water;
-  std::vector<sim::FireCell> fire;
+  std::vector<sim::FireChange> fire;
   if (c.water()) {
     if (!net::decodeCellWater(std::span<const std::uint8_t>(c.water()->data(), c.water()->size()), cell, water)) return;
     std::erase_if(water, [&](const sim::WaterChange& w) { return !inside(w.voxel); });
   }
-  if (c.fire()) {
+  if (c.full() && c.fire()) {  // an incremental CellState's fire is ignored
     for (const wire::FireRec* r : *c.fire()) {
-      const sim::FireCell f = net::fromWire(*r, cell);
+      const sim::FireChange f = net::fromWire(*r, cell);
       if (inside(f.corner)) fire.push_back(f);
     }
   }
@@ -115,7 +124,7 @@ void cellState(const wire::CellState& c) {
     std::vector<sim::BrickCoord> written;
     if (!sim::applyCellBricks(mirror.world, cell, bricks, written)) return;
   }
-  sim::applyCellState(mirror, cell, c.full(), water, fire);
+  sim::applyCellState(mirror, c.tick(), cell, c.full(), water, fire);
 }
 
 void snapshot(const wire::Snapshot& s) {

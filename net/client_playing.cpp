@@ -285,9 +285,10 @@ void ClientConnection::Impl::onStepBatch(const wire::StepBatch& b) {
   // sim::applyStep: the code the mirror test proves against the server's state.
   sim::StepRecords step;
   step.tick = b.tick();
-  // The edits of the cells we hold, each group inside its cell (a hostile server
-  // cannot reach past the cell it names), at most kMaxStepEdits voxel edits in all.
+  // The edits and fire records of the cells we hold, each inside its cell (a hostile
+  // server cannot reach past the cell it names), at most kMaxStepEdits in all.
   edits.clear();
+  fire.clear();
   stepCells.clear();
   if (b.edits()) {
     const auto where = [&] { return "StepBatch " + std::to_string(b.tick()) + ": "; };
@@ -299,16 +300,23 @@ void ClientConnection::Impl::onStepBatch(const wire::StepBatch& b) {
       const auto inCell = [&] {  // only when failing: this is the follow path
         return where() + "cell (" + std::to_string(ce.cell.x) + ", " + std::to_string(ce.cell.z) + "): ";
       };
-      auto r = decodeEdits(ce.edits, cellEdits, budget);
+      auto r = decodeEdits(ce.edits, b.tick(), cellEdits, cellFire, budget);
       if (!r) return fail(inCell() + "edits: " + r.error().message);
       for (const sim::EditRecord& e : cellEdits) {
         if (!(sim::cellOf(sim::editBrick(e)) == ce.cell)) return fail(inCell() + "an edit lies outside the cell");
       }
-      budget -= editWeight(cellEdits);
+      for (const sim::FireChange& f : cellFire) {
+        const sim::BrickCoord brick = sim::brickOf(f.corner);
+        if (!(sim::cellOf(brick) == ce.cell) || !mirror->world.bounds().containsBrick(brick))
+          return fail(inCell() + "a fire record lies outside the cell or the world");
+      }
+      budget -= cellEdits.size() + cellFire.size();
       edits.insert(edits.end(), cellEdits.begin(), cellEdits.end());
+      fire.insert(fire.end(), cellFire.begin(), cellFire.end());
     }
   }
   step.edits = edits;
+  step.fire = fire;
   if (b.weather() && b.weather()->size() > 0) {
     weather = mirror->weather;  // decodeWeather sets the replicated fields only
     auto r = sim::decodeWeather(std::span<const std::uint8_t>(b.weather()->data(), b.weather()->size()), weather);
@@ -337,7 +345,9 @@ void ClientConnection::Impl::onStepBatch(const wire::StepBatch& b) {
     }
   }
   step.players = playerChanges;
-  sim::applyStep(*mirror, step);
+  fireEdits.clear();
+  sim::applyStep(*mirror, step, &fireEdits);
+  edits.insert(edits.end(), fireEdits.begin(), fireEdits.end());  // the hash tracker follows them too
   if (b.events()) {
     for (const wire::EventRec* rec : *b.events()) {
       sim::Event e;
@@ -413,9 +423,9 @@ void ClientConnection::Impl::onCellState(const wire::CellState& c) {
     if (auto r = decodeCellWater(bytes, cell, water); !r) return fail("CellState: " + r.error().message);
     std::erase_if(water, [&](const sim::WaterChange& w) { return !inside(w.voxel); });
   }
-  if (c.fire()) {
+  if (c.full() && c.fire()) {
     for (const wire::FireRec* r : *c.fire()) {
-      const sim::FireCell f = fromWire(*r, cell);
+      const sim::FireChange f = fromWire(*r, cell);
       if (inside(f.corner)) fire.push_back(f);
     }
   }
@@ -441,7 +451,7 @@ void ClientConnection::Impl::onCellState(const wire::CellState& c) {
       cellEdits.push_back({b.x, b.y, b.z, sim::kAir, sim::kAir, sim::EditRecord::Kind::BrickFill});
     tracker.update(mirror->world, cellEdits);
   }
-  sim::applyCellState(*mirror, cell, c.full(), water, fire);
+  sim::applyCellState(*mirror, c.tick(), cell, c.full(), water, fire);
   if (c.full()) {
     ++stats.cellChecks;
     const std::uint64_t h = tracker.cellHash(mirror->world, cell);

@@ -7,11 +7,8 @@
 // opens a new one at the end of the group list (also when the open one is full at
 // 512 entries). Groups are written in order of opening and a group's entries in log
 // order, so a brick's groups appear in the same order as the runs of its edits
-// between fills, and within a run the order is the log's. A sweep is a group of its
-// own like a fill; it reads its brick and the voxels just under it (the ground a
-// burnt grass voxel leaves ash on), so it closes the open group of the brick below
-// too: what the log wrote there before the sweep stays before it, what it wrote
-// after comes after.
+// between fills, and within a run the order is the log's. Fire records follow the
+// groups in the step's order: a follower applies them after the step's edits.
 #include "net/edit_codec.h"
 
 #include <limits>
@@ -23,7 +20,8 @@ namespace {
 
 constexpr std::uint8_t kGroupVoxels = 0;
 constexpr std::uint8_t kGroupFill = 1;
-constexpr std::uint8_t kGroupSweep = 2;
+constexpr std::uint8_t kGroupFireSet = 2;
+constexpr std::uint8_t kGroupFireOut = 3;
 constexpr std::size_t kMaxGroupEntries = sim::kBrickVoxels;  // u16 count, 1..512
 // Brick coordinates whose voxel coordinates (brick * 8 + 7) fit in int32.
 constexpr std::int32_t kMaxBrickCoord = std::numeric_limits<std::int32_t>::max() >> sim::kBrickShift;
@@ -41,7 +39,6 @@ struct Group {
   sim::BrickCoord brick;
   std::uint8_t kind = kGroupVoxels;
   std::uint8_t material = 0;     // fills
-  std::uint16_t from = 0, to = 0;  // sweeps
   std::uint32_t count = 0;       // voxel entries
   std::uint32_t first = 0;       // offset of its entries in the sorted entry list
 };
@@ -154,19 +151,11 @@ void buildGroups(std::span<const sim::EditRecord> edits, Scratch& s) {
     if (e.kind != sim::EditRecord::Kind::Voxel) {
       Group g;
       g.brick = b;
-      g.kind = e.kind == sim::EditRecord::Kind::BrickFill ? kGroupFill : kGroupSweep;
+      g.kind = kGroupFill;
       g.material = e.after;
-      g.from = e.from;
-      g.to = e.to;
       s.groups.push_back(g);
-      s.groupOf[i] = kNoGroup;  // fills and sweeps have no entries
+      s.groupOf[i] = kNoGroup;  // fills have no entries
       open = kNoGroup;          // later voxel edits of this brick must come after it
-      if (g.kind == kGroupSweep) {
-        const sim::BrickCoord below{b.x, b.y - 1, b.z};
-        std::size_t at = brickHash(below) & mask;
-        while (s.slots[at].used && s.slots[at].brick != below) at = (at + 1) & mask;
-        if (s.slots[at].used) s.slots[at].open = kNoGroup;
-      }
       continue;
     }
     if (open == kNoGroup || s.groups[open].count == kMaxGroupEntries) {
@@ -199,13 +188,8 @@ void putU64(std::vector<std::uint8_t>& out, std::uint64_t v) {
 
 }  // namespace
 
-std::size_t editWeight(std::span<const sim::EditRecord> edits) noexcept {
-  std::size_t n = 0;
-  for (const sim::EditRecord& e : edits) n += e.kind == sim::EditRecord::Kind::Sweep ? std::size_t{e.to} - e.from : 1;
-  return n;
-}
-
-void encodeEdits(std::span<const sim::EditRecord> edits, std::vector<std::uint8_t>& out) {
+void encodeEdits(std::span<const sim::EditRecord> edits, std::span<const sim::FireChange> fire, std::uint64_t tick,
+                 std::vector<std::uint8_t>& out) {
   out.clear();
   Scratch& s = scratch();
   buildGroups(edits, s);
@@ -220,11 +204,6 @@ void encodeEdits(std::span<const sim::EditRecord> edits, std::vector<std::uint8_
       putU8(out, g.material);
       continue;
     }
-    if (g.kind == kGroupSweep) {
-      putVarint(out, g.from);
-      putVarint(out, static_cast<std::uint32_t>(g.to - g.from));
-      continue;
-    }
     putVarint(out, g.count);
     for (std::uint32_t k = 0; k < g.count; ++k) {
       const sim::EditRecord& e = edits[s.order[g.first + k]];
@@ -232,6 +211,21 @@ void encodeEdits(std::span<const sim::EditRecord> edits, std::vector<std::uint8_
       putU16(out, static_cast<std::uint16_t>(sim::voxelIndexInBrick(e.x & kLocal, e.y & kLocal, e.z & kLocal)));
       putU8(out, e.after);
     }
+  }
+  for (const sim::FireChange& f : fire) {
+    const sim::BrickCoord b = sim::brickOf(f.corner);
+    putU8(out, f.endTick == 0 ? kGroupFireOut : kGroupFireSet);
+    putVarint(out, zigzagDelta(prev.x, b.x));
+    putVarint(out, zigzagDelta(prev.y, b.y));
+    putVarint(out, zigzagDelta(prev.z, b.z));
+    prev = b;
+    if (f.endTick == 0) continue;
+    const bool uniform = (f.flags & sim::kFireUniform) != 0;
+    putU8(out, f.peak);
+    putVarint(out, static_cast<std::uint32_t>(tick - f.start));
+    putVarint(out, f.endTick - f.start);
+    putU8(out, uniform ? 1 : 0);
+    if (uniform) putU8(out, f.result);
   }
 }
 
@@ -260,7 +254,6 @@ sim::Result<void> decodeStepEdits(std::span<const std::uint8_t> bytes, std::vect
     const sim::CellCoord next{unzigzagAdd(cell.x, dx), unzigzagAdd(cell.z, dz)};
     if (!cells.empty() && !(cell < next)) return fail("cells out of order", at);
     cell = next;
-    if (length == 0) return fail("a cell without edits", at);
     std::span<const std::uint8_t> edits;
     if (!r.bytes(length, edits)) return fail("truncated cell edits", at);
     cells.push_back(CellEdits{cell, hash, edits});
@@ -268,12 +261,14 @@ sim::Result<void> decodeStepEdits(std::span<const std::uint8_t> bytes, std::vect
   return sim::ok();
 }
 
-sim::Result<void> decodeEdits(std::span<const std::uint8_t> payload, std::vector<sim::EditRecord>& out,
+sim::Result<void> decodeEdits(std::span<const std::uint8_t> payload, std::uint64_t tick,
+                              std::vector<sim::EditRecord>& out, std::vector<sim::FireChange>& fire,
                               std::size_t maxRecords) {
   out.clear();
+  fire.clear();
   Reader r(payload);
   sim::BrickCoord b{0, 0, 0};
-  std::size_t budget = maxRecords;  // voxel edits left (a sweep counts its positions)
+  std::size_t budget = maxRecords;  // voxel edits and fire records left
   while (!r.done()) {
     const std::size_t at = r.pos();
     std::uint8_t kind = 0;
@@ -296,17 +291,23 @@ sim::Result<void> decodeEdits(std::span<const std::uint8_t> payload, std::vector
       out.push_back(e);
       continue;
     }
-    if (kind == kGroupSweep) {
-      std::uint32_t from = 0, length = 0;
-      if (!r.varint(from) || !r.varint(length)) return fail("truncated sweep", at);
-      if (from >= sim::kBrickVoxels || length == 0 || length > sim::kBrickVoxels - from)
-        return fail("bad sweep positions", at);
-      if (budget < length) return fail("too many records", at);
-      budget -= length;
-      e.kind = sim::EditRecord::Kind::Sweep;
-      e.from = static_cast<std::uint16_t>(from);
-      e.to = static_cast<std::uint16_t>(from + length);
-      out.push_back(e);
+    if (kind == kGroupFireSet || kind == kGroupFireOut) {
+      if (budget == 0) return fail("too many records", at);
+      --budget;
+      sim::FireChange f;
+      f.corner = sim::VoxelCoord{b.x * sim::kBrickSize, b.y * sim::kBrickSize, b.z * sim::kBrickSize};
+      if (kind == kGroupFireSet) {
+        std::uint32_t age = 0, duration = 0;
+        std::uint8_t uniform = 0;
+        if (!r.u8(f.peak) || !r.varint(age) || !r.varint(duration) || !r.u8(uniform)) return fail("truncated fire", at);
+        if (f.peak == 0 || age > tick || uniform > 1 || duration == 0 || duration > 65535 || age >= duration)
+          return fail("bad fire record", at);
+        if (uniform && !r.u8(f.result)) return fail("truncated fire", at);
+        f.start = static_cast<std::uint32_t>(tick - age);
+        f.endTick = f.start + duration;
+        f.flags = uniform ? sim::kFireUniform : 0;
+      }
+      fire.push_back(f);
       continue;
     }
     if (kind != kGroupVoxels) return fail("bad group kind", at);

@@ -11,7 +11,7 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 13;  // 6: edits by interest (StepBatch.cells, full
+inline constexpr std::uint32_t kProtocolVersion = 14;  // 6: edits by interest (StepBatch.cells, full
                                                       // CellStates carry bricks; Hello.reach_metres)
                                                       // 7: ColumnHashes (generation checks)
                                                       // 8: Action.sequence, ActionResults (predicted edits)
@@ -22,6 +22,9 @@ inline constexpr std::uint32_t kProtocolVersion = 13;  // 6: edits by interest (
                                                       // 12: edit groups with varint brick deltas; fire
                                                       // sweeps as records (net/edit_codec.h)
                                                       // 13: SurfaceChanges (far edits, a Stream item)
+                                                      // 14: clients burn their fire cells themselves:
+                                                      // fire records with the step's edits, no sweeps;
+                                                      // FireRec carries ignition data, full only
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, full cell states, actions

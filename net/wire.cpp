@@ -94,8 +94,8 @@ static_assert(std::tuple_size_v<decltype(sim::kPlayerStateFields)> == 13,
               "new PlayerState field: add it to PlayerStateRec (net/schema/loam.fbs) and toWire/fromWire");
 static_assert(sim::encodedSize(sim::kAnimalFields) == sizeof(wire::AnimalRec),
               "new Animal field: add it to AnimalRec (net/schema/loam.fbs) and toWire/fromWire");
-static_assert(std::tuple_size_v<decltype(sim::kFireCellFields)> == 3,
-              "new FireCell field: add it to FireRec (net/schema/loam.fbs) and toWire/fromWire");
+static_assert(std::tuple_size_v<decltype(sim::kFireChangeFields)> == 6,
+              "new FireChange field: add it to FireRec (net/schema/loam.fbs) and toWire/fromWire");
 
 // Alternative indices of a variant (Event kinds, named for the switch in fromWire;
 // CommandBody kinds, checked against CommandKind).
@@ -261,22 +261,25 @@ std::int32_t clampedVoxel(std::int64_t v) noexcept {
   return static_cast<std::int32_t>(std::clamp<std::int64_t>(v, INT32_MIN, INT32_MAX));
 }
 
-bool toWire(const sim::FireCell& c, sim::CellCoord cell, wire::FireRec& out) noexcept {
+bool toWire(const sim::FireChange& c, sim::CellCoord cell, wire::FireRec& out) noexcept {
   const sim::BrickCoord b = sim::brickOf(c.corner);
   const std::int32_t x = b.x - cell.x * sim::kCellBricks, z = b.z - cell.z * sim::kCellBricks;
   if (x < 0 || x >= sim::kCellBricks || z < 0 || z >= sim::kCellBricks || !fitsInt16(b.y)) return false;
-  out = wire::FireRec(c.endTick, static_cast<std::int16_t>(b.y), static_cast<std::uint8_t>(x),
-                      static_cast<std::uint8_t>(z), c.intensity);
+  out = wire::FireRec(c.start, c.endTick, static_cast<std::int16_t>(b.y), static_cast<std::uint8_t>(x),
+                      static_cast<std::uint8_t>(z), c.peak, c.flags, c.result);
   return true;
 }
 
-sim::FireCell fromWire(const wire::FireRec& rec, sim::CellCoord cell) noexcept {
-  sim::FireCell c;
+sim::FireChange fromWire(const wire::FireRec& rec, sim::CellCoord cell) noexcept {
+  sim::FireChange c;
   c.corner = {clampedVoxel((std::int64_t{cell.x} * sim::kCellBricks + rec.x()) * sim::kBrickSize),
               rec.y() * sim::kBrickSize,
               clampedVoxel((std::int64_t{cell.z} * sim::kCellBricks + rec.z()) * sim::kBrickSize)};
-  c.intensity = rec.intensity();
+  c.start = rec.start();
   c.endTick = rec.end_tick();
+  c.peak = rec.peak();
+  c.flags = rec.flags() & sim::kFireUniform;
+  c.result = rec.result();
   return c;
 }
 

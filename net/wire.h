@@ -46,11 +46,11 @@ sim::Animal fromWire(const wire::AnimalRec& rec) noexcept;
 /// CellState can name any int32 cell, and the clamp to int32 lies outside every world
 /// (validBounds keeps voxels within +-2^29), so the receiver's bounds check drops it.
 std::int32_t clampedVoxel(std::int64_t v) noexcept;
-/// Fire records are relative to the interest cell of their CellState (water's:
-/// net/water_codec.h). toWire returns false when the change lies outside `cell` or its
+/// A full CellState's burning cells are relative to its interest cell (water's:
+/// net/water_codec.h). toWire returns false when the cell lies outside `cell` or its
 /// y does not fit (the record is not written then).
-bool toWire(const sim::FireCell& change, sim::CellCoord cell, wire::FireRec& out) noexcept;
-sim::FireCell fromWire(const wire::FireRec& rec, sim::CellCoord cell) noexcept;
+bool toWire(const sim::FireChange& burning, sim::CellCoord cell, wire::FireRec& out) noexcept;
+sim::FireChange fromWire(const wire::FireRec& rec, sim::CellCoord cell) noexcept;
 
 /// Events: chat events are not EventRecs (they travel as ChatLine); toWire returns
 /// false for them. fromWire returns false for an unknown kind or out-of-range field.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "net/edit_codec.h"
 #include "net/host_log.h"
@@ -72,23 +73,42 @@ void CellSync::routeEdits(const sim::StepOutput& out) {
   sessionGroups_.resize(core_.sessions.size());
   for (std::vector<std::uint32_t>& g : sessionGroups_) g.clear();
   groupCount_ = 0;
-  if (out.edits.empty()) return;
+  if (out.edits.empty() && out.fire.empty()) return;
   // Group by cell keeping the step's order inside each cell (edits in different
-  // cells touch different voxels, and a sweep reads only its own column, so only
-  // that order matters).
+  // cells touch different voxels, so only that order matters). A cell only the
+  // fire's own edits changed (followers make them, and a sweep reads only its own
+  // voxel column) gets a group too: its hash checks them.
   sim::followerEdits(out, sortedEdits_);
-  std::stable_sort(sortedEdits_.begin(), sortedEdits_.end(), [](const sim::EditRecord& a, const sim::EditRecord& b) {
-    return sim::cellOf(sim::editBrick(a)) < sim::cellOf(sim::editBrick(b));
-  });
-  for (std::size_t i = 0; i < sortedEdits_.size();) {
-    const sim::CellCoord cell = sim::cellOf(sim::editBrick(sortedEdits_[i]));
-    std::size_t end = i;
-    while (end < sortedEdits_.size() && sim::cellOf(sim::editBrick(sortedEdits_[end])) == cell) ++end;
+  const auto cellOfEdit = [](const sim::EditRecord& e) { return sim::cellOf(sim::editBrick(e)); };
+  const auto cellOfFire = [](const sim::FireChange& f) { return sim::cellOf(sim::brickOf(f.corner)); };
+  std::stable_sort(sortedEdits_.begin(), sortedEdits_.end(),
+                   [&](const sim::EditRecord& a, const sim::EditRecord& b) { return cellOfEdit(a) < cellOfEdit(b); });
+  sortedFire_.assign(out.fire.begin(), out.fire.end());
+  std::stable_sort(sortedFire_.begin(), sortedFire_.end(),
+                   [&](const sim::FireChange& a, const sim::FireChange& b) { return cellOfFire(a) < cellOfFire(b); });
+  sweptCells_.clear();
+  for (const sim::SweepRun& run : out.sweeps) sweptCells_.push_back(cellOfEdit(out.edits[run.firstEdit]));
+  std::sort(sweptCells_.begin(), sweptCells_.end());
+  sweptCells_.erase(std::unique(sweptCells_.begin(), sweptCells_.end()), sweptCells_.end());
+  std::size_t i = 0, j = 0, k = 0;
+  while (i < sortedEdits_.size() || j < sortedFire_.size() || k < sweptCells_.size()) {
+    std::optional<sim::CellCoord> next;
+    const auto consider = [&](sim::CellCoord c) {
+      if (!next || c < *next) next = c;
+    };
+    if (i < sortedEdits_.size()) consider(cellOfEdit(sortedEdits_[i]));
+    if (j < sortedFire_.size()) consider(cellOfFire(sortedFire_[j]));
+    if (k < sweptCells_.size()) consider(sweptCells_[k]);
+    const sim::CellCoord cell = *next;
+    std::size_t ie = i, je = j;
+    while (ie < sortedEdits_.size() && cellOfEdit(sortedEdits_[ie]) == cell) ++ie;
+    while (je < sortedFire_.size() && cellOfFire(sortedFire_[je]) == cell) ++je;
+    if (k < sweptCells_.size() && sweptCells_[k] == cell) ++k;
     if (groups_.size() == groupCount_) groups_.emplace_back();
     EditGroup& g = groups_[groupCount_];
     g.cell = cell;
     g.hash = tracker_->cellHash(core_.state.world, cell);
-    encodeEdits(std::span(sortedEdits_).subspan(i, end - i), g.bytes);
+    encodeEdits(std::span(sortedEdits_).subspan(i, ie - i), std::span(sortedFire_).subspan(j, je - j), T, g.bytes);
     const std::uint64_t key = cellKey(cell);
     std::uint64_t& v = cellVersion_[key];
     const std::uint64_t prev = v;
@@ -99,16 +119,16 @@ void CellSync::routeEdits(const sim::StepOutput& out) {
       s.cellTicks[key] = T;
     }
     ++groupCount_;
-    i = end;
+    i = ie;
+    j = je;
   }
 }
 
 /// Builds CellState for one cell into the core's builder.
-bool CellSync::buildCellState(sim::CellCoord cell, bool full, std::span<const CellRecord> water,
-                              std::span<const CellRecord> fire) {
+bool CellSync::buildCellState(sim::CellCoord cell, bool full, std::span<const CellRecord> water) {
   water_.clear();
   fireRecs_.clear();
-  auto addFire = [&](const sim::FireCell& f) {
+  auto addFire = [&](const sim::FireChange& f) {
     if (wire::FireRec r; toWire(f, cell, r)) fireRecs_.push_back(r);
   };
   const sim::SimState& state = core_.state;
@@ -116,7 +136,7 @@ bool CellSync::buildCellState(sim::CellCoord cell, bool full, std::span<const Ce
   std::uint64_t hash = 0;
   if (full) {
     water_ = sim::waterInCell(state.water, cell);
-    for (const sim::FireCell& f : sim::fireInCell(state.fire, cell)) addFire(f);
+    for (const sim::FireChange& f : sim::fireInCell(state.fire, cell)) addFire(f);
     sim::captureCellBricks(state.world, cell, cellBricks_.bricks);
     if (!cellBricks_.bricks.empty()) {
       cellBricks_.header.identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
@@ -132,7 +152,6 @@ bool CellSync::buildCellState(sim::CellCoord cell, bool full, std::span<const Ce
     hash = tracker_->cellHash(state.world, cell);
   } else {
     for (const CellRecord& r : water) water_.push_back(pendingWater_[r.index]);
-    for (const CellRecord& r : fire) addFire(pendingFire_[r.index]);
   }
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   fbb.Clear();
@@ -164,32 +183,23 @@ std::uint64_t CellSync::packVoxelKey(sim::VoxelCoord v) noexcept {
 }
 
 // The water near a waterfall changes every tick; 10 Hz is plenty to draw and hear it.
+// (Fire goes with the step's edits: followers burn their cells themselves.)
 void CellSync::sendIncremental(const sim::StepOutput& out) {
   const std::uint64_t T = core_.state.tick;
   pendingWater_.insert(pendingWater_.end(), out.water.begin(), out.water.end());
-  pendingFire_.insert(pendingFire_.end(), out.fire.begin(), out.fire.end());
   const auto every = static_cast<std::uint64_t>(std::max(core_.config.interest.cellStateEvery, 1));
   if (T % every != 0) return;
   waterByCell_.clear();
-  fireByCell_.clear();
   for (std::uint32_t i = 0; i < pendingWater_.size(); ++i) {
     const sim::VoxelCoord v = pendingWater_[i].voxel;
     waterByCell_.push_back({cellKeyOfVoxel(v), packVoxelKey(v), i});
   }
-  for (std::uint32_t i = 0; i < pendingFire_.size(); ++i) {
-    const sim::VoxelCoord v = pendingFire_[i].corner;
-    fireByCell_.push_back({cellKeyOfVoxel(v), packVoxelKey(v), i});
-  }
   keepLastPerKey(waterByCell_);
-  keepLastPerKey(fireByCell_);
   leaveOutUnchangedWater();
-  std::size_t wi = 0, fi = 0;
-  while (wi < waterByCell_.size() || fi < fireByCell_.size()) {
-    const std::uint64_t cell = std::min(wi < waterByCell_.size() ? waterByCell_[wi].cell : UINT64_MAX,
-                                        fi < fireByCell_.size() ? fireByCell_[fi].cell : UINT64_MAX);
-    std::size_t we = wi, fe = fi;
+  for (std::size_t wi = 0; wi < waterByCell_.size();) {
+    const std::uint64_t cell = waterByCell_[wi].cell;
+    std::size_t we = wi;
     while (we < waterByCell_.size() && waterByCell_[we].cell == cell) ++we;
-    while (fe < fireByCell_.size() && fireByCell_[fe].cell == cell) ++fe;
     std::uint64_t& v = cellVersion_[cell];
     const std::uint64_t prev = v;
     v = T;
@@ -197,18 +207,15 @@ void CellSync::sendIncremental(const sim::StepOutput& out) {
     for (Session& s : core_.sessions) {
       if (!follows(s, cell, prev, T)) continue;
       if (!message) {
-        buildCellState(cellOfKey(cell), false, std::span(waterByCell_).subspan(wi, we - wi),
-                       std::span(fireByCell_).subspan(fi, fe - fi));
+        buildCellState(cellOfKey(cell), false, std::span(waterByCell_).subspan(wi, we - wi));
         message = core_.messageFromBuilder();
       }
       queueMessage(s, wire::ServerBody::CellState, message);
       s.cellTicks[cell] = T;
     }
     wi = we;
-    fi = fe;
   }
   pendingWater_.clear();
-  pendingFire_.clear();
 }
 
 // A fall's water rocks by a unit or two from tick to tick: a third of its voxels are
@@ -276,7 +283,7 @@ void CellSync::sendCatchUp(Session& s) {
         s.catchUpDue = true;  // the step thread's share is spent: next tick
         break;
       }
-      if (!buildCellState(cellOfKey(cell), true, {}, {})) continue;
+      if (!buildCellState(cellOfKey(cell), true, {})) continue;
       packet = core_.packetFromBuilder(ENET_PACKET_FLAG_RELIABLE);
       if (!packet) return;
       fullCellPackets_.emplace_back(cell, packet);

@@ -1,9 +1,10 @@
 // CellSync: the world reaches clients per interest cell (32 x 32 bricks in plan,
 // 12.8 m; sim::cellOf), and only the cells within a peer's reach (Hello.reach_metres,
 // capped by InterestConfig::cellReachMetres) that it is up to date with:
-//   - a step's edits are grouped by cell, each group encoded once with the cell's
-//     hash (routeEdits); StepBatchSender puts a peer's groups in its StepBatch;
-//   - water and fire changes are merged over InterestConfig::cellStateEvery ticks and
+//   - a step's edits and fire records are grouped by cell, each group encoded once
+//     with the cell's hash (routeEdits); StepBatchSender puts a peer's groups in its
+//     StepBatch (the fire's own edits stay out: followers make them, the hash checks);
+//   - water changes are merged over InterestConfig::cellStateEvery ticks and
 //     sent as one incremental CellState per changed cell, encoded once and shared;
 //     a voxel back at the amount of the previous flush is left out;
 //   - a peer that is behind on a cell in reach (it just joined, came near, or held
@@ -48,16 +49,17 @@ class CellSync {
   /// (kept up to date by the owner) gives the cells' hashes; it must outlive this.
   void init(const sim::WorldHashTracker& tracker);
 
-  /// The step's follower edit log (sim::followerEdits) grouped by cell (ascending),
-  /// each encoded once, and who gets which: the playing peers in reach that are up
-  /// to date with the cell (their tick of it becomes this one). Call after the step
-  /// and the tracker's update, before sendIncremental.
+  /// The step's follower edit log (sim::followerEdits) and fire records grouped by
+  /// cell (ascending; also the cells only the fire's own edits changed), each
+  /// encoded once, and who gets which: the playing peers in reach that are up to
+  /// date with the cell (their tick of it becomes this one). Call after the step and
+  /// the tracker's update, before sendIncremental.
   void routeEdits(const sim::StepOutput& out);
   std::span<const EditGroup> editGroups() const noexcept { return std::span(groups_).first(groupCount_); }
   /// The groups (indices into editGroups(), ascending) session `index` gets this step.
   std::span<const std::uint32_t> groupsOf(std::size_t index) const noexcept;
 
-  /// Takes this step's water and fire changes; on a flush tick sends the merged
+  /// Takes this step's water changes; on a flush tick sends the merged
   /// incremental CellStates to the peers in reach that are up to date.
   void sendIncremental(const sim::StepOutput& out);
 
@@ -83,11 +85,11 @@ class CellSync {
   std::uint64_t version(std::uint64_t cell) const noexcept;
   /// The tick of the cell's state the peer holds.
   static std::uint64_t peerCellTick(const Session& s, std::uint64_t cell);
-  /// Builds a CellState into the core's builder: the merged pending records (full =
-  /// false; `water` / `fire` index pendingWater_ / pendingFire_) or the cell's whole
-  /// state (full = true). False when the cell's bricks cannot be encoded.
-  bool buildCellState(sim::CellCoord cell, bool full, std::span<const CellRecord> water,
-                      std::span<const CellRecord> fire);
+  /// Builds a CellState into the core's builder: the merged pending water records
+  /// (full = false; `water` indexes pendingWater_) or the cell's whole state (full =
+  /// true: bricks, water, burning cells and hash). False when the cell's bricks
+  /// cannot be encoded.
+  bool buildCellState(sim::CellCoord cell, bool full, std::span<const CellRecord> water);
   static void keepLastPerKey(std::vector<CellRecord>& records);
   /// Drops from waterByCell_ the voxels whose amount equals the last flush's.
   void leaveOutUnchangedWater();
@@ -101,15 +103,16 @@ class CellSync {
   std::size_t groupCount_ = 0;
   std::vector<std::vector<std::uint32_t>> sessionGroups_;  ///< by session index
   std::vector<sim::EditRecord> sortedEdits_;
-  // Water and fire changes since the last flush, in order.
+  std::vector<sim::FireChange> sortedFire_;
+  std::vector<sim::CellCoord> sweptCells_;
+  // Water changes since the last flush, in order.
   std::vector<sim::WaterChange> pendingWater_;
-  std::vector<sim::FireCell> pendingFire_;
   // The amounts of the last flush's voxels (packVoxelKey; sent or left out), and the
   // cells sent whole since it.
   std::unordered_map<std::uint64_t, std::uint16_t> flushAmounts_, nextFlushAmounts_;
   std::vector<std::uint64_t> fullSinceFlush_;
   // Scratch (capacity reused).
-  std::vector<CellRecord> waterByCell_, fireByCell_;
+  std::vector<CellRecord> waterByCell_;
   std::vector<sim::WaterChange> water_;
   std::vector<std::uint8_t> waterBytes_;
   std::vector<wire::FireRec> fireRecs_;

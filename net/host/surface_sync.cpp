@@ -43,7 +43,6 @@ void SurfaceSync::noteEdits(const sim::StepOutput& out) {
       case sim::EditRecord::Kind::BrickFill:  // `before` may be a mix: always due
         makeDue(sim::surfacePatchOf(e.x * sim::kBrickSize), sim::surfacePatchOf(e.z * sim::kBrickSize));
         break;
-      case sim::EditRecord::Kind::Sweep: break;  // never in StepOutput::edits
     }
   }
 }

@@ -143,15 +143,17 @@ struct ClientConnection::Impl {
 
   ClientStats stats;
   flatbuffers::FlatBufferBuilder fbb{1024};
-  std::vector<sim::EditRecord> edits;          // one StepBatch's, decoded
+  std::vector<sim::EditRecord> edits;          // one StepBatch's, decoded, then the fire's the mirror made
+  std::vector<sim::EditRecord> fireEdits;      // the edits the mirror's fire made (scratch)
   std::vector<sim::EditRecord> cellEdits;      // one cell's (scratch)
+  std::vector<sim::FireChange> cellFire;       // one cell's fire records (scratch)
   std::vector<CellEdits> stepCells;            // one StepBatch's cells (spans into its message)
   std::vector<sim::SavedBrick> cellBricks;     // a full CellState's (scratch)
   std::vector<sim::BrickCoord> writtenBricks;  // scratch
   std::vector<sim::PlayerChange> playerChanges;  // one StepBatch's joins and leaves
   sim::WeatherState weather;                     // one StepBatch's weather record
   std::vector<sim::WaterChange> water;
-  std::vector<sim::FireCell> fire;
+  std::vector<sim::FireChange> fire;             // one StepBatch's fire records, or a full CellState's
   std::vector<wire::InputRec> inputRecs;
   std::vector<flatbuffers::Offset<wire::Action>> actionOffsets;  // sendInputs' scratch
   std::vector<sim::GeneratedColumnHash> columnHashes;  // sendColumnHashes' scratch

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/core/assert.h"
 #include "sim/core/internal/format.h"
 
 namespace loam::sim {
@@ -15,9 +16,6 @@ void applyEdits(SimState& mirror, std::span<const EditRecord> edits) noexcept {
       case EditRecord::Kind::BrickFill:
         mirror.world.fillBrick(BrickCoord{e.x, e.y, e.z}, e.after);
         break;
-      case EditRecord::Kind::Sweep:
-        expandSweep(mirror, e);
-        break;
     }
   }
 }
@@ -28,7 +26,6 @@ void followerEdits(const StepOutput& out, std::vector<EditRecord>& edits) {
   for (const SweepRun& run : out.sweeps) {
     edits.insert(edits.end(), out.edits.begin() + static_cast<std::ptrdiff_t>(next),
                  out.edits.begin() + static_cast<std::ptrdiff_t>(run.firstEdit));
-    edits.push_back(run.sweep);
     next = std::size_t{run.firstEdit} + run.edits;
   }
   edits.insert(edits.end(), out.edits.begin() + static_cast<std::ptrdiff_t>(next), out.edits.end());
@@ -68,11 +65,12 @@ StepRecords recordsOf(const StepOutput& out, std::vector<EditRecord>& edits) {
   return r;
 }
 
-void applyStep(SimState& mirror, const StepRecords& step) {
+void applyStep(SimState& mirror, const StepRecords& step, std::vector<EditRecord>* made) {
+  if (step.tick > 0) catchUpFire(mirror, static_cast<std::uint32_t>(step.tick - 1), made);
   applyEdits(mirror, step.edits);
   applyPlayerChanges(mirror.players, step.players);
   applyWaterChanges(mirror.water, mirror.world, step.water);
-  applyFireChanges(mirror.fire, step.fire);
+  followFire(mirror, static_cast<std::uint32_t>(step.tick), step.fire, made);
   applyAnimalChanges(mirror.animals, step.animals);
   if (step.weather) applyWeatherChange(mirror.weather, *step.weather);
   mirror.tick = step.tick;
@@ -83,18 +81,27 @@ void applyStepOutput(SimState& mirror, const StepOutput& out) {
   applyStep(mirror, recordsOf(out, edits));
 }
 
-void applyCellState(SimState& mirror, CellCoord cell, bool full, std::span<const WaterChange> water,
-                    std::span<const FireCell> fire) {
+void applyCellState(SimState& mirror, std::uint64_t tick, CellCoord cell, bool full, std::span<const WaterChange> water,
+                    std::span<const FireChange> fire) {
   if (full) {
     resetWaterInCell(mirror.water, mirror.world, cell);
     clearFireInCell(mirror.fire, cell);
+    insertFireCells(mirror.fire, mirror.seed, static_cast<std::uint32_t>(tick), fire);
   }
   applyWaterChanges(mirror.water, mirror.world, water);
-  applyFireChanges(mirror.fire, fire);
 }
 
 void clearFireInCell(FireState& fire, CellCoord cell) {
-  std::erase_if(fire.cells, [&](const FireCell& c) { return cellOf(brickOf(c.corner)) == cell; });
+  LOAM_ASSERT(fire.work.size() == fire.cells.size());
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < fire.cells.size(); ++i) {
+    if (cellOf(brickOf(fire.cells[i].corner)) == cell) continue;
+    fire.cells[kept] = fire.cells[i];
+    fire.work[kept] = fire.work[i];
+    ++kept;
+  }
+  fire.cells.resize(kept);
+  fire.work.resize(kept);
 }
 
 std::optional<std::string> diffBrick(const BrickStore& expected, const BrickStore& actual, BrickCoord b) {

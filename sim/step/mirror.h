@@ -19,37 +19,39 @@
 namespace loam::sim {
 
 /// One step's records as a follower receives them: views, valid for the call. A
-/// client gets water and fire per interest cell instead (applyCellState) and leaves
-/// those spans, and animals, empty.
+/// client gets water per interest cell instead (applyCellState) and leaves that
+/// span, and animals, empty; it gets the fire records of the cells it follows.
 struct StepRecords {
   std::uint64_t tick = 0;                 ///< SimState::tick after the step
   std::span<const EditRecord> edits;      ///< the edit log, in application order
   std::span<const PlayerChange> players;  ///< joins, updates and leaves, in order
   std::span<const WaterChange> water;
-  std::span<const FireCell> fire;
+  std::span<const FireChange> fire;
   std::span<const AnimalChange> animals;
   const WeatherState* weather = nullptr;  ///< replicated weather after the step; null = unchanged
 };
 
 /// The edit log a follower receives for `out` (into `edits`, cleared first):
-/// out.edits with each of out.sweeps' runs replaced by its Sweep record. Allocates
-/// as `edits` grows.
+/// out.edits without out.sweeps' runs (the fire's edits, which a follower makes
+/// itself: followFire). Allocates as `edits` grows.
 void followerEdits(const StepOutput& out, std::vector<EditRecord>& edits);
 
 /// The records of a whole StepOutput (views into `out`, and into `edits`, which
 /// receives followerEdits(out)).
 StepRecords recordsOf(const StepOutput& out, std::vector<EditRecord>& edits);
 
-/// Applies one step to a mirror: the edits to the world (in order), the player,
-/// water, fire, animal and weather records, then the tick. Events change nothing.
-/// No allocation beyond growth of the mirror's lists. Thread: the caller's.
-void applyStep(SimState& mirror, const StepRecords& step);
+/// Applies one step to a mirror: the edits to the world (in order), the player and
+/// water records, the fire (followFire, sim/systems/fire.h: the mirror makes the
+/// fire's edits itself, after the others as the step does, and appends them to
+/// *made when given), the animal and weather records, then the tick. Events change
+/// nothing. No allocation beyond growth of the mirror's lists. Thread: the caller's.
+void applyStep(SimState& mirror, const StepRecords& step, std::vector<EditRecord>* made = nullptr);
 
 /// applyStep with every record of `out` (what a follower of whole steps runs).
 void applyStepOutput(SimState& mirror, const StepOutput& out);
 
 /// Applies an edit log to the mirror's world in order (the world part of
-/// applyStep); Sweep records replay with expandSweep (sim/systems/fire.h).
+/// applyStep).
 void applyEdits(SimState& mirror, std::span<const EditRecord> edits) noexcept;
 
 /// Applies player records in order (the player part of applyStep): Joined and
@@ -58,16 +60,18 @@ void applyEdits(SimState& mirror, std::span<const EditRecord> edits) noexcept;
 /// snapshots carry through this, as Updated records.
 void applyPlayerChanges(std::vector<Player>& players, std::span<const PlayerChange> changes);
 
-/// Applies the water and fire records of one interest cell. When `full`, they are
-/// the cell's whole state: the cell's fire is cleared and its water goes back to the
-/// implicit water of the mirror's world first (resetWaterInCell; a client catching up
-/// on a cell it did not follow). Records must lie inside the cell and
-/// the world (a client checks what came from the wire).
-void applyCellState(SimState& mirror, CellCoord cell, bool full, std::span<const WaterChange> water,
-                    std::span<const FireCell> fire);
+/// Applies the water records of one interest cell as of `tick`. When `full`, they
+/// are the cell's whole state, with its burning cells' ignition data in `fire`: the
+/// cell's fire is replaced (insertFireCells, sim/systems/fire.h) and its water goes
+/// back to the implicit water of the mirror's world first (resetWaterInCell; a
+/// client catching up on a cell it did not follow); otherwise `fire` is ignored (a
+/// step's fire records go to applyStep). Records must lie inside the cell and the
+/// world (a client checks what came from the wire).
+void applyCellState(SimState& mirror, std::uint64_t tick, CellCoord cell, bool full,
+                    std::span<const WaterChange> water, std::span<const FireChange> fire);
 
 /// Removes every fire cell inside an interest cell (the clearing of a full
-/// applyCellState). Mirror use only: working data is left alone.
+/// applyCellState, and of a cell a client stops following). Mirror use only.
 void clearFireInCell(FireState& fire, CellCoord cell);
 
 /// The first difference between an authoritative state and a mirror, described as

@@ -140,11 +140,68 @@ VoxelCoord voxelAt(VoxelCoord corner, int index) {
   return {corner.x + (index & 7), corner.y + ((index >> 3) & 7), corner.z + (index >> 6)};
 }
 
-// The next visit: the next attempt, the dying phase or the end, whichever comes first.
+// The next visit: the next sweep, the next attempt, the dying phase or the end,
+// whichever comes first.
 void scheduleNext(FireWork& w) {
-  std::uint32_t due = std::min(w.start + w.duration, w.nextAttempt);
+  std::uint32_t due = std::min({w.start + w.duration, w.nextAttempt, w.nextSweep});
   if (!(w.flags & kFireDying)) due = std::min(due, w.start + w.duration * 3u / 4u);
   w.nextDue = due;
+}
+
+// ---- the sweep's schedule (the server's walk and followers share it) -----------------
+
+std::uint32_t periodFor(std::uint32_t duration) { return std::clamp(duration / 24, kMinPeriod, kMaxPeriod); }
+std::uint32_t dyingAt(const FireWork& w) { return w.start + w.duration * 3u / 4u; }
+
+// The positions whose turn has come at `tick`.
+std::uint32_t sweepTarget(const FireWork& w, std::uint32_t tick) {
+  return static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(w.sweepLength, std::uint64_t{tick - w.start} * w.sweepLength / w.duration));
+}
+
+// The first sweep tick: start + 1 + a keyed phase within the period (the first
+// attempt's too), at the end at the latest.
+std::uint32_t firstSweep(const FireWork& w, std::uint64_t h) {
+  return std::min(w.start + 1 + static_cast<std::uint32_t>((h >> 27) % w.period), w.start + w.duration);
+}
+
+// The sweep tick after `tick` on the grid of nextSweep: every period, the end last.
+std::uint32_t sweepAfter(const FireWork& w, std::uint32_t tick) {
+  std::uint32_t next = w.nextSweep;
+  if (next <= tick) next += ((tick - next) / w.period + 1) * w.period;
+  return std::min(next, w.start + w.duration);
+}
+
+// A cell's sweep state as of `tick` (after that tick's step), from its ignition data:
+// what igniting it at `start` and sweeping at every due tick since gives.
+FireWork sweepWork(const FireChange& ig, std::uint64_t seed, std::uint32_t tick) {
+  FireWork w;
+  w.start = ig.start;
+  w.duration = static_cast<std::uint16_t>(std::clamp<std::uint32_t>(ig.endTick - ig.start, 1, 65535));
+  w.period = static_cast<std::uint8_t>(periodFor(w.duration));
+  w.peak = ig.peak;
+  w.flags = ig.flags & kFireUniform;
+  w.result = ig.result;
+  w.sweepLength = static_cast<std::uint16_t>((w.flags & kFireUniform) ? kThinPositions : kBrickVoxels);
+  const std::uint64_t h = burnHash(seed, ig.corner);
+  const Permutation perm(h);
+  w.permA = static_cast<std::uint16_t>(perm.a);
+  w.permB = static_cast<std::uint16_t>(perm.b);
+  w.permC = static_cast<std::uint16_t>(perm.c);
+  w.nextSweep = firstSweep(w, h);
+  if (tick >= w.nextSweep) {
+    // The last sweep tick at or before `tick` did the positions due then.
+    const std::uint32_t end = w.start + w.duration;
+    const std::uint32_t last = tick >= end ? end : w.nextSweep + (tick - w.nextSweep) / w.period * w.period;
+    w.swept = static_cast<std::uint16_t>(sweepTarget(w, last));
+    w.nextSweep = sweepAfter(w, tick);
+  }
+  if (tick >= dyingAt(w)) w.flags |= kFireDying;
+  return w;
+}
+
+FireChange ignitionOf(const FireCell& c, const FireWork& w) {
+  return FireChange{c.corner, w.start, c.endTick, w.peak, static_cast<std::uint8_t>(w.flags & kFireUniform), w.result};
 }
 
 // Builds a burning cell for the brick at corner from its content at `tick`. False
@@ -196,13 +253,14 @@ bool buildCell(const FireTables& t, const BrickStore& world, std::uint64_t seed,
   w.permB = static_cast<std::uint16_t>(perm.b);
   w.permC = static_cast<std::uint16_t>(perm.c);
   w.peak = static_cast<std::uint8_t>(std::min<std::uint64_t>(255, 24 + flamSum * 231 / (std::uint64_t{kBrickVoxels} * 1000)));
-  w.period = static_cast<std::uint8_t>(std::clamp(duration / 24, kMinPeriod, kMaxPeriod));
+  w.period = static_cast<std::uint8_t>(periodFor(duration));
   if (uniform) {
     w.flags |= kFireUniform;
     w.result = result;
     w.sweepLength = kThinPositions;
   }
   w.nextAttempt = tick + 1 + static_cast<std::uint32_t>((h >> 27) % w.period);
+  w.nextSweep = firstSweep(w, h);
   scheduleNext(w);
   c = FireCell{corner, w.peak, tick + duration};
   return true;
@@ -241,10 +299,17 @@ void dropUniform(FireWork& w) {
   w.sweepLength = kBrickVoxels;
 }
 
-void record(SimContext& ctx, const FireCell& c) { ctx.output().fire.push_back(c); }
+void record(SimContext& ctx, const FireCell& c, const FireWork& w) { ctx.output().fire.push_back(ignitionOf(c, w)); }
+
+// dropUniform on the server: followers hear of it (a record of the new ignition data).
+void dropUniform(SimContext& ctx, const FireCell& c, FireWork& w) {
+  if (!(w.flags & kFireUniform)) return;
+  dropUniform(w);
+  record(ctx, c, w);
+}
 
 void putOut(SimContext& ctx, const FireCell& c, ExtinguishCause cause) {
-  ctx.output().fire.push_back(FireCell{c.corner, 0, 0});
+  ctx.output().fire.push_back(FireChange{c.corner});
   ctx.emit(ExtinguishedEvent{VoxelCoord{c.corner.x + 4, c.corner.y + 4, c.corner.z + 4}, cause});
 }
 
@@ -274,11 +339,11 @@ void scanEdits(FireState& s, SimContext& ctx) {
       FuelMask& mask = s.masks[w.mask];
       const int bit = indexInBrick(v);
       if (wet) w.flags |= kFireDoused;
-      if (!fuelAfter && e.after != w.result) dropUniform(w);
+      if (!fuelAfter && e.after != w.result) dropUniform(ctx, s.cells[i], w);
       if (fuelAfter && !maskTest(mask, bit)) {
         maskSet(mask, bit, true);
         ++w.fuel;
-        dropUniform(w);
+        dropUniform(ctx, s.cells[i], w);
       } else if (!fuelAfter && maskTest(mask, bit)) {
         maskSet(mask, bit, false);
         if (--w.fuel == 0) w.flags |= kFireRemoved;
@@ -289,7 +354,7 @@ void scanEdits(FireState& s, SimContext& ctx) {
       const std::size_t i = findIn(s.cells, 0, n, keyOf(corner));
       if (i == n) continue;
       FireWork& w = s.work[i];
-      dropUniform(w);
+      dropUniform(ctx, s.cells[i], w);
       if (wet) w.flags |= kFireDoused;
       if (fuelAfter) {
         s.masks[w.mask].fill(~std::uint64_t{0});
@@ -430,43 +495,39 @@ struct Walk {
     return Outcome::Keep;
   }
 
-  // Everything due for one cell this tick.
+  // Everything due for one cell this tick: the sweep when due (followFire does the
+  // same on a follower), then what may put it out, the dying phase and the attempt.
   Outcome advance(FireCell& c, FireWork& w) {
+    const FireTables& t = s.tables;
+    if (tick >= w.nextSweep) {
+      const std::uint32_t target = sweepTarget(w, tick);
+      FuelMask& mask = s.masks[w.mask];
+      const Permutation perm(w);
+      const std::size_t firstEdit = ctx.output().edits.size();
+      while (w.swept < target) {
+        const int i = perm(w.swept);
+        ++w.swept;
+        if (!maskTest(mask, i)) continue;  // only fuel is read: the rest of the brick is never touched
+        maskSet(mask, i, false);
+        const VoxelCoord v = voxelAt(c.corner, i);
+        const MaterialId m = st.world.get(v);
+        if (t.flammability[m] != 0) ctx.setVoxel(v, burntFormAt(t, st, m, v));
+        if (w.fuel > 0) --w.fuel;
+      }
+      // With a uniform result the rest of the brick goes in one record.
+      if (w.swept >= w.sweepLength && (w.flags & kFireUniform)) ctx.fillBrick(brickOf(c.corner), w.result);
+      if (const std::size_t n = ctx.output().edits.size() - firstEdit; n > 0) {
+        ctx.output().sweeps.push_back(SweepRun{static_cast<std::uint32_t>(firstEdit), static_cast<std::uint32_t>(n)});
+      }
+      w.nextSweep = sweepAfter(w, tick);
+    }
+    if (w.swept >= w.sweepLength) return Outcome::BurntOut;
     if (w.flags & kFireDoused) return Outcome::Water;
     if (w.flags & kFireRemoved) return Outcome::Removed;
-    const FireTables& t = s.tables;
-    // Sweep: the voxels whose turn has come.
-    const std::uint32_t target = static_cast<std::uint32_t>(
-        std::min<std::uint64_t>(w.sweepLength, std::uint64_t{tick - w.start} * w.sweepLength / w.duration));
-    FuelMask& mask = s.masks[w.mask];
-    const Permutation perm(w);
-    const std::uint16_t from = w.swept;
-    const std::size_t firstEdit = ctx.output().edits.size();
-    while (w.swept < target) {
-      const int i = perm(w.swept);
-      ++w.swept;
-      if (!maskTest(mask, i)) continue;  // only fuel is read: the rest of the brick is never touched
-      maskSet(mask, i, false);
-      const VoxelCoord v = voxelAt(c.corner, i);
-      const MaterialId m = st.world.get(v);
-      if (t.flammability[m] != 0) ctx.setVoxel(v, burntFormAt(t, st, m, v));
-      if (w.fuel > 0) --w.fuel;
-    }
-    if (const std::size_t n = ctx.output().edits.size() - firstEdit; n > 0) {
-      const BrickCoord b = brickOf(c.corner);
-      EditRecord sweep{b.x, b.y, b.z, kAir, kAir, EditRecord::Kind::Sweep, from, w.swept};
-      ctx.output().sweeps.push_back(SweepRun{static_cast<std::uint32_t>(firstEdit), static_cast<std::uint32_t>(n), sweep});
-    }
-    if (w.swept >= w.sweepLength) {
-      // With a uniform result the rest of the brick goes in one record.
-      if (w.flags & kFireUniform) ctx.fillBrick(brickOf(c.corner), w.result);
-      return Outcome::BurntOut;
-    }
     if (w.fuel == 0) return Outcome::BurntOut;
-    if (!(w.flags & kFireDying) && tick >= w.start + w.duration * 3u / 4u) {
+    if (!(w.flags & kFireDying) && tick >= dyingAt(w)) {
       w.flags |= kFireDying;
       c.intensity = static_cast<std::uint8_t>(std::max(1, w.peak / 3));
-      record(ctx, c);
     }
     if (tick >= w.nextAttempt) {
       const Outcome o = attempt(c, w);
@@ -517,7 +578,7 @@ void mergePending(FireState& s, SimContext& ctx, std::uint32_t tick) {
     s.burning.insert(p.key);
     s.scratchCells.push_back(c);
     s.scratchWork.push_back(w);
-    record(ctx, c);
+    record(ctx, c, w);
     ctx.emit(IgnitedEvent{p.voxel, ctx.world().get(p.voxel), Actor{}});
   }
   s.pending.clear();
@@ -541,16 +602,67 @@ void mergePending(FireState& s, SimContext& ctx, std::uint32_t tick) {
   }
 }
 
-void setCell(std::vector<FireCell>& cells, const FireCell& ch) {
-  auto it = std::lower_bound(cells.begin(), cells.end(), keyOf(ch.corner),
-                             [](const FireCell& c, std::uint64_t k) { return keyOf(c.corner) < k; });
-  const bool present = it != cells.end() && it->corner == ch.corner;
-  if (ch.intensity == 0) {
-    if (present) cells.erase(it);
-  } else if (present) {
-    *it = ch;
-  } else {
-    cells.insert(it, ch);
+// ---- followers -----------------------------------------------------------------------
+
+std::vector<FireCell>::iterator lowerBound(std::vector<FireCell>& cells, std::uint64_t key) {
+  return std::lower_bound(cells.begin(), cells.end(), key,
+                          [](const FireCell& c, std::uint64_t k) { return keyOf(c.corner) < k; });
+}
+
+// Sets a cell's ignition data as of `tick`: inserts a new cell (none beyond
+// kMaxFireCells); a known one is replaced (`replace`, a catch-up) or only loses its
+// uniform result (a record of the step: the server's scanEdits).
+void setFollowed(FireState& s, std::uint64_t seed, std::uint32_t tick, const FireChange& ig, bool replace) {
+  const auto it = lowerBound(s.cells, keyOf(ig.corner));
+  const auto at = it - s.cells.begin();
+  const bool present = it != s.cells.end() && it->corner == ig.corner;
+  if (present && !replace) {
+    if (!(ig.flags & kFireUniform)) dropUniform(s.work[static_cast<std::size_t>(at)]);
+    return;
+  }
+  const FireCell c{ig.corner, fireIntensityAt(ig, tick), ig.endTick};
+  const FireWork w = sweepWork(ig, seed, tick);
+  if (present) {
+    *it = c;
+    s.work[static_cast<std::size_t>(at)] = w;
+  } else if (s.cells.size() < kMaxFireCells) {
+    s.cells.insert(it, c);
+    s.work.insert(s.work.begin() + at, w);
+  }
+}
+
+// A follower's due sweep of one cell, its burnt-out fill and dying phase (the
+// server's advance does the same).
+void followCell(SimState& m, std::uint32_t tick, FireCell& c, FireWork& w, std::vector<EditRecord>* made) {
+  const FireTables& t = m.fire.tables;
+  // Every sweep tick due since the last call, in order, each to its own target: a
+  // step the follower did not receive touched none of its cells, so this is what
+  // the server did at those ticks.
+  while (tick >= w.nextSweep && w.swept < w.sweepLength) {
+    const std::uint32_t at = w.nextSweep;
+    const std::uint32_t target = sweepTarget(w, at);
+    const Permutation perm(w);
+    for (; w.swept < target; ++w.swept) {
+      const VoxelCoord v = voxelAt(c.corner, perm(w.swept));
+      const MaterialId before = m.world.get(v);
+      if (t.flammability[before] == 0) continue;
+      const MaterialId after = burntFormAt(t, m, before, v);
+      m.world.set(v, after);
+      if (made) made->push_back(EditRecord{v.x, v.y, v.z, before, after, EditRecord::Kind::Voxel});
+    }
+    const BrickCoord b = brickOf(c.corner);
+    const BrickView view = m.world.brick(b);
+    if (w.swept >= w.sweepLength && (w.flags & kFireUniform) &&
+        !(view.isUniform() && view.uniformMaterial() == w.result)) {
+      const MaterialId before = view.isUniform() ? view.uniformMaterial() : kMixedBefore;
+      m.world.fillBrick(b, w.result);
+      if (made) made->push_back(EditRecord{b.x, b.y, b.z, before, w.result, EditRecord::Kind::BrickFill});
+    }
+    w.nextSweep = sweepAfter(w, at);
+  }
+  if (!(w.flags & kFireDying) && tick >= dyingAt(w)) {
+    w.flags |= kFireDying;
+    c.intensity = static_cast<std::uint8_t>(std::max(1, w.peak / 3));
   }
 }
 
@@ -578,6 +690,7 @@ void initFire(FireState& state, const SimSetup& setup) {
   state.pending.reserve(kMaxIgnitionsPerTick * 2);
   state.scratchCells.reserve(kMaxIgnitionsPerTick);
   state.scratchWork.reserve(kMaxIgnitionsPerTick);
+  state.outKeys.reserve(kMaxIgnitionsPerTick);
   state.masks.reserve(16384);
   state.burning.reserve(4096);
   state.freeMasks.reserve(16384);
@@ -625,7 +738,7 @@ void stepFire(FireState& s, SimContext& ctx) {
       if (o != Outcome::Keep) {
         putOut(ctx, c, causeOf(o));
         s.freeMasks.push_back(w.mask);
-        s.burning.erase(keyOf(c.corner));
+        s.outKeys.push_back(keyOf(c.corner));  // not alight again this tick: one record order for followers
         continue;
       }
     }
@@ -638,17 +751,41 @@ void stepFire(FireState& s, SimContext& ctx) {
   s.cells.resize(walk.keep);
   s.work.resize(walk.keep);
   mergePending(s, ctx, tick);
+  for (const std::uint64_t key : s.outKeys) s.burning.erase(key);
+  s.outKeys.clear();
 }
 
-void expandSweep(SimState& mirror, const EditRecord& sweep) noexcept {
-  const FireTables& t = mirror.fire.tables;
-  const VoxelCoord corner{sweep.x * kBrickSize, sweep.y * kBrickSize, sweep.z * kBrickSize};
-  const Permutation perm(burnHash(mirror.seed, corner));
-  const std::uint32_t to = std::min<std::uint32_t>(sweep.to, kBrickVoxels);
-  for (std::uint32_t p = sweep.from; p < to; ++p) {
-    const VoxelCoord v = voxelAt(corner, perm(p));
-    const MaterialId m = mirror.world.get(v);
-    if (t.flammability[m] != 0) mirror.world.set(v, burntFormAt(t, mirror, m, v));
+std::uint8_t fireIntensityAt(const FireChange& ig, std::uint32_t tick) {
+  const std::uint32_t duration = std::clamp<std::uint32_t>(ig.endTick - ig.start, 1, 65535);
+  return tick >= ig.start + duration * 3u / 4u ? static_cast<std::uint8_t>(std::max(1, ig.peak / 3)) : ig.peak;
+}
+
+void followFire(SimState& mirror, std::uint32_t tick, std::span<const FireChange> records,
+                std::vector<EditRecord>* made) {
+  FireState& s = mirror.fire;
+  LOAM_ASSERT(s.work.size() == s.cells.size());
+  for (const FireChange& r : records) {
+    if (r.endTick != 0) setFollowed(s, mirror.seed, tick, r, false);
+  }
+  catchUpFire(mirror, tick, made);
+  for (const FireChange& r : records) {
+    if (r.endTick != 0) continue;
+    const auto it = lowerBound(s.cells, keyOf(r.corner));
+    if (it == s.cells.end() || !(it->corner == r.corner)) continue;
+    s.work.erase(s.work.begin() + (it - s.cells.begin()));
+    s.cells.erase(it);
+  }
+}
+
+void catchUpFire(SimState& mirror, std::uint32_t tick, std::vector<EditRecord>* made) {
+  FireState& s = mirror.fire;
+  for (std::size_t i = 0; i < s.cells.size(); ++i) followCell(mirror, tick, s.cells[i], s.work[i], made);
+}
+
+void insertFireCells(FireState& state, std::uint64_t seed, std::uint32_t tick, std::span<const FireChange> cells) {
+  for (const FireChange& c : cells) {
+    if (c.endTick == 0 || c.endTick <= tick || c.start > tick || c.peak == 0) continue;
+    setFollowed(state, seed, tick, c, true);
   }
 }
 
@@ -669,42 +806,13 @@ bool igniteFire(FireState& state, SimContext& ctx, VoxelCoord voxel, Actor by) {
   const auto at = it - state.cells.begin();
   state.cells.insert(it, c);
   state.work.insert(state.work.begin() + at, w);
-  record(ctx, c);
+  record(ctx, c, w);
   ctx.emit(IgnitedEvent{voxel, m, by});
   return true;
 }
 
 bool isBurning(const FireState& state, VoxelCoord voxel) {
   return findIn(state.cells, 0, state.cells.size(), keyOf(fireCellOf(voxel))) != state.cells.size();
-}
-
-void applyFireChanges(FireState& state, std::span<const FireCell> changes) {
-  if (changes.size() <= 8) {
-    for (const FireCell& c : changes) setCell(state.cells, c);
-    return;
-  }
-  // Batch: order the records by (cell, position), keep the last per cell, merge.
-  std::vector<std::uint32_t>& order = state.scratchOrder;
-  order.clear();
-  for (std::size_t i = 0; i < changes.size(); ++i) order.push_back(static_cast<std::uint32_t>(i));
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const std::uint64_t ka = keyOf(changes[a].corner), kb = keyOf(changes[b].corner);
-    return ka != kb ? ka < kb : a < b;
-  });
-  std::vector<FireCell>& out = state.scratchCells;
-  out.clear();
-  const std::vector<FireCell>& cells = state.cells;
-  std::size_t i = 0;
-  for (std::size_t j = 0; j < order.size(); ++j) {
-    const FireCell& ch = changes[order[j]];
-    const std::uint64_t k = keyOf(ch.corner);
-    if (j + 1 < order.size() && keyOf(changes[order[j + 1]].corner) == k) continue;  // a later record wins
-    while (i < cells.size() && keyOf(cells[i].corner) < k) out.push_back(cells[i++]);
-    if (i < cells.size() && keyOf(cells[i].corner) == k) ++i;
-    if (ch.intensity != 0) out.push_back(ch);
-  }
-  while (i < cells.size()) out.push_back(cells[i++]);
-  state.cells.swap(out);
 }
 
 void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t seed, std::uint32_t tick) {
@@ -725,37 +833,34 @@ void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t se
     FireWork w;
     FuelMask mask{};
     if (buildCell(state.tables, world, seed, saved.corner, hint ? hint->start : tick, c, w, mask)) {
-      // Reconstruct the ignition: from the saved start (else from the fuel left, the
-      // same duration while the brick holds one kind of fuel), ending at the saved
-      // endTick; the positions visited by the last visit done; the attempt and
-      // exposure schedule replayed.
+      // The ignition: the saved one, else estimated from the fuel left (the same
+      // duration while the brick holds one kind of fuel), ending at the saved endTick.
+      FireChange ig{saved.corner, 0, saved.endTick, 0, 0, kAir};
       if (hint) {
-        w.start = hint->start;
-        w.peak = hint->peak;
-        w.flags = static_cast<std::uint8_t>(hint->flags & kFireUniform);
-        w.result = hint->result;
-        w.sweepLength = static_cast<std::uint16_t>((w.flags & kFireUniform) ? kThinPositions : kBrickVoxels);
+        ig.start = hint->start;
+        ig.peak = hint->peak;
+        ig.flags = hint->flags & kFireUniform;
+        ig.result = hint->result;
       } else {
         const std::uint32_t d = w.duration;
-        w.start = saved.endTick > d ? std::min(saved.endTick - d, tick) : 0;
+        ig.start = saved.endTick > d ? std::min(saved.endTick - d, tick) : 0;
+        ig.flags = w.flags & kFireUniform;
+        ig.result = w.result;
+        const std::uint32_t duration = std::clamp<std::uint32_t>(saved.endTick - ig.start, 1, 65535);
+        const bool dying = tick >= ig.start + duration * 3u / 4u;
+        ig.peak = dying ? static_cast<std::uint8_t>(std::min(255, saved.intensity * 3 + 1)) : saved.intensity;
       }
-      w.duration = static_cast<std::uint16_t>(std::clamp<std::uint32_t>(saved.endTick - w.start, 1, 65535));
-      w.period = static_cast<std::uint8_t>(std::clamp<std::uint32_t>(w.duration / 24u, kMinPeriod, kMaxPeriod));
-      const std::uint32_t dyingAt = w.start + w.duration * 3u / 4u;
-      const bool dying = tick >= dyingAt;
-      if (dying) w.flags |= kFireDying;
-      if (!hint) w.peak = dying ? static_cast<std::uint8_t>(std::min(255, saved.intensity * 3 + 1)) : saved.intensity;
-      const std::uint64_t h = keyedHash(RandomKey{seed, RandomPurpose::FireBurn, 0, keyOf(saved.corner), 0});
+      // The sweep as the walk left it (followers rebuild the same), then the attempt
+      // and exposure schedule replayed.
+      w = sweepWork(ig, seed, tick);
+      const std::uint64_t h = burnHash(seed, saved.corner);
       std::uint32_t next = w.start + 1 + static_cast<std::uint32_t>((h >> 27) % w.period);
       std::uint32_t exposureDue = 0;
-      std::uint32_t lastVisit = w.start;  // the sweep catches up at visits only
       for (; next <= tick; next += w.period) {
         if (next >= exposureDue) exposureDue = next + kExposureRefresh;
-        lastVisit = next;
       }
-      if (dying) lastVisit = std::max(lastVisit, dyingAt);
-      w.swept = static_cast<std::uint16_t>(
-          std::min<std::uint64_t>(w.sweepLength, std::uint64_t{lastVisit - w.start} * w.sweepLength / w.duration));
+      w.nextAttempt = next;
+      w.exposureDue = exposureDue;
       // Fuel: what the positions not yet visited hold.
       const Permutation perm(w);
       for (std::uint32_t p = 0; p < w.swept; ++p) maskSet(mask, perm(p), false);
@@ -763,8 +868,6 @@ void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t se
       for (std::uint64_t word : mask) fuel += static_cast<std::uint32_t>(std::popcount(word));
       w.fuel = static_cast<std::uint16_t>(fuel);
       if (fuel == 0) w.flags |= kFireRemoved;
-      w.nextAttempt = next;
-      w.exposureDue = exposureDue;
       // The exposure measured last (the world may have changed since).
       w.exposure = hint ? hint->exposure : static_cast<std::uint16_t>(cellExposure(state.tables, world, saved.corner));
     } else {
@@ -774,6 +877,7 @@ void rebuildFireWork(FireState& state, const BrickStore& world, std::uint64_t se
       w.duration = 1;
       w.flags |= kFireRemoved;
       w.nextAttempt = tick + 1;
+      w.nextSweep = UINT32_MAX;
     }
     scheduleNext(w);
     w.mask = takeMask(state, mask);

@@ -35,15 +35,21 @@
 //   with nothing due this tick cost one compare; neighbour checks use a hash set),
 //   never to world size.
 //
-// Replication: a sweep's visit goes to followers as one Sweep record (SweepRun in
-// StepOutput::sweeps): they replay it on their copy of the brick with expandSweep.
-// That holds because at every position not yet visited the fuel bitmap equals "the
-// voxel burns" (scanEdits keeps it so for every other edit, and only fire edits
-// after it in a step), so the visit burns exactly the flammable voxels it reaches.
-// FireState::cells (sorted by packCoordId of the brick corner). Records
-// are written only at ignition (intensity = peak), when a cell starts dying (intensity
-// drops to a third, at 3/4 of its duration) and when it goes out (intensity 0, with
-// an Extinguished event giving the cause).
+// Replication: followers burn their cells themselves (followFire). The sweep runs on
+// a schedule that depends only on the cell's ignition (start, duration, keyed phase,
+// period): its first visit at start + 1 + phase, then every period, the last at the
+// end; attempts keep their own schedule. So a follower that knows each cell's
+// ignition data (FireChange) makes the same edits at the same ticks, and the server
+// sends no sweep edits: only the fire stream's records, written at ignition, when a
+// brick's burnt result stops being one material (someone else changed it) and when
+// the cell goes out. The sweep burns exactly the flammable voxels it reaches: at
+// every position not yet visited the fuel bitmap equals "the voxel burns"
+// (scanEdits keeps it so for every other edit, and only fire edits after it in a
+// step), so a follower reading its own copy of the brick burns the same voxels. The
+// dying phase (intensity to a third at 3/4 of the duration) and a uniform brick's
+// final BrickFill follow from the ignition data too. FireState::cells is sorted by
+// packCoordId of the brick corner; out records come with an Extinguished event
+// giving the cause.
 #pragma once
 
 #include <array>
@@ -94,6 +100,33 @@ inline constexpr std::tuple kFireCellFields{
 static_assert(std::tuple_size_v<decltype(kFireCellFields)> == recordFieldCount<FireCell>(),
               "a FireCell field is missing from kFireCellFields");
 
+/// One record of the fire stream (StepOutput::fire): a cell's ignition data, set to
+/// value (it caught, or its burnt result stopped being one material), or the cell
+/// went out (endTick 0) after this step's sweep. Its current intensity follows from
+/// them (fireIntensityAt). Replicated: what a follower needs to burn the cell itself.
+struct FireChange {
+  VoxelCoord corner;           ///< the brick's minimum voxel corner
+  std::uint32_t start = 0;     ///< ignition tick
+  std::uint32_t endTick = 0;   ///< tick it burns out at the latest; 0 = out
+  std::uint8_t peak = 0;       ///< intensity while fully burning, 1..255
+  std::uint8_t flags = 0;      ///< kFireUniform or 0
+  MaterialId result = kAir;    ///< with kFireUniform: what the whole brick becomes
+  friend bool operator==(const FireChange&, const FireChange&) = default;
+};
+
+/// FireChange's fields, in the order the trace hashes fold them.
+inline constexpr std::tuple kFireChangeFields{
+    field("corner", &FireChange::corner), field("start", &FireChange::start),
+    field("endTick", &FireChange::endTick), field("peak", &FireChange::peak),
+    field("flags", &FireChange::flags),   field("result", &FireChange::result),
+};
+static_assert(std::tuple_size_v<decltype(kFireChangeFields)> == recordFieldCount<FireChange>(),
+              "a FireChange field is missing from kFireChangeFields");
+
+/// A burning cell's intensity at `tick` (after that tick's step): peak, a third of it
+/// from 3/4 of the duration on.
+std::uint8_t fireIntensityAt(const FireChange& ignition, std::uint32_t tick);
+
 /// Bits of FireWork::flags.
 enum FireWorkFlag : std::uint8_t {
   kFireDoused = 1u << 0,   ///< liquid arrived in the brick this step
@@ -102,10 +135,12 @@ enum FireWorkFlag : std::uint8_t {
   kFireUniform = 1u << 3,  ///< the burnt brick is all `result`: thin, then one BrickFill
 };
 
-/// Server-side working data of one burning cell (parallel to FireState::cells).
+/// Working data of one burning cell (parallel to FireState::cells). A follower keeps
+/// the sweep's part (start .. permC, peak, flags, result); the rest is the server's.
 struct FireWork {
   std::uint32_t start = 0;        ///< ignition tick
   std::uint32_t nextDue = 0;      ///< next tick with something to do (sweep, attempt, phase)
+  std::uint32_t nextSweep = 0;    ///< next tick the sweep catches up (its own schedule)
   std::uint32_t nextAttempt = 0;  ///< next spread / rain / water check
   std::uint32_t exposureDue = 0;  ///< tick at which to measure `exposure` again
   std::uint16_t duration = 0;     ///< sweep length, ticks
@@ -156,14 +191,14 @@ struct ScheduledIgnition {
 
 struct FireState {
   std::vector<FireCell> cells;        ///< burning cells, sorted by packCoordId(corner)
-  std::vector<FireWork> work;         ///< server: parallel to cells
+  std::vector<FireWork> work;         ///< parallel to cells (a follower's: the sweep's part)
   std::vector<FuelMask> masks;        ///< server: fuel bitmaps, FireWork::mask indexes them
   std::vector<std::uint32_t> freeMasks;  ///< server: unused entries of masks
   internal::FireKeySet burning;       ///< server: keys of `cells`, for O(1) neighbour checks
   std::vector<FirePending> pending;   ///< server scratch: this tick's spread ignitions
-  std::vector<FireCell> scratchCells; ///< scratch: new cells before merging; batched applyFireChanges
-  std::vector<FireWork> scratchWork;  ///< server scratch: work of new cells before merging
-  std::vector<std::uint32_t> scratchOrder;  ///< scratch: record order for batched applyFireChanges
+  std::vector<FireCell> scratchCells; ///< scratch: new cells before merging
+  std::vector<FireWork> scratchWork;  ///< scratch: work of new cells before merging
+  std::vector<std::uint64_t> outKeys; ///< server scratch: cells out this tick (leave `burning` after the merge)
   FireTables tables;                  ///< from the material table
   /// The scene's ignition points, in scene order; server only (a mirror's is empty:
   /// it follows the fire the server sends). Scene data, not saved: a restored state
@@ -196,15 +231,31 @@ constexpr VoxelCoord fireCellOf(VoxelCoord voxel) {
   return {voxel.x & ~(kBrickSize - 1), voxel.y & ~(kBrickSize - 1), voxel.z & ~(kBrickSize - 1)};
 }
 
-/// Mirror side: replays one visit of a fire sweep (an EditRecord of kind Sweep) on
-/// mirror.world: in the brick's keyed order (from the mirror's seed), each voxel at
-/// positions [from, to) that burns takes its burnt form, as the server's visit did.
-/// At most kBrickVoxels reads and writes; no allocation.
-void expandSweep(SimState& mirror, const EditRecord& sweep) noexcept;
+/// Follower side (sim/step/mirror.h): one step of the fire of `mirror` at `tick`,
+/// with that step's fire records, after the step's other edits: the records that set
+/// ignition data first (a new cell is inserted, a known one loses its uniform
+/// result), then every cell in key order runs its due sweep (each voxel at the
+/// positions whose turn has come that burns takes its burnt form), its burnt-out
+/// fill and its dying phase, as the server's walk did, then the out records remove
+/// cells. The edits it makes are applied to mirror.world and appended to *made when
+/// given. Ignitions beyond kMaxFireCells are dropped. Work: the due cells' swept
+/// positions, records O(log cells) each (an insertion is O(cells)); no allocation
+/// beyond growth.
+void followFire(SimState& mirror, std::uint32_t tick, std::span<const FireChange> records,
+                std::vector<EditRecord>* made);
 
-/// Mirror side: applies one step's fire changes in order (later records for the same
-/// cell win). O(changes log changes + cells) for large batches.
-void applyFireChanges(FireState& state, std::span<const FireCell> changes);
+/// Follower side: the sweeps (and dying phases) due at ticks up to `tick` that
+/// the follower has not run yet, each at its own tick's target, in key order: a
+/// step the follower did not receive touched none of its cells, so its sweeps burnt
+/// nothing there, and running them late, before the next received step's edits,
+/// gives what the server did. applyStep calls it with the tick before its step.
+void catchUpFire(SimState& mirror, std::uint32_t tick, std::vector<EditRecord>* made);
+
+/// Follower side: inserts (or replaces) burning cells from their ignition data as of
+/// `tick` (after that tick's step; a catch-up's whole cell), with the sweep's
+/// schedule replayed to that tick. Records with endTick 0, an endTick not after
+/// `tick` or a start after it are skipped.
+void insertFireCells(FireState& state, std::uint64_t seed, std::uint32_t tick, std::span<const FireChange> cells);
 
 /// Restore side of the state codec (sim/save/state_codec.h): rebuilds the working data
 /// (work, fuel masks, key set) of every cell in state.cells from `world` as of `tick`
@@ -238,9 +289,9 @@ Result<void> decodeFire(std::span<const std::uint8_t> bytes, FireState& fire, co
 Result<void> restoreFire(std::span<const std::uint8_t> bytes, FireState& fire, const BrickStore& world,
                          std::uint64_t seed, std::uint32_t tick);
 
-/// The burning cells inside one interest cell (catch-up after a client was away),
-/// sorted by corner. Allocates.
-std::vector<FireCell> fireInCell(const FireState& fire, CellCoord cell);
+/// The ignition data of the burning cells inside one interest cell (catch-up after a
+/// client was away), sorted by corner. Allocates.
+std::vector<FireChange> fireInCell(const FireState& fire, CellCoord cell);
 
 /// First difference between two fire states, or nullopt.
 std::optional<std::string> diffFire(const FireState& expected, const FireState& actual);

@@ -108,10 +108,14 @@ Result<void> restoreFire(std::span<const std::uint8_t> bytes, FireState& fire, c
   return {};
 }
 
-std::vector<FireCell> fireInCell(const FireState& fire, CellCoord cell) {
-  std::vector<FireCell> out;
-  for (const FireCell& c : fire.cells) {
-    if (cellOf(brickOf(c.corner)) == cell) out.push_back(c);
+std::vector<FireChange> fireInCell(const FireState& fire, CellCoord cell) {
+  std::vector<FireChange> out;
+  for (std::size_t i = 0; i < fire.cells.size() && i < fire.work.size(); ++i) {
+    const FireCell& c = fire.cells[i];
+    const FireWork& w = fire.work[i];
+    if (!(cellOf(brickOf(c.corner)) == cell)) continue;
+    out.push_back(FireChange{c.corner, w.start, c.endTick, w.peak, static_cast<std::uint8_t>(w.flags & kFireUniform),
+                             w.result});
   }
   return out;
 }

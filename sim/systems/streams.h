@@ -30,15 +30,11 @@ struct EditRecord {
     Voxel = 0,      ///< voxel `x,y,z` changed from `before` to `after`
     BrickFill = 1,  ///< every voxel of brick `x,y,z` became `after` (`before` is the
                     ///< brick's former uniform material, or kMixedBefore)
-    Sweep = 2,      ///< a fire sweep's visit to burning brick `x,y,z`: positions [from, to)
-                    ///< of its keyed order burnt (expandSweep, sim/systems/fire.h). Only
-                    ///< in the follower's log (followerEdits), never in StepOutput::edits.
   };
-  std::int32_t x = 0, y = 0, z = 0;  ///< voxel (Voxel) or brick (BrickFill, Sweep) coordinate
+  std::int32_t x = 0, y = 0, z = 0;  ///< voxel (Voxel) or brick (BrickFill) coordinate
   MaterialId before = kAir;
   MaterialId after = kAir;
   Kind kind = Kind::Voxel;
-  std::uint16_t from = 0, to = 0;  ///< Sweep: the positions visited, from < to <= kBrickVoxels
   friend bool operator==(const EditRecord&, const EditRecord&) = default;
 };
 
@@ -50,13 +46,11 @@ inline BrickCoord editBrick(const EditRecord& e) noexcept {
   return e.kind == EditRecord::Kind::Voxel ? brickOf(VoxelCoord{e.x, e.y, e.z}) : BrickCoord{e.x, e.y, e.z};
 }
 
-/// A run of StepOutput::edits that one Sweep record stands for: the voxel edits of
-/// one visit of a fire sweep, which a follower can replay from its own copy of the
-/// brick (fire.h, expandSweep) instead of receiving each.
+/// A run of StepOutput::edits that a follower makes itself: the edits of one visit
+/// of a fire sweep, with the burnt-out fill (sim/systems/fire.h, followFire).
 struct SweepRun {
   std::uint32_t firstEdit = 0;  ///< index of the run's first edit in StepOutput::edits
   std::uint32_t edits = 0;      ///< the run's length (at least one)
-  EditRecord sweep;             ///< the Sweep record
 };
 
 /// One record of the player state stream.
@@ -75,12 +69,12 @@ struct PlayerChange {
 struct StepOutput {
   std::uint64_t tick = 0;             ///< SimState::tick after the step (the first step outputs 1)
   std::vector<EditRecord> edits;      ///< stream 1, in application order
-  std::vector<SweepRun> sweeps;       ///< runs of `edits` a follower replays (by firstEdit)
+  std::vector<SweepRun> sweeps;       ///< runs of `edits` a follower makes itself (by firstEdit)
   std::vector<Event> events;          ///< stream 2, in emission order
   // Stream 3: state changes, each list in the order the change happened.
   std::vector<PlayerChange> players;
   std::vector<WaterChange> water;
-  std::vector<FireCell> fire;
+  std::vector<FireChange> fire;
   std::vector<AnimalChange> animals;
   bool weatherChanged = false;        ///< weather holds new replicated values
   WeatherState weather;               ///< the replicated weather fields after the step when

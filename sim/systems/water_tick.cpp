@@ -105,8 +105,6 @@ void WaterTick::scanEdits() {
       case EditRecord::Kind::BrickFill:
         brickFilled(BrickCoord{e.x, e.y, e.z}, e.after);
         break;
-      case EditRecord::Kind::Sweep:  // only in a follower's log, never in StepOutput::edits
-        break;
     }
   }
 }

@@ -116,7 +116,7 @@ void TraceHasher::addStep(const SimState& state, const StepOutput& out) noexcept
     h_.add(c.amount);
   }
   h_.add(static_cast<std::uint64_t>(out.fire.size()));
-  for (const FireCell& c : out.fire) hashFields(h_, c, kFireCellFields);
+  for (const FireChange& c : out.fire) hashFields(h_, c, kFireChangeFields);
   h_.add(static_cast<std::uint64_t>(out.animals.size()));
   for (const AnimalChange& c : out.animals) {
     h_.add(c.removed);

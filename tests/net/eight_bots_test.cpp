@@ -234,7 +234,8 @@ TEST_CASE("eight full bots 2 km apart on highlands at 150 ms and 5 % loss: actio
     }
     for (VisitFire& f : visitFires)
       if (!f.seen)
-        for (const sim::FireCell& c : sim::fireInCell(bots[f.visited].conn->mirror().fire, sim::cellOf(sim::brickOf(f.at))))
+        for (const sim::FireChange& c :
+             sim::fireInCell(bots[f.visited].conn->mirror().fire, sim::cellOf(sim::brickOf(f.at))))
           f.seen = f.seen || c.corner == sim::fireCellOf(f.at);
     pacing.wait();
   };
@@ -413,6 +414,7 @@ TEST_CASE("eight full bots 2 km apart on highlands at 150 ms and 5 % loss: actio
                    << ", rejected " << b.rejected[0] << "; visit: sent " << b.sent[1][0] << "/" << b.sent[1][1] << "/"
                    << b.sent[1][2] << ", digs " << b.digs[1] << ", placed voxels " << b.placed[1] << ", fires "
                    << b.ignites[1]);
+    for (const net::Desync& d : s.desyncs) MESSAGE("desync at tick " << d.tick << ": " << d.what);
     CHECK(s.desyncCount == 0);
     CHECK(s.holesMet == 0);
     CHECK(c.serverTick() <= server.tick);

@@ -36,7 +36,7 @@ TEST_CASE("fire records of a far-away cell stay far away (no int32 wrap)") {
   // record of a cell 4 billion voxels away landed in cell 0 (and was UB). Water's:
   // wire_test, "hostile water bytes".
   const sim::CellCoord far{1 << 24, -(1 << 24)};
-  const sim::FireCell f = net::fromWire(wire::FireRec(10, 2, 5, 6, 3), far);
+  const sim::FireChange f = net::fromWire(wire::FireRec(5, 10, 2, 5, 6, 3, 0, 0), far);
   CHECK(f.corner.x == INT32_MAX);
   CHECK(f.corner.z == INT32_MIN);
   const sim::WorldBounds widest{{-(1 << 26), -(1 << 26), -(1 << 26)}, {1 << 26, 1 << 26, 1 << 26}};

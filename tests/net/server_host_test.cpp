@@ -457,7 +457,8 @@ TEST_CASE("an Action dig at a reachable voxel comes back as edits in a StepBatch
                   .has_value());
       for (const net::CellEdits& ce : cells) {
         std::vector<sim::EditRecord> edits;
-        REQUIRE(net::decodeEdits(ce.edits, edits).has_value());
+        std::vector<sim::FireChange> fire;
+        REQUIRE(net::decodeEdits(ce.edits, b->tick(), edits, fire).has_value());
         for (const sim::EditRecord& e : edits) {
           CHECK(sim::cellOf(sim::editBrick(e)) == ce.cell);
           if (e.kind == sim::EditRecord::Kind::Voxel && e.x == target.x && e.y == target.y && e.z == target.z) {

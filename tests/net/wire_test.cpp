@@ -146,13 +146,41 @@ TEST_CASE("pose, animal and fire records carry every field") {
   const wire::AnimalRec bad(1, 0, 0, 0, 0, 0, 0, 0, 7, 0);
   CHECK(fromWire(bad).species == sim::AnimalSpecies::Bird);
 
-  // Fire records are relative to their cell: exact inside it, refused outside.
+  // Fire records (a burning cell's ignition data) are relative to their cell: exact
+  // inside it, every field; refused outside it or when y does not fit.
+  static_assert(sizeof(wire::FireRec) == 16);
   const sim::CellCoord cell{-1, -2};  // voxels x -256..-1, z -512..-257
-  const sim::FireCell f{{-8, 16, -264}, 255, 0xabcdef01u};
+  const sim::FireChange uniform{{-8, 16, -264}, 0x12345678u, 0xabcdef01u, 255, sim::kFireUniform, 0xfe};
+  const sim::FireChange mixed{{-256, -64, -512}, 7, 65542, 1, 0, sim::kAir};
   wire::FireRec fr;
-  REQUIRE(toWire(f, cell, fr));
-  CHECK(fromWire(fr, cell) == f);
-  CHECK_FALSE(toWire(sim::FireCell{{-8, 16, -256}, 1, 1}, cell, fr));
+  for (const sim::FireChange& f : {uniform, mixed}) {
+    REQUIRE(toWire(f, cell, fr));
+    CHECK(fromWire(fr, cell) == f);
+  }
+  REQUIRE(toWire(uniform, cell, fr));
+  CHECK(fr.start() == 0x12345678u);
+  CHECK(fr.end_tick() == 0xabcdef01u);
+  CHECK(fr.y() == 2);
+  CHECK(fr.x() == 31);
+  CHECK(fr.z() == 31);
+  CHECK(fr.peak() == 255);
+  CHECK(fr.flags() == sim::kFireUniform);
+  CHECK(fr.result() == 0xfe);
+  // Flag bits other than kFireUniform from the wire are dropped.
+  const sim::FireChange other = fromWire(wire::FireRec(1, 2, 0, 0, 0, 9, 0xff & ~sim::kFireUniform, 3), cell);
+  CHECK(other.flags == 0);
+  CHECK(fromWire(wire::FireRec(1, 2, 0, 0, 0, 9, 0xff, 3), cell).flags == sim::kFireUniform);
+  CHECK(other.corner == sim::VoxelCoord{-256, 0, -512});
+  sim::FireChange outside = uniform;
+  for (const sim::VoxelCoord corner : {sim::VoxelCoord{-8, 16, -256}, sim::VoxelCoord{0, 16, -264},
+                                       sim::VoxelCoord{-264, 16, -264}, sim::VoxelCoord{-8, 16, -520}}) {
+    outside.corner = corner;
+    CHECK_FALSE(toWire(outside, cell, fr));
+  }
+  outside.corner = {-8, 32768 * sim::kBrickSize, -264};  // brick y beyond int16
+  CHECK_FALSE(toWire(outside, cell, fr));
+  outside.corner = {-8, 32767 * sim::kBrickSize, -264};
+  CHECK(toWire(outside, cell, fr));
 }
 
 TEST_CASE("water records round-trip in key order, relative to their cell, one per voxel") {
@@ -526,7 +554,7 @@ std::vector<Bytes> validServerMessages() {
   v.push_back(serverMessage(wire::ServerBody::CellState, [](flatbuffers::FlatBufferBuilder& fbb) {
     std::vector<std::uint8_t> water;
     net::encodeCellWater({-1, 2}, std::vector<sim::WaterChange>{{{-255, 2, 515}, 100}}, water);
-    std::vector<wire::FireRec> fire{wire::FireRec(5000, 2, 1, 3, 200)};
+    std::vector<wire::FireRec> fire{wire::FireRec(4000, 5000, 2, 1, 3, 200, sim::kFireUniform, 4)};
     std::vector<std::uint8_t> bricks{1, 2, 3};
     return wire::CreateCellStateDirect(fbb, 5, -1, 2, true, &water, &fire, &bricks, 99).Union();
   }));

@@ -16,6 +16,7 @@
 #include "sim/systems/sim_state.h"
 #include "sim/step/step.h"
 #include "sim/trace/trace_hash.h"
+#include "sim/world/world_hash.h"
 #include "tests/sim/sim_fixture.h"
 
 using namespace loam::sim;
@@ -85,7 +86,8 @@ struct Sim {
     StepOutput side;
     SimContext ctx(server, side);
     const bool ok = igniteFire(server.fire, ctx, v, Actor{});
-    applyFireChanges(mirror.fire, side.fire);
+    // Between steps, as of the last one: the mirror's walk has nothing more due then.
+    followFire(mirror, static_cast<std::uint32_t>(server.tick), side.fire, nullptr);
     edits.insert(edits.end(), side.edits.begin(), side.edits.end());
     events.insert(events.end(), side.events.begin(), side.events.end());
     return ok;
@@ -308,20 +310,79 @@ TEST_CASE("water puts a fire out with cause water") {
             sim.events, [](const ExtinguishedEvent& e) { return e.cause == ExtinguishCause::Water; }) == 1);
 }
 
-TEST_CASE("applyFireChanges: later records for a cell win, batches equal one-by-one") {
-  std::vector<FireCell> changes;
-  for (int i = 0; i < 40; ++i) changes.push_back(FireCell{VoxelCoord{(i % 7) * 8, 0, (i % 5) * 8}, static_cast<std::uint8_t>(i + 1), 100u + i});
-  changes.push_back(FireCell{VoxelCoord{0, 0, 0}, 0, 0});
-  FireState batched, single;
-  applyFireChanges(batched, changes);
-  for (const FireCell& c : changes) applyFireChanges(single, std::span<const FireCell>(&c, 1));
-  CHECK_FALSE(diffFire(single, batched).has_value());
-  CHECK_FALSE(isBurning(batched, {0, 0, 0}));
-  CHECK(isBurning(batched, {13, 2, 9}));  // cell (8, 0, 8)
-  for (std::size_t i = 1; i < batched.cells.size(); ++i) {
-    const VoxelCoord a = batched.cells[i - 1].corner, b = batched.cells[i].corner;
-    CHECK(packCoordId(a.x, a.y, a.z) < packCoordId(b.x, b.y, b.z));
+TEST_CASE("a follower that takes burning cells mid-fire (a catch-up) burns on in lockstep") {
+  // A wood block (uniform result), a mixed one and grass around them; `late` holds
+  // the world (every edit, the fire's too) but no fire until tick 100, then takes
+  // the burning cells' ignition data as a full CellState gives them, and from then
+  // on follows like any client: only the follower's edits and the fire records.
+  BrickStore w = grassPlain();
+  w.fillBrick(BrickCoord{2, 0, 2}, mat("wood"));
+  w.fillBrick(BrickCoord{-3, 0, -3}, mat("wood"));
+  w.set(VoxelCoord{-24, 0, -24}, mat("stone"));
+  BrickStore lateWorld = w;
+  lateWorld.markGenerated();  // as Sim marks the server's
+  Sim sim(std::move(w));
+  SimState late = createSimStateFromWorld(scene(), 7, lateWorld);
+  REQUIRE(sim.ignite({18, 3, 18}));
+  REQUIRE(sim.ignite({-22, 3, -22}));
+  REQUIRE(sim.ignite({0, 1, 0}));
+  std::vector<EditRecord> follower;
+  std::size_t cellsAtCatchUp = 0, madeAfter = 0;
+  for (int t = 0; t < 900; ++t) {
+    if (!sim.step()) return;
+    if (sim.server.tick < 100) {
+      applyEdits(late, sim.out.edits);
+      late.tick = sim.out.tick;
+      continue;
+    }
+    if (sim.server.tick == 100) {
+      applyEdits(late, sim.out.edits);
+      late.tick = sim.out.tick;
+      std::vector<FireChange> burning;
+      for (const FireChange& f : fireInCell(sim.server.fire, CellCoord{0, 0})) burning.push_back(f);
+      for (const FireChange& f : fireInCell(sim.server.fire, CellCoord{-1, -1})) burning.push_back(f);
+      for (const FireChange& f : fireInCell(sim.server.fire, CellCoord{-1, 0})) burning.push_back(f);
+      for (const FireChange& f : fireInCell(sim.server.fire, CellCoord{0, -1})) burning.push_back(f);
+      insertFireCells(late.fire, late.seed, static_cast<std::uint32_t>(late.tick), burning);
+      cellsAtCatchUp = late.fire.cells.size();
+    } else {
+      std::vector<EditRecord> made;
+      applyStep(late, recordsOf(sim.out, follower), &made);
+      madeAfter += made.size();
+    }
+    if (auto d = diffFire(sim.server.fire, late.fire)) FAIL("tick " << sim.server.tick << ": " << *d);
+    if (worldHash(sim.server.world) != worldHash(late.world)) FAIL("tick " << sim.server.tick << ": worlds differ");
   }
+  MESSAGE("burning cells at the catch-up " << cellsAtCatchUp << ", edits the follower made after it " << madeAfter);
+  CHECK(cellsAtCatchUp > 10);
+  CHECK(madeAfter > 500);
+}
+
+TEST_CASE("a burning wood block someone digs into stops burning to one fill; the follower hears it") {
+  BrickStore w = stoneFloor();
+  w.fillBrick(BrickCoord{2, 0, 2}, mat("wood"));
+  Sim sim(std::move(w));
+  REQUIRE(sim.ignite({18, 3, 18}));
+  REQUIRE(sim.server.fire.work.size() == 1);
+  REQUIRE((sim.server.fire.work[0].flags & kFireUniform) != 0);
+  sim.run(20);
+  // A voxel dug out of the burning block: the fill (charcoal) would put it back, so
+  // the brick burns voxel by voxel from here on, and followers must know (the Sim
+  // compares the mirror with the server after every step).
+  const Command dig{kServerPlayer, ++sim.serverSequence, DigCommand{VoxelCoord{17, 7, 17}, ToolSize::Cm10}};
+  REQUIRE(sim.step(std::span<const Command>(&dig, 1)));
+  CHECK(countEvents<CommandRejectedEvent>(sim.events, [](const CommandRejectedEvent&) { return true; }) == 0);
+  std::size_t updates = 0;
+  for (const FireChange& f : sim.out.fire) updates += f.endTick != 0 && !(f.flags & kFireUniform);
+  REQUIRE(sim.server.fire.work.size() == 1);
+  CHECK((sim.server.fire.work[0].flags & kFireUniform) == 0);
+  const std::uint32_t end = sim.server.fire.cells[0].endTick;
+  while (sim.server.tick <= end && !sim.server.fire.cells.empty()) {
+    if (!sim.step()) return;
+  }
+  CHECK(sim.server.world.get(VoxelCoord{17, 7, 17}) == kAir);  // no fill buried the hole
+  CHECK(sim.server.fire.cells.empty());
+  CHECK(updates >= 1);
 }
 
 TEST_CASE("same run twice: identical trace hashes; another seed differs") {

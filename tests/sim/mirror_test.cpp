@@ -3,7 +3,7 @@
 // after every step, brick by brick (the bricks either world marked dirty) and
 // player, weather, water, fire and animal state field by field. A third follows as a
 // client does (net/client_playing.cpp): the step's records through applyStep, but
-// water and fire per interest cell through applyCellState.
+// water per interest cell through applyCellState.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -38,31 +38,25 @@ struct ChangedBricks {
   }
 };
 
-// What a client receives of one step: everything but water and fire in the step's
-// records, those per interest cell (CellState messages), each cell's in step order.
+// What a client receives of one step: everything but water in the step's records
+// (the fire records too: the client burns its cells itself), water per interest
+// cell (CellState messages), each cell's in step order.
 void followAsClient(SimState& client, const StepOutput& out) {
   std::vector<EditRecord> edits;
   StepRecords records = recordsOf(out, edits);
   records.water = {};
-  records.fire = {};
   applyStep(client, records);
   std::vector<CellCoord> cells;
   for (const WaterChange& w : out.water) cells.push_back(cellOf(brickOf(w.voxel)));
-  for (const FireCell& f : out.fire) cells.push_back(cellOf(brickOf(f.corner)));
   std::sort(cells.begin(), cells.end());
   cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
   std::vector<WaterChange> water;
-  std::vector<FireCell> fire;
   for (const CellCoord& cell : cells) {
     water.clear();
-    fire.clear();
     for (const WaterChange& w : out.water) {
       if (cellOf(brickOf(w.voxel)) == cell) water.push_back(w);
     }
-    for (const FireCell& f : out.fire) {
-      if (cellOf(brickOf(f.corner)) == cell) fire.push_back(f);
-    }
-    applyCellState(client, cell, false, water, fire);
+    applyCellState(client, out.tick, cell, false, water, {});
   }
 }
 

@@ -206,12 +206,12 @@ TEST_CASE("codec: cell helpers") {
     for (int z = lo.z; z <= hi.z; ++z) {
       const CellCoord c{x, z};
       const std::vector<WaterChange> wc = waterInCell(s.water, c);
-      const std::vector<FireCell> fc = fireInCell(s.fire, c);
+      const std::vector<FireChange> fc = fireInCell(s.fire, c);
       for (const WaterChange& ch : wc) {
         REQUIRE(cellOf(brickOf(ch.voxel)) == c);
         REQUIRE(ch.amount == waterAt(s.water, s.world, ch.voxel));
       }
-      for (const FireCell& ch : fc) REQUIRE(cellOf(brickOf(ch.corner)) == c);
+      for (const FireChange& ch : fc) REQUIRE(cellOf(brickOf(ch.corner)) == c);
       water += wc.size();
       fire += fc.size();
       if (wc.size() + fc.size() > most) {
@@ -238,7 +238,7 @@ TEST_CASE("codec: cell helpers") {
   if (!waterInCell(s.water, busiest).empty()) CHECK(diffWater(s.water, w).has_value());
   // Re-applying the cell's records restores the state.
   applyWaterChanges(w, s.world, waterInCell(s.water, busiest));
-  applyFireChanges(f, fireInCell(s.fire, busiest));
+  insertFireCells(f, s.seed, static_cast<std::uint32_t>(s.tick), fireInCell(s.fire, busiest));
   CHECK_FALSE(diffWater(s.water, w).has_value());
   CHECK_FALSE(diffFire(s.fire, f).has_value());
 }
