@@ -3,6 +3,7 @@
 // materials that hashes and saves use.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -41,6 +42,17 @@ class BrickView {
     if (!rec_) return uniform_;
     unsigned idx = internal::readIndex(rec_, bitsLog2_, static_cast<unsigned>(i));
     return rec_[internal::paletteOffset(bitsLog2_) + idx];
+  }
+  /// False when no voxel's material is flagged in `flags`, found from the palette
+  /// alone (its unused entries may give a true; so may a brick of more than 16
+  /// materials, whose palette this does not read). O(palette).
+  bool mayHoldAny(const std::array<std::uint8_t, 256>& flags) const noexcept {
+    if (!rec_) return flags[uniform_] != 0;
+    if (bitsLog2_ >= 3) return true;
+    const std::uint8_t* palette = rec_ + internal::paletteOffset(bitsLog2_);
+    for (unsigned i = 0; i < fill_; ++i)
+      if (flags[palette[i]]) return true;
+    return false;
   }
   /// The material at local voxel (lx, ly, lz), each 0..7.
   MaterialId get(int lx, int ly, int lz) const noexcept { return at(voxelIndexInBrick(lx, ly, lz)); }

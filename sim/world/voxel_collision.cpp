@@ -36,6 +36,7 @@ bool anyInClipped(Bricks& bricks, const std::array<std::uint8_t, 256>& flags, st
           if (flags[v.uniformMaterial()]) return true;
           continue;
         }
+        if (!v.mayHoldAny(flags)) continue;  // a palette without the materials: no voxel to read
         const std::int32_t ox = bx * kBrickSize, oy = by * kBrickSize, oz = bz * kBrickSize;
         const int lo[3] = {(x0 > ox ? x0 : ox) - ox, (y0 > oy ? y0 : oy) - oy, (z0 > oz ? z0 : oz) - oz};
         const int hi[3] = {(x1 < ox + kBrickSize ? x1 : ox + kBrickSize) - ox,
