@@ -6,6 +6,7 @@
 // replace could not hold it).
 //
 // Run: build/release/bench/net_fire_crowd_bench [--players 25] [--seconds 60] [--bots PATH]
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -28,7 +29,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--bots")) botsPath = argv[i + 1];
   }
   bool pinned = bench::pinToCpu(0);
-  auto host = bench::openServer(bench::repoPath("scenes/forest-fires.toml"), 1, net::ServerConfig{});
+  net::ServerConfig config;
+  config.maxPlayers = std::max<std::uint32_t>(config.maxPlayers, static_cast<std::uint32_t>(players));
+  auto host = bench::openServer(bench::repoPath("scenes/forest-fires.toml"), 1, config);
   bench::Pacer pacer;
 
   pid_t bots = bench::spawnChild({botsPath, "--server", "127.0.0.1:" + std::to_string(host->port()), "--count",
