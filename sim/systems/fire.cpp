@@ -200,6 +200,18 @@ FireWork sweepWork(const FireChange& ig, std::uint64_t seed, std::uint32_t tick)
   return w;
 }
 
+// A burning cell's intensity: its peak, a third of it once dying.
+std::uint8_t intensityOf(const FireWork& w) {
+  return (w.flags & kFireDying) ? static_cast<std::uint8_t>(std::max(1, w.peak / 3)) : w.peak;
+}
+
+// From 3/4 of the duration on the cell burns at a third of its peak.
+void startDying(FireCell& c, FireWork& w, std::uint32_t tick) {
+  if ((w.flags & kFireDying) || tick < dyingAt(w)) return;
+  w.flags |= kFireDying;
+  c.intensity = intensityOf(w);
+}
+
 FireChange ignitionOf(const FireCell& c, const FireWork& w) {
   return FireChange{c.corner, w.start, c.endTick, w.peak, static_cast<std::uint8_t>(w.flags & kFireUniform), w.result};
 }
@@ -525,10 +537,7 @@ struct Walk {
     if (w.flags & kFireDoused) return Outcome::Water;
     if (w.flags & kFireRemoved) return Outcome::Removed;
     if (w.fuel == 0) return Outcome::BurntOut;
-    if (!(w.flags & kFireDying) && tick >= dyingAt(w)) {
-      w.flags |= kFireDying;
-      c.intensity = static_cast<std::uint8_t>(std::max(1, w.peak / 3));
-    }
+    startDying(c, w, tick);
     if (tick >= w.nextAttempt) {
       const Outcome o = attempt(c, w);
       if (o != Outcome::Keep) return o;
@@ -620,8 +629,8 @@ void setFollowed(FireState& s, std::uint64_t seed, std::uint32_t tick, const Fir
     if (!(ig.flags & kFireUniform)) dropUniform(s.work[static_cast<std::size_t>(at)]);
     return;
   }
-  const FireCell c{ig.corner, fireIntensityAt(ig, tick), ig.endTick};
   const FireWork w = sweepWork(ig, seed, tick);
+  const FireCell c{ig.corner, intensityOf(w), ig.endTick};
   if (present) {
     *it = c;
     s.work[static_cast<std::size_t>(at)] = w;
@@ -660,10 +669,7 @@ void followCell(SimState& m, std::uint32_t tick, FireCell& c, FireWork& w, std::
     }
     w.nextSweep = sweepAfter(w, at);
   }
-  if (!(w.flags & kFireDying) && tick >= dyingAt(w)) {
-    w.flags |= kFireDying;
-    c.intensity = static_cast<std::uint8_t>(std::max(1, w.peak / 3));
-  }
+  startDying(c, w, tick);
 }
 
 }  // namespace
@@ -753,11 +759,6 @@ void stepFire(FireState& s, SimContext& ctx) {
   mergePending(s, ctx, tick);
   for (const std::uint64_t key : s.outKeys) s.burning.erase(key);
   s.outKeys.clear();
-}
-
-std::uint8_t fireIntensityAt(const FireChange& ig, std::uint32_t tick) {
-  const std::uint32_t duration = std::clamp<std::uint32_t>(ig.endTick - ig.start, 1, 65535);
-  return tick >= ig.start + duration * 3u / 4u ? static_cast<std::uint8_t>(std::max(1, ig.peak / 3)) : ig.peak;
 }
 
 void followFire(SimState& mirror, std::uint32_t tick, std::span<const FireChange> records,

@@ -103,7 +103,8 @@ static_assert(std::tuple_size_v<decltype(kFireCellFields)> == recordFieldCount<F
 /// One record of the fire stream (StepOutput::fire): a cell's ignition data, set to
 /// value (it caught, or its burnt result stopped being one material), or the cell
 /// went out (endTick 0) after this step's sweep. Its current intensity follows from
-/// them (fireIntensityAt). Replicated: what a follower needs to burn the cell itself.
+/// them (peak, a third of it from 3/4 of the duration on). Replicated: what a
+/// follower needs to burn the cell itself.
 struct FireChange {
   VoxelCoord corner;           ///< the brick's minimum voxel corner
   std::uint32_t start = 0;     ///< ignition tick
@@ -122,10 +123,6 @@ inline constexpr std::tuple kFireChangeFields{
 };
 static_assert(std::tuple_size_v<decltype(kFireChangeFields)> == recordFieldCount<FireChange>(),
               "a FireChange field is missing from kFireChangeFields");
-
-/// A burning cell's intensity at `tick` (after that tick's step): peak, a third of it
-/// from 3/4 of the duration on.
-std::uint8_t fireIntensityAt(const FireChange& ignition, std::uint32_t tick);
 
 /// Bits of FireWork::flags.
 enum FireWorkFlag : std::uint8_t {
