@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <unistd.h>
 
 #include "net/client_connection.h"
@@ -147,14 +149,33 @@ class Pacer {
   std::uint64_t overruns_ = 0;
 };
 
-/// Starts a child process (argv[0] is the program path) pinned to cpu (-1 = any).
-inline pid_t spawnChild(const std::vector<std::string>& args, int cpu) {
+/// CPU seconds (user + system) a process has used so far, all its threads; 0 when
+/// it cannot be read.
+inline double cpuSeconds(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return 0;
+  char buf[1024];
+  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  const char* p = std::strrchr(buf, ')');  // the name may hold spaces
+  unsigned long utime = 0, stime = 0;
+  if (p == nullptr || std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+    return 0;
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+/// Starts a child process (argv[0] is the program path) pinned to cpu (-1 = any), at
+/// `niceness` (a load generator below what it measures).
+inline pid_t spawnChild(const std::vector<std::string>& args, int cpu, int niceness = 0) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
     if (cpu >= 0) pinToCpu(cpu);
+    if (niceness != 0 && nice(niceness) == -1) std::perror("nice");
     execv(argv[0], argv.data());
     std::perror("execv");
     _exit(127);

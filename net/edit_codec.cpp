@@ -11,8 +11,12 @@
 // groups in the step's order: a follower applies them after the step's edits.
 #include "net/edit_codec.h"
 
+#include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
+
+#include "sim/step/mirror.h"
 
 namespace loam::net {
 
@@ -330,6 +334,41 @@ sim::Result<void> decodeEdits(std::span<const std::uint8_t> payload, std::uint64
     }
   }
   return sim::ok();
+}
+
+std::span<const StepCells::Cell> StepCells::group(const sim::StepOutput& out) {
+  const auto cellOfEdit = [](const sim::EditRecord& e) { return sim::cellOf(sim::editBrick(e)); };
+  const auto cellOfFire = [](const sim::FireChange& f) { return sim::cellOf(sim::brickOf(f.corner)); };
+  sim::followerEdits(out, edits_);
+  std::stable_sort(edits_.begin(), edits_.end(),
+                   [&](const sim::EditRecord& a, const sim::EditRecord& b) { return cellOfEdit(a) < cellOfEdit(b); });
+  fire_.assign(out.fire.begin(), out.fire.end());
+  std::stable_sort(fire_.begin(), fire_.end(),
+                   [&](const sim::FireChange& a, const sim::FireChange& b) { return cellOfFire(a) < cellOfFire(b); });
+  swept_.clear();
+  for (const sim::SweepRun& run : out.sweeps) swept_.push_back(cellOfEdit(out.edits[run.firstEdit]));
+  std::sort(swept_.begin(), swept_.end());
+  swept_.erase(std::unique(swept_.begin(), swept_.end()), swept_.end());
+  cells_.clear();
+  std::size_t i = 0, j = 0, k = 0;
+  while (i < edits_.size() || j < fire_.size() || k < swept_.size()) {
+    std::optional<sim::CellCoord> next;
+    const auto consider = [&](sim::CellCoord c) {
+      if (!next || c < *next) next = c;
+    };
+    if (i < edits_.size()) consider(cellOfEdit(edits_[i]));
+    if (j < fire_.size()) consider(cellOfFire(fire_[j]));
+    if (k < swept_.size()) consider(swept_[k]);
+    const sim::CellCoord cell = *next;
+    std::size_t ie = i, je = j;
+    while (ie < edits_.size() && cellOfEdit(edits_[ie]) == cell) ++ie;
+    while (je < fire_.size() && cellOfFire(fire_[je]) == cell) ++je;
+    if (k < swept_.size() && swept_[k] == cell) ++k;
+    cells_.push_back({cell, std::span(edits_).subspan(i, ie - i), std::span(fire_).subspan(j, je - j)});
+    i = ie;
+    j = je;
+  }
+  return cells_;
 }
 
 }  // namespace loam::net

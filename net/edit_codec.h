@@ -67,6 +67,28 @@ sim::Result<void> decodeEdits(std::span<const std::uint8_t> bytes, std::uint64_t
                               std::vector<sim::EditRecord>& out, std::vector<sim::FireChange>& fire,
                               std::size_t maxRecords = kMaxStepEdits);
 
+/// A step's records as the server sends them, by interest cell: each cell's follower
+/// edits (sim::followerEdits) in step order (edits in different cells touch different
+/// voxels, so only the order within a cell matters), then its fire records. A cell
+/// only the fire's own edits changed (followers make them; a sweep reads only its own
+/// voxel column) is a cell too, with neither: its hash checks them.
+class StepCells {
+ public:
+  struct Cell {
+    sim::CellCoord cell;
+    std::span<const sim::EditRecord> edits;
+    std::span<const sim::FireChange> fire;
+  };
+  /// Groups `out`'s records; the cells ascend. Valid until the next call.
+  std::span<const Cell> group(const sim::StepOutput& out);
+
+ private:
+  std::vector<sim::EditRecord> edits_;
+  std::vector<sim::FireChange> fire_;
+  std::vector<sim::CellCoord> swept_;
+  std::vector<Cell> cells_;
+};
+
 /// Encodes a step's cells (ascending, each with edits) into out (cleared first).
 /// Allocates in out.
 void encodeStepEdits(std::span<const CellEdits> cells, std::vector<std::uint8_t>& out);

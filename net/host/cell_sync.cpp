@@ -74,42 +74,13 @@ void CellSync::routeEdits(const sim::StepOutput& out) {
   for (std::vector<std::uint32_t>& g : sessionGroups_) g.clear();
   groupCount_ = 0;
   if (out.edits.empty() && out.fire.empty()) return;
-  // Group by cell keeping the step's order inside each cell (edits in different
-  // cells touch different voxels, so only that order matters). A cell only the
-  // fire's own edits changed (followers make them, and a sweep reads only its own
-  // voxel column) gets a group too: its hash checks them.
-  sim::followerEdits(out, sortedEdits_);
-  const auto cellOfEdit = [](const sim::EditRecord& e) { return sim::cellOf(sim::editBrick(e)); };
-  const auto cellOfFire = [](const sim::FireChange& f) { return sim::cellOf(sim::brickOf(f.corner)); };
-  std::stable_sort(sortedEdits_.begin(), sortedEdits_.end(),
-                   [&](const sim::EditRecord& a, const sim::EditRecord& b) { return cellOfEdit(a) < cellOfEdit(b); });
-  sortedFire_.assign(out.fire.begin(), out.fire.end());
-  std::stable_sort(sortedFire_.begin(), sortedFire_.end(),
-                   [&](const sim::FireChange& a, const sim::FireChange& b) { return cellOfFire(a) < cellOfFire(b); });
-  sweptCells_.clear();
-  for (const sim::SweepRun& run : out.sweeps) sweptCells_.push_back(cellOfEdit(out.edits[run.firstEdit]));
-  std::sort(sweptCells_.begin(), sweptCells_.end());
-  sweptCells_.erase(std::unique(sweptCells_.begin(), sweptCells_.end()), sweptCells_.end());
-  std::size_t i = 0, j = 0, k = 0;
-  while (i < sortedEdits_.size() || j < sortedFire_.size() || k < sweptCells_.size()) {
-    std::optional<sim::CellCoord> next;
-    const auto consider = [&](sim::CellCoord c) {
-      if (!next || c < *next) next = c;
-    };
-    if (i < sortedEdits_.size()) consider(cellOfEdit(sortedEdits_[i]));
-    if (j < sortedFire_.size()) consider(cellOfFire(sortedFire_[j]));
-    if (k < sweptCells_.size()) consider(sweptCells_[k]);
-    const sim::CellCoord cell = *next;
-    std::size_t ie = i, je = j;
-    while (ie < sortedEdits_.size() && cellOfEdit(sortedEdits_[ie]) == cell) ++ie;
-    while (je < sortedFire_.size() && cellOfFire(sortedFire_[je]) == cell) ++je;
-    if (k < sweptCells_.size() && sweptCells_[k] == cell) ++k;
+  for (const StepCells::Cell& c : stepCells_.group(out)) {
     if (groups_.size() == groupCount_) groups_.emplace_back();
     EditGroup& g = groups_[groupCount_];
-    g.cell = cell;
-    g.hash = tracker_->cellHash(core_.state.world, cell);
-    encodeEdits(std::span(sortedEdits_).subspan(i, ie - i), std::span(sortedFire_).subspan(j, je - j), T, g.bytes);
-    const std::uint64_t key = cellKey(cell);
+    g.cell = c.cell;
+    g.hash = tracker_->cellHash(core_.state.world, c.cell);
+    encodeEdits(c.edits, c.fire, T, g.bytes);
+    const std::uint64_t key = cellKey(c.cell);
     std::uint64_t& v = cellVersion_[key];
     const std::uint64_t prev = v;
     v = T;
@@ -119,13 +90,11 @@ void CellSync::routeEdits(const sim::StepOutput& out) {
       s.cellTicks[key] = T;
     }
     ++groupCount_;
-    i = ie;
-    j = je;
   }
 }
 
 /// Builds CellState for one cell into the core's builder.
-bool CellSync::buildCellState(sim::CellCoord cell, bool full, std::span<const CellRecord> water) {
+bool CellSync::buildCellState(sim::CellCoord cell, bool full, std::span<const WaterRecord> water) {
   water_.clear();
   fireRecs_.clear();
   auto addFire = [&](const sim::FireChange& f) {
@@ -151,7 +120,7 @@ bool CellSync::buildCellState(sim::CellCoord cell, bool full, std::span<const Ce
     }
     hash = tracker_->cellHash(state.world, cell);
   } else {
-    for (const CellRecord& r : water) water_.push_back(pendingWater_[r.index]);
+    for (const WaterRecord& r : water) water_.push_back(pendingWater_[r.index]);
   }
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   fbb.Clear();
@@ -164,14 +133,14 @@ bool CellSync::buildCellState(sim::CellCoord cell, bool full, std::span<const Ce
   return true;
 }
 
-/// Keeps, per (cell, key), only the last record: the records are absolute values,
-/// so the last one over the window is all a client needs.
-void CellSync::keepLastPerKey(std::vector<CellRecord>& records) {
+/// Keeps, per voxel, only the last record: the records are absolute amounts, so
+/// the last one over the window is all a client needs.
+void CellSync::keepLastPerVoxel(std::vector<WaterRecord>& records) {
   std::sort(records.begin(), records.end());
   std::size_t kept = 0;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const bool lastOfKey =
-        i + 1 == records.size() || records[i + 1].cell != records[i].cell || records[i + 1].key != records[i].key;
+        i + 1 == records.size() || records[i + 1].cell != records[i].cell || records[i + 1].voxel != records[i].voxel;
     if (lastOfKey) records[kept++] = records[i];
   }
   records.resize(kept);
@@ -194,7 +163,7 @@ void CellSync::sendIncremental(const sim::StepOutput& out) {
     const sim::VoxelCoord v = pendingWater_[i].voxel;
     waterByCell_.push_back({cellKeyOfVoxel(v), packVoxelKey(v), i});
   }
-  keepLastPerKey(waterByCell_);
+  keepLastPerVoxel(waterByCell_);
   leaveOutUnchangedWater();
   for (std::size_t wi = 0; wi < waterByCell_.size();) {
     const std::uint64_t cell = waterByCell_[wi].cell;
@@ -227,10 +196,10 @@ void CellSync::leaveOutUnchangedWater() {
   std::sort(fullSinceFlush_.begin(), fullSinceFlush_.end());
   nextFlushAmounts_.clear();
   std::size_t kept = 0;
-  for (const CellRecord& r : waterByCell_) {
+  for (const WaterRecord& r : waterByCell_) {
     const std::uint16_t amount = pendingWater_[r.index].amount;
-    nextFlushAmounts_.emplace(r.key, amount);
-    const auto it = flushAmounts_.find(r.key);
+    nextFlushAmounts_.emplace(r.voxel, amount);
+    const auto it = flushAmounts_.find(r.voxel);
     const bool unchanged = it != flushAmounts_.end() && it->second == amount &&
                            !std::binary_search(fullSinceFlush_.begin(), fullSinceFlush_.end(), r.cell);
     if (!unchanged) waterByCell_[kept++] = r;

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "net/edit_codec.h"
 #include "net/host/host_core.h"
 #include "sim/save/save.h"
 #include "sim/step/world_hash_tracker.h"
@@ -71,12 +72,13 @@ class CellSync {
   void endCatchUp();
 
  private:
-  /// (cell, key, record index) of a pending change; sorted, the last record per key wins.
-  struct CellRecord {
-    std::uint64_t cell;  ///< cellKey
-    std::uint64_t key;
+  /// A pending water change: (cell, voxel, index into pendingWater_); sorted, the
+  /// last record per voxel wins.
+  struct WaterRecord {
+    std::uint64_t cell;   ///< cellKey
+    std::uint64_t voxel;  ///< packVoxelKey
     std::uint32_t index;
-    auto operator<=>(const CellRecord&) const = default;
+    auto operator<=>(const WaterRecord&) const = default;
   };
 
   /// Whether s gets cell's changes at tick T: in reach and up to date with the
@@ -89,8 +91,8 @@ class CellSync {
   /// (full = false; `water` indexes pendingWater_) or the cell's whole state (full =
   /// true: bricks, water, burning cells and hash). False when the cell's bricks
   /// cannot be encoded.
-  bool buildCellState(sim::CellCoord cell, bool full, std::span<const CellRecord> water);
-  static void keepLastPerKey(std::vector<CellRecord>& records);
+  bool buildCellState(sim::CellCoord cell, bool full, std::span<const WaterRecord> water);
+  static void keepLastPerVoxel(std::vector<WaterRecord>& records);
   /// Drops from waterByCell_ the voxels whose amount equals the last flush's.
   void leaveOutUnchangedWater();
   static std::uint64_t packVoxelKey(sim::VoxelCoord v) noexcept;
@@ -102,9 +104,7 @@ class CellSync {
   std::vector<EditGroup> groups_;
   std::size_t groupCount_ = 0;
   std::vector<std::vector<std::uint32_t>> sessionGroups_;  ///< by session index
-  std::vector<sim::EditRecord> sortedEdits_;
-  std::vector<sim::FireChange> sortedFire_;
-  std::vector<sim::CellCoord> sweptCells_;
+  StepCells stepCells_;
   // Water changes since the last flush, in order.
   std::vector<sim::WaterChange> pendingWater_;
   // The amounts of the last flush's voxels (packVoxelKey; sent or left out), and the
@@ -112,7 +112,7 @@ class CellSync {
   std::unordered_map<std::uint64_t, std::uint16_t> flushAmounts_, nextFlushAmounts_;
   std::vector<std::uint64_t> fullSinceFlush_;
   // Scratch (capacity reused).
-  std::vector<CellRecord> waterByCell_;
+  std::vector<WaterRecord> waterByCell_;
   std::vector<sim::WaterChange> water_;
   std::vector<std::uint8_t> waterBytes_;
   std::vector<wire::FireRec> fireRecs_;

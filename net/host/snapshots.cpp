@@ -156,7 +156,14 @@ void Snapshots::send(Session& s, const sim::Player& own) {
     const Manifest& m = s.ring[s.ackedSeq % kSnapshotRing];
     if (m.seq == s.ackedSeq) base = &m;
   }
-  const bool farTurn = ic.farPlayerEvery <= 1 || s.snapshotCount % static_cast<std::uint32_t>(ic.farPlayerEvery) == 0;
+  // The far turns are spread over the ticks: a peer's snapshots go when (tick + id) %
+  // snapshotEvery is 0, and id / snapshotEvery staggers the far turns among those
+  // peers. Counted from each join alone, a join wave put every far turn on the same
+  // ticks, which then ran twice as long as the rest.
+  const auto snapshotEvery = static_cast<std::uint32_t>(std::max(ic.snapshotEvery, 1));
+  const std::uint32_t farPhase = s.id.value / snapshotEvery;
+  const bool farTurn = ic.farPlayerEvery <= 1 ||
+                       (s.snapshotCount + farPhase) % static_cast<std::uint32_t>(ic.farPlayerEvery) == 0;
   ++s.snapshotCount;
   const std::int64_t near2 = squaredUnits(ic.nearPlayerMetres);
   const std::int64_t enter2 = squaredUnits(ic.animalEnterMetres);

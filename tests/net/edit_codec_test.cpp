@@ -494,9 +494,9 @@ TEST_CASE("a forest fire's edit logs: same world on a mirror, bytes per edit") {
   constexpr int kSteps = 600;
   sim::StepOutput out;
   Bytes bytes;
-  std::vector<EditRecord> follower, decoded, cellDecoded, made, mirrorEdits;
+  std::vector<EditRecord> follower, allFollower, decoded, cellDecoded, made, mirrorEdits;
   std::vector<sim::FireChange> sentFire, expectedFire, decodedFire, cellFire;
-  std::vector<sim::CellCoord> sweptCells;
+  StepCells stepCellGroups;
   std::vector<Bytes> groups;
   std::vector<CellEdits> cells;
   flatbuffers::FlatBufferBuilder envelope;
@@ -509,46 +509,28 @@ TEST_CASE("a forest fire's edit logs: same world on a mirror, bytes per edit") {
   for (int i = 0; i < kSteps; ++i) {
     sim::step(st, {}, out);
     serverHashes.update(st.world, out.edits);
-    // As the server routes them (net/host/cell_sync.cpp, CellSync::routeEdits): by
-    // interest cell, each cell's follower edits in step order, then its fire records;
-    // a cell that only the fire's own edits changed (the sweeps, which followers make
-    // themselves) gets a group too, without records: its hash checks the mirror's
-    // burning. One cell's groups are encoded once, the step's cells compressed
-    // together in the message's Compressed envelope (counted here around the edits
-    // alone).
+    // As the server routes them (StepCells, which CellSync::routeEdits uses): one
+    // cell's groups are encoded once, the step's cells compressed together in the
+    // message's Compressed envelope (counted here around the edits alone).
     const auto t0 = std::chrono::steady_clock::now();
-    sim::followerEdits(out, follower);
-    std::stable_sort(follower.begin(), follower.end(),
-                     [&](const EditRecord& a, const EditRecord& b) { return cellOfEdit(a) < cellOfEdit(b); });
-    sentFire.assign(out.fire.begin(), out.fire.end());
-    std::stable_sort(sentFire.begin(), sentFire.end(),
-                     [&](const sim::FireChange& a, const sim::FireChange& b) { return cellOfFire(a) < cellOfFire(b); });
-    sweptCells.clear();
-    for (const sim::SweepRun& run : out.sweeps) sweptCells.push_back(cellOfEdit(out.edits[run.firstEdit]));
-    std::sort(sweptCells.begin(), sweptCells.end());
-    sweptCells.erase(std::unique(sweptCells.begin(), sweptCells.end()), sweptCells.end());
+    const std::span<const StepCells::Cell> stepCells = stepCellGroups.group(out);
     cells.clear();
-    groups.resize(std::max(groups.size(), follower.size() + sentFire.size() + sweptCells.size()));
-    for (std::size_t a = 0, f = 0, c = 0; a < follower.size() || f < sentFire.size() || c < sweptCells.size();) {
-      std::optional<sim::CellCoord> next;
-      const auto consider = [&](sim::CellCoord cell) {
-        if (!next || cell < *next) next = cell;
-      };
-      if (a < follower.size()) consider(cellOfEdit(follower[a]));
-      if (f < sentFire.size()) consider(cellOfFire(sentFire[f]));
-      if (c < sweptCells.size()) consider(sweptCells[c]);
-      const sim::CellCoord cell = *next;
-      std::size_t ae = a, fe = f;
-      while (ae < follower.size() && cellOfEdit(follower[ae]) == cell) ++ae;
-      while (fe < sentFire.size() && cellOfFire(sentFire[fe]) == cell) ++fe;
-      if (c < sweptCells.size() && sweptCells[c] == cell) ++c;
+    follower.clear();
+    sentFire.clear();
+    groups.resize(std::max(groups.size(), stepCells.size()));
+    for (const StepCells::Cell& c : stepCells) {
       Bytes& g = groups[cells.size()];
-      encodeEdits(std::span(follower).subspan(a, ae - a), std::span(sentFire).subspan(f, fe - f), out.tick, g);
-      cells.push_back(CellEdits{cell, serverHashes.cellHash(st.world, cell), g});
+      encodeEdits(c.edits, c.fire, out.tick, g);
+      cells.push_back(CellEdits{c.cell, serverHashes.cellHash(st.world, c.cell), g});
       hashOnlyCells += g.empty();
-      a = ae;
-      f = fe;
+      follower.insert(follower.end(), c.edits.begin(), c.edits.end());
+      sentFire.insert(sentFire.end(), c.fire.begin(), c.fire.end());
     }
+    // Every follower edit and fire record goes, each in one cell.
+    sim::followerEdits(out, allFollower);
+    REQUIRE(follower.size() == allFollower.size());
+    REQUIRE(sentFire.size() == out.fire.size());
+    for (std::size_t c = 1; c < stepCells.size(); ++c) REQUIRE(stepCells[c - 1].cell < stepCells[c].cell);
     cellsSent += cells.size();
     encodeStepEdits(cells, bytes);
     const auto t1 = std::chrono::steady_clock::now();
