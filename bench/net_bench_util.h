@@ -15,7 +15,6 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <unistd.h>
 
 #include "net/client_connection.h"
 #include "net/server_host.h"

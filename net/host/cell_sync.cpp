@@ -139,9 +139,9 @@ void CellSync::keepLastPerVoxel(std::vector<WaterRecord>& records) {
   std::sort(records.begin(), records.end());
   std::size_t kept = 0;
   for (std::size_t i = 0; i < records.size(); ++i) {
-    const bool lastOfKey =
+    const bool lastOfVoxel =
         i + 1 == records.size() || records[i + 1].cell != records[i].cell || records[i + 1].voxel != records[i].voxel;
-    if (lastOfKey) records[kept++] = records[i];
+    if (lastOfVoxel) records[kept++] = records[i];
   }
   records.resize(kept);
 }
