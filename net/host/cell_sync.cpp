@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
 #include "net/edit_codec.h"
 #include "net/host_log.h"
