@@ -1,6 +1,7 @@
 #include "net/host/step_batch.h"
 
 #include <algorithm>
+#include <optional>
 #include <variant>
 
 #include "net/edit_codec.h"
@@ -10,9 +11,27 @@
 
 namespace loam::net::host {
 
+namespace {
+
+/// Where an event happened, for those that happened somewhere.
+std::optional<sim::VoxelCoord> placeOf(const sim::Event& e) noexcept {
+  return std::visit(
+      [](const auto& v) -> std::optional<sim::VoxelCoord> {
+        if constexpr (requires { v.position; }) {
+          return v.position;
+        } else {
+          return std::nullopt;
+        }
+      },
+      e);
+}
+
+}  // namespace
+
 void StepBatchSender::send(const sim::StepOutput& out, const CellSync& cells, Snapshots& snapshots) {
   tick_ = core_.state.tick;
   eventRecs_.clear();
+  placedEvents_.clear();
   rejected_.clear();
   chat_.clear();
   joined_.clear();
@@ -30,8 +49,26 @@ void StepBatchSender::send(const sim::StepOutput& out, const CellSync& cells, Sn
       snapshots.addSound(tick_, rec);
     } else if (const auto* r = std::get_if<sim::CommandRejectedEvent>(&e)) {
       rejected_.push_back(r);
+    } else if (const std::optional<sim::VoxelCoord> at = placeOf(e)) {
+      placedEvents_.push_back({sim::cellOf(sim::brickOf(*at)), rec});
     } else {
       eventRecs_.push_back(rec);
+    }
+  }
+  // Events that happened somewhere go to the peers whose reach holds their cell, as
+  // the cell's edits do: a dig 2 km away is nothing to hear or see.
+  eventCells_.clear();
+  for (const PlacedEvent& e : placedEvents_) eventCells_.push_back(e.cell);
+  std::sort(eventCells_.begin(), eventCells_.end());
+  eventCells_.erase(std::unique(eventCells_.begin(), eventCells_.end()), eventCells_.end());
+  heardCells_.resize(core_.sessions.size());
+  for (Session& s : core_.sessions) {
+    std::vector<std::uint32_t>& heard = heardCells_[core_.indexOf(s)];
+    heard.clear();
+    if (s.phase != Phase::Playing || !s.hasPos) continue;
+    const std::int64_t reach2 = squaredUnits(s.reachMetres);
+    for (std::uint32_t c = 0; c < eventCells_.size(); ++c) {
+      if (sim::cellDistanceSquared(s.pos, eventCells_[c]) <= reach2) heard.push_back(c);
     }
   }
   leftIds_.clear();
@@ -46,25 +83,31 @@ void StepBatchSender::send(const sim::StepOutput& out, const CellSync& cells, Sn
   for (Session& s : core_.sessions) {
     if (s.phase == Phase::Playing) order_.push_back(static_cast<std::uint32_t>(core_.indexOf(s)));
   }
-  const auto groupsLess = [&](std::uint32_t a, std::uint32_t b) {
-    const auto ga = cells.groupsOf(a), gb = cells.groupsOf(b);
-    return std::lexicographical_compare(ga.begin(), ga.end(), gb.begin(), gb.end());
+  const auto sameView = [&](std::uint32_t a, std::uint32_t b) {
+    return std::ranges::equal(cells.groupsOf(a), cells.groupsOf(b)) && heardCells_[a] == heardCells_[b];
   };
-  std::stable_sort(order_.begin(), order_.end(), groupsLess);
+  const auto viewLess = [&](std::uint32_t a, std::uint32_t b) {
+    const auto ga = cells.groupsOf(a), gb = cells.groupsOf(b);
+    if (!std::ranges::equal(ga, gb)) return std::lexicographical_compare(ga.begin(), ga.end(), gb.begin(), gb.end());
+    return heardCells_[a] < heardCells_[b];
+  };
+  std::stable_sort(order_.begin(), order_.end(), viewLess);
   // What every client gets; a client whose cells the step did not touch either, and
   // nothing at all means its StepBatch is skipped (up to kStepHeartbeatTicks).
   const bool shared = !eventRecs_.empty() || !chat_.empty() || !joined_.empty() || !leftIds_.empty() ||
                       !weatherBytes_.empty();
   for (std::size_t i = 0; i < order_.size();) {
     const auto chosen = cells.groupsOf(order_[i]);
+    const std::vector<std::uint32_t>& heard = heardCells_[order_[i]];
     std::size_t end = i + 1;
-    while (end < order_.size() && std::ranges::equal(cells.groupsOf(order_[end]), chosen)) ++end;
+    while (end < order_.size() && sameView(order_[i], order_[end])) ++end;
     SharedMessage message;
     for (std::size_t k = i; k < end; ++k) {
       Session& s = core_.sessions[order_[k]];
-      if (!shared && chosen.empty() && s.stream.lastStepTick + kStepHeartbeatTicks > tick_) continue;
+      if (!shared && chosen.empty() && heard.empty() && s.stream.lastStepTick + kStepHeartbeatTicks > tick_)
+        continue;
       if (!message) {
-        build(cells.editGroups(), chosen);
+        build(cells.editGroups(), chosen, heard);
         message = core_.messageFromBuilder();
       }
       queueMessage(s, wire::ServerBody::StepBatch, message);
@@ -75,9 +118,17 @@ void StepBatchSender::send(const sim::StepOutput& out, const CellSync& cells, Sn
   queueActionResults();
 }
 
-void StepBatchSender::build(std::span<const EditGroup> groups, std::span<const std::uint32_t> chosen) {
+void StepBatchSender::build(std::span<const EditGroup> groups, std::span<const std::uint32_t> chosen,
+                            std::span<const std::uint32_t> heard) {
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   fbb.Clear();
+  // The step's unplaced events, then the placed ones in heard cells, in step order.
+  events_.assign(eventRecs_.begin(), eventRecs_.end());
+  for (const PlacedEvent& e : placedEvents_) {
+    const auto c = std::lower_bound(eventCells_.begin(), eventCells_.end(), e.cell);
+    if (std::binary_search(heard.begin(), heard.end(), static_cast<std::uint32_t>(c - eventCells_.begin())))
+      events_.push_back(e.rec);
+  }
   chatOffsets_.clear();
   for (const sim::ChatEvent* c : chat_)
     chatOffsets_.push_back(
@@ -91,7 +142,7 @@ void StepBatchSender::build(std::span<const EditGroup> groups, std::span<const s
   // Compressed with the rest of the message (HostCore::messageFromBuilder).
   if (!cellEdits_.empty()) encodeStepEdits(cellEdits_, editBytes_);
   // Empty lists are left out (absent fields cost nothing; an idle step is small).
-  const auto events = eventRecs_.empty() ? 0 : fbb.CreateVectorOfStructs(eventRecs_);
+  const auto events = events_.empty() ? 0 : fbb.CreateVectorOfStructs(events_);
   const auto chat = chatOffsets_.empty() ? 0 : fbb.CreateVector(chatOffsets_);
   const auto joined = joinedOffsets_.empty() ? 0 : fbb.CreateVector(joinedOffsets_);
   const auto left = leftIds_.empty() ? 0 : fbb.CreateVector(leftIds_);

@@ -1,8 +1,9 @@
 // StepBatchSender: the StepBatch, what every playing peer gets after each step to
-// follow the simulation: the shared streams (events, chat, joins and leaves,
-// weather) and the edits of the touched cells the peer holds, with their hashes
-// (CellSync::routeEdits decides which). It goes in each peer's ordered stream
-// (net/host/ordered_stream.h). Peers that get the same cells share one encoding (in
+// follow the simulation: the shared streams (chat, joins and leaves, weather, events
+// that happened nowhere in particular), the events that happened in a cell within
+// the peer's reach, and the edits of the touched cells the peer holds, with their
+// hashes (CellSync::routeEdits decides which). It goes in each peer's ordered stream
+// (net/host/ordered_stream.h). Peers that get the same cells and events share one encoding (in
 // a crowd, or where nothing was edited, everyone does). A step with nothing for a
 // peer is not queued for it, except every kStepHeartbeatTicks. Players' movement
 // sounds are left out: they go to the snapshots of peers within hearing range
@@ -36,8 +37,10 @@ class StepBatchSender {
   void send(const sim::StepOutput& out, const CellSync& cells, Snapshots& snapshots);
 
  private:
-  /// Builds the StepBatch with these edit groups into the core's builder.
-  void build(std::span<const EditGroup> groups, std::span<const std::uint32_t> chosen);
+  /// Builds the StepBatch with these edit groups and the events of these event cells
+  /// (indices into eventCells_, ascending) into the core's builder.
+  void build(std::span<const EditGroup> groups, std::span<const std::uint32_t> chosen,
+             std::span<const std::uint32_t> heard);
   /// Queues one ActionResults message per playing session whose actions were in
   /// this step (Session::issued: applied unless the step refused it) or were refused
   /// on arrival (Session::refused: RateLimited).
@@ -47,7 +50,15 @@ class StepBatchSender {
   // Scratch (capacity reused).
   std::uint64_t tick_ = 0;
   std::vector<std::uint8_t> weatherBytes_;
-  std::vector<wire::EventRec> eventRecs_;
+  std::vector<wire::EventRec> eventRecs_;  ///< the step's events that happened nowhere in particular
+  struct PlacedEvent {
+    sim::CellCoord cell;
+    wire::EventRec rec;
+  };
+  std::vector<PlacedEvent> placedEvents_;               ///< the others, in step order
+  std::vector<sim::CellCoord> eventCells_;              ///< their cells, ascending
+  std::vector<std::vector<std::uint32_t>> heardCells_;  ///< by session index: eventCells_ in its reach
+  std::vector<wire::EventRec> events_;                  ///< one message's events
   std::vector<const sim::CommandRejectedEvent*> rejected_;  ///< this step's refusals
   std::vector<wire::ActionResultRec> results_;
   std::vector<const sim::ChatEvent*> chat_;

@@ -484,7 +484,7 @@ TEST_CASE("an Action dig at a reachable voxel comes back as edits in a StepBatch
   CHECK(answer->results()->Get(0)->reason() == 0);
 }
 
-TEST_CASE("edits reach only the peers that hold the cell; a peer that comes near gets the cell whole") {
+TEST_CASE("edits and events reach only the peers that hold the cell; a peer that comes near gets the cell whole") {
   net::EnetGuard enet;
   REQUIRE(enet.ok());
   net::ServerConfig config;
@@ -520,10 +520,19 @@ TEST_CASE("edits reach only the peers that hold the cell; a peer that comes near
   REQUIRE(server->state().world.get(target) != sim::kAir);
   buildDig(fbb, target, 0);
   a.send(fbb);
-  const auto editsFor = [&](RawClient& c) {
+  // Counts the edit groups, and the dig events (the dig's sound), in c's StepBatches.
+  std::size_t digsA = 0, digsB = 0;
+  const auto editsFor = [&](RawClient& c, std::size_t& digs) {
     std::size_t groups = 0;
     for (auto& msg : c.take(wire::ServerBody::StepBatch)) {
       const wire::StepBatch* batch = parseServerMessage(msg)->body_as_StepBatch();
+      if (batch->events()) {
+        for (const wire::EventRec* rec : *batch->events()) {
+          sim::Event ev;
+          REQUIRE(net::fromWire(*rec, ev));
+          digs += std::holds_alternative<sim::DigEvent>(ev);
+        }
+      }
       if (!batch->edits()) continue;
       std::vector<net::CellEdits> cells;
       REQUIRE(net::decodeStepEdits(std::span<const std::uint8_t>(batch->edits()->data(), batch->edits()->size()),
@@ -534,12 +543,15 @@ TEST_CASE("edits reach only the peers that hold the cell; a peer that comes near
   };
   std::size_t groupsA = 0, groupsB = 0;
   REQUIRE(tickUntil(*server, {&a, &b}, 500, [&] {
-    groupsA += editsFor(a);
-    groupsB += editsFor(b);
+    groupsA += editsFor(a, digsA);
+    groupsB += editsFor(b, digsB);
     return server->state().world.get(target) == sim::kAir && groupsA > 0;
   }));
   CHECK(groupsB == 0);
   CHECK(b.take(wire::ServerBody::CellState).empty());
+  // The dig's event went where its edits did.
+  CHECK(digsA == 1);
+  CHECK(digsB == 0);
 
   // B comes back: the dug cell arrives whole (bricks and hash), then its edits follow.
   teleportB({home.x + 2 * m, 0, home.z});
@@ -579,11 +591,14 @@ TEST_CASE("edits reach only the peers that hold the cell; a peer that comes near
   buildDig(fbb, second, 0);
   a.send(fbb);
   groupsB = 0;
+  digsA = digsB = 0;
   REQUIRE(tickUntil(*server, {&a, &b}, 500, [&] {
-    editsFor(a);
-    groupsB += editsFor(b);
-    return server->state().world.get(second) == sim::kAir && groupsB > 0;
+    editsFor(a, digsA);
+    groupsB += editsFor(b, digsB);
+    return server->state().world.get(second) == sim::kAir && groupsB > 0 && digsB > 0;
   }));
+  CHECK(digsA == 1);
+  CHECK(digsB == 1);
 }
 
 namespace {
