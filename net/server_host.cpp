@@ -251,12 +251,9 @@ struct ServerHost::Impl {
     // of the full CellStates below go with the next tick's items.)
     streams.send();
     snapshots.gather();
-    const std::uint64_t every = static_cast<std::uint64_t>(std::max(core.config.interest.snapshotEvery, 1));
     for (Session& s : core.sessions) {
       if (s.phase != Phase::Playing || !s.hasPos) continue;
-      if ((core.state.tick + s.id.value) % every == 0) {
-        if (const sim::Player* own = core.state.findPlayer(s.id)) snapshots.send(s, *own);
-      }
+      if (const sim::Player* own = core.state.findPlayer(s.id)) snapshots.sendIfDue(s, *own);
       cells.sendCatchUp(s);
     }
     cells.endCatchUp();

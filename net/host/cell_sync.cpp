@@ -52,9 +52,13 @@ std::uint64_t CellSync::peerCellTick(const Session& s, std::uint64_t cell) {
   return it == s.cellTicks.end() ? s.cellsTick : std::max(it->second, s.cellsTick);
 }
 
+bool CellSync::inReach(const Session& s, sim::CellCoord cell) noexcept {
+  return sim::cellDistanceSquared(s.pos, cell) <= squaredUnits(s.reachMetres);
+}
+
 bool CellSync::follows(Session& s, std::uint64_t cell, std::uint64_t prev, std::uint64_t T) const {
   if (s.phase != Phase::Playing || !s.hasPos || s.joinTick >= T) return false;
-  if (sim::cellDistanceSquared(s.pos, cellOfKey(cell)) > squaredUnits(s.reachMetres)) return false;
+  if (!inReach(s, cellOfKey(cell))) return false;
   if (peerCellTick(s, cell) < prev) {
     s.catchUpDue = true;  // behind: gets the whole cell instead
     return false;

@@ -71,6 +71,9 @@ class CellSync {
   /// Ends the tick's catch-up: releases the shared full-cell packets nobody took.
   void endCatchUp();
 
+  /// Whether `cell` is within s's reach: its changes and events are s's business.
+  static bool inReach(const Session& s, sim::CellCoord cell) noexcept;
+
  private:
   /// A pending water change: (cell, voxel, index into pendingWater_); sorted, the
   /// last record per voxel wins.

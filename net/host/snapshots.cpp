@@ -148,19 +148,19 @@ void Snapshots::keepNearest(std::vector<ViewEntry>& view, std::size_t cap) {
   view.resize(kept);
 }
 
-void Snapshots::send(Session& s, const sim::Player& own) {
+void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
   const InterestConfig& ic = core_.config.interest;
+  const auto snapshotEvery = static_cast<std::uint32_t>(std::max(ic.snapshotEvery, 1));
+  if ((core_.state.tick + s.id.value) % snapshotEvery != 0) return;
   const std::uint32_t seq = ++s.snapshotSeq;
   const Manifest* base = nullptr;
   if (s.ackedSeq != 0 && seq - s.ackedSeq < kSnapshotRing) {
     const Manifest& m = s.ring[s.ackedSeq % kSnapshotRing];
     if (m.seq == s.ackedSeq) base = &m;
   }
-  // The far turns are spread over the ticks: a peer's snapshots go when (tick + id) %
-  // snapshotEvery is 0, and id / snapshotEvery staggers the far turns among those
-  // peers. Counted from each join alone, a join wave put every far turn on the same
-  // ticks, which then ran twice as long as the rest.
-  const auto snapshotEvery = static_cast<std::uint32_t>(std::max(ic.snapshotEvery, 1));
+  // id / snapshotEvery staggers the far turns among the peers of this tick. Counted
+  // from each join alone, a join wave put every far turn on the same ticks, which
+  // then ran twice as long as the rest.
   const std::uint32_t farPhase = s.id.value / snapshotEvery;
   const bool farTurn = ic.farPlayerEvery <= 1 ||
                        (s.snapshotCount + farPhase) % static_cast<std::uint32_t>(ic.farPlayerEvery) == 0;

@@ -66,8 +66,10 @@ class Snapshots {
   /// snapshot interval and records every player's and animal's wire record and hash.
   void gather();
 
-  /// Sends s its next snapshot; own is s's player.
-  void send(Session& s, const sim::Player& own);
+  /// Sends s its next snapshot when one is due this tick; own is s's player. Peers
+  /// take turns: a peer's snapshots go on the ticks where (tick + id) % snapshotEvery
+  /// is 0, and its far turns are staggered among those peers too.
+  void sendIfDue(Session& s, const sim::Player& own);
 
  private:
   /// Per-tick view of one player / animal shared by every peer's snapshot.

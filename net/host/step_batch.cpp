@@ -1,6 +1,7 @@
 #include "net/host/step_batch.h"
 
 #include <algorithm>
+#include <compare>
 #include <optional>
 #include <variant>
 
@@ -66,9 +67,8 @@ void StepBatchSender::send(const sim::StepOutput& out, const CellSync& cells, Sn
     std::vector<std::uint32_t>& heard = heardCells_[core_.indexOf(s)];
     heard.clear();
     if (s.phase != Phase::Playing || !s.hasPos) continue;
-    const std::int64_t reach2 = squaredUnits(s.reachMetres);
     for (std::uint32_t c = 0; c < eventCells_.size(); ++c) {
-      if (sim::cellDistanceSquared(s.pos, eventCells_[c]) <= reach2) heard.push_back(c);
+      if (CellSync::inReach(s, eventCells_[c])) heard.push_back(c);
     }
   }
   leftIds_.clear();
@@ -83,15 +83,14 @@ void StepBatchSender::send(const sim::StepOutput& out, const CellSync& cells, Sn
   for (Session& s : core_.sessions) {
     if (s.phase == Phase::Playing) order_.push_back(static_cast<std::uint32_t>(core_.indexOf(s)));
   }
-  const auto sameView = [&](std::uint32_t a, std::uint32_t b) {
-    return std::ranges::equal(cells.groupsOf(a), cells.groupsOf(b)) && heardCells_[a] == heardCells_[b];
-  };
-  const auto viewLess = [&](std::uint32_t a, std::uint32_t b) {
+  // A peer's view: its edit groups, then its event cells.
+  const auto compareViews = [&](std::uint32_t a, std::uint32_t b) {
     const auto ga = cells.groupsOf(a), gb = cells.groupsOf(b);
-    if (!std::ranges::equal(ga, gb)) return std::lexicographical_compare(ga.begin(), ga.end(), gb.begin(), gb.end());
-    return heardCells_[a] < heardCells_[b];
+    const auto byGroups = std::lexicographical_compare_three_way(ga.begin(), ga.end(), gb.begin(), gb.end());
+    return byGroups != 0 ? byGroups : heardCells_[a] <=> heardCells_[b];
   };
-  std::stable_sort(order_.begin(), order_.end(), viewLess);
+  std::stable_sort(order_.begin(), order_.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return compareViews(a, b) < 0; });
   // What every client gets; a client whose cells the step did not touch either, and
   // nothing at all means its StepBatch is skipped (up to kStepHeartbeatTicks).
   const bool shared = !eventRecs_.empty() || !chat_.empty() || !joined_.empty() || !leftIds_.empty() ||
@@ -100,7 +99,7 @@ void StepBatchSender::send(const sim::StepOutput& out, const CellSync& cells, Sn
     const auto chosen = cells.groupsOf(order_[i]);
     const std::vector<std::uint32_t>& heard = heardCells_[order_[i]];
     std::size_t end = i + 1;
-    while (end < order_.size() && sameView(order_[i], order_[end])) ++end;
+    while (end < order_.size() && compareViews(order_[i], order_[end]) == 0) ++end;
     SharedMessage message;
     for (std::size_t k = i; k < end; ++k) {
       Session& s = core_.sessions[order_[k]];

@@ -20,7 +20,8 @@ struct StoreBricks {
 // True when a voxel of [x0,x1) x [y0,y1) x [z0,z1) (already clipped to the world)
 // has flags[material] set. Bricks come from `bricks` (a CollisionReader, or
 // StoreBricks); a mask it offers must be the mask of `flags`. Reads each brick once:
-// uniform bricks are one table load, mixed bricks only their sub-box.
+// uniform bricks are one table load, mixed bricks their palette, then (when it holds
+// a flagged material) only their sub-box.
 template <class Bricks>
 bool anyInClipped(Bricks& bricks, const std::array<std::uint8_t, 256>& flags, std::int32_t x0, std::int32_t y0,
                   std::int32_t z0, std::int32_t x1, std::int32_t y1, std::int32_t z1) noexcept {
@@ -32,11 +33,8 @@ bool anyInClipped(Bricks& bricks, const std::array<std::uint8_t, 256>& flags, st
     for (std::int32_t bz = bz0; bz <= bz1; ++bz) {
       for (std::int32_t bx = bx0; bx <= bx1; ++bx) {
         const BrickView v = bricks.brick(bx, by, bz);
-        if (v.isUniform()) {
-          if (flags[v.uniformMaterial()]) return true;
-          continue;
-        }
-        if (!v.mayHoldAny(flags)) continue;  // a palette without the materials: no voxel to read
+        if (!v.mayHoldAny(flags)) continue;  // the palette has none of the materials
+        if (v.isUniform()) return true;      // exact for a uniform brick
         const std::int32_t ox = bx * kBrickSize, oy = by * kBrickSize, oz = bz * kBrickSize;
         const int lo[3] = {(x0 > ox ? x0 : ox) - ox, (y0 > oy ? y0 : oy) - oy, (z0 > oz ? z0 : oz) - oz};
         const int hi[3] = {(x1 < ox + kBrickSize ? x1 : ox + kBrickSize) - ox,
