@@ -18,6 +18,7 @@
 
 #include "fuzz/fuzz_support.h"
 #include "net/edit_codec.h"
+#include "net/entity_codec.h"
 #include "sim/step/mirror.h"
 #include "net/protocol.h"
 #include "net/water_codec.h"
@@ -233,11 +234,20 @@ Bytes cellState(const sim::SimState& state, sim::CellCoord cc) {
 Bytes snapshot(const sim::SimState& state, const std::vector<sim::Event>& sounds) {
   flatbuffers::FlatBufferBuilder fbb;
   const wire::PlayerStateRec own = net::toWire(state.players[0].motion);
-  std::vector<wire::PlayerPoseRec> poses;
-  for (std::size_t i = 1; i < state.players.size(); ++i)
-    poses.push_back(net::poseToWire(state.players[i].id, state.players[i].motion));
-  std::vector<wire::AnimalRec> animals;
-  for (const sim::Animal& a : state.animals.animals) animals.push_back(net::toWire(a));
+  // Records new to the client: changes against zeros (net/entity_codec.h).
+  std::vector<std::uint8_t> poses, animals;
+  std::uint32_t previous = 0;
+  for (std::size_t i = 1; i < state.players.size(); ++i) {
+    const wire::PlayerPoseRec rec = net::poseToWire(state.players[i].id, state.players[i].motion);
+    net::appendEntityRecord<wire::PlayerPoseRec>(poses, rec.id() - previous, nullptr, rec);
+    previous = rec.id();
+  }
+  previous = 0;
+  for (const sim::Animal& a : state.animals.animals) {
+    const wire::AnimalRec rec = net::toWire(a);
+    net::appendEntityRecord<wire::AnimalRec>(animals, rec.id() - previous, nullptr, rec);
+    previous = rec.id();
+  }
   std::vector<wire::EventRec> recs;
   for (const sim::Event& e : sounds)
     if (wire::EventRec r; net::toWire(e, r)) recs.push_back(r);

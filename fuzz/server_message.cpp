@@ -13,6 +13,7 @@
 
 #include "fuzz/fuzz_support.h"
 #include "net/edit_codec.h"
+#include "net/entity_codec.h"
 #include "net/predicted_edits.h"
 #include "net/protocol.h"
 #include "net/stream_receipt.h"
@@ -135,8 +136,16 @@ void snapshot(const wire::Snapshot& s) {
       (void)net::fromWire(*r, e);
     }
   }
-  if (s.animals()) {
-    for (const wire::AnimalRec* r : *s.animals()) (void)net::fromWire(*r);
+  // The client's rebuild: changes against a baseline that holds a few entities.
+  std::vector<wire::PlayerPoseRec> players{net::poseToWire(sim::PlayerId{2}, {}), net::poseToWire(sim::PlayerId{7}, {})};
+  if (s.players()) {
+    (void)net::applyEntityRecords(std::span(s.players()->data(), s.players()->size()), players,
+                                  net::kMaxEntitiesInView);
+  }
+  std::vector<wire::AnimalRec> animals{net::toWire(sim::Animal{})};
+  if (s.animals() && net::applyEntityRecords(std::span(s.animals()->data(), s.animals()->size()), animals,
+                                             net::kMaxEntitiesInView)) {
+    for (const wire::AnimalRec& r : animals) (void)net::fromWire(r);
   }
 }
 

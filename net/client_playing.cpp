@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "net/edit_codec.h"
+#include "net/entity_codec.h"
 #include "net/internal/client_impl.h"
 #include "net/water_codec.h"
 #include "sim/gen/generator_version.h"
@@ -50,8 +51,8 @@ sim::PlayerState poseState(const wire::PlayerPoseRec& r, sim::PlayerState base) 
 }
 
 template <class Rec>
-void applyDelta(std::vector<Rec>& list, const flatbuffers::Vector<const Rec*>* changed,
-                const flatbuffers::Vector<std::uint32_t>* gone) {
+sim::Result<void> applyDelta(std::vector<Rec>& list, const flatbuffers::Vector<std::uint8_t>* changes,
+                             const flatbuffers::Vector<std::uint32_t>* gone) {
   auto byId = [](const Rec& r, std::uint32_t id) { return r.id() < id; };
   if (gone) {
     for (std::uint32_t id : *gone) {
@@ -59,15 +60,8 @@ void applyDelta(std::vector<Rec>& list, const flatbuffers::Vector<const Rec*>* c
       if (it != list.end() && it->id() == id) list.erase(it);
     }
   }
-  if (changed) {
-    for (const Rec* r : *changed) {
-      auto it = std::lower_bound(list.begin(), list.end(), r->id(), byId);
-      if (it != list.end() && it->id() == r->id())
-        *it = *r;
-      else
-        list.insert(it, *r);
-    }
-  }
+  if (!changes) return {};
+  return applyEntityRecords(std::span<const std::uint8_t>(changes->data(), changes->size()), list, kMaxEntitiesInView);
 }
 
 }  // namespace
@@ -479,8 +473,8 @@ void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
   }
   const std::optional<sim::PlayerState> own = ownRing.take(s);
   if (!own) return fail("Snapshot without own state or a baseline");
-  applyDelta(next.players, s.players(), s.players_gone());
-  applyDelta(next.animals, s.animals(), s.animals_gone());
+  if (auto r = applyDelta(next.players, s.players(), s.players_gone()); !r) return fail("Snapshot: " + r.error().message);
+  if (auto r = applyDelta(next.animals, s.animals(), s.animals_gone()); !r) return fail("Snapshot: " + r.error().message);
   std::erase_if(next.players, [this](const wire::PlayerPoseRec& r) { return r.id() == playerId.value; });
   next.sequence = s.sequence();
   next.tick = s.tick();

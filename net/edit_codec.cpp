@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "sim/core/state_bytes.h"
 #include "sim/step/mirror.h"
 
 namespace loam::net {
@@ -71,66 +72,30 @@ void putU16(std::vector<std::uint8_t>& out, std::uint16_t v) {
   out.push_back(static_cast<std::uint8_t>(v));
   out.push_back(static_cast<std::uint8_t>(v >> 8));
 }
-void putVarint(std::vector<std::uint8_t>& out, std::uint32_t v) {
-  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<std::uint8_t>(v | 0x80));
-  out.push_back(static_cast<std::uint8_t>(v));
-}
+void putVarint(std::vector<std::uint8_t>& out, std::uint32_t v) { sim::ByteWriter(out).varint(v); }
 // Zigzag of b - a in 32-bit wrapping arithmetic (any two coordinates fit 5 bytes).
 std::uint32_t zigzagDelta(std::int32_t a, std::int32_t b) {
-  const auto d = static_cast<std::int32_t>(static_cast<std::uint32_t>(b) - static_cast<std::uint32_t>(a));
-  return (static_cast<std::uint32_t>(d) << 1) ^ static_cast<std::uint32_t>(d >> 31);
+  return sim::zigzag(static_cast<std::int32_t>(static_cast<std::uint32_t>(b) - static_cast<std::uint32_t>(a)));
 }
 std::int32_t unzigzagAdd(std::int32_t a, std::uint32_t z) {
-  const std::uint32_t d = (z >> 1) ^ (0u - (z & 1u));
-  return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + d);
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(sim::unzigzag(z)));
 }
 
-// Bounds-checked little-endian reader over a byte span.
+// sim::ByteReader with a success flag on every read (the decoder reports where it
+// stopped itself).
 class Reader {
  public:
-  explicit Reader(std::span<const std::uint8_t> b) : b_(b) {}
-  bool done() const { return pos_ == b_.size(); }
-  std::size_t pos() const { return pos_; }
-  bool u8(std::uint8_t& v) {
-    if (b_.size() - pos_ < 1) return false;
-    v = b_[pos_++];
-    return true;
-  }
-  bool u16(std::uint16_t& v) {
-    if (b_.size() - pos_ < 2) return false;
-    v = static_cast<std::uint16_t>(b_[pos_] | (b_[pos_ + 1] << 8));
-    pos_ += 2;
-    return true;
-  }
-  bool u64(std::uint64_t& v) {
-    if (b_.size() - pos_ < 8) return false;
-    v = 0;
-    for (int i = 0; i < 8; ++i) v |= std::uint64_t{b_[pos_ + static_cast<std::size_t>(i)]} << (8 * i);
-    pos_ += 8;
-    return true;
-  }
-  bool bytes(std::size_t n, std::span<const std::uint8_t>& v) {
-    if (b_.size() - pos_ < n) return false;
-    v = b_.subspan(pos_, n);
-    pos_ += n;
-    return true;
-  }
-  // At most 5 bytes, and the fifth carries at most 4 bits.
-  bool varint(std::uint32_t& v) {
-    v = 0;
-    for (int shift = 0; shift < 35; shift += 7) {
-      std::uint8_t byte = 0;
-      if (!u8(byte)) return false;
-      if (shift == 28 && byte > 0x0f) return false;
-      v |= std::uint32_t{byte & 0x7fu} << shift;
-      if (!(byte & 0x80)) return true;
-    }
-    return false;
-  }
+  explicit Reader(std::span<const std::uint8_t> b) : r_(b, "edit log") {}
+  bool done() const { return r_.left() == 0; }
+  std::size_t pos() const { return r_.pos(); }
+  bool u8(std::uint8_t& v) { return (v = r_.u8(), r_.ok()); }
+  bool u16(std::uint16_t& v) { return (v = r_.u16(), r_.ok()); }
+  bool u64(std::uint64_t& v) { return (v = r_.u64(), r_.ok()); }
+  bool varint(std::uint32_t& v) { return (v = r_.varint(), r_.ok()); }
+  bool bytes(std::size_t n, std::span<const std::uint8_t>& v) { return (v = r_.bytes(n), r_.ok()); }
 
  private:
-  std::span<const std::uint8_t> b_;
-  std::size_t pos_ = 0;
+  sim::ByteReader r_;
 };
 
 sim::Error fail(const char* what, std::size_t at) {

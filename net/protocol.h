@@ -11,7 +11,7 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 14;  // 6: edits by interest (StepBatch.cells, full
+inline constexpr std::uint32_t kProtocolVersion = 15;  // 6: edits by interest (StepBatch.cells, full
                                                       // CellStates carry bricks; Hello.reach_metres)
                                                       // 7: ColumnHashes (generation checks)
                                                       // 8: Action.sequence, ActionResults (predicted edits)
@@ -25,6 +25,8 @@ inline constexpr std::uint32_t kProtocolVersion = 14;  // 6: edits by interest (
                                                       // 14: clients burn their fire cells themselves:
                                                       // fire records with the step's edits, no sweeps;
                                                       // FireRec carries ignition data, full only
+                                                      // 15: Snapshot players and animals as field
+                                                      // changes (net/entity_codec.h)
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, full cell states, actions
@@ -41,6 +43,10 @@ inline constexpr std::uint64_t kMaxCellBricksBytes = std::uint64_t{64} << 20;
 inline constexpr std::size_t kMaxJoinStateBytes = std::size_t{512} << 20;
 /// Snapshots each side keeps for delta baselines (server: sent; client: received).
 inline constexpr std::uint32_t kSnapshotRing = 32;
+
+/// Players, and animals, a client's snapshot view holds at most (the nearest): bounds
+/// the ring's memory on both sides.
+inline constexpr std::size_t kMaxEntitiesInView = 256;
 
 /// Server messages larger than this are sent as Compressed when zstd makes them smaller.
 inline constexpr std::size_t kCompressAboveBytes = 256;

@@ -44,10 +44,8 @@ void encodeCellWater(sim::CellCoord cell, std::span<const sim::WaterChange> wate
   std::uint32_t prev = 0;
   for (std::size_t i = 0; i < keyed.size(); ++i) {
     if (i + 1 < keyed.size() && keyed[i + 1].key == keyed[i].key) continue;
-    std::uint32_t step = keyed[i].key - prev;
+    w.varint(keyed[i].key - prev);
     prev = keyed[i].key;
-    for (; step >= 0x80; step >>= 7) w.u8(static_cast<std::uint8_t>(step | 0x80));
-    w.u8(static_cast<std::uint8_t>(step));
     const std::uint32_t a = keyed[i].amount;
     w.u8(static_cast<std::uint8_t>(std::min(a, kAmountEscape)));
     if (a >= kAmountEscape) w.u8(static_cast<std::uint8_t>(a - kAmountEscape));
@@ -61,13 +59,7 @@ sim::Result<void> decodeCellWater(std::span<const std::uint8_t> bytes, sim::Cell
   std::uint64_t key = 0;
   while (r.ok() && r.left() > 0) {
     if (out.size() == maxRecords) r.fail("more records than allowed");
-    std::uint64_t step = 0;
-    for (int shift = 0; r.ok(); shift += 7) {
-      if (shift > 28) r.fail("a key step over five bytes");
-      const std::uint8_t b = r.u8();  // 0 once truncated: the loop ends, the failure sticks
-      step |= std::uint64_t{b & 0x7fu} << shift;
-      if (!(b & 0x80)) break;
-    }
+    const std::uint64_t step = r.varint();
     if (step == 0 && !out.empty()) r.fail("keys not ascending");
     key += step;
     if (key > kMaxKey) r.fail("a key past 32 bits");

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "loam_generated.h"  // flatc output of net/schema/loam.fbs (build tree)
 #include "net/account_key.h"
 #include "net/host/ordered_stream.h"
 #include "net/protocol.h"
@@ -54,18 +55,19 @@ constexpr bool admitted(Phase p) noexcept {
 /// Joining or Playing: inputs and actions are accepted and fed to the step.
 constexpr bool inGame(Phase p) noexcept { return p == Phase::Joining || p == Phase::Playing; }
 
-/// One entity as a peer's snapshot knows it: the hash of the record it holds.
-/// Hashes, not values: "differs from the baseline" is all the server asks.
+/// One entity as a peer's snapshot knows it: the record it holds, which the next
+/// snapshot's changes are computed against (net/entity_codec.h).
+template <class Rec>
 struct ContentEntry {
-  std::uint32_t id = 0;
+  Rec rec;                     ///< rec.id() is the entity's id
   std::uint32_t sentTick = 0;  ///< tick (truncated) when this value was sent: priority ageing
-  std::uint64_t hash = 0;
 };
 
 /// What the peer holds after applying snapshot `seq` (baseline + delta).
 struct Manifest {
   std::uint32_t seq = 0;  ///< 0 = slot unused
-  std::vector<ContentEntry> players, animals;  ///< sorted by id
+  std::vector<ContentEntry<wire::PlayerPoseRec>> players;  ///< sorted by id
+  std::vector<ContentEntry<wire::AnimalRec>> animals;      ///< sorted by id
   sim::PlayerState own;   ///< the own player's state, sent or not
 };
 

@@ -1,23 +1,24 @@
 #include "net/host/snapshots.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <utility>
 #include <variant>
 
+#include "net/entity_codec.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 
 namespace loam::net::host {
 namespace {
 
-constexpr std::size_t kMaxPlayersInView = 256;           ///< nearest others a peer tracks (bounds ring memory)
-constexpr std::size_t kMaxAnimalsInView = 256;
 constexpr std::size_t kMaxSnapshotRecordBytes = 16 * 1024;   ///< entity records in one snapshot, at most
 
-std::uint64_t hashBytes(const void* p, std::size_t n) noexcept { return XXH3_64bits(p, n); }
+template <class Rec>
+bool sameRecord(const Rec& a, const Rec& b) noexcept {
+  return std::memcmp(&a, &b, sizeof(Rec)) == 0;  // flatc structs zero their padding
+}
 
 constexpr int kGridCellShift = 19;  ///< 2^19 units = 25.6 m
 
@@ -72,7 +73,6 @@ void Snapshots::gather() {
     e.id = p.id.value;
     e.pos = p.motion.position;
     e.rec = poseToWire(p.id, p.motion);
-    e.hash = hashBytes(&e.rec, sizeof e.rec);
   }
   playerGrid_.build(players_);
   const auto& list = core_.state.animals.animals;
@@ -82,48 +82,58 @@ void Snapshots::gather() {
     e.id = list[i].id.value;
     e.pos = list[i].position;
     e.rec = toWire(list[i]);
-    e.hash = hashBytes(&e.rec, sizeof e.rec);
   }
   animalGrid_.build(animals_);
 }
 
 /// Marks view entries against a baseline list (both sorted by id) and collects
 /// the ids that left the view. Entries get `base` and `want`.
-template <class Entries>
-void Snapshots::diffAgainstBase(std::vector<ViewEntry>& view, const Entries& entries,
-                                const std::vector<ContentEntry>* base, std::vector<std::uint32_t>& gone, bool dueFar,
-                                std::int64_t near2, bool animal) {
+template <class Entry, class Rec>
+void Snapshots::diffAgainstBase(std::vector<ViewEntry>& view, const std::vector<Entry>& entries,
+                                const std::vector<ContentEntry<Rec>>* base, std::vector<std::uint32_t>& gone,
+                                bool dueFar, std::int64_t near2, bool animal) {
   std::size_t b = 0;
   const std::size_t nb = base ? base->size() : 0;
   const std::uint32_t tick32 = static_cast<std::uint32_t>(core_.state.tick);
   for (std::uint32_t vi = 0; vi < view.size(); ++vi) {
     ViewEntry& v = view[vi];
     const auto& e = entries[v.index];
-    while (b < nb && (*base)[b].id < e.id) gone.push_back((*base)[b++].id);
-    const bool inBase = b < nb && (*base)[b].id == e.id;
+    while (b < nb && (*base)[b].rec.id() < e.id) gone.push_back((*base)[b++].rec.id());
+    const bool inBase = b < nb && (*base)[b].rec.id() == e.id;
     v.base = inBase ? static_cast<std::int32_t>(b) : -1;
-    const bool changed = !inBase || (*base)[b].hash != e.hash;
+    const Rec* was = inBase ? &(*base)[b].rec : nullptr;
+    const bool changed = !was || !sameRecord(*was, e.rec);
     const bool due = dueFar || v.d2 <= near2;
     v.want = changed && due;
     v.send = false;
     if (v.want) {
       // Nearest first; entries not sent for a while and new ones move up.
       const double age = inBase ? double(tick32 - (*base)[b].sentTick) / core_.config.interest.snapshotEvery : 8.0;
-      candidates_.push_back({std::sqrt(double(v.d2)) / (1.0 + std::max(age, 0.0)), vi, animal});
+      // The id step is at most the id: the cost is an upper bound.
+      const auto bytes = static_cast<std::uint32_t>(entityRecordBytes(e.id, was, e.rec));
+      candidates_.push_back({std::sqrt(double(v.d2)) / (1.0 + std::max(age, 0.0)), vi, bytes, animal});
     }
     if (inBase) ++b;
   }
-  while (b < nb) gone.push_back((*base)[b++].id);
+  while (b < nb) gone.push_back((*base)[b++].rec.id());
 }
 
-template <class Entries>
-void Snapshots::buildContent(const std::vector<ViewEntry>& view, const Entries& entries,
-                  const std::vector<ContentEntry>* base, std::vector<ContentEntry>& content) {
+/// The peer's content after this snapshot, and the records sent, encoded (`changes`).
+template <class Entry, class Rec>
+void Snapshots::buildContent(const std::vector<ViewEntry>& view, const std::vector<Entry>& entries,
+                             const std::vector<ContentEntry<Rec>>* base, std::vector<ContentEntry<Rec>>& content,
+                             std::vector<std::uint8_t>& changes) {
   content.clear();
+  changes.clear();
   const std::uint32_t tick32 = static_cast<std::uint32_t>(core_.state.tick);
+  std::uint32_t previousId = 0;  // the first record's step is its id
   for (const ViewEntry& v : view) {
     if (v.send) {
-      content.push_back({entries[v.index].id, tick32, entries[v.index].hash});
+      const Rec& rec = entries[v.index].rec;
+      const Rec* was = v.base >= 0 ? &(*base)[static_cast<std::size_t>(v.base)].rec : nullptr;
+      appendEntityRecord(changes, rec.id() - previousId, was, rec);
+      previousId = rec.id();
+      content.push_back({rec, tick32});
     } else if (v.base >= 0) {
       content.push_back((*base)[static_cast<std::size_t>(v.base)]);
     }
@@ -170,7 +180,7 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
   const std::int64_t leave2 = squaredUnits(ic.animalLeaveMetres);
 
   // Players: the others within the peer's reach (beyond the terrain it holds an avatar
-  // would stand on nothing), the nearest kMaxPlayersInView of them.
+  // would stand on nothing), the nearest kMaxEntitiesInView of them.
   const std::int64_t reach2 = squaredUnits(s.reachMetres);
   playerView_.clear();
   const auto radius = [](double metres) { return static_cast<std::int64_t>(std::ceil(unitsFromMetres(metres))); };
@@ -180,7 +190,7 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
     const std::int64_t d2 = sim::distanceSquared(own.motion.position, players_[i].pos);
     if (d2 <= reach2) playerView_.push_back({i, -1, d2, false, false});
   }
-  keepNearest(playerView_, kMaxPlayersInView);
+  keepNearest(playerView_, kMaxEntitiesInView);
   // In a crowd only the nearest nearPlayersMax players get the full rate.
   std::int64_t nearLimit2 = near2;
   if (ic.nearPlayersMax > 0 && playerView_.size() > ic.nearPlayersMax) {
@@ -201,7 +211,7 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
     const std::int64_t d2 = sim::distanceSquared(own.motion.position, animals_[i].pos);
     if (d2 <= enter2 || (was && d2 <= leave2)) animalView_.push_back({i, -1, d2, false, false});
   }
-  keepNearest(animalView_, kMaxAnimalsInView);
+  keepNearest(animalView_, kMaxEntitiesInView);
   for (const ViewEntry& v : animalView_) s.animalViewNext.push_back(animals_[v.index].id);
   std::swap(s.animalView, s.animalViewNext);
 
@@ -216,33 +226,24 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
   const double fixedBytes = 96.0 + 4.0 * double(playersGone_.size() + animalsGone_.size());
   double room = std::min(s.tokens - fixedBytes, double(kMaxSnapshotRecordBytes));
   double wanted = 0;
-  for (const Candidate& c : candidates_) wanted += c.animal ? sizeof(wire::AnimalRec) : sizeof(wire::PlayerPoseRec);
+  for (const Candidate& c : candidates_) wanted += c.bytes;
   if (wanted > room) {  // only rank when something has to wait
     std::sort(candidates_.begin(), candidates_.end(),
               [](const Candidate& a, const Candidate& b) { return a.key < b.key; });
   }
   for (const Candidate& c : candidates_) {
-    const double cost = c.animal ? sizeof(wire::AnimalRec) : sizeof(wire::PlayerPoseRec);
-    if (room < cost) {
+    if (room < c.bytes) {
       ++core_.stats.budgetDeferred;
       continue;
     }
-    room -= cost;
+    room -= c.bytes;
     (c.animal ? animalView_ : playerView_)[c.view].send = true;
   }
 
-  poseOut_.clear();
-  animalOut_.clear();
-  for (const ViewEntry& v : playerView_) {
-    if (v.send) poseOut_.push_back(players_[v.index].rec);
-  }
-  for (const ViewEntry& v : animalView_) {
-    if (v.send) animalOut_.push_back(animals_[v.index].rec);
-  }
   Manifest& cur = s.ring[seq % kSnapshotRing];
   cur.seq = seq;
-  buildContent(playerView_, players_, base ? &base->players : nullptr, cur.players);
-  buildContent(animalView_, animals_, base ? &base->animals : nullptr, cur.animals);
+  buildContent(playerView_, players_, base ? &base->players : nullptr, cur.players, playerChanges_);
+  buildContent(animalView_, animals_, base ? &base->animals : nullptr, cur.animals, animalChanges_);
 
   // Movement sounds since this client's previous snapshot, within hearing range.
   soundsOut_.clear();
@@ -265,9 +266,9 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
   cur.own = own.motion;
   // Empty lists are left out (8 bytes each, as in the StepBatch): most snapshots of a
   // player alone carry its own record only.
-  const auto poses = poseOut_.empty() ? 0 : fbb.CreateVectorOfStructs(poseOut_);
+  const auto poses = playerChanges_.empty() ? 0 : fbb.CreateVector(playerChanges_);
   const auto playersGone = playersGone_.empty() ? 0 : fbb.CreateVector(playersGone_);
-  const auto animals = animalOut_.empty() ? 0 : fbb.CreateVectorOfStructs(animalOut_);
+  const auto animals = animalChanges_.empty() ? 0 : fbb.CreateVector(animalChanges_);
   const auto animalsGone = animalsGone_.empty() ? 0 : fbb.CreateVector(animalsGone_);
   const auto sounds = soundsOut_.empty() ? 0 : fbb.CreateVectorOfStructs(soundsOut_);
   auto snap = wire::CreateSnapshot(fbb, seq, base ? base->seq : 0, core_.state.tick, ownUnchanged ? nullptr : &ownRec,

@@ -3,7 +3,7 @@
 // within the peer's reach (nearest first, the nearest few at the full rate, the rest at
 // farPlayerEvery) and
 // animals (with enter / leave hysteresis; within nearAnimalMetres at the full rate,
-// the rest at farPlayerEvery) go as deltas against the newest snapshot
+// the rest at farPlayerEvery) go as field changes against the newest snapshot
 // the peer acknowledged (its ring of Manifests), within its byte budget; players'
 // movement sounds within hearing range ride along. Internal to ServerHost
 // (net/server_host.cpp and net/host/).
@@ -76,13 +76,11 @@ class Snapshots {
   struct PlayerEntry {
     std::uint32_t id = 0;
     sim::Vec3i pos;
-    std::uint64_t hash = 0;
     wire::PlayerPoseRec rec;
   };
   struct AnimalEntry {
     std::uint32_t id = 0;
     sim::Vec3i pos;
-    std::uint64_t hash = 0;
     wire::AnimalRec rec;
   };
   /// One candidate of a peer's snapshot (scratch, reused).
@@ -96,15 +94,18 @@ class Snapshots {
   struct Candidate {
     double key = 0;             ///< lower first
     std::uint32_t view = 0;     ///< index into the view scratch
+    std::uint32_t bytes = 0;    ///< its record's size, at most (net/entity_codec.h)
     bool animal = false;
   };
 
-  template <class Entries>
-  void diffAgainstBase(std::vector<ViewEntry>& view, const Entries& entries, const std::vector<ContentEntry>* base,
-                       std::vector<std::uint32_t>& gone, bool dueFar, std::int64_t near2, bool animal);
-  template <class Entries>
-  void buildContent(const std::vector<ViewEntry>& view, const Entries& entries,
-                    const std::vector<ContentEntry>* base, std::vector<ContentEntry>& content);
+  template <class Entry, class Rec>
+  void diffAgainstBase(std::vector<ViewEntry>& view, const std::vector<Entry>& entries,
+                       const std::vector<ContentEntry<Rec>>* base, std::vector<std::uint32_t>& gone, bool dueFar,
+                       std::int64_t near2, bool animal);
+  template <class Entry, class Rec>
+  void buildContent(const std::vector<ViewEntry>& view, const std::vector<Entry>& entries,
+                    const std::vector<ContentEntry<Rec>>* base, std::vector<ContentEntry<Rec>>& content,
+                    std::vector<std::uint8_t>& changes);
   void keepNearest(std::vector<ViewEntry>& view, std::size_t cap);
 
   HostCore& core_;
@@ -117,8 +118,7 @@ class Snapshots {
   std::vector<Candidate> candidates_;
   std::vector<std::int64_t> distances_;
   std::vector<std::int64_t> nearDistances_;  ///< distances to find the nearest few
-  std::vector<wire::PlayerPoseRec> poseOut_;
-  std::vector<wire::AnimalRec> animalOut_;
+  std::vector<std::uint8_t> playerChanges_, animalChanges_;  ///< Snapshot.players / animals
   std::vector<wire::EventRec> soundsOut_;
   std::vector<std::uint32_t> playersGone_, animalsGone_;
   std::vector<std::uint32_t> nearby_;  ///< a grid query's answer

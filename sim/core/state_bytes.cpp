@@ -16,6 +16,32 @@ std::uint64_t ByteReader::un(int bytes) {
   return v;
 }
 
+std::uint32_t ByteReader::varint() {
+  std::uint32_t v = 0;
+  for (int shift = 0; shift < 35; shift += 7) {
+    const std::size_t at = pos_;
+    const std::uint8_t byte = u8();
+    if (!ok()) return 0;
+    if (shift == 28 && byte > 0x0f) {
+      fail(internal::format("varint over 32 bits at byte %zu", at));
+      return 0;
+    }
+    v |= std::uint32_t{byte & 0x7fu} << shift;
+    if (!(byte & 0x80)) return v;
+  }
+  return 0;  // unreachable: the fifth byte is at most 0x0f
+}
+
+std::span<const std::uint8_t> ByteReader::bytes(std::size_t n) {
+  if (!ok()) return {};
+  if (left() < n) {
+    fail(internal::format("truncated at byte %zu", pos_));
+    return {};
+  }
+  pos_ += n;
+  return b_.subspan(pos_ - n, n);
+}
+
 void ByteReader::fail(const std::string& what) {
   if (ok()) err_ = what;
 }

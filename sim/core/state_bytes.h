@@ -18,6 +18,15 @@ namespace loam::sim {
 /// Version of the state encodings (first byte of each blob).
 inline constexpr std::uint8_t kStateCodecVersion = 1;
 
+/// Zigzag of a signed value: 0, -1, 1, -2... become 0, 1, 2, 3... (small either way
+/// fits a short varint).
+constexpr std::uint32_t zigzag(std::int32_t v) noexcept {
+  return (static_cast<std::uint32_t>(v) << 1) ^ static_cast<std::uint32_t>(v >> 31);
+}
+constexpr std::int32_t unzigzag(std::uint32_t z) noexcept {
+  return static_cast<std::int32_t>((z >> 1) ^ (0u - (z & 1u)));
+}
+
 /// Appends little-endian values to a byte vector. Allocates as the vector grows.
 class ByteWriter {
  public:
@@ -32,6 +41,17 @@ class ByteWriter {
   void u32(std::uint32_t v) { un(v, 4); }
   void u64(std::uint64_t v) { un(v, 8); }
   void i32(std::int32_t v) { u32(static_cast<std::uint32_t>(v)); }
+  /// LEB128: 7 bits a byte, low first, the high bit set on all but the last (1..5 bytes).
+  void varint(std::uint32_t v) {
+    for (; v >= 0x80; v >>= 7) out_.push_back(static_cast<std::uint8_t>(v | 0x80));
+    out_.push_back(static_cast<std::uint8_t>(v));
+  }
+  /// Bytes varint(v) takes.
+  static constexpr std::size_t varintBytes(std::uint32_t v) noexcept {
+    std::size_t n = 1;
+    for (; v >= 0x80; v >>= 7) ++n;
+    return n;
+  }
   /// x, y, z as i32 each.
   void vec(Vec3i v) {
     i32(v.x);
@@ -64,6 +84,7 @@ class ByteReader {
 
   bool ok() const noexcept { return err_.empty(); }
   std::size_t left() const noexcept { return b_.size() - pos_; }
+  std::size_t pos() const noexcept { return pos_; }
   /// `bytes` bytes (1..8) as an unsigned value; 0 and a failure when truncated.
   std::uint64_t un(int bytes);
   std::uint8_t u8() { return static_cast<std::uint8_t>(un(1)); }
@@ -71,6 +92,11 @@ class ByteReader {
   std::uint32_t u32() { return static_cast<std::uint32_t>(un(4)); }
   std::uint64_t u64() { return un(8); }
   std::int32_t i32() { return static_cast<std::int32_t>(u32()); }
+  /// A LEB128 varint of at most 5 bytes whose fifth carries at most 4 bits; 0 and a
+  /// failure otherwise.
+  std::uint32_t varint();
+  /// The next n bytes; empty and a failure when fewer are left.
+  std::span<const std::uint8_t> bytes(std::size_t n);
   Vec3i vec() {
     Vec3i v;
     v.x = i32();

@@ -30,6 +30,7 @@
 #include "loam_generated.h"
 #include "net/edit_codec.h"
 #include "net/enet_support.h"
+#include "net/entity_codec.h"
 #include "net/host/session.h"
 #include "net/protocol.h"
 #include "net/wire.h"
@@ -803,11 +804,16 @@ struct SnapshotMirror {
       content = it->second;
       ++deltas;
     }
-    if (s.players()) {
-      for (const wire::PlayerPoseRec* p : *s.players()) content[p->id()] = *p;
-    }
     if (s.players_gone()) {
       for (std::uint32_t id : *s.players_gone()) content.erase(id);
+    }
+    if (s.players()) {  // field changes against the content (net/entity_codec.h)
+      std::vector<wire::PlayerPoseRec> list;
+      for (const auto& [id, rec] : content) list.push_back(rec);
+      REQUIRE(net::applyEntityRecords(std::span(s.players()->data(), s.players()->size()), list,
+                                      net::kMaxEntitiesInView));
+      content.clear();
+      for (const wire::PlayerPoseRec& rec : list) content[rec.id()] = rec;
     }
     ring[s.sequence()] = std::move(content);
     while (ring.size() > 32) ring.erase(ring.begin());

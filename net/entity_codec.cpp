@@ -1,0 +1,161 @@
+// Entity record codec (format in net/entity_codec.h).
+#include "net/entity_codec.h"
+
+#include <array>
+#include <limits>
+
+#include "sim/core/state_bytes.h"
+
+namespace loam::net {
+
+namespace {
+
+constexpr std::uint32_t u32(std::int32_t v) noexcept { return static_cast<std::uint32_t>(v); }
+constexpr std::int32_t i32(std::uint32_t v) noexcept { return static_cast<std::int32_t>(v); }
+
+/// A record's fields as bit patterns in their widths, in wire order (the id apart).
+template <class Rec>
+struct Fields;
+
+static_assert(sizeof(wire::PlayerPoseRec) == 24 && sizeof(wire::AnimalRec) == 32,
+              "a new record field: add it to Fields below and to net/entity_codec.h");
+
+template <>
+struct Fields<wire::PlayerPoseRec> {
+  static constexpr std::array<int, 6> kBits{32, 32, 32, 16, 16, 8};
+  using Values = std::array<std::uint32_t, kBits.size()>;
+  static Values get(const wire::PlayerPoseRec& r) noexcept {
+    return {u32(r.px()), u32(r.py()), u32(r.pz()), r.yaw(), static_cast<std::uint16_t>(r.pitch()), r.flags()};
+  }
+  static wire::PlayerPoseRec make(std::uint32_t id, const Values& v) noexcept {
+    return {id, i32(v[0]), i32(v[1]), i32(v[2]), static_cast<std::uint16_t>(v[3]),
+            static_cast<std::int16_t>(static_cast<std::uint16_t>(v[4])), static_cast<std::uint8_t>(v[5])};
+  }
+};
+
+template <>
+struct Fields<wire::AnimalRec> {
+  static constexpr std::array<int, 9> kBits{32, 32, 32, 32, 32, 32, 16, 8, 8};
+  using Values = std::array<std::uint32_t, kBits.size()>;
+  static Values get(const wire::AnimalRec& r) noexcept {
+    return {u32(r.px()), u32(r.py()), u32(r.pz()), u32(r.vx()), u32(r.vy()), u32(r.vz()),
+            r.yaw(), r.mode(), r.species()};
+  }
+  static wire::AnimalRec make(std::uint32_t id, const Values& v) noexcept {
+    return {id, i32(v[0]), i32(v[1]), i32(v[2]), i32(v[3]), i32(v[4]), i32(v[5]), static_cast<std::uint16_t>(v[6]),
+            static_cast<std::uint8_t>(v[8]), static_cast<std::uint8_t>(v[7])};
+  }
+};
+
+constexpr std::uint32_t widthMask(int bits) noexcept {
+  return bits == 32 ? std::numeric_limits<std::uint32_t>::max() : (std::uint32_t{1} << bits) - 1;
+}
+
+/// The zigzag of now - base taken in `bits` bits and sign-extended.
+constexpr std::uint32_t zigzagChange(std::uint32_t base, std::uint32_t now, int bits) noexcept {
+  const std::uint32_t d = (now - base) & widthMask(bits);
+  const int shift = 32 - bits;
+  return sim::zigzag(i32(d << shift) >> shift);
+}
+
+template <class Rec>
+struct Change {
+  std::uint32_t mask = 0;
+  typename Fields<Rec>::Values zigzags{};
+};
+
+template <class Rec>
+Change<Rec> changeOf(const Rec* base, const Rec& now) noexcept {
+  using F = Fields<Rec>;
+  const typename F::Values b = base ? F::get(*base) : typename F::Values{};
+  const typename F::Values n = F::get(now);
+  Change<Rec> c;
+  for (std::size_t i = 0; i < F::kBits.size(); ++i) {
+    if (b[i] == n[i]) continue;
+    c.mask |= 1u << i;
+    c.zigzags[i] = zigzagChange(b[i], n[i], F::kBits[i]);
+  }
+  return c;
+}
+
+template <class Rec>
+std::vector<Rec>& mergeScratch() {
+  thread_local std::vector<Rec> s;
+  return s;
+}
+
+}  // namespace
+
+template <class Rec>
+std::size_t entityRecordBytes(std::uint32_t idStep, const Rec* base, const Rec& now) noexcept {
+  const Change<Rec> c = changeOf(base, now);
+  std::size_t n = sim::ByteWriter::varintBytes(idStep) + sim::ByteWriter::varintBytes(c.mask);
+  for (std::size_t i = 0; i < c.zigzags.size(); ++i) {
+    if (c.mask >> i & 1u) n += sim::ByteWriter::varintBytes(c.zigzags[i]);
+  }
+  return n;
+}
+
+template <class Rec>
+void appendEntityRecord(std::vector<std::uint8_t>& out, std::uint32_t idStep, const Rec* base, const Rec& now) {
+  const Change<Rec> c = changeOf(base, now);
+  sim::ByteWriter w(out);
+  w.varint(idStep);
+  w.varint(c.mask);
+  for (std::size_t i = 0; i < c.zigzags.size(); ++i) {
+    if (c.mask >> i & 1u) w.varint(c.zigzags[i]);
+  }
+}
+
+template <class Rec>
+sim::Result<void> applyEntityRecords(std::span<const std::uint8_t> bytes, std::vector<Rec>& list,
+                                     std::size_t maxEntries) {
+  using F = Fields<Rec>;
+  // Merged into a scratch list and swapped in: O(list + records), whatever the ids.
+  std::vector<Rec>& out = mergeScratch<Rec>();
+  out.clear();
+  sim::ByteReader r(bytes, "entity records");
+  std::uint64_t id = 0;
+  std::size_t at = 0;  // list entries before `at` are in out
+  for (bool first = true; r.ok() && r.left() > 0; first = false) {
+    const std::uint32_t step = r.varint();
+    const std::uint32_t mask = r.varint();
+    if (!r.ok()) break;
+    if (step == 0 && !first) r.fail("ids not ascending");
+    id += step;
+    if (id > std::numeric_limits<std::uint32_t>::max()) r.fail("an id past 32 bits");
+    if (mask >> F::kBits.size() != 0) r.fail("unknown field bits");
+    while (at < list.size() && list[at].id() < id) out.push_back(list[at++]);
+    const bool known = at < list.size() && list[at].id() == id;
+    typename F::Values v = known ? F::get(list[at]) : typename F::Values{};
+    for (std::size_t i = 0; i < F::kBits.size(); ++i) {
+      if (!(mask >> i & 1u)) continue;
+      const std::uint32_t z = r.varint();
+      const int bits = F::kBits[i];
+      if (bits < 32 && z >> bits != 0) r.fail("a change too large for its field");
+      v[i] = (v[i] + u32(sim::unzigzag(z))) & widthMask(bits);
+    }
+    if (!r.ok()) break;
+    if (known) ++at;
+    if (out.size() + (list.size() - at) >= maxEntries) r.fail("more entities than allowed");
+    out.push_back(F::make(static_cast<std::uint32_t>(id), v));
+  }
+  sim::Result<void> done = r.finish();
+  if (!done) return done;
+  out.insert(out.end(), list.begin() + static_cast<std::ptrdiff_t>(at), list.end());
+  std::swap(list, out);
+  return done;
+}
+
+template std::size_t entityRecordBytes(std::uint32_t, const wire::PlayerPoseRec*, const wire::PlayerPoseRec&) noexcept;
+template std::size_t entityRecordBytes(std::uint32_t, const wire::AnimalRec*, const wire::AnimalRec&) noexcept;
+template void appendEntityRecord(std::vector<std::uint8_t>&, std::uint32_t, const wire::PlayerPoseRec*,
+                                 const wire::PlayerPoseRec&);
+template void appendEntityRecord(std::vector<std::uint8_t>&, std::uint32_t, const wire::AnimalRec*,
+                                 const wire::AnimalRec&);
+template sim::Result<void> applyEntityRecords(std::span<const std::uint8_t>, std::vector<wire::PlayerPoseRec>&,
+                                              std::size_t);
+template sim::Result<void> applyEntityRecords(std::span<const std::uint8_t>, std::vector<wire::AnimalRec>&,
+                                              std::size_t);
+
+}  // namespace loam::net
