@@ -14,6 +14,9 @@ namespace loam::net::host {
 namespace {
 
 constexpr std::size_t kMaxSnapshotRecordBytes = 16 * 1024;   ///< entity records in one snapshot, at most
+/// Movement sounds in one snapshot, at most: 360 a second, the nearest; a crowd's
+/// footsteps beyond that would overflow the client's mixer anyway (64 real voices).
+constexpr std::size_t kMaxSoundsPerSnapshot = 12;
 
 template <class Rec>
 bool sameRecord(const Rec& a, const Rec& b) noexcept {
@@ -245,15 +248,26 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
   buildContent(playerView_, players_, base ? &base->players : nullptr, cur.players, playerChanges_);
   buildContent(animalView_, animals_, base ? &base->animals : nullptr, cur.animals, animalChanges_);
 
-  // Movement sounds since this client's previous snapshot, within hearing range.
+  // Movement sounds since this client's previous snapshot, within hearing range, the
+  // nearest kMaxSoundsPerSnapshot (in a crowd, everyone's footsteps were half of every
+  // snapshot, more than the client's mixer plays), in the order they happened.
   soundsOut_.clear();
+  heard_.clear();
   const std::int64_t hear2 = squaredUnits(ic.hearingMetres);
-  for (const MovementSound& t : sounds_) {
+  for (std::uint32_t i = 0; i < sounds_.size(); ++i) {
+    const MovementSound& t = sounds_[i];
     if (t.tick <= s.lastSoundTick) continue;
     const sim::Vec3i at{t.rec.x() * sim::kUnitsPerVoxel, t.rec.y() * sim::kUnitsPerVoxel,
                         t.rec.z() * sim::kUnitsPerVoxel};
-    if (sim::distanceSquared(own.motion.position, at) <= hear2) soundsOut_.push_back(t.rec);
+    const std::int64_t d2 = sim::distanceSquared(own.motion.position, at);
+    if (d2 <= hear2) heard_.push_back({d2, i});
   }
+  if (heard_.size() > kMaxSoundsPerSnapshot) {
+    std::nth_element(heard_.begin(), heard_.begin() + (kMaxSoundsPerSnapshot - 1), heard_.end());
+    heard_.resize(kMaxSoundsPerSnapshot);
+    std::sort(heard_.begin(), heard_.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  }
+  for (const auto& [d2, i] : heard_) soundsOut_.push_back(sounds_[i].rec);
   s.lastSoundTick = core_.state.tick;
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   fbb.Clear();

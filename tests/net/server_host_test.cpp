@@ -1125,6 +1125,77 @@ TEST_CASE("content checks: each bad message is dropped and counted, the peer sta
   REQUIRE(tickUntil(*server, {&c}, 200, [&] { return server->state().findPlayer(sim::PlayerId{id})->motion.lastInput == 1; }));
 }
 
+TEST_CASE("snapshots: in a crowd a client hears the nearest movement sounds, at most 12 a snapshot") {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  net::ServerConfig config;
+  config.interest.snapshotEvery = 30;  // 2 Hz: a snapshot interval holds the crowd's footsteps of half a second
+  auto server = openServer(config);
+  flatbuffers::FlatBufferBuilder fbb;
+  RawClient listener(server->port());
+  const std::uint32_t idL = joinAs(*server, listener, fbb, "listener", false);
+  std::vector<std::unique_ptr<RawClient>> clients;
+  std::vector<Walker> walkers(20);
+  std::vector<std::uint32_t> ids;
+  for (std::size_t i = 0; i < walkers.size(); ++i) {
+    clients.push_back(std::make_unique<RawClient>(server->port()));
+    const std::string name = "walker-" + std::to_string(i);
+    ids.push_back(joinAs(*server, *clients.back(), fbb, name.c_str(), false));
+    walkers[i].client = clients.back().get();
+    walkers[i].yaw = static_cast<std::uint16_t>(i * 3277);
+  }
+  const auto all = [&] {
+    for (std::uint32_t id : ids)
+      if (!server->state().findPlayer(sim::PlayerId{id})) return false;
+    return true;
+  };
+  REQUIRE(tickUntil(*server, {&listener}, 200, all));
+  // Round the listener, the later ids nearer (4 to 23 m): the step emits sounds in id
+  // order, so keeping the first 12 instead of the nearest would keep the far ones.
+  const sim::Vec3i home = server->state().findPlayer(sim::PlayerId{idL})->motion.position;
+  const std::int32_t m = sim::kUnitsPerMetre;
+  std::vector<sim::Command> gather;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const std::int32_t d = static_cast<std::int32_t>(23 - i);
+    const sim::Vec3i to{home.x + (i % 2 ? d : -d) * m, 0, home.z + (i % 4 < 2 ? 2 : -2) * m};
+    gather.push_back({sim::kServerPlayer, static_cast<std::uint32_t>(i + 1),
+                      sim::TeleportCommand{sim::PlayerId{ids[i]}, to, true}});
+  }
+  server->tick(gather);
+  std::size_t snapshots = 0, capped = 0, maxSounds = 0;
+  double cappedDistance = 0, cappedSounds = 0;
+  std::uint32_t newest = 0;
+  for (int t = 0; t < 360; ++t) {
+    for (auto& msg : listener.take(wire::ServerBody::Snapshot)) {
+      const wire::Snapshot* snap = parseServerMessage(msg)->body_as_Snapshot();
+      newest = std::max(newest, snap->sequence());
+      ++snapshots;
+      const std::size_t n = snap->sounds() ? snap->sounds()->size() : 0;
+      maxSounds = std::max(maxSounds, n);
+      if (n < 12) continue;
+      ++capped;
+      for (const wire::EventRec* r : *snap->sounds()) {
+        const double dx = double(r->x()) * sim::kUnitsPerVoxel - home.x, dz = double(r->z()) * sim::kUnitsPerVoxel - home.z;
+        cappedDistance += std::sqrt(dx * dx + dz * dz) / m;
+        ++cappedSounds;
+      }
+    }
+    buildInputs(fbb, {}, newest);
+    listener.send(fbb, net::kChannelUnreliable);
+    for (Walker& w : walkers) w.step(fbb);
+    server->tick();
+    listener.service();
+    for (auto& c : clients) c->service();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  CHECK(snapshots > 8);
+  CHECK(maxSounds == 12);  // the crowd makes more (about 25 a snapshot); 12 go
+  REQUIRE(capped > 0);
+  // The walkers stand 4 to 23 m away (13.5 m on average, and they walk): the nearest 12
+  // average under 10 m.
+  CHECK(cappedDistance / cappedSounds < 10.0);
+}
+
 TEST_CASE("budget: over a tiny downstream cap the own player still arrives, other records are deferred") {
   net::EnetGuard enet;
   REQUIRE(enet.ok());
