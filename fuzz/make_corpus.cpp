@@ -248,9 +248,14 @@ Bytes snapshot(const sim::SimState& state, const std::vector<sim::Event>& sounds
     net::appendEntityRecord<wire::AnimalRec>(animals, rec.id() - previous, nullptr, rec);
     previous = rec.id();
   }
-  std::vector<wire::EventRec> recs;
-  for (const sim::Event& e : sounds)
-    if (wire::EventRec r; net::toWire(e, r)) recs.push_back(r);
+  std::vector<std::uint8_t> recs;
+  wire::EventRec previous;
+  for (const sim::Event& e : sounds) {
+    if (wire::EventRec r; net::toWire(e, r)) {
+      net::appendEventRecord(recs, recs.empty() ? nullptr : &previous, r);
+      previous = r;
+    }
+  }
   const std::vector<std::uint32_t> gone{9};
   auto snap = wire::CreateSnapshotDirect(fbb, 5, 4, state.tick, &own, &poses, &gone, &animals, &gone, &recs,
                                          state.players[0].motion.lastInput);

@@ -130,10 +130,12 @@ void cellState(const wire::CellState& c) {
 
 void snapshot(const wire::Snapshot& s) {
   if (s.own()) (void)net::fromWire(*s.own());
-  if (s.sounds()) {
-    for (const wire::EventRec* r : *s.sounds()) {
+  std::vector<wire::EventRec> sounds;
+  if (s.sounds() && net::decodeEventRecords(std::span(s.sounds()->data(), s.sounds()->size()), sounds,
+                                            net::kMaxSoundsPerSnapshot)) {
+    for (const wire::EventRec& r : sounds) {
       sim::Event e;
-      (void)net::fromWire(*r, e);
+      (void)net::fromWire(r, e);
     }
   }
   // The client's rebuild: changes against a baseline that holds a few entities.

@@ -456,9 +456,12 @@ void ClientConnection::Impl::onCellState(const wire::CellState& c) {
 void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
   if (s.sequence() == 0 || s.sequence() <= newestSnapshot) return;  // sequenced channel; be safe anyway
   if (s.sounds()) {
-    for (const wire::EventRec* r : *s.sounds()) {
+    const std::span<const std::uint8_t> bytes(s.sounds()->data(), s.sounds()->size());
+    if (auto r = decodeEventRecords(bytes, soundRecs, kMaxSoundsPerSnapshot); !r)
+      return fail("Snapshot: " + r.error().message);
+    for (const wire::EventRec& rec : soundRecs) {
       sim::Event e;
-      if (fromWire(*r, e)) pushEvent(e);
+      if (fromWire(rec, e)) pushEvent(e);
     }
   }
   // Rebuild baseline + delta into the ring slot of this sequence.

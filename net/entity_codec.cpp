@@ -17,7 +17,7 @@ constexpr std::int32_t i32(std::uint32_t v) noexcept { return static_cast<std::i
 template <class Rec>
 struct Fields;
 
-static_assert(sizeof(wire::PlayerPoseRec) == 24 && sizeof(wire::AnimalRec) == 32,
+static_assert(sizeof(wire::PlayerPoseRec) == 24 && sizeof(wire::AnimalRec) == 32 && sizeof(wire::EventRec) == 24,
               "a new record field: add it to Fields below and to net/entity_codec.h");
 
 template <>
@@ -44,6 +44,20 @@ struct Fields<wire::AnimalRec> {
   static wire::AnimalRec make(std::uint32_t id, const Values& v) noexcept {
     return {id, i32(v[0]), i32(v[1]), i32(v[2]), i32(v[3]), i32(v[4]), i32(v[5]), static_cast<std::uint16_t>(v[6]),
             static_cast<std::uint8_t>(v[8]), static_cast<std::uint8_t>(v[7])};
+  }
+};
+
+template <>
+struct Fields<wire::EventRec> {
+  static constexpr std::array<int, 9> kBits{32, 32, 32, 32, 32, 8, 8, 8, 8};
+  using Values = std::array<std::uint32_t, kBits.size()>;
+  static Values get(const wire::EventRec& r) noexcept {
+    return {u32(r.x()), u32(r.y()), u32(r.z()), r.actor(), u32(r.value()), r.material(), r.kind(), r.actor_kind(),
+            r.small()};
+  }
+  static wire::EventRec make(const Values& v) noexcept {
+    return {i32(v[0]), i32(v[1]), i32(v[2]), v[3], i32(v[4]), static_cast<std::uint8_t>(v[6]),
+            static_cast<std::uint8_t>(v[7]), static_cast<std::uint8_t>(v[5]), static_cast<std::uint8_t>(v[8])};
   }
 };
 
@@ -79,6 +93,38 @@ Change<Rec> changeOf(const Rec* base, const Rec& now) noexcept {
 }
 
 template <class Rec>
+void writeChange(sim::ByteWriter& w, const Change<Rec>& c) {
+  w.varint(c.mask);
+  for (std::size_t i = 0; i < c.zigzags.size(); ++i) {
+    if (c.mask >> i & 1u) w.varint(c.zigzags[i]);
+  }
+}
+
+template <class Rec>
+std::size_t changeBytes(const Change<Rec>& c) noexcept {
+  std::size_t n = sim::ByteWriter::varintBytes(c.mask);
+  for (std::size_t i = 0; i < c.zigzags.size(); ++i) {
+    if (c.mask >> i & 1u) n += sim::ByteWriter::varintBytes(c.zigzags[i]);
+  }
+  return n;
+}
+
+/// Reads a mask and its changes and applies them to v (failures stay in r).
+template <class Rec>
+void readChange(sim::ByteReader& r, typename Fields<Rec>::Values& v) {
+  using F = Fields<Rec>;
+  const std::uint32_t mask = r.varint();
+  if (mask >> F::kBits.size() != 0) r.fail("unknown field bits");
+  for (std::size_t i = 0; i < F::kBits.size() && r.ok(); ++i) {
+    if (!(mask >> i & 1u)) continue;
+    const std::uint32_t z = r.varint();
+    const int bits = F::kBits[i];
+    if (bits < 32 && z >> bits != 0) r.fail("a change too large for its field");
+    v[i] = (v[i] + u32(sim::unzigzag(z))) & widthMask(bits);
+  }
+}
+
+template <class Rec>
 std::vector<Rec>& mergeScratch() {
   thread_local std::vector<Rec> s;
   return s;
@@ -88,23 +134,14 @@ std::vector<Rec>& mergeScratch() {
 
 template <class Rec>
 std::size_t entityRecordBytes(std::uint32_t idStep, const Rec* base, const Rec& now) noexcept {
-  const Change<Rec> c = changeOf(base, now);
-  std::size_t n = sim::ByteWriter::varintBytes(idStep) + sim::ByteWriter::varintBytes(c.mask);
-  for (std::size_t i = 0; i < c.zigzags.size(); ++i) {
-    if (c.mask >> i & 1u) n += sim::ByteWriter::varintBytes(c.zigzags[i]);
-  }
-  return n;
+  return sim::ByteWriter::varintBytes(idStep) + changeBytes(changeOf(base, now));
 }
 
 template <class Rec>
 void appendEntityRecord(std::vector<std::uint8_t>& out, std::uint32_t idStep, const Rec* base, const Rec& now) {
-  const Change<Rec> c = changeOf(base, now);
   sim::ByteWriter w(out);
   w.varint(idStep);
-  w.varint(c.mask);
-  for (std::size_t i = 0; i < c.zigzags.size(); ++i) {
-    if (c.mask >> i & 1u) w.varint(c.zigzags[i]);
-  }
+  writeChange(w, changeOf(base, now));
 }
 
 template <class Rec>
@@ -119,22 +156,14 @@ sim::Result<void> applyEntityRecords(std::span<const std::uint8_t> bytes, std::v
   std::size_t at = 0;  // list entries before `at` are in out
   for (bool first = true; r.ok() && r.left() > 0; first = false) {
     const std::uint32_t step = r.varint();
-    const std::uint32_t mask = r.varint();
-    if (!r.ok()) break;
     if (step == 0 && !first) r.fail("ids not ascending");
     id += step;
     if (id > std::numeric_limits<std::uint32_t>::max()) r.fail("an id past 32 bits");
-    if (mask >> F::kBits.size() != 0) r.fail("unknown field bits");
+    if (!r.ok()) break;
     while (at < list.size() && list[at].id() < id) out.push_back(list[at++]);
     const bool known = at < list.size() && list[at].id() == id;
     typename F::Values v = known ? F::get(list[at]) : typename F::Values{};
-    for (std::size_t i = 0; i < F::kBits.size(); ++i) {
-      if (!(mask >> i & 1u)) continue;
-      const std::uint32_t z = r.varint();
-      const int bits = F::kBits[i];
-      if (bits < 32 && z >> bits != 0) r.fail("a change too large for its field");
-      v[i] = (v[i] + u32(sim::unzigzag(z))) & widthMask(bits);
-    }
+    readChange<Rec>(r, v);
     if (!r.ok()) break;
     if (known) ++at;
     if (out.size() + (list.size() - at) >= maxEntries) r.fail("more entities than allowed");
@@ -145,6 +174,25 @@ sim::Result<void> applyEntityRecords(std::span<const std::uint8_t> bytes, std::v
   out.insert(out.end(), list.begin() + static_cast<std::ptrdiff_t>(at), list.end());
   std::swap(list, out);
   return done;
+}
+
+void appendEventRecord(std::vector<std::uint8_t>& out, const wire::EventRec* previous, const wire::EventRec& now) {
+  sim::ByteWriter w(out);
+  writeChange(w, changeOf(previous, now));
+}
+
+sim::Result<void> decodeEventRecords(std::span<const std::uint8_t> bytes, std::vector<wire::EventRec>& out,
+                                     std::size_t maxRecords) {
+  using F = Fields<wire::EventRec>;
+  out.clear();
+  sim::ByteReader r(bytes, "event records");
+  F::Values v{};
+  while (r.ok() && r.left() > 0) {
+    if (out.size() == maxRecords) r.fail("more records than allowed");
+    readChange<wire::EventRec>(r, v);
+    if (r.ok()) out.push_back(F::make(v));
+  }
+  return r.finish();
 }
 
 template std::size_t entityRecordBytes(std::uint32_t, const wire::PlayerPoseRec*, const wire::PlayerPoseRec&) noexcept;

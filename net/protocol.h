@@ -25,8 +25,9 @@ inline constexpr std::uint32_t kProtocolVersion = 15;  // 6: edits by interest (
                                                       // 14: clients burn their fire cells themselves:
                                                       // fire records with the step's edits, no sweeps;
                                                       // FireRec carries ignition data, full only
-                                                      // 15: Snapshot players and animals as field
-                                                      // changes (net/entity_codec.h)
+                                                      // 15: Snapshot players, animals and sounds as
+                                                      // field changes (net/entity_codec.h); the
+                                                      // nearest 12 sounds
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, full cell states, actions
@@ -47,6 +48,10 @@ inline constexpr std::uint32_t kSnapshotRing = 32;
 /// Players, and animals, a client's snapshot view holds at most (the nearest): bounds
 /// the ring's memory on both sides.
 inline constexpr std::size_t kMaxEntitiesInView = 256;
+
+/// Movement sounds in one snapshot, at most: 360 a second, the nearest; a crowd's
+/// footsteps beyond that would overflow the client's mixer anyway (64 real voices).
+inline constexpr std::size_t kMaxSoundsPerSnapshot = 12;
 
 /// Server messages larger than this are sent as Compressed when zstd makes them smaller.
 inline constexpr std::size_t kCompressAboveBytes = 256;

@@ -14,9 +14,6 @@ namespace loam::net::host {
 namespace {
 
 constexpr std::size_t kMaxSnapshotRecordBytes = 16 * 1024;   ///< entity records in one snapshot, at most
-/// Movement sounds in one snapshot, at most: 360 a second, the nearest; a crowd's
-/// footsteps beyond that would overflow the client's mixer anyway (64 real voices).
-constexpr std::size_t kMaxSoundsPerSnapshot = 12;
 
 template <class Rec>
 bool sameRecord(const Rec& a, const Rec& b) noexcept {
@@ -267,7 +264,9 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
     heard_.resize(kMaxSoundsPerSnapshot);
     std::sort(heard_.begin(), heard_.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   }
-  for (const auto& [d2, i] : heard_) soundsOut_.push_back(sounds_[i].rec);
+  for (std::size_t k = 0; k < heard_.size(); ++k) {
+    appendEventRecord(soundsOut_, k ? &sounds_[heard_[k - 1].second].rec : nullptr, sounds_[heard_[k].second].rec);
+  }
   s.lastSoundTick = core_.state.tick;
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   fbb.Clear();
@@ -284,7 +283,7 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
   const auto playersGone = playersGone_.empty() ? 0 : fbb.CreateVector(playersGone_);
   const auto animals = animalChanges_.empty() ? 0 : fbb.CreateVector(animalChanges_);
   const auto animalsGone = animalsGone_.empty() ? 0 : fbb.CreateVector(animalsGone_);
-  const auto sounds = soundsOut_.empty() ? 0 : fbb.CreateVectorOfStructs(soundsOut_);
+  const auto sounds = soundsOut_.empty() ? 0 : fbb.CreateVector(soundsOut_);
   auto snap = wire::CreateSnapshot(fbb, seq, base ? base->seq : 0, core_.state.tick, ownUnchanged ? nullptr : &ownRec,
                                    poses, playersGone, animals, animalsGone, sounds, own.motion.lastInput);
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Snapshot, snap.Union()));

@@ -140,6 +140,7 @@ struct ClientConnection::Impl {
   OwnRing ownRing;  // the own player by snapshot
   std::uint32_t newestSnapshot = 0;
   internal::SnapEntry scratchSnap;
+  std::vector<wire::EventRec> soundRecs;       // a Snapshot's sounds (scratch)
 
   ClientStats stats;
   flatbuffers::FlatBufferBuilder fbb{1024};

@@ -330,6 +330,36 @@ TEST_CASE("a walking player's change takes a third of its record") {
   CHECK(entityRecordBytes<wire::PlayerPoseRec>(1234, nullptr, now) <= 21);  // new: every field in full
 }
 
+TEST_CASE("sounds rebuild exactly, each against the one before; a footstep after another takes 7 bytes") {
+  std::mt19937 rng(11);
+  std::vector<wire::EventRec> sent;
+  std::vector<std::uint8_t> bytes;
+  for (int i = 0; i < 300; ++i) {
+    const auto any = [&] { return static_cast<std::int32_t>(rng()); };
+    const bool near = i % 3 != 0;  // most within a few metres of the one before, some anywhere
+    const wire::EventRec prev = sent.empty() ? wire::EventRec() : sent.back();
+    sent.emplace_back(near ? prev.x() + any() % 300 : any(), near ? prev.y() + any() % 4 : any(),
+                      near ? prev.z() + any() % 300 : any(), static_cast<std::uint32_t>(rng()), any() % 9000,
+                      static_cast<std::uint8_t>(rng()), static_cast<std::uint8_t>(rng() % 3),
+                      static_cast<std::uint8_t>(rng()), static_cast<std::uint8_t>(rng() % 2 ? 0 : rng()));
+    appendEventRecord(bytes, sent.size() > 1 ? &sent[sent.size() - 2] : nullptr, sent.back());
+  }
+  std::vector<wire::EventRec> got;
+  REQUIRE(decodeEventRecords(bytes, got, sent.size()));
+  CHECK(sameRecords(got, sent));
+  CHECK_FALSE(decodeEventRecords(bytes, got, sent.size() - 1));  // one more than allowed
+  // Two players' footsteps 10 m apart on the same ground at similar speeds.
+  const wire::EventRec a(1000, 50, -2000, 17, 3900, 2, 1, 4, 0), b(1100, 50, -1960, 18, 4100, 2, 1, 4, 0);
+  std::vector<std::uint8_t> two;
+  appendEventRecord(two, nullptr, a);
+  const std::size_t first = two.size();
+  appendEventRecord(two, &a, b);
+  CHECK(two.size() - first == 7);  // mask, x 2, z 1, actor 1, value 2 (24 as a struct)
+  CHECK_FALSE(decodeEventRecords(std::vector<std::uint8_t>{0x80, 0x04}, got, 8));  // a field bit past the nine
+  CHECK_FALSE(decodeEventRecords(std::vector<std::uint8_t>{0x20, 0x80, 0x02}, got, 8));  // material past 8 bits
+  CHECK_FALSE(decodeEventRecords(std::vector<std::uint8_t>{0x01}, got, 8));  // truncated
+}
+
 TEST_CASE("hostile entity bytes get an error, never a wrong record") {
   const std::vector<wire::PlayerPoseRec> start{wire::PlayerPoseRec(5, 10, 20, 30, 40, 50, 6)};
   std::vector<wire::PlayerPoseRec> list;
