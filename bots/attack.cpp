@@ -234,7 +234,7 @@ void Attack::onPacket(Attacker& a, const std::uint8_t* data, std::size_t size, d
         return;
       }
     }
-    const std::optional<sim::PlayerState> own = a.owns.take(*s);
+    const sim::Result<sim::PlayerState> own = a.owns.take(*s);
     if (a.state == Attacker::State::Playing && own) {
       const std::int32_t x = own->position.x, z = own->position.z;
       if (a.havePosition) {

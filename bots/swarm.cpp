@@ -108,8 +108,8 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
     case wire::ServerBody::Snapshot: {
       const wire::Snapshot* s = msg->body_as_Snapshot();
       if (s->sequence() <= bot.snapshotAck) break;
-      const std::optional<sim::PlayerState> own = bot.owns.take(*s);
-      if (!own) break;  // its baseline rolled off
+      const sim::Result<sim::PlayerState> own = bot.owns.take(*s);
+      if (!own) break;  // its baseline rolled off (or a server's bad own)
       bot.snapshotAck = s->sequence();
       bot.own = *own;
       ++bot.snapshots;

@@ -233,7 +233,8 @@ Bytes cellState(const sim::SimState& state, sim::CellCoord cc) {
 
 Bytes snapshot(const sim::SimState& state, const std::vector<sim::Event>& sounds) {
   flatbuffers::FlatBufferBuilder fbb;
-  const wire::PlayerStateRec own = net::toWire(state.players[0].motion);
+  std::vector<std::uint8_t> own;
+  net::appendOwnChanges(own, nullptr, net::toWire(state.players[0].motion));
   // Records new to the client: changes against zeros (net/entity_codec.h).
   std::vector<std::uint8_t> poses, animals;
   std::uint32_t previous = 0;

@@ -129,7 +129,11 @@ void cellState(const wire::CellState& c) {
 }
 
 void snapshot(const wire::Snapshot& s) {
-  if (s.own()) (void)net::fromWire(*s.own());
+  if (s.own()) {  // against a baseline's own, as the client's OwnRing does
+    const wire::PlayerStateRec base = net::toWire(sim::PlayerState{});
+    if (auto own = net::decodeOwnChanges({s.own()->data(), s.own()->size()}, &base, s.own_input()))
+      (void)net::fromWire(*own);
+  }
   std::vector<wire::EventRec> sounds;
   if (s.sounds() && net::decodeEventRecords(std::span(s.sounds()->data(), s.sounds()->size()), sounds,
                                             net::kMaxSoundsPerSnapshot)) {

@@ -17,7 +17,8 @@ constexpr std::int32_t i32(std::uint32_t v) noexcept { return static_cast<std::i
 template <class Rec>
 struct Fields;
 
-static_assert(sizeof(wire::PlayerPoseRec) == 24 && sizeof(wire::AnimalRec) == 32 && sizeof(wire::EventRec) == 24,
+static_assert(sizeof(wire::PlayerPoseRec) == 24 && sizeof(wire::AnimalRec) == 32 && sizeof(wire::EventRec) == 24 &&
+                  sizeof(wire::PlayerStateRec) == 44,
               "a new record field: add it to Fields below and to net/entity_codec.h");
 
 template <>
@@ -58,6 +59,23 @@ struct Fields<wire::EventRec> {
   static wire::EventRec make(const Values& v) noexcept {
     return {i32(v[0]), i32(v[1]), i32(v[2]), v[3], i32(v[4]), static_cast<std::uint8_t>(v[6]),
             static_cast<std::uint8_t>(v[7]), static_cast<std::uint8_t>(v[5]), static_cast<std::uint8_t>(v[8])};
+  }
+};
+
+/// The own player; last_input is not a field (Snapshot.own_input carries it).
+template <>
+struct Fields<wire::PlayerStateRec> {
+  static constexpr std::array<int, 13> kBits{32, 32, 32, 32, 32, 32, 32, 16, 16, 8, 8, 8, 32};
+  using Values = std::array<std::uint32_t, kBits.size()>;
+  static Values get(const wire::PlayerStateRec& r) noexcept {
+    return {u32(r.px()),     u32(r.py()),     u32(r.pz()),    u32(r.vx()),          u32(r.vy()),
+            u32(r.vz()),     u32(r.stride()), r.yaw(),        static_cast<std::uint16_t>(r.pitch()),
+            r.flags(),       r.motion_events(), r.surface(),  u32(r.impact_speed())};
+  }
+  static wire::PlayerStateRec make(const Values& v, std::uint32_t lastInput) noexcept {
+    return {i32(v[0]), i32(v[1]), i32(v[2]), i32(v[3]), i32(v[4]), i32(v[5]), lastInput, i32(v[6]), i32(v[12]),
+            static_cast<std::uint16_t>(v[7]), static_cast<std::int16_t>(static_cast<std::uint16_t>(v[8])),
+            static_cast<std::uint8_t>(v[9]), static_cast<std::uint8_t>(v[10]), static_cast<std::uint8_t>(v[11])};
   }
 };
 
@@ -193,6 +211,25 @@ sim::Result<void> decodeEventRecords(std::span<const std::uint8_t> bytes, std::v
     if (r.ok()) out.push_back(F::make(v));
   }
   return r.finish();
+}
+
+bool appendOwnChanges(std::vector<std::uint8_t>& out, const wire::PlayerStateRec* base,
+                      const wire::PlayerStateRec& now) {
+  const Change<wire::PlayerStateRec> c = changeOf(base, now);
+  if (base && c.mask == 0) return false;
+  sim::ByteWriter w(out);
+  writeChange(w, c);
+  return true;
+}
+
+sim::Result<wire::PlayerStateRec> decodeOwnChanges(std::span<const std::uint8_t> bytes,
+                                                   const wire::PlayerStateRec* base, std::uint32_t lastInput) {
+  using F = Fields<wire::PlayerStateRec>;
+  sim::ByteReader r(bytes, "own record");
+  F::Values v = base ? F::get(*base) : F::Values{};
+  readChange<wire::PlayerStateRec>(r, v);
+  if (auto done = r.finish(); !done) return done.error();
+  return F::make(v, lastInput);
 }
 
 template std::size_t entityRecordBytes(std::uint32_t, const wire::PlayerPoseRec*, const wire::PlayerPoseRec&) noexcept;

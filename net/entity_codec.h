@@ -20,6 +20,13 @@
 // the list's previous record (the first against zeros):
 //   EventRec: x, y, z, actor, value (32), material, kind, actor_kind, small (8)
 // A footstep after another player's takes about 9 bytes instead of 24.
+//
+// A Snapshot's own player (PlayerStateRec) is one mask and its changes against the
+// baseline's own (zeros without a baseline); last_input is not a field, own_input
+// carries it:
+//   PlayerStateRec: px, py, pz, vx, vy, vz, stride (32), yaw, pitch (16), flags,
+//                   motion_events, surface (8), impact_speed (32)
+// A player walking straight takes about 7 bytes instead of 44.
 #pragma once
 
 #include <cstddef>
@@ -45,7 +52,7 @@ void appendEntityRecord(std::vector<std::uint8_t>& out, std::uint32_t idStep, co
 /// replaces the entry with its id, computed against it, or is inserted, computed
 /// against zeros. Errors on a truncated or over-long varint, ids not ascending or past
 /// 2^32 - 1, unknown mask bits, a change too large for its field, or `list` growing past
-/// maxEntries; `list` is then partly updated (the caller drops it).
+/// maxEntries; `list` is then left as it was.
 template <class Rec>
 sim::Result<void> applyEntityRecords(std::span<const std::uint8_t> bytes, std::vector<Rec>& list,
                                      std::size_t maxEntries);
@@ -57,5 +64,15 @@ void appendEventRecord(std::vector<std::uint8_t>& out, const wire::EventRec* pre
 /// applyEntityRecords does (ids apart), or on more than maxRecords records.
 sim::Result<void> decodeEventRecords(std::span<const std::uint8_t> bytes, std::vector<wire::EventRec>& out,
                                      std::size_t maxRecords);
+
+/// Appends the own record's changes against `base` (nullptr: zeros), last_input left
+/// out. With a base and nothing changed it appends nothing and returns false.
+bool appendOwnChanges(std::vector<std::uint8_t>& out, const wire::PlayerStateRec* base,
+                      const wire::PlayerStateRec& now);
+
+/// The own record from its changes against `base` (nullptr: zeros) with `lastInput`.
+/// Errors as applyEntityRecords does, and on trailing bytes.
+sim::Result<wire::PlayerStateRec> decodeOwnChanges(std::span<const std::uint8_t> bytes,
+                                                   const wire::PlayerStateRec* base, std::uint32_t lastInput);
 
 }  // namespace loam::net

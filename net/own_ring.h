@@ -1,14 +1,15 @@
-// The own player of a client's newest snapshots. Snapshot.own is absent when it equals
-// its baseline's in every field but last_input, and own_input always carries that
-// (docs/PROTOCOL.md, "Snapshot"): every reader of snapshots (the client, the swarm and
-// attack bots) rebuilds the own state here, one per sequence in a ring like the
-// server's.
+// The own player of a client's newest snapshots. Snapshot.own is the changes of its
+// record against its baseline's, absent when none changed but last_input, which
+// own_input always carries (docs/PROTOCOL.md, "Snapshot"): every reader of snapshots
+// (the client, the swarm and attack bots) rebuilds the own state here, one per
+// sequence in a ring like the server's.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <optional>
+#include <string>
 
+#include "net/entity_codec.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/systems/player.h"
@@ -17,27 +18,37 @@ namespace loam::net {
 
 class OwnRing {
  public:
-  /// The own state `s` carries, or else its baseline's, with lastInput = own_input;
-  /// kept for the snapshots that name `s` as their baseline. nullopt when `s` has no
-  /// own and its baseline is not held (none, or rolled off).
-  std::optional<sim::PlayerState> take(const wire::Snapshot& s) {
-    sim::PlayerState own;
-    if (s.own()) {
-      own = fromWire(*s.own());
-    } else {
-      const Slot& base = slots_[s.baseline() % kSnapshotRing];
-      if (s.baseline() == 0 || base.sequence != s.baseline()) return std::nullopt;
-      own = base.own;
+  /// The own state `s` carries: its changes against its baseline's (zeros without a
+  /// baseline), or the baseline's when it carries none, with lastInput = own_input;
+  /// kept for the snapshots that name `s` as their baseline. An error when `s` names
+  /// a baseline not held (rolled off), has neither own nor baseline, or its own is
+  /// malformed.
+  sim::Result<sim::PlayerState> take(const wire::Snapshot& s) {
+    const Slot* base = nullptr;
+    if (s.baseline() != 0) {
+      base = &slots_[s.baseline() % kSnapshotRing];
+      if (base->sequence != s.baseline()) return sim::makeError("own: baseline " + std::to_string(s.baseline()) + " not held");
     }
+    wire::PlayerStateRec rec;
+    if (s.own()) {
+      auto changed = decodeOwnChanges({s.own()->data(), s.own()->size()}, base ? &base->own : nullptr, s.own_input());
+      if (!changed) return changed.error();
+      rec = *changed;
+    } else if (base) {
+      rec = base->own;
+    } else {
+      return sim::makeError("own: neither own state nor a baseline");
+    }
+    slots_[s.sequence() % kSnapshotRing] = {s.sequence(), rec};
+    sim::PlayerState own = fromWire(rec);
     own.lastInput = s.own_input();
-    slots_[s.sequence() % kSnapshotRing] = {s.sequence(), own};
     return own;
   }
 
  private:
   struct Slot {
     std::uint32_t sequence = 0;  ///< 0 = empty
-    sim::PlayerState own;
+    wire::PlayerStateRec own;    ///< its last_input unused
   };
   std::array<Slot, kSnapshotRing> slots_{};
 };

@@ -25,9 +25,9 @@ inline constexpr std::uint32_t kProtocolVersion = 15;  // 6: edits by interest (
                                                       // 14: clients burn their fire cells themselves:
                                                       // fire records with the step's edits, no sweeps;
                                                       // FireRec carries ignition data, full only
-                                                      // 15: Snapshot players, animals and sounds as
-                                                      // field changes (net/entity_codec.h); the
-                                                      // nearest 12 sounds
+                                                      // 15: Snapshot own, players, animals and
+                                                      // sounds as field changes
+                                                      // (net/entity_codec.h); the nearest 12 sounds
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, full cell states, actions

@@ -68,7 +68,7 @@ struct Manifest {
   std::uint32_t seq = 0;  ///< 0 = slot unused
   std::vector<ContentEntry<wire::PlayerPoseRec>> players;  ///< sorted by id
   std::vector<ContentEntry<wire::AnimalRec>> animals;      ///< sorted by id
-  sim::PlayerState own;   ///< the own player's state, sent or not
+  wire::PlayerStateRec own;  ///< the own player's record, sent or not (its last_input unused)
 };
 
 /// Inputs waiting to be fed to the step: a fixed ring, oldest first.

@@ -270,21 +270,20 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
   s.lastSoundTick = core_.state.tick;
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   fbb.Clear();
-  const wire::PlayerStateRec ownRec = toWire(own.motion);
-  // An idle player's own state changes only in the input it acknowledges: against a
-  // baseline that holds the rest, own_input alone goes (44 bytes less at 30 Hz).
-  sim::PlayerState ownAsBase = own.motion;
-  if (base) ownAsBase.lastInput = base->own.lastInput;
-  const bool ownUnchanged = base && ownAsBase == base->own;
-  cur.own = own.motion;
+  // The own record's changes against the baseline's. An idle player's changes only in
+  // the input it acknowledges, which own_input carries: then `own` is left out.
+  cur.own = toWire(own.motion);
+  ownOut_.clear();
+  appendOwnChanges(ownOut_, base ? &base->own : nullptr, cur.own);
   // Empty lists are left out (8 bytes each, as in the StepBatch): most snapshots of a
   // player alone carry its own record only.
+  const auto ownChanges = ownOut_.empty() ? 0 : fbb.CreateVector(ownOut_);
   const auto poses = playerChanges_.empty() ? 0 : fbb.CreateVector(playerChanges_);
   const auto playersGone = playersGone_.empty() ? 0 : fbb.CreateVector(playersGone_);
   const auto animals = animalChanges_.empty() ? 0 : fbb.CreateVector(animalChanges_);
   const auto animalsGone = animalsGone_.empty() ? 0 : fbb.CreateVector(animalsGone_);
   const auto sounds = soundsOut_.empty() ? 0 : fbb.CreateVector(soundsOut_);
-  auto snap = wire::CreateSnapshot(fbb, seq, base ? base->seq : 0, core_.state.tick, ownUnchanged ? nullptr : &ownRec,
+  auto snap = wire::CreateSnapshot(fbb, seq, base ? base->seq : 0, core_.state.tick, ownChanges,
                                    poses, playersGone, animals, animalsGone, sounds, own.motion.lastInput);
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Snapshot, snap.Union()));
   // Unreliable fragments: a large snapshot must not turn into reliable traffic.

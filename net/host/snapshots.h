@@ -121,6 +121,7 @@ class Snapshots {
   std::vector<std::int64_t> nearDistances_;  ///< distances to find the nearest few
   std::vector<std::uint8_t> playerChanges_, animalChanges_;  ///< Snapshot.players / animals
   std::vector<std::uint8_t> soundsOut_;  ///< Snapshot.sounds
+  std::vector<std::uint8_t> ownOut_;     ///< Snapshot.own
   std::vector<std::pair<std::int64_t, std::uint32_t>> heard_;  ///< squared distance, index into sounds_
   std::vector<std::uint32_t> playersGone_, animalsGone_;
   std::vector<std::uint32_t> nearby_;  ///< a grid query's answer

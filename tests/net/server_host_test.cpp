@@ -32,6 +32,7 @@
 #include "net/enet_support.h"
 #include "net/entity_codec.h"
 #include "net/host/session.h"
+#include "net/own_ring.h"
 #include "net/protocol.h"
 #include "net/wire.h"
 #include "sim/save/save.h"
@@ -152,7 +153,8 @@ struct Walker {
   std::uint32_t perStep = 1;  ///< new inputs per step() (the server applies up to 4 per tick)
   std::uint16_t yaw = 0;
   std::uint8_t buttons = 0;
-  std::vector<wire::PlayerStateRec> own;  ///< own states from snapshots, in arrival order
+  net::OwnRing owns;                      ///< own states by snapshot, as clients rebuild them
+  std::vector<wire::PlayerStateRec> own;  ///< own states from snapshots that carried one, in arrival order
   std::uint32_t ownless = 0;              ///< snapshots without own (it was the baseline's)
   std::uint32_t lastOwnInput = 0;         ///< own_input of the newest snapshot
   std::uint64_t lastBatch = 0;
@@ -163,10 +165,11 @@ struct Walker {
     for (auto& m : client->take(wire::ServerBody::Snapshot)) {
       const wire::Snapshot* s = parseServerMessage(m)->body_as_Snapshot();
       // Own comes when it changed from the baseline's in more than the input acknowledged.
-      if (s->own()) own.push_back(*s->own());
+      const sim::Result<sim::PlayerState> state = owns.take(*s);
+      REQUIRE(state);
+      if (s->own()) own.push_back(net::toWire(*state));
       if (!s->own()) ++ownless;
       lastOwnInput = s->own_input();
-      if (s->own()) CHECK(s->own()->last_input() == s->own_input());
       acked = std::max(acked, s->own_input());
       snapshotAck = std::max(snapshotAck, s->sequence());
     }

@@ -360,6 +360,49 @@ TEST_CASE("sounds rebuild exactly, each against the one before; a footstep after
   CHECK_FALSE(decodeEventRecords(std::vector<std::uint8_t>{0x01}, got, 8));  // truncated
 }
 
+TEST_CASE("the own record rebuilds exactly from its changes; unchanged but for its input, nothing goes") {
+  std::mt19937 rng(5);
+  const auto any = [&] { return static_cast<std::int32_t>(rng()); };
+  for (int i = 0; i < 500; ++i) {
+    const wire::PlayerStateRec base(any(), any(), any(), any(), any(), any(), rng(), any(), any(),
+                                    static_cast<std::uint16_t>(rng()), static_cast<std::int16_t>(rng()),
+                                    static_cast<std::uint8_t>(rng()), static_cast<std::uint8_t>(rng()),
+                                    static_cast<std::uint8_t>(rng()));
+    const bool keep = i % 2 == 0;  // about half the fields unchanged
+    const wire::PlayerStateRec now(keep ? base.px() : any(), base.py(), keep ? base.pz() + 2731 : any(),
+                                   keep ? base.vx() : any(), base.vy(), base.vz() ^ (i % 3 ? 0 : INT32_MIN),
+                                   rng(), any(), keep ? base.impact_speed() : any(),
+                                   static_cast<std::uint16_t>(base.yaw() + i), base.pitch(),
+                                   static_cast<std::uint8_t>(rng()), base.motion_events(), base.surface());
+    for (const wire::PlayerStateRec* against : {&base, static_cast<const wire::PlayerStateRec*>(nullptr)}) {
+      std::vector<std::uint8_t> bytes;
+      REQUIRE(appendOwnChanges(bytes, against, now));
+      const auto got = decodeOwnChanges(bytes, against, now.last_input());
+      REQUIRE(got);
+      CHECK(std::memcmp(&*got, &now, sizeof now) == 0);
+    }
+  }
+  // Walking straight: x, z and the stride change (44 bytes as the struct did).
+  const wire::PlayerStateRec was(1000, 2000, 3000, 0, 0, 81920, 7, 100, 0, 0, 0, 1, 0, 3);
+  const wire::PlayerStateRec walked(1000, 2000, 5731, 0, 0, 81920, 8, 2831, 0, 0, 0, 1, 0, 3);
+  std::vector<std::uint8_t> bytes;
+  REQUIRE(appendOwnChanges(bytes, &was, walked));
+  CHECK(bytes.size() == 5);  // mask, z 2, stride 2
+  // Only last_input differs: nothing goes (own_input carries it); without a base, a mask.
+  const wire::PlayerStateRec idle(1000, 2000, 3000, 0, 0, 81920, 99, 100, 0, 0, 0, 1, 0, 3);
+  bytes.clear();
+  CHECK_FALSE(appendOwnChanges(bytes, &was, idle));
+  CHECK(bytes.empty());
+  REQUIRE(appendOwnChanges(bytes, nullptr, wire::PlayerStateRec()));
+  CHECK(bytes == std::vector<std::uint8_t>{0});
+  // Hostile: trailing bytes, a field bit past the thirteen, a yaw change past 16 bits, truncation.
+  CHECK_FALSE(decodeOwnChanges(std::vector<std::uint8_t>{0, 0}, &was, 1));
+  CHECK_FALSE(decodeOwnChanges(std::vector<std::uint8_t>{0x80, 0x40}, &was, 1));
+  CHECK_FALSE(decodeOwnChanges(std::vector<std::uint8_t>{0x80, 0x01, 0x80, 0x80, 0x04}, &was, 1));
+  CHECK_FALSE(decodeOwnChanges(std::vector<std::uint8_t>{0x01}, &was, 1));
+  CHECK_FALSE(decodeOwnChanges(std::vector<std::uint8_t>{}, &was, 1));
+}
+
 TEST_CASE("hostile entity bytes get an error, never a wrong record") {
   const std::vector<wire::PlayerPoseRec> start{wire::PlayerPoseRec(5, 10, 20, 30, 40, 50, 6)};
   std::vector<wire::PlayerPoseRec> list;
@@ -698,8 +741,8 @@ std::vector<Bytes> validServerMessages() {
     return wire::CreateCellStateDirect(fbb, 5, -1, 2, true, &water, &fire, &bricks, 99).Union();
   }));
   v.push_back(serverMessage(wire::ServerBody::Snapshot, [](flatbuffers::FlatBufferBuilder& fbb) {
-    const wire::PlayerStateRec own = toWire(distinctState());
-    std::vector<std::uint8_t> players, animals;
+    std::vector<std::uint8_t> own, players, animals;
+    appendOwnChanges(own, nullptr, toWire(distinctState()));
     const wire::PlayerPoseRec pose = poseToWire(sim::PlayerId{2}, distinctState());
     appendEntityRecord<wire::PlayerPoseRec>(players, pose.id(), nullptr, pose);
     std::vector<std::uint32_t> gone{3, 4};
@@ -707,7 +750,9 @@ std::vector<Bytes> validServerMessages() {
     a.id = sim::AnimalId{8};
     appendEntityRecord<wire::AnimalRec>(animals, 8, nullptr, toWire(a));
     std::vector<std::uint32_t> animalsGone{9};
-    return wire::CreateSnapshotDirect(fbb, 10, 9, 1234, &own, &players, &gone, &animals, &animalsGone).Union();
+    return wire::CreateSnapshotDirect(fbb, 10, 9, 1234, &own, &players, &gone, &animals, &animalsGone, nullptr,
+                                      distinctState().lastInput)
+        .Union();
   }));
   // A Compressed envelope around a large StepBatch (edit bytes that compress well).
   {
@@ -815,8 +860,11 @@ TEST_CASE("a verified StepBatch reads back to the same events, names and snapsho
   const Bytes s = validServerMessages()[6];
   const wire::ServerMessage* sroot = verifyServerMessage(s, s.size());
   REQUIRE(sroot != nullptr);
-  REQUIRE(sroot->body_as_Snapshot()->own() != nullptr);
-  CHECK(fromWire(*sroot->body_as_Snapshot()->own()) == distinctState());
+  const wire::Snapshot* snap = sroot->body_as_Snapshot();
+  REQUIRE(snap->own() != nullptr);
+  const auto own = decodeOwnChanges({snap->own()->data(), snap->own()->size()}, nullptr, snap->own_input());
+  REQUIRE(own);
+  CHECK(fromWire(*own) == distinctState());
 }
 
 TEST_CASE("verifiers refuse empty, bodiless and unknown-body messages") {
