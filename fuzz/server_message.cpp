@@ -143,7 +143,8 @@ void snapshot(const wire::Snapshot& s) {
     }
   }
   // The client's rebuild: changes against a baseline that holds a few entities.
-  std::vector<wire::PlayerPoseRec> players{net::poseToWire(sim::PlayerId{2}, {}), net::poseToWire(sim::PlayerId{7}, {})};
+  std::vector<wire::PlayerPoseRec> players{net::poseToWire(sim::PlayerId{2}, {}),
+                                           net::poseToWire(sim::PlayerId{7}, {})};
   if (s.players()) {
     (void)net::applyEntityRecords(std::span(s.players()->data(), s.players()->size()), players,
                                   net::kMaxEntitiesInView);

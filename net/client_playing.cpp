@@ -476,8 +476,10 @@ void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
   }
   const sim::Result<sim::PlayerState> own = ownRing.take(s);
   if (!own) return fail("Snapshot: " + own.error().message);
-  if (auto r = applyDelta(next.players, s.players(), s.players_gone()); !r) return fail("Snapshot: " + r.error().message);
-  if (auto r = applyDelta(next.animals, s.animals(), s.animals_gone()); !r) return fail("Snapshot: " + r.error().message);
+  if (auto r = applyDelta(next.players, s.players(), s.players_gone()); !r)
+    return fail("Snapshot: " + r.error().message);
+  if (auto r = applyDelta(next.animals, s.animals(), s.animals_gone()); !r)
+    return fail("Snapshot: " + r.error().message);
   std::erase_if(next.players, [this](const wire::PlayerPoseRec& r) { return r.id() == playerId.value; });
   next.sequence = s.sequence();
   next.tick = s.tick();

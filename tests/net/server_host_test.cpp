@@ -1174,13 +1174,17 @@ TEST_CASE("snapshots: in a crowd a client hears the nearest movement sounds, at 
       newest = std::max(newest, snap->sequence());
       ++snapshots;
       std::vector<wire::EventRec> heard;  // decoded without the client's limit: the server's cap is tested
-      if (snap->sounds()) REQUIRE(net::decodeEventRecords(std::span(snap->sounds()->data(), snap->sounds()->size()), heard, 1000));
+      if (snap->sounds()) {
+        const std::span<const std::uint8_t> bytes(snap->sounds()->data(), snap->sounds()->size());
+        REQUIRE(net::decodeEventRecords(bytes, heard, 1000));
+      }
       maxSounds = std::max(maxSounds, heard.size());
       if (heard.size() < net::kMaxSoundsPerSnapshot) continue;
       ++capped;
       for (const wire::EventRec& r : heard) {
         CHECK(r.kind() == sim::Event(sim::FootstepEvent{}).index());
-        const double dx = double(r.x()) * sim::kUnitsPerVoxel - home.x, dz = double(r.z()) * sim::kUnitsPerVoxel - home.z;
+        const double dx = double(r.x()) * sim::kUnitsPerVoxel - home.x;
+        const double dz = double(r.z()) * sim::kUnitsPerVoxel - home.z;
         cappedDistance += std::sqrt(dx * dx + dz * dz) / m;
         ++cappedSounds;
       }
