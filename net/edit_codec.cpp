@@ -67,12 +67,6 @@ std::uint64_t brickHash(sim::BrickCoord b) noexcept {
   return k;
 }
 
-void putU8(std::vector<std::uint8_t>& out, std::uint8_t v) { out.push_back(v); }
-void putU16(std::vector<std::uint8_t>& out, std::uint16_t v) {
-  out.push_back(static_cast<std::uint8_t>(v));
-  out.push_back(static_cast<std::uint8_t>(v >> 8));
-}
-void putVarint(std::vector<std::uint8_t>& out, std::uint32_t v) { sim::ByteWriter(out).varint(v); }
 // Zigzag of b - a in 32-bit wrapping arithmetic (any two coordinates fit 5 bytes).
 std::uint32_t zigzagDelta(std::int32_t a, std::int32_t b) {
   return sim::zigzag(static_cast<std::int32_t>(static_cast<std::uint32_t>(b) - static_cast<std::uint32_t>(a)));
@@ -151,62 +145,60 @@ void buildGroups(std::span<const sim::EditRecord> edits, Scratch& s) {
   }
 }
 
-void putU64(std::vector<std::uint8_t>& out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-
 }  // namespace
 
 void encodeEdits(std::span<const sim::EditRecord> edits, std::span<const sim::FireChange> fire, std::uint64_t tick,
                  std::vector<std::uint8_t>& out) {
   out.clear();
+  sim::ByteWriter w(out);
   Scratch& s = scratch();
   buildGroups(edits, s);
   sim::BrickCoord prev{0, 0, 0};
   for (const Group& g : s.groups) {
-    putU8(out, g.kind);
-    putVarint(out, zigzagDelta(prev.x, g.brick.x));
-    putVarint(out, zigzagDelta(prev.y, g.brick.y));
-    putVarint(out, zigzagDelta(prev.z, g.brick.z));
+    w.u8(g.kind);
+    w.varint(zigzagDelta(prev.x, g.brick.x));
+    w.varint(zigzagDelta(prev.y, g.brick.y));
+    w.varint(zigzagDelta(prev.z, g.brick.z));
     prev = g.brick;
     if (g.kind == kGroupFill) {
-      putU8(out, g.material);
+      w.u8(g.material);
       continue;
     }
-    putVarint(out, g.count);
+    w.varint(g.count);
     for (std::uint32_t k = 0; k < g.count; ++k) {
       const sim::EditRecord& e = edits[s.order[g.first + k]];
       constexpr int kLocal = sim::kBrickSize - 1;
-      putU16(out, static_cast<std::uint16_t>(sim::voxelIndexInBrick(e.x & kLocal, e.y & kLocal, e.z & kLocal)));
-      putU8(out, e.after);
+      w.u16(static_cast<std::uint16_t>(sim::voxelIndexInBrick(e.x & kLocal, e.y & kLocal, e.z & kLocal)));
+      w.u8(e.after);
     }
   }
   for (const sim::FireChange& f : fire) {
     const sim::BrickCoord b = sim::brickOf(f.corner);
-    putU8(out, f.endTick == 0 ? kGroupFireOut : kGroupFireSet);
-    putVarint(out, zigzagDelta(prev.x, b.x));
-    putVarint(out, zigzagDelta(prev.y, b.y));
-    putVarint(out, zigzagDelta(prev.z, b.z));
+    w.u8(f.endTick == 0 ? kGroupFireOut : kGroupFireSet);
+    w.varint(zigzagDelta(prev.x, b.x));
+    w.varint(zigzagDelta(prev.y, b.y));
+    w.varint(zigzagDelta(prev.z, b.z));
     prev = b;
     if (f.endTick == 0) continue;
     const bool uniform = (f.flags & sim::kFireUniform) != 0;
-    putU8(out, f.peak);
-    putVarint(out, static_cast<std::uint32_t>(tick - f.start));
-    putVarint(out, f.endTick - f.start);
-    putU8(out, uniform ? 1 : 0);
-    if (uniform) putU8(out, f.result);
+    w.u8(f.peak);
+    w.varint(static_cast<std::uint32_t>(tick - f.start));
+    w.varint(f.endTick - f.start);
+    w.u8(uniform ? 1 : 0);
+    if (uniform) w.u8(f.result);
   }
 }
 
 void encodeStepEdits(std::span<const CellEdits> cells, std::vector<std::uint8_t>& out) {
   out.clear();
+  sim::ByteWriter w(out);
   sim::CellCoord prev{0, 0};
   for (const CellEdits& c : cells) {
-    putVarint(out, zigzagDelta(prev.x, c.cell.x));
-    putVarint(out, zigzagDelta(prev.z, c.cell.z));
+    w.varint(zigzagDelta(prev.x, c.cell.x));
+    w.varint(zigzagDelta(prev.z, c.cell.z));
     prev = c.cell;
-    putU64(out, c.hash);
-    putVarint(out, static_cast<std::uint32_t>(c.edits.size()));
+    w.u64(c.hash);
+    w.varint(static_cast<std::uint32_t>(c.edits.size()));
     out.insert(out.end(), c.edits.begin(), c.edits.end());
   }
 }

@@ -70,7 +70,6 @@ void Snapshots::gather() {
   for (std::size_t i = 0; i < core_.state.players.size(); ++i) {
     const sim::Player& p = core_.state.players[i];
     PlayerEntry& e = players_[i];
-    e.id = p.id.value;
     e.pos = p.motion.position;
     e.rec = poseToWire(p.id, p.motion);
   }
@@ -79,7 +78,6 @@ void Snapshots::gather() {
   animals_.resize(list.size());
   for (std::size_t i = 0; i < list.size(); ++i) {
     AnimalEntry& e = animals_[i];
-    e.id = list[i].id.value;
     e.pos = list[i].position;
     e.rec = toWire(list[i]);
   }
@@ -98,8 +96,9 @@ void Snapshots::diffAgainstBase(std::vector<ViewEntry>& view, const std::vector<
   for (std::uint32_t vi = 0; vi < view.size(); ++vi) {
     ViewEntry& v = view[vi];
     const auto& e = entries[v.index];
-    while (b < nb && (*base)[b].rec.id() < e.id) gone.push_back((*base)[b++].rec.id());
-    const bool inBase = b < nb && (*base)[b].rec.id() == e.id;
+    const std::uint32_t id = e.rec.id();
+    while (b < nb && (*base)[b].rec.id() < id) gone.push_back((*base)[b++].rec.id());
+    const bool inBase = b < nb && (*base)[b].rec.id() == id;
     v.base = inBase ? static_cast<std::int32_t>(b) : -1;
     const Rec* was = inBase ? &(*base)[b].rec : nullptr;
     const bool changed = !was || !sameRecord(*was, e.rec);
@@ -110,7 +109,7 @@ void Snapshots::diffAgainstBase(std::vector<ViewEntry>& view, const std::vector<
       // Nearest first; entries not sent for a while and new ones move up.
       const double age = inBase ? double(tick32 - (*base)[b].sentTick) / core_.config.interest.snapshotEvery : 8.0;
       // The id step is at most the id: the cost is an upper bound.
-      const auto bytes = static_cast<std::uint32_t>(entityRecordBytes(e.id, was, e.rec));
+      const auto bytes = static_cast<std::uint32_t>(entityRecordBytes(id, was, e.rec));
       candidates_.push_back({std::sqrt(double(v.d2)) / (1.0 + std::max(age, 0.0)), vi, bytes, animal});
     }
     if (inBase) ++b;
@@ -140,22 +139,28 @@ void Snapshots::buildContent(const std::vector<ViewEntry>& view, const std::vect
   }
 }
 
-/// Keeps the nearest `cap` entries of a view, preserving id order: the cap-th
-/// smallest distance is found on a copy, then the view is filtered (O(n), no sort).
-void Snapshots::keepNearest(std::vector<ViewEntry>& view, std::size_t cap) {
-  if (view.size() <= cap) return;
+template <class Entry>
+std::int64_t Snapshots::nthDistance(const std::vector<Entry>& entries, std::size_t n) {
   distances_.clear();
-  for (const ViewEntry& v : view) distances_.push_back(v.d2);
-  std::nth_element(distances_.begin(), distances_.begin() + static_cast<std::ptrdiff_t>(cap - 1), distances_.end());
-  const std::int64_t limit = distances_[cap - 1];
+  for (const Entry& e : entries) distances_.push_back(e.d2);
+  std::nth_element(distances_.begin(), distances_.begin() + static_cast<std::ptrdiff_t>(n - 1), distances_.end());
+  return distances_[n - 1];
+}
+
+/// The cap-th smallest distance is found on a copy, then the entries are filtered
+/// (O(n), no sort).
+template <class Entry>
+void Snapshots::keepNearest(std::vector<Entry>& entries, std::size_t cap) {
+  if (entries.size() <= cap) return;
+  const std::int64_t limit = nthDistance(entries, cap);
   std::size_t below = 0;
   for (std::int64_t d : distances_) below += d < limit ? 1 : 0;
-  std::size_t ties = cap - below;  // entries at exactly `limit` that still fit, lowest ids first
+  std::size_t ties = cap - below;  // entries at exactly `limit` that still fit, the earliest first
   std::size_t kept = 0;
-  for (const ViewEntry& v : view) {
-    if (v.d2 < limit || (v.d2 == limit && ties > 0 && ties--)) view[kept++] = v;
+  for (const Entry& e : entries) {
+    if (e.d2 < limit || (e.d2 == limit && ties > 0 && ties--)) entries[kept++] = e;
   }
-  view.resize(kept);
+  entries.resize(kept);
 }
 
 void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
@@ -186,7 +191,7 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
   const auto radius = [](double metres) { return static_cast<std::int64_t>(std::ceil(unitsFromMetres(metres))); };
   playerGrid_.query(own.motion.position, radius(s.reachMetres), nearby_);
   for (std::uint32_t i : nearby_) {
-    if (players_[i].id == own.id.value) continue;
+    if (players_[i].rec.id() == own.id.value) continue;
     const std::int64_t d2 = sim::distanceSquared(own.motion.position, players_[i].pos);
     if (d2 <= reach2) playerView_.push_back({i, -1, d2, false, false});
   }
@@ -194,10 +199,7 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
   // In a crowd only the nearest nearPlayersMax players get the full rate.
   std::int64_t nearLimit2 = near2;
   if (ic.nearPlayersMax > 0 && playerView_.size() > ic.nearPlayersMax) {
-    nearDistances_.clear();
-    for (const ViewEntry& v : playerView_) nearDistances_.push_back(v.d2);
-    std::nth_element(nearDistances_.begin(), nearDistances_.begin() + (ic.nearPlayersMax - 1), nearDistances_.end());
-    nearLimit2 = std::min(near2, nearDistances_[ic.nearPlayersMax - 1]);
+    nearLimit2 = std::min(near2, nthDistance(playerView_, ic.nearPlayersMax));
   }
   // Animals: enter within animalEnterMetres, stay until beyond animalLeaveMetres.
   animalView_.clear();
@@ -205,14 +207,14 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
   std::size_t prev = 0;
   animalGrid_.query(own.motion.position, radius(std::max(ic.animalEnterMetres, ic.animalLeaveMetres)), nearby_);
   for (std::uint32_t i : nearby_) {
-    const std::uint32_t id = animals_[i].id;
+    const std::uint32_t id = animals_[i].rec.id();
     while (prev < s.animalView.size() && s.animalView[prev] < id) ++prev;
     const bool was = prev < s.animalView.size() && s.animalView[prev] == id;
     const std::int64_t d2 = sim::distanceSquared(own.motion.position, animals_[i].pos);
     if (d2 <= enter2 || (was && d2 <= leave2)) animalView_.push_back({i, -1, d2, false, false});
   }
   keepNearest(animalView_, kMaxEntitiesInView);
-  for (const ViewEntry& v : animalView_) s.animalViewNext.push_back(animals_[v.index].id);
+  for (const ViewEntry& v : animalView_) s.animalViewNext.push_back(animals_[v.index].rec.id());
   std::swap(s.animalView, s.animalViewNext);
 
   candidates_.clear();
@@ -257,15 +259,11 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
     const sim::Vec3i at{t.rec.x() * sim::kUnitsPerVoxel, t.rec.y() * sim::kUnitsPerVoxel,
                         t.rec.z() * sim::kUnitsPerVoxel};
     const std::int64_t d2 = sim::distanceSquared(own.motion.position, at);
-    if (d2 <= hear2) heard_.push_back({d2, i});
+    if (d2 <= hear2) heard_.push_back({i, d2});
   }
-  if (heard_.size() > kMaxSoundsPerSnapshot) {
-    std::nth_element(heard_.begin(), heard_.begin() + (kMaxSoundsPerSnapshot - 1), heard_.end());
-    heard_.resize(kMaxSoundsPerSnapshot);
-    std::sort(heard_.begin(), heard_.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-  }
+  keepNearest(heard_, kMaxSoundsPerSnapshot);
   for (std::size_t k = 0; k < heard_.size(); ++k) {
-    appendEventRecord(soundsOut_, k ? &sounds_[heard_[k - 1].second].rec : nullptr, sounds_[heard_[k].second].rec);
+    appendEventRecord(soundsOut_, k ? &sounds_[heard_[k - 1].index].rec : nullptr, sounds_[heard_[k].index].rec);
   }
   s.lastSoundTick = core_.state.tick;
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "loam_generated.h"  // flatc output of net/schema/loam.fbs (build tree)
@@ -75,12 +74,10 @@ class Snapshots {
  private:
   /// Per-tick view of one player / animal shared by every peer's snapshot.
   struct PlayerEntry {
-    std::uint32_t id = 0;
     sim::Vec3i pos;
-    wire::PlayerPoseRec rec;
+    wire::PlayerPoseRec rec;  ///< rec.id() is the player's id
   };
   struct AnimalEntry {
-    std::uint32_t id = 0;
     sim::Vec3i pos;
     wire::AnimalRec rec;
   };
@@ -107,7 +104,17 @@ class Snapshots {
   void buildContent(const std::vector<ViewEntry>& view, const std::vector<Entry>& entries,
                     const std::vector<ContentEntry<Rec>>* base, std::vector<ContentEntry<Rec>>& content,
                     std::vector<std::uint8_t>& changes);
-  void keepNearest(std::vector<ViewEntry>& view, std::size_t cap);
+  /// A movement sound within hearing (scratch).
+  struct HeardSound {
+    std::uint32_t index = 0;  ///< into sounds_
+    std::int64_t d2 = 0;      ///< squared distance, units^2
+  };
+  /// The n-th smallest d2 of `entries` (1-based; n <= size).
+  template <class Entry>
+  std::int64_t nthDistance(const std::vector<Entry>& entries, std::size_t n);
+  /// Keeps the nearest `cap` entries, in their order; of equal distances the earlier.
+  template <class Entry>
+  void keepNearest(std::vector<Entry>& entries, std::size_t cap);
 
   HostCore& core_;
   std::vector<PlayerEntry> players_;
@@ -118,11 +125,10 @@ class Snapshots {
   std::vector<ViewEntry> playerView_, animalView_;
   std::vector<Candidate> candidates_;
   std::vector<std::int64_t> distances_;
-  std::vector<std::int64_t> nearDistances_;  ///< distances to find the nearest few
   std::vector<std::uint8_t> playerChanges_, animalChanges_;  ///< Snapshot.players / animals
   std::vector<std::uint8_t> soundsOut_;  ///< Snapshot.sounds
   std::vector<std::uint8_t> ownOut_;     ///< Snapshot.own
-  std::vector<std::pair<std::int64_t, std::uint32_t>> heard_;  ///< squared distance, index into sounds_
+  std::vector<HeardSound> heard_;
   std::vector<std::uint32_t> playersGone_, animalsGone_;
   std::vector<std::uint32_t> nearby_;  ///< a grid query's answer
 };

@@ -51,7 +51,7 @@ void StepBatchSender::send(const sim::StepOutput& out, const CellSync& cells, Sn
     } else if (const auto* r = std::get_if<sim::CommandRejectedEvent>(&e)) {
       rejected_.push_back(r);
     } else if (const std::optional<sim::VoxelCoord> at = placeOf(e)) {
-      placedEvents_.push_back({sim::cellOf(sim::brickOf(*at)), rec});
+      placedEvents_.push_back({sim::cellOf(sim::brickOf(*at)), 0, rec});
     } else {
       eventRecs_.push_back(rec);
     }
@@ -62,6 +62,10 @@ void StepBatchSender::send(const sim::StepOutput& out, const CellSync& cells, Sn
   for (const PlacedEvent& e : placedEvents_) eventCells_.push_back(e.cell);
   std::sort(eventCells_.begin(), eventCells_.end());
   eventCells_.erase(std::unique(eventCells_.begin(), eventCells_.end()), eventCells_.end());
+  for (PlacedEvent& e : placedEvents_) {
+    const auto c = std::lower_bound(eventCells_.begin(), eventCells_.end(), e.cell);
+    e.cellIndex = static_cast<std::uint32_t>(c - eventCells_.begin());
+  }
   heardCells_.resize(core_.sessions.size());
   for (Session& s : core_.sessions) {
     std::vector<std::uint32_t>& heard = heardCells_[core_.indexOf(s)];
@@ -124,9 +128,7 @@ void StepBatchSender::build(std::span<const EditGroup> groups, std::span<const s
   // The step's unplaced events, then the placed ones in heard cells, in step order.
   events_.assign(eventRecs_.begin(), eventRecs_.end());
   for (const PlacedEvent& e : placedEvents_) {
-    const auto c = std::lower_bound(eventCells_.begin(), eventCells_.end(), e.cell);
-    if (std::binary_search(heard.begin(), heard.end(), static_cast<std::uint32_t>(c - eventCells_.begin())))
-      events_.push_back(e.rec);
+    if (std::binary_search(heard.begin(), heard.end(), e.cellIndex)) events_.push_back(e.rec);
   }
   chatOffsets_.clear();
   for (const sim::ChatEvent* c : chat_)

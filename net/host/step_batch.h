@@ -53,6 +53,7 @@ class StepBatchSender {
   std::vector<wire::EventRec> eventRecs_;  ///< the step's events that happened nowhere in particular
   struct PlacedEvent {
     sim::CellCoord cell;
+    std::uint32_t cellIndex = 0;  ///< into eventCells_
     wire::EventRec rec;
   };
   std::vector<PlacedEvent> placedEvents_;               ///< the others, in step order
