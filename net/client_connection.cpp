@@ -96,6 +96,10 @@ bool ClientConnection::Impl::active() const {
   return phase != ClientPhase::Failed && phase != ClientPhase::Disconnected;
 }
 
+bool ClientConnection::Impl::joined() const {
+  return phase == ClientPhase::Generating || phase == ClientPhase::AwaitingSnapshot || phase == ClientPhase::Playing;
+}
+
 void ClientConnection::Impl::send(wire::ClientBody type, flatbuffers::Offset<void> body, bool reliable) {
   fbb.Finish(wire::CreateClientMessage(fbb, type, body));
   const std::size_t size = fbb.GetSize();

@@ -97,9 +97,11 @@ enum class ClientPhase : std::uint8_t {
   AwaitingWelcome,   ///< connected, Hello sent; waiting for Welcome (or Reject)
   Generating,        ///< building the world named in Welcome on the worker thread,
                      ///< then checking its hash (on a mismatch: asking for the cell
-                     ///< hashes that name the differing cells, then Failed)
-  AwaitingSnapshot,  ///< WorldReady sent; receiving the join state (JoinChunks), holding
-                     ///< the StepBatches and CellStates that arrive meanwhile
+                     ///< hashes that name the differing cells, then Failed); the
+                     ///< server admits us meanwhile, and what it sends is held: the
+                     ///< join state (JoinChunks), the Stream and full CellStates
+  AwaitingSnapshot,  ///< built and checked, WorldReady sent; the rest of the join state
+                     ///< is on its way (held as above)
   Playing,           ///< following StepBatches, CellStates and Snapshots; sending inputs
   Failed,            ///< ended by an error here or a Reject (error() says why)
   Disconnected,      ///< ended by either side disconnecting (error() says which)

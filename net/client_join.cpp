@@ -1,8 +1,8 @@
 // ClientConnection's join, Hello to Playing (docs/PROTOCOL.md, Joining): Hello and
 // the AuthChallenge, Welcome, generating the world on the worker thread and checking
-// its hash (the cell hashes name the differing cells), then the join state in
-// JoinChunks, acknowledged as they arrive, applied by finishJoin, which then applies
-// the ordered stream's items that arrived meanwhile. Member functions of ClientConnection::Impl
+// its hash (the cell hashes name the differing cells); meanwhile the join state
+// arrives in JoinChunks, acknowledged as they come. finishJoin applies it once both
+// are done, then the ordered stream's items that arrived meanwhile. Member functions of ClientConnection::Impl
 // (net/internal/client_impl.h).
 #include <algorithm>
 #include <cmath>
@@ -69,24 +69,20 @@ void ClientConnection::Impl::sendHello() {
 
 // ---- generation -------------------------------------------------------------------
 
-// JoinProgress: while generating, about once a second (the permille stays below
-// 1000 until the world is built and hashed); while streaming, whenever more of
-// the join state arrived (the server's flow control).
+// JoinProgress: whenever more of the join state arrived (the server's flow control),
+// and while generating also about once a second (the permille stays below 1000
+// until the world is built and hashed).
 void ClientConnection::Impl::sendJoinProgress() {
-  if (!peer) return;
-  std::uint16_t permille = 0;
-  std::uint32_t received = 0;
+  if (!peer || (phase != ClientPhase::Generating && phase != ClientPhase::AwaitingSnapshot)) return;
+  const auto received = static_cast<std::uint32_t>(joinBytes.size());
+  std::uint16_t permille = 1000;
   if (phase == ClientPhase::Generating) {
-    if (msSince(lastProgressSent) < kJoinProgressEveryMs) return;
+    if (received == joinAcked && msSince(lastProgressSent) < kJoinProgressEveryMs) return;
     permille = static_cast<std::uint16_t>(std::min(progress.load() * 1000.0, 999.0));
-  } else if (phase == ClientPhase::AwaitingSnapshot) {
-    received = static_cast<std::uint32_t>(joinBytes.size());
-    if (received == joinAcked) return;
-    permille = 1000;
-    joinAcked = received;
-  } else {
+  } else if (received == joinAcked) {
     return;
   }
+  joinAcked = received;
   lastProgressSent = Clock::now();
   fbb.Clear();
   send(wire::ClientBody::JoinProgress, wire::CreateJoinProgress(fbb, permille, received).Union(), true);
@@ -149,6 +145,7 @@ void ClientConnection::Impl::pollGeneration() {
   fbb.Clear();
   send(wire::ClientBody::WorldReady, wire::CreateWorldReady(fbb, worldHashValue).Union(), true);
   transition(ClientPhase::AwaitingSnapshot);
+  if (joinStarted && joinBytes.size() == joinTotal) finishJoin();  // it came while we generated
 }
 
 // ---- inbound ----------------------------------------------------------------------
@@ -194,7 +191,8 @@ void ClientConnection::Impl::onCellHashes(const wire::GeneratedCellHashes& g) {
 // total against kMaxJoinStateBytes before anything grows, each piece against what
 // has arrived (the channel is ordered, so it must continue exactly there).
 void ClientConnection::Impl::onJoinChunk(const wire::JoinChunk& c) {
-  if (phase != ClientPhase::AwaitingSnapshot) return fail("unexpected JoinChunk in phase " + std::string(phaseName(phase)));
+  if (phase != ClientPhase::Generating && phase != ClientPhase::AwaitingSnapshot)
+    return fail("unexpected JoinChunk in phase " + std::string(phaseName(phase)));
   const std::size_t size = c.bytes() ? c.bytes()->size() : 0;
   if (!joinStarted) {
     if (c.total() == 0 || c.total() > kMaxJoinStateBytes)
@@ -211,7 +209,7 @@ void ClientConnection::Impl::onJoinChunk(const wire::JoinChunk& c) {
     return fail("JoinChunk at " + std::to_string(c.offset()) + " of " + std::to_string(size) + " bytes, " +
                 std::to_string(joinBytes.size()) + " of " + std::to_string(joinTotal) + " received");
   joinBytes.insert(joinBytes.end(), c.bytes()->begin(), c.bytes()->end());
-  if (joinBytes.size() == joinTotal) finishJoin();
+  if (joinBytes.size() == joinTotal && phase == ClientPhase::AwaitingSnapshot) finishJoin();
 }
 
 // The whole join state arrived: apply it to the generated world, then what the

@@ -97,15 +97,17 @@ void ClientConnection::Impl::sendInputs() {
 void ClientConnection::Impl::resendIdleInputs() {
   if (!peer) return;
   const bool inputsWaiting = phase == ClientPhase::Playing && (!predictor.pending().empty() || !unanswered.empty());
-  const bool ackWaiting = streamAckDue && (phase == ClientPhase::Playing || phase == ClientPhase::AwaitingSnapshot);
+  const bool ackWaiting = streamAckDue && joined();
   if ((inputsWaiting || ackWaiting) && nowMs - lastInputsMs >= kIdleResendMs) sendInputs();
 }
 
 // ---- the ordered stream -------------------------------------------------------------
 
 void ClientConnection::Impl::onStream(const wire::Stream& s) {
-  if (phase != ClientPhase::AwaitingSnapshot && phase != ClientPhase::Playing)
-    return fail("a Stream before the join");
+  // The Stream is unreliable: it may overtake a Welcome being resent, and the server
+  // resends every item until acknowledged, so one before Welcome is dropped.
+  if (phase == ClientPhase::AwaitingWelcome) return;
+  if (!joined()) return fail("a Stream before Welcome");
   if (!s.items()) return;
   streamAckDue = true;
   for (const wire::StreamItem* item : *s.items()) {
@@ -146,8 +148,7 @@ void ClientConnection::Impl::onStream(const wire::Stream& s) {
 }
 
 void ClientConnection::Impl::holdFullState(const wire::CellState& c, std::span<const std::uint8_t> bytes) {
-  if (phase != ClientPhase::AwaitingSnapshot && phase != ClientPhase::Playing)
-    return fail("a CellState before the join");
+  if (!joined()) return fail("a CellState before Welcome");
   if (!c.full()) return fail("an incremental CellState outside the Stream");
   heldBytes += bytes.size();
   if (heldBytes > kMaxHeldBytes)
@@ -454,6 +455,7 @@ void ClientConnection::Impl::onCellState(const wire::CellState& c) {
 }
 
 void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
+  if (!joined()) return;  // overtook a Welcome being resent (unreliable): dropped, the next one follows
   if (s.sequence() == 0 || s.sequence() <= newestSnapshot) return;  // sequenced channel; be safe anyway
   if (s.sounds()) {
     const std::span<const std::uint8_t> bytes(s.sounds()->data(), s.sounds()->size());

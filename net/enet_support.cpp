@@ -47,8 +47,13 @@ void enlargeSocketBuffers(ENetHost* host) noexcept {
   enet_socket_set_option(host->socket, ENET_SOCKOPT_SNDBUF, kBytes);
 }
 
+namespace {
+/// A join message in one datagram: Hello, Welcome, WorldReady, a small join state.
+constexpr enet_uint32 kSmallCommandBytes = 1200;
+}  // namespace
+
 void capRetransmitTimeouts(ENetPeer& peer, bool joining) noexcept {
-  enet_uint32 cap = 0;
+  enet_uint32 cap = 0, smallCap = 0;
   switch (peer.state) {
     case ENET_PEER_STATE_CONNECTING:
     case ENET_PEER_STATE_ACKNOWLEDGING_CONNECT:
@@ -58,6 +63,7 @@ void capRetransmitTimeouts(ENetPeer& peer, bool joining) noexcept {
     case ENET_PEER_STATE_DISCONNECT_LATER:
       cap = joining ? std::clamp<enet_uint32>(peer.roundTripTime + peer.roundTripTime / 4, 100, 2000)
                     : std::clamp<enet_uint32>(2 * peer.roundTripTime + 4 * peer.roundTripTimeVariance, 200, 2000);
+      if (joining) smallCap = std::clamp<enet_uint32>(peer.roundTripTime / 2, 50, 1000);
       break;
     default: return;
   }
@@ -66,7 +72,8 @@ void capRetransmitTimeouts(ENetPeer& peer, bool joining) noexcept {
   for (ENetListIterator it = enet_list_begin(&peer.sentReliableCommands);
        it != enet_list_end(&peer.sentReliableCommands); it = enet_list_next(it)) {
     auto* command = reinterpret_cast<ENetOutgoingCommand*>(it);
-    if (command->roundTripTimeout > cap) command->roundTripTimeout = cap;
+    const enet_uint32 c = smallCap != 0 && command->fragmentLength <= kSmallCommandBytes ? smallCap : cap;
+    if (command->roundTripTimeout > c) command->roundTripTimeout = c;
     const enet_uint32 due = command->sentTime + command->roundTripTimeout;
     if (!any || ENET_TIME_LESS(due, next)) next = due;
     any = true;

@@ -60,10 +60,13 @@ void enlargeSocketBuffers(ENetHost* host) noexcept;
 /// resends, not stalls:
 /// - while ENet's own handshake runs (round trip unknown): 250 ms; its commands are a
 ///   few dozen bytes, and a lost CONNECT otherwise waits 0.5, then 1, then 2 s;
-/// - while the player is joining (`joining`): 1.25 round trips (100 ms..2 s). ENet's
-///   first round-trip sample sets the variance to half the round trip, so a lost Hello
-///   or Welcome would wait three round trips; the join is a handful of messages, each
-///   of which the player waits for;
+/// - while the player is joining (`joining`): half a round trip (50 ms..1 s) for a
+///   command of one datagram (Hello, Welcome, WorldReady, a small join state), 1.25
+///   round trips (100 ms..2 s) for larger ones. ENet's first round-trip sample sets
+///   the variance to half the round trip, so a lost Hello or Welcome would wait three
+///   round trips; the join is a handful of small messages, each of which the player
+///   waits for, so a second copy half a round trip later is cheap (ENet drops the
+///   duplicate) and takes most of a loss's cost off the join;
 /// - afterwards: about two round trips (200 ms..2 s).
 /// It also brings forward the peer's next retransmission check, which ENet set from
 /// the uncapped timeout. Call before servicing, at least once per tick (a timeout

@@ -11,7 +11,7 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 15;  // 6: edits by interest (StepBatch.cells, full
+inline constexpr std::uint32_t kProtocolVersion = 16;  // 6: edits by interest (StepBatch.cells, full
                                                       // CellStates carry bricks; Hello.reach_metres)
                                                       // 7: ColumnHashes (generation checks)
                                                       // 8: Action.sequence, ActionResults (predicted edits)
@@ -28,6 +28,8 @@ inline constexpr std::uint32_t kProtocolVersion = 15;  // 6: edits by interest (
                                                       // 15: Snapshot own, players, animals and
                                                       // sounds as field changes
                                                       // (net/entity_codec.h); the nearest 12 sounds
+                                                      // 16: full clients join at Welcome, beside
+                                                      // their generation; WorldReady ends it
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, full cell states, actions

@@ -111,6 +111,18 @@ struct ServerHost::Impl {
     core.reject(s, RejectCode::Timeout, why);
   }
 
+  /// Why a full client that has not built its world yet (no WorldReady) is out of
+  /// time, or null. It reports progress about once a second (JoinProgress) beside its
+  /// join: silence for a few seconds, no growth for longer, or two minutes in all end
+  /// the session.
+  static const char* generationOverdue(const Session& s, std::uint64_t t) {
+    if (!s.wantsWorld || !admitted(s.phase) || s.worldChecked) return nullptr;
+    if (t - std::max(s.welcomeTick, s.heardTick) > kJoinStallTicks) return "no JoinProgress for 20 s";
+    if (t - std::max(s.welcomeTick, s.grewTick) > kJoinNoGrowthTicks) return "generation made no progress for 30 s";
+    if (t - s.welcomeTick > kWorldReadyTimeoutTicks) return "no WorldReady within 120 s";
+    return nullptr;
+  }
+
   /// Timeouts by phase, the reliable backlog cap, and the end of lingering rejects.
   void housekeeping() {
     const std::uint64_t t = core.state.tick;
@@ -124,6 +136,10 @@ struct ServerHost::Impl {
                         std::to_string(kMaxClientPacketBytes) + " bytes?)");
         continue;
       }
+      if (const char* why = generationOverdue(s, t)) {
+        joinTimeout(s, why);
+        continue;
+      }
       switch (s.phase) {
         case Phase::Free: break;
         case Phase::Connected:
@@ -133,19 +149,8 @@ struct ServerHost::Impl {
           if (t - s.phaseTick > kHelloTimeoutTicks) core.reject(s, RejectCode::Timeout, "no AuthProof in time");
           break;
         case Phase::Welcomed:
-          // Generating clients report progress about once a second (JoinProgress):
-          // silence for a few seconds, no growth for longer, or two minutes in all
-          // end the session.
-          if (!s.wantsWorld) break;
-          if (s.worldChecked) {  // done generating; waits for the join worker
-            if (t - s.phaseTick > kWorldReadyTimeoutTicks) joinTimeout(s, "no room to join within 120 s");
-          } else if (t - std::max(s.phaseTick, s.heardTick) > kJoinStallTicks) {
-            joinTimeout(s, "no JoinProgress for 20 s");
-          } else if (t - std::max(s.phaseTick, s.progressTick) > kJoinNoGrowthTicks) {
-            joinTimeout(s, "generation made no progress for 30 s");
-          } else if (t - s.phaseTick > kWorldReadyTimeoutTicks) {
-            joinTimeout(s, "no WorldReady within 120 s");
-          }
+          if (s.wantsWorld && t - s.phaseTick > kWorldReadyTimeoutTicks)
+            joinTimeout(s, "no room to join within 120 s");
           break;
         case Phase::Joining:
         case Phase::Playing:
@@ -174,10 +179,10 @@ struct ServerHost::Impl {
           break;
       }
     }
-    // Full clients whose world checked out join together when the worker has room.
+    // Full clients join together when the worker has room, while they generate.
     if (joins.canAdmit()) {
       for (Session& s : core.sessions) {
-        if (s.phase == Phase::Welcomed && s.worldChecked) core.transition(s, Phase::Joining);
+        if (s.phase == Phase::Welcomed && s.wantsWorld) core.transition(s, Phase::Joining);
       }
     }
   }

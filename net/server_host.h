@@ -20,10 +20,11 @@
 //      peer's window: net/host/join_stream.h); then flush.
 //
 // Per-peer session state machine (docs/PROTOCOL.md has the diagram):
-//   Connected --Hello ok--> Welcomed --WorldReady ok--> Joining --admitted by a step--> Playing
+//   Connected --Hello ok--> Welcomed --join worker has room--> Joining --admitted by a step--> Playing
 //   any state --bad input / timeout / too slow--> Rejected (Reject sent, disconnect later)
-// A full client is Playing from the step that admitted it, with its join stream in
-// flight until it acknowledges every byte. Swarm bots (Hello.wants_world = false) go
+// A full client joins while it generates its world (WorldReady, whenever it comes,
+// ends the generation deadlines); it is Playing from the step that admitted it, with
+// its join stream in flight until it acknowledges every byte. Swarm bots (Hello.wants_world = false) go
 // straight from Welcomed to Joining and get no join stream. The phases and their
 // legal changes are in net/host/session.h.
 //

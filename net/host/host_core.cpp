@@ -39,9 +39,12 @@ void HostCore::transition(Session& s, Phase to) {
   } else {
     s.stream.reset();
   }
-  if (to == Phase::Playing && !s.joinStreaming) {  // a join stream counts when it is acknowledged
-    stats.countJoinTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - s.connectedAt).count());
-  }
+  countJoinIfDone(s);
+}
+
+void HostCore::countJoinIfDone(const Session& s) {
+  if (s.phase != Phase::Playing || s.joinStreaming || (s.wantsWorld && !s.worldChecked)) return;
+  stats.countJoinTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - s.connectedAt).count());
 }
 
 std::span<const std::uint8_t> HostCore::builtBytes(bool compress) {
@@ -114,7 +117,7 @@ void HostCore::freeSession(Session& s) {
   transition(s, Phase::Free);
   s.reset();
   JoinStreams::clear(s);
-  s.progressTick = s.heardTick = 0;
+  s.progressTick = s.welcomeTick = s.heardTick = s.grewTick = 0;
   s.generatedPermille = 0;
   s.worldChecked = false;
 }

@@ -60,6 +60,9 @@ struct HostCore {
   /// input: it is logged and counted in every build (and stops debug builds); the
   /// phase changes anyway, as the caller's next steps assume.
   void transition(Session& s, Phase to);
+  /// Counts s's join time once it is done: Playing, and for a full client with its
+  /// join stream acknowledged and its world built (WorldReady), in either order.
+  void countJoinIfDone(const Session& s);
 
   /// A new ENet packet holding the builder's finished message (caller sends or
   /// destroys it). With `compress`, a Compressed envelope when the message is over

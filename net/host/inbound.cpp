@@ -24,23 +24,21 @@ namespace {
 constexpr std::size_t kMaxEventsPerPump = 20000;
 constexpr std::uint32_t kValidButtons = sim::kButtonJump | sim::kButtonRun | sim::kButtonCrouch;
 
-/// JoinProgress: generation while Welcomed (the join deadline moves only when the
-/// permille grows), the join stream's acknowledgement while Playing. Other phases
-/// never send it (malformed), apart from late ones after the stream ended.
+/// JoinProgress from a full client: its generation until WorldReady (the deadlines
+/// move only when the permille grows), and while Playing the join stream's
+/// acknowledgement. Bytes acknowledged before the stream began are malformed; late
+/// ones after it ended are not.
 bool onJoinProgress(HostCore& core, Session& s, const wire::JoinProgress& p) {
-  if (p.generated_permille() > 1000) return false;
-  if (s.phase == Phase::Welcomed && s.wantsWorld) {
-    if (p.received_bytes() != 0) return false;
+  if (p.generated_permille() > 1000 || !s.wantsWorld || !admitted(s.phase)) return false;
+  if (!s.worldChecked) {
     s.heardTick = core.state.tick;
     if (p.generated_permille() > s.generatedPermille) {
       s.generatedPermille = p.generated_permille();
-      s.progressTick = core.state.tick;
+      s.grewTick = core.state.tick;
     }
-    return true;
   }
-  if (s.phase == Phase::Joining && s.wantsWorld) return p.received_bytes() == 0;  // admitted next step
-  if (s.phase == Phase::Playing && s.wantsWorld) return JoinStreams::acknowledge(core, s, p.received_bytes());
-  return false;
+  if (s.phase != Phase::Playing) return p.received_bytes() == 0;  // the stream starts after the step
+  return JoinStreams::acknowledge(core, s, p.received_bytes());
 }
 
 }  // namespace
@@ -182,7 +180,7 @@ bool Inbound::onCellsDropped(Session& s, const wire::CellsDropped& msg) {
 // kMaxPendingColumnChecks.
 bool Inbound::onColumnHashes(Session& s, const wire::ColumnHashes& msg) {
   if (!msg.columns() || msg.columns()->size() > kMaxColumnHashes) return false;
-  if (!s.wantsWorld || !inGame(s.phase)) return false;  // only a client that built a world reports one
+  if (!s.wantsWorld || !inGame(s.phase) || !s.worldChecked) return false;  // only one that built its world
   for (const wire::ColumnHashRec* r : *msg.columns()) {
     if (s.columnChecks.size() == kMaxPendingColumnChecks) {
       s.columnChecks.pop_front();
@@ -340,11 +338,17 @@ void Inbound::admit(Session& s) {
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Welcome, w.Union()));
   core_.sendOwn(s, kChannelReliable, ENET_PACKET_FLAG_RELIABLE, wire::ServerBody::Welcome);
   core_.transition(s, Phase::Welcomed);
-  if (!s.wantsWorld) core_.transition(s, Phase::Joining);  // swarm bots: admitted at once
+  s.welcomeTick = state.tick;
+  // Swarm bots join at once; full clients when the join worker has room (ServerHost's
+  // housekeeping), while they generate: the join state is on its way by the time the
+  // world is built, one round trip sooner than after WorldReady.
+  if (!s.wantsWorld) core_.transition(s, Phase::Joining);
 }
 
+// The client built its world: the generation deadlines end. It may come before or
+// after the join (the client checks the hash itself against Welcome's too).
 bool Inbound::onWorldReady(Session& s, const wire::WorldReady& ready) {
-  if (s.phase != Phase::Welcomed || !s.wantsWorld || s.worldChecked) return false;
+  if (!admitted(s.phase) || !s.wantsWorld || s.worldChecked) return false;
   if (ready.generated_hash() != core_.world.generatedHash) {
     char text[96];
     std::snprintf(text, sizeof text, "world hash %016llx, server generated %016llx",
@@ -353,13 +357,14 @@ bool Inbound::onWorldReady(Session& s, const wire::WorldReady& ready) {
     core_.reject(s, RejectCode::WorldMismatch, text);
     return true;
   }
-  s.worldChecked = true;  // Joining once the join worker has room (ServerHost's housekeeping)
+  s.worldChecked = true;
+  core_.countJoinIfDone(s);
   return true;
 }
 
 bool Inbound::onCellHashRequest(Session& s) {
   // Once per session, and only while the world check is pending (bounds amplification).
-  if (s.phase != Phase::Welcomed || !s.wantsWorld || s.cellHashesSent) return false;
+  if (!admitted(s.phase) || !s.wantsWorld || s.worldChecked || s.cellHashesSent) return false;
   s.cellHashesSent = true;
   if (generatedCellsMessage_.empty()) {
     flatbuffers::FlatBufferBuilder& fbb = core_.fbb;

@@ -127,7 +127,7 @@ bool JoinStreams::acknowledge(HostCore& core, Session& s, std::uint32_t received
   if (!s.joinState || s.joinAcked != s.joinState->bytes.size()) return true;
   hostLog("peer %zu (player %u): join stream of %u bytes done", core.indexOf(s), s.id.value, s.joinAcked);
   clear(s);
-  core.stats.countJoinTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - s.connectedAt).count());
+  core.countJoinIfDone(s);
   return true;
 }
 

@@ -42,8 +42,8 @@ namespace loam::net::host {
 inline constexpr std::uint32_t kJoinChunkBytes = 32 * 1024;
 /// Join-stream bytes a peer may have unacknowledged.
 inline constexpr std::uint32_t kJoinWindowBytes = 512 * 1024;
-/// Join states requested and not yet encoded, at most: full clients whose world
-/// checked out wait in Welcomed beyond this (the ones waiting then join together, in
+/// Join states requested and not yet encoded, at most: welcomed full clients wait in
+/// Welcomed beyond this (the ones waiting then join together, in
 /// one encoding), so a flood of full joins cannot pile work and memory on the worker.
 inline constexpr std::size_t kMaxJoinEncodings = 2;
 

@@ -36,8 +36,8 @@ enum class Phase : std::uint8_t {
   Free,       ///< slot unused (no ENet peer)
   Connected,  ///< ENet connected; waiting for Hello
   Challenged, ///< Hello ok, AuthChallenge sent; waiting for AuthProof (accounts)
-  Welcomed,   ///< Welcome sent; waiting for WorldReady (full clients)
-  Joining,    ///< world checked (or swarm): JoinCommand goes into the next step
+  Welcomed,   ///< Welcome sent; full clients wait here for room in the join worker
+  Joining,    ///< JoinCommand goes into the next step
   Playing,    ///< in the simulation; receives StepBatches, CellStates, Snapshots
   Rejected,   ///< Reject sent; waiting for ENet to finish the disconnect
 };
@@ -213,14 +213,19 @@ struct Session {
   /// looked at yet, oldest first, at most kMaxPendingColumnChecks.
   std::deque<sim::GeneratedColumnHash> columnChecks;
 
-  // Join progress and the join stream (net/host/join_stream.h; JoinStreams::clear resets them).
-  std::uint64_t progressTick = 0;      ///< state tick of the client's last progress (generation or stream)
+  // A full client's generation, which runs beside its join (docs/PROTOCOL.md, Joining):
+  // the deadlines count from welcomeTick until WorldReady.
+  std::uint64_t welcomeTick = 0;       ///< state tick Welcome was sent at
   std::uint64_t heardTick = 0;         ///< state tick of the last JoinProgress while generating
+  std::uint64_t grewTick = 0;          ///< state tick the generated permille last grew at
   std::uint16_t generatedPermille = 0; ///< newest JoinProgress.generated_permille
+  bool worldChecked = false;           ///< WorldReady came with the right hash: the client has its world
+
+  // The join stream (net/host/join_stream.h; JoinStreams::clear resets it).
+  std::uint64_t progressTick = 0;      ///< state tick the stream last progressed at
   bool joinStreaming = false;          ///< Playing, but the join state is not all acknowledged yet
   std::shared_ptr<const JoinState> joinState;  ///< the encoded state streamed; null until the worker is done
   std::uint32_t joinSent = 0, joinAcked = 0;   ///< stream bytes sent / acknowledged by the client
-  bool worldChecked = false;           ///< Welcomed, WorldReady hash right: joins when the join worker has room
 
   // Accounts (docs/PROTOCOL.md, Accounts): set at Hello, used while Challenged.
   bool hasKey = false;          ///< Hello carried a public key

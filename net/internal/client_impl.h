@@ -187,6 +187,9 @@ struct ClientConnection::Impl {
   void transition(ClientPhase to);
   void fail(std::string why);
   bool active() const;
+  /// Generating, AwaitingSnapshot or Playing: the server may have admitted us, so
+  /// the join state, the Stream and full CellStates may come (held until Playing).
+  bool joined() const;
   void send(wire::ClientBody type, flatbuffers::Offset<void> body, bool reliable);
   void onPacket(const ENetPacket& packet, double nowMs);
   void handle(const wire::ServerMessage& msg, double nowMs);

@@ -51,7 +51,8 @@ TEST_CASE("a CONNECT in flight is resent after 250 ms, not ENet's 500 ms and dou
   CHECK(c.peer->nextTimeout == connect.sentTime + 250);
 }
 
-TEST_CASE("a joining player's messages are resent after 1.25 round trips, a playing one's after about two") {
+TEST_CASE("a joining player's messages are resent after half a round trip (1.25 when larger than a datagram), "
+          "a playing one's after about two") {
   Connecting c;
   ENetOutgoingCommand& command = firstInFlight(*c.peer);
   // What ENet holds after its first round-trip sample of 600 ms: the variance is half.
@@ -61,6 +62,13 @@ TEST_CASE("a joining player's messages are resent after 1.25 round trips, a play
   command.roundTripTimeout = 600 + 4 * 300;
   c.peer->nextTimeout = command.sentTime + command.roundTripTimeout;
 
+  net::capRetransmitTimeouts(*c.peer, true);
+  CHECK(command.roundTripTimeout == 300);  // a small command: a second copy half a round trip on
+  CHECK(c.peer->nextTimeout == command.sentTime + 300);
+
+  command.fragmentLength = 1201;  // more than a datagram: a copy costs more than it saves
+  command.roundTripTimeout = 600 + 4 * 300;
+  c.peer->nextTimeout = command.sentTime + command.roundTripTimeout;
   net::capRetransmitTimeouts(*c.peer, true);
   CHECK(command.roundTripTimeout == 750);
   CHECK(c.peer->nextTimeout == command.sentTime + 750);
@@ -84,5 +92,9 @@ TEST_CASE("a joining player's messages are resent after 1.25 round trips, a play
   command.roundTripTimeout = 1000;
   net::capRetransmitTimeouts(*c.peer, true);
   CHECK(command.roundTripTimeout == 100);
+  command.fragmentLength = 0;
+  command.roundTripTimeout = 1000;
+  net::capRetransmitTimeouts(*c.peer, true);
+  CHECK(command.roundTripTimeout == 50);
   c.peer->state = ENET_PEER_STATE_CONNECTING;  // so the reset below sends nothing odd
 }

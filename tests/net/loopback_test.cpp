@@ -6,6 +6,8 @@
 // thread.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -388,4 +390,63 @@ TEST_CASE("loopback: a client whose world or scene differs stops with an error n
     std::error_code ignored;
     std::filesystem::remove_all(dir, ignored);
   }
+}
+
+// Protocol 16: the server admits a full client at Welcome, so the join state is on
+// its way while the client generates; the client plays as soon as its world is
+// built, and the server counts the join only then (WorldReady).
+TEST_CASE("loopback: a full client's join state arrives while it generates; it plays once its world is built") {
+  World& w = world();
+  net::ServerConfig sc;
+  sc.bindAddress = "127.0.0.1";
+  sc.port = 0;
+  auto server = net::ServerHost::open(sc, sim::SimState(*w.generated), w.hosted);
+  REQUIRE_MESSAGE(server.has_value(), (server ? "" : server.error().message));
+  net::ServerHost& host = **server;
+
+  std::atomic<bool> release{false};
+  const sim::SimState& shared = *w.generated;
+  net::ClientConfig cfg;
+  cfg.port = host.port();
+  cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
+  cfg.name = "slow";
+  cfg.kind = net::ClientKind::FullBot;
+  cfg.worldFactory = [&](const sim::Scene&, std::uint64_t, const std::function<void(double)>& progress)
+      -> sim::Result<sim::SimState> {
+    for (int i = 0; !release.load(); ++i) {  // a slow machine's generation, growing
+      progress(std::min(0.9, i / 1000.0));
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return sim::SimState(shared);
+  };
+  auto conn = net::ClientConnection::connect(cfg);
+  REQUIRE_MESSAGE(conn.has_value(), (conn ? "" : conn.error().message));
+  net::ClientConnection& c = **conn;
+  auto pump = [&](int ticks, auto&& until) {
+    for (int i = 0; i < ticks && !until(); ++i) {
+      host.tick();
+      c.service(0, 0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(4));
+    }
+    return until();
+  };
+  // Admitted while generating: a player in the world before the client built it.
+  CHECK(pump(600, [&] { return host.stats().players == 1; }));
+  CHECK(c.phase() == net::ClientPhase::Generating);
+  // A second for the join state to arrive and be acknowledged; not a join yet.
+  pump(60, [] { return false; });
+  CHECK(c.phase() == net::ClientPhase::Generating);
+  CHECK(host.stats().joinSecondsCount == 0);
+
+  release = true;
+  CHECK(pump(600, [&] { return c.phase() == net::ClientPhase::Playing || c.phase() == net::ClientPhase::Failed; }));
+  INFO("error: " << c.error());
+  REQUIRE(c.phase() == net::ClientPhase::Playing);
+  // The join state was all there: Playing in the same call that finished generating.
+  const std::vector<net::PhaseChange>& log = c.stats().phaseLog;
+  REQUIRE(log.size() == 4);
+  CHECK(log[2].to == net::ClientPhase::AwaitingSnapshot);
+  CHECK(log[3].atMs - log[2].atMs < 1.0);
+  CHECK(pump(120, [&] { return host.stats().joinSecondsCount == 1; }));
+  CHECK(host.stats().malformed == 0);
 }
