@@ -24,6 +24,7 @@
 #include "mesh/mesh_cache.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -117,60 +118,51 @@ struct ChunkState {
 
 enum : std::uint8_t { kClsEmpty = 0, kClsOpaque = 1, kClsLiquid = 2, kClsMixed = 3 };
 
-/// A worker's decoded mixed bricks during one finish() (the world is frozen then).
-/// A mixed brick is read by the 27 gathers around it; decoding it once and copying
-/// slabs is about three times cheaper than per-voxel palette reads. Direct-mapped
-/// on the low bits of the coordinates (16 x 8 x 4 bricks), 266 KB.
-struct DecodeCache {
-  static constexpr int kEntries = 512;
+/// A direct-mapped cache of one value per brick and level, valid within one epoch (a
+/// finish() or update() call: the world does not change within it; epoch 0 is
+/// empty). Slots are the low XBits, YBits and ZBits of the brick coordinates.
+template <class Value, int XBits, int YBits, int ZBits>
+struct BrickCache {
   struct Entry {
     sim::BrickCoord coord;
-    std::uint64_t epoch = 0;  // 0: empty
-    sim::MaterialId voxels[sim::kBrickVoxels];
-  };
-  std::vector<Entry> entries = std::vector<Entry>(kEntries);
-
-  static int slot(sim::BrickCoord c) { return (c.x & 15) | ((c.y & 7) << 4) | ((c.z & 3) << 7); }
-  const sim::MaterialId* get(const sim::BrickView& v, sim::BrickCoord c, std::uint64_t epoch) {
-    Entry& e = entries[static_cast<std::size_t>(slot(c))];
-    if (e.epoch != epoch || e.coord != c) {
-      v.decode(e.voxels);
-      e.coord = c;
-      e.epoch = epoch;
-    }
-    return e.voxels;
-  }
-};
-
-/// A worker's coarse blocks of mixed bricks during one finish() (internal::BrickBlocks):
-/// a coarse brick reads the blocks of the 27 bricks around it, and coarsening a brick
-/// once instead of in each of those reads was 8x fewer block tallies at level 2 (a
-/// third of the first view's meshing time on highlands). Direct-mapped on the low bits
-/// of the coordinates (16 x 16 x 16 bricks, 300 KB): a miss costs the 27 bricks' worth
-/// of block tallies, so it holds a chunk and the bricks around it.
-struct BlockCache {
-  static constexpr int kEntries = 4096;
-  static int slot(sim::BrickCoord c) { return (c.x & 15) | ((c.y & 15) << 4) | ((c.z & 15) << 8); }
-  struct Entry {
-    sim::BrickCoord coord;
-    std::uint64_t epoch = 0;  // 0: empty
+    std::uint64_t epoch = 0;
     int level = 0;
-    internal::BrickBlocks blocks;
+    Value value;
   };
-  std::vector<Entry> entries = std::vector<Entry>(kEntries);
+  std::vector<Entry> entries = std::vector<Entry>(std::size_t{1} << (XBits + YBits + ZBits));
 
-  const internal::BrickBlocks& get(const sim::BrickView& v, sim::BrickCoord c, int level, std::uint64_t epoch,
-                                   const MeshClassTable& classes, DecodeCache& decoded) {
-    Entry& e = entries[static_cast<std::size_t>(slot(c))];
+  /// The value of brick c at level, made by fill(Value&) on a miss.
+  template <class Fill>
+  const Value& get(sim::BrickCoord c, int level, std::uint64_t epoch, Fill&& fill) {
+    constexpr int kMaskX = (1 << XBits) - 1, kMaskY = (1 << YBits) - 1, kMaskZ = (1 << ZBits) - 1;
+    const int slot = (c.x & kMaskX) | ((c.y & kMaskY) << XBits) | ((c.z & kMaskZ) << (XBits + YBits));
+    Entry& e = entries[static_cast<std::size_t>(slot)];
     if (e.epoch != epoch || e.coord != c || e.level != level) {
-      internal::blocksOfBrick(decoded.get(v, c, epoch), level, classes, e.blocks);
+      fill(e.value);
       e.coord = c;
       e.epoch = epoch;
       e.level = level;
     }
-    return e.blocks;
+    return e.value;
   }
 };
+
+/// Decoded mixed bricks. A mixed brick is read by the 27 gathers around it; decoding
+/// it once and copying slabs is about three times cheaper than per-voxel palette
+/// reads. 16 x 8 x 4 bricks, 266 KB.
+using DecodeCache = BrickCache<std::array<sim::MaterialId, sim::kBrickVoxels>, 4, 3, 2>;
+
+const sim::MaterialId* decodedBrick(DecodeCache& cache, const sim::BrickView& v, sim::BrickCoord c,
+                                    std::uint64_t epoch) {
+  return cache.get(c, 0, epoch, [&](auto& voxels) { v.decode(voxels.data()); }).data();
+}
+
+/// Coarse blocks of mixed bricks (internal::BrickBlocks): a coarse brick reads the
+/// blocks of the 27 bricks around it, and coarsening a brick once instead of in each
+/// of those reads was 8x fewer block tallies at level 2 (a third of the first view's
+/// meshing time on highlands). 16 x 16 x 16 bricks, 300 KB: a miss costs the 27
+/// bricks' worth of block tallies, so it holds a chunk and the bricks around it.
+using BlockCache = BrickCache<internal::BrickBlocks, 4, 4, 4>;
 
 /// True when overlay holds a voxel in one of the 27 bricks around b.
 bool overlayNear(const sim::VoxelOverlay* overlay, sim::BrickCoord b) {
@@ -190,7 +182,7 @@ void gatherCached(const sim::BrickStore& world, sim::BrickCoord b, PaddedBrick& 
   using internal::PaddedSpan;
   auto copyMixed = [&](const sim::BrickView& v, sim::BrickCoord c, int dx, int, int, PaddedSpan x, PaddedSpan y,
                        PaddedSpan z) {
-    const sim::MaterialId* src = cache.get(v, c, epoch);
+    const sim::MaterialId* src = decodedBrick(cache, v, c, epoch);
     for (int pz = z.lo; pz < z.hi; ++pz) {
       for (int py = y.lo; py < y.hi; ++py) {
         const sim::MaterialId* row = src + sim::voxelIndexInBrick(0, (py + 7) & 7, (pz + 7) & 7);
@@ -212,7 +204,7 @@ void gatherCoarseCached(const sim::BrickStore& world, sim::BrickCoord b, int lev
                         const sim::VoxelOverlay* overlay, PaddedBrick& out, DecodeCache& cache, std::uint64_t epoch) {
   internal::WideBrick wide;
   internal::gatherWide(world, b, level, wide,
-                       [&](const sim::BrickView& v, sim::BrickCoord c) { return cache.get(v, c, epoch); });
+                       [&](const sim::BrickView& v, sim::BrickCoord c) { return decodedBrick(cache, v, c, epoch); });
   if (overlay) internal::patchWide(*overlay, wide);
   internal::coarsenWide(wide, classes, b.y == world.bounds().minBrick.y, out);
 }
@@ -317,7 +309,10 @@ struct MeshCache::Impl {
       if (job.world && job.level > 0 && !overlayNear(job.overlay, job.brick)) {
         internal::gatherBlocks(*job.world, job.brick, job.level, classes, in,
                                [&](const sim::BrickView& v, sim::BrickCoord c) -> const internal::BrickBlocks& {
-                                 return blocks.get(v, c, job.level, job.epoch, classes, decoded);
+                                 return blocks.get(c, job.level, job.epoch, [&](internal::BrickBlocks& out) {
+                                   internal::blocksOfBrick(decodedBrick(decoded, v, c, job.epoch), job.level,
+                                                           classes, out);
+                                 });
                                });
       } else if (job.world && job.level > 0) {
         gatherCoarseCached(*job.world, job.brick, job.level, classes, job.overlay, in, decoded, job.epoch);
@@ -837,7 +832,7 @@ struct MeshCache::Impl {
       // Only the copy here (a coarse brick's neighbours are decoded once per update);
       // the worker coarsens it.
       internal::gatherWide(world, b, level, copy.wide, [&](const sim::BrickView& v, sim::BrickCoord c) {
-        return static_cast<const sim::MaterialId*>(mainDecoded.get(v, c, updateEpoch));
+        return decodedBrick(mainDecoded, v, c, updateEpoch);
       });
       if (overlay) internal::patchWide(*overlay, copy.wide);
     } else if (!frozenWorld) {
