@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <enet/enet.h>
 #include <flatbuffers/flatbuffers.h>
@@ -24,9 +27,13 @@
 #include "sim/gen/generator_version.h"
 #include "net/server_host.h"
 #include "sim/gen/scene.h"
+#include "sim/save/save.h"
+#include "sim/save/state_codec.h"
+#include "sim/step/step.h"
 #include "sim/systems/sim_state.h"
 #include "sim/systems/water.h"
 #include "sim/world/brick_store.h"
+#include "sim/world/surface_change.h"
 #include "sim/world/world_hash.h"
 #include "tests/support/full_bot.h"
 
@@ -39,13 +46,10 @@ double msSince(Clock::time_point t) { return std::chrono::duration<double, std::
 
 using test::fullBotConfig;
 
-/// A hostile server: answers Hello with a true Welcome (flat), then, after
-/// WorldReady, sends the JoinChunks `chunks` builds. Returns the client's error
-/// once it has failed ("" if it never did within 20 s).
-std::string joinFromHostileServer(
-    const std::function<void(flatbuffers::FlatBufferBuilder&, std::vector<std::vector<std::uint8_t>>&)>& chunks) {
-  net::EnetGuard enet;
-  REQUIRE(enet.ok());
+using Messages = std::vector<std::vector<std::uint8_t>>;
+
+/// flat.toml and its generated state, for the hostile servers below.
+const std::pair<sim::Scene, sim::SimState>& flatWorld() {
   static const auto flat = [] {
     auto scene = sim::loadScene(std::string(LOAM_SOURCE_DIR) + "/scenes/flat.toml");
     REQUIRE(scene.has_value());
@@ -53,6 +57,21 @@ std::string joinFromHostileServer(
     REQUIRE(state.has_value());
     return std::make_pair(std::move(*scene), std::move(*state));
   }();
+  return flat;
+}
+
+/// A hostile server: answers Hello with a true Welcome (flat, player 1), then, after
+/// WorldReady, sends the JoinChunks `chunks` builds; once the client plays, it sends
+/// the messages `stream` builds (if any). `inspect` sees the client before it
+/// disconnects. Returns the client's error once it has failed ("" if it never did
+/// within `seconds`).
+std::string joinFromHostileServer(const std::function<void(flatbuffers::FlatBufferBuilder&, Messages&)>& chunks,
+                                  const std::function<void(flatbuffers::FlatBufferBuilder&, Messages&)>& stream = {},
+                                  const std::function<void(net::ClientConnection&)>& inspect = {},
+                                  double seconds = 20) {
+  net::EnetGuard enet;
+  REQUIRE(enet.ok());
+  const auto& flat = flatWorld();
   ENetAddress bind{};
   enet_address_set_host_ip(&bind, "127.0.0.1");
   bind.port = 0;
@@ -67,42 +86,70 @@ std::string joinFromHostileServer(
   const std::uint64_t generatedHash = net::describeWorld(flat.first, flat.second.world).generatedHash;
 
   flatbuffers::FlatBufferBuilder fbb;
-  auto sendBuilt = [&](ENetPeer* peer) {
-    ENetPacket* p = enet_packet_create(fbb.GetBufferPointer(), fbb.GetSize(), ENET_PACKET_FLAG_RELIABLE);
-    if (enet_peer_send(peer, net::kChannelReliable, p) < 0) enet_packet_destroy(p);
+  auto sendAll = [](ENetPeer* peer, const Messages& out) {
+    for (const auto& m : out) {
+      ENetPacket* p = enet_packet_create(m.data(), m.size(), ENET_PACKET_FLAG_RELIABLE);
+      if (enet_peer_send(peer, net::kChannelReliable, p) < 0) enet_packet_destroy(p);
+    }
   };
+  ENetPeer* peer = nullptr;
+  bool streamSent = false;
   const Clock::time_point t0 = Clock::now();
-  while (msSince(t0) < 20000 && client.phase() != net::ClientPhase::Failed &&
+  while (msSince(t0) < seconds * 1000 && client.phase() != net::ClientPhase::Failed &&
          client.phase() != net::ClientPhase::Disconnected) {
     ENetEvent ev;
     while (enet_host_service(server, &ev, 0) > 0) {
       if (ev.type != ENET_EVENT_TYPE_RECEIVE) continue;
+      peer = ev.peer;
       const std::span<const std::uint8_t> bytes(ev.packet->data, ev.packet->dataLength);
       const wire::ClientMessage* msg = net::verifyClientMessage(bytes, net::kMaxClientPacketBytes);
+      Messages out;
       if (msg && msg->body_type() == wire::ClientBody::Hello) {
         fbb.Clear();
         auto w = wire::CreateWelcomeDirect(fbb, net::kProtocolVersion, 1, "hostile", flat.first.name.c_str(),
                                            sim::sceneJoinHash(flat.first), flat.first.defaultSeed,
                                            sim::kGeneratorVersion, generatedHash, 1);
         fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Welcome, w.Union()));
-        sendBuilt(ev.peer);
+        out.emplace_back(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
       } else if (msg && msg->body_type() == wire::ClientBody::WorldReady) {
-        std::vector<std::vector<std::uint8_t>> out;
         chunks(fbb, out);
-        for (const auto& m : out) {
-          ENetPacket* p = enet_packet_create(m.data(), m.size(), ENET_PACKET_FLAG_RELIABLE);
-          if (enet_peer_send(ev.peer, net::kChannelReliable, p) < 0) enet_packet_destroy(p);
-        }
       }
+      sendAll(ev.peer, out);
       enet_packet_destroy(ev.packet);
+    }
+    if (stream && !streamSent && peer && client.phase() == net::ClientPhase::Playing) {
+      Messages out;
+      stream(fbb, out);
+      sendAll(peer, out);
+      streamSent = true;
     }
     enet_host_flush(server);
     client.service(msSince(t0), 5);
   }
   const std::string error = client.phase() == net::ClientPhase::Failed ? client.error() : std::string();
+  if (inspect) inspect(client);
   client.disconnect();
   enet_host_destroy(server);
   return error;
+}
+
+/// The true join state of player 1 ("victim") on flat, in one JoinChunk.
+void trueJoinState(flatbuffers::FlatBufferBuilder& fbb, Messages& out) {
+  sim::SimState state(flatWorld().second);
+  const sim::Command join{sim::PlayerId{1}, 1, sim::JoinCommand{sim::PlayerName::from("victim")}};
+  sim::step(state, std::span(&join, 1));
+  sim::SaveData data;
+  data.header.identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
+  data.header.tick = state.tick;
+  data.bounds = state.world.bounds();
+  data.blobs = sim::mirrorBlobs(sim::copyState(state, false));
+  auto bytes = sim::encodeSave(data);
+  REQUIRE(bytes.has_value());
+  fbb.Clear();
+  auto c = wire::CreateJoinChunk(fbb, state.tick, 0, static_cast<std::uint32_t>(bytes->size()),
+                                 fbb.CreateVector(*bytes));
+  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::JoinChunk, c.Union()));
+  out.emplace_back(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }
 
 /// One JoinChunk message.
@@ -328,4 +375,98 @@ TEST_CASE("edits made while the server runs reach a later joiner as whole cells"
   CHECK(digger->stats().desyncCount == 0);
   digger->disconnect();
   late->disconnect();
+}
+
+namespace {
+
+/// A finished ServerMessage's bytes.
+std::vector<std::uint8_t> finished(const flatbuffers::FlatBufferBuilder& fbb) {
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+/// SurfaceChanges of `count` records, patch (i, 0) each, with `material`.
+std::vector<std::uint8_t> surfaceChanges(flatbuffers::FlatBufferBuilder& fbb, std::size_t count, std::uint8_t material) {
+  fbb.Clear();
+  std::vector<wire::SurfaceChangeRec> recs;
+  for (std::size_t i = 0; i < count; ++i) recs.emplace_back(static_cast<std::int32_t>(i), 0, 5, material);
+  auto m = wire::CreateSurfaceChanges(fbb, fbb.CreateVectorOfStructs(recs));
+  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::SurfaceChanges, m.Union()));
+  return finished(fbb);
+}
+
+/// A Stream of one item.
+std::vector<std::uint8_t> streamItem(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t sequence,
+                                     std::uint32_t fullState, const std::vector<std::uint8_t>& message) {
+  fbb.Clear();
+  flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> bytes;
+  if (!message.empty()) {
+    fbb.ForceVectorAlignment(message.size(), 1, 8);
+    bytes = fbb.CreateVector(message);
+  }
+  const std::vector items{wire::CreateStreamItem(fbb, sequence, fullState, bytes)};
+  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Stream,
+                                       wire::CreateStream(fbb, fbb.CreateVector(items)).Union()));
+  return finished(fbb);
+}
+
+}  // namespace
+
+TEST_CASE("a hostile server's ordered stream: every item is checked before it is held, and SurfaceChanges are bounded") {
+  struct Case {
+    const char* name;
+    std::function<std::vector<std::uint8_t>(flatbuffers::FlatBufferBuilder&)> build;
+    const char* error;  ///< what the client's error contains
+  };
+  const Case cases[] = {
+      {"an item past the window",
+       [](auto& fbb) { return streamItem(fbb, net::kMaxStreamAhead + 1, 0, surfaceChanges(fbb, 1, 0)); },
+       "is more than"},
+      {"a full CellState in the stream",
+       [](auto& fbb) {
+         fbb.Clear();
+         auto c = wire::CreateCellState(fbb, 1, 0, 0, true);
+         fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::CellState, c.Union()));
+         return streamItem(fbb, 1, 0, finished(fbb));
+       },
+       "is a full CellState (those come reliably)"},
+      {"a full-state mark with a message",
+       [](auto& fbb) { return streamItem(fbb, 1, 1, surfaceChanges(fbb, 1, 0)); }, "is a mark with a message"},
+      {"a message the stream never carries",
+       [](auto& fbb) {
+         fbb.Clear();
+         auto w = wire::CreateWelcomeDirect(fbb, net::kProtocolVersion, 1, "hostile", "flat", 0, 0, 0, 0, 1);
+         fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Welcome, w.Union()));
+         return streamItem(fbb, 1, 0, finished(fbb));
+       },
+       "is not a StepBatch, CellState, ActionResults or SurfaceChanges"},
+      {"SurfaceChanges over the cap",
+       [](auto& fbb) { return streamItem(fbb, 1, 0, surfaceChanges(fbb, net::kMaxSurfaceChanges + 1, 0)); },
+       "SurfaceChanges with 1025 records (at most 1024)"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      const std::string error =
+          joinFromHostileServer(trueJoinState, [&c](auto& fbb, Messages& out) { out.push_back(c.build(fbb)); });
+      CAPTURE(error);
+      CHECK(error.find(c.error) != std::string::npos);
+    }
+  }
+  SUBCASE("a material the client's table lacks is shown as the generator's surface") {
+    std::vector<sim::SurfaceChange> shown;
+    std::uint64_t applied = 0;
+    const std::string error = joinFromHostileServer(
+        trueJoinState, [](auto& fbb, Messages& out) { out.push_back(streamItem(fbb, 1, 0, surfaceChanges(fbb, 3, 250))); },
+        [&](net::ClientConnection& client) {
+          shown = client.takeSurfaceChanges();
+          applied = client.stats().surfacePatches;
+        },
+        2.0);
+    CHECK(error.empty());
+    CHECK(applied == 3);
+    REQUIRE(shown.size() == 3);
+    for (const sim::SurfaceChange& p : shown) {
+      CHECK(p.rise == 5);
+      CHECK(p.material == sim::kAir);
+    }
+  }
 }
