@@ -70,6 +70,18 @@ World& world() {
   return w;
 }
 
+// A server of the suite's world on a free loopback port.
+std::unique_ptr<net::ServerHost> openServer() {
+  World& w = world();
+  net::ServerConfig sc;
+  sc.name = "loopback";
+  sc.bindAddress = "127.0.0.1";
+  sc.port = 0;
+  auto server = net::ServerHost::open(sc, sim::SimState(*w.generated), w.hosted);
+  REQUIRE_MESSAGE(server.has_value(), (server ? "" : server.error().message));
+  return std::move(*server);
+}
+
 // " awaiting welcome 312 ms, generating 640 ms, ...": when each phase began.
 std::string phases(const std::vector<net::PhaseChange>& log) {
   std::string out;
@@ -97,13 +109,8 @@ struct Bot {
 // long-delay link delivers the reliable stream in bursts behind retransmissions).
 void runLoopback(const net::LinkProfile& profile, std::uint64_t steps, std::uint64_t joinBudget, int drainSeconds) {
   World& w = world();
-  net::ServerConfig sc;
-  sc.name = "loopback";
-  sc.bindAddress = "127.0.0.1";
-  sc.port = 0;
-  auto server = net::ServerHost::open(sc, sim::SimState(*w.generated), w.hosted);
-  REQUIRE_MESSAGE(server.has_value(), (server ? "" : server.error().message));
-  net::ServerHost& host = **server;
+  auto server = openServer();
+  net::ServerHost& host = *server;
   REQUIRE(host.port() != 0);
 
   auto link = net::LinkSimulator::open("127.0.0.1", host.port(), profile);
@@ -335,14 +342,10 @@ std::unique_ptr<net::ClientConnection> joinOnce(net::ClientConfig cfg, net::Serv
 
 TEST_CASE("loopback: a client whose world or scene differs stops with an error naming the cells or the file") {
   World& w = world();
-  net::ServerConfig sc;
-  sc.bindAddress = "127.0.0.1";
-  sc.port = 0;
-  auto server = net::ServerHost::open(sc, sim::SimState(*w.generated), w.hosted);
-  REQUIRE_MESSAGE(server.has_value(), (server ? "" : server.error().message));
+  auto server = openServer();
 
   net::ClientConfig cfg;
-  cfg.port = (*server)->port();
+  cfg.port = server->port();
   cfg.sceneDir = std::string(LOAM_SOURCE_DIR) + "/scenes";
 
   SUBCASE("one voxel differs: the differing cell is named") {
@@ -357,7 +360,7 @@ TEST_CASE("loopback: a client whose world or scene differs stops with an error n
       copy.world.set(v, copy.world.get(v.x, v.y, v.z) == sim::kAir ? sim::MaterialId{1} : sim::kAir);
       return copy;
     };
-    auto conn = joinOnce(cfg, **server);
+    auto conn = joinOnce(cfg, *server);
     INFO("error: " << conn->error());
     CHECK(conn->phase() == net::ClientPhase::Failed);
     CHECK(conn->error().find("world differs from the server's in 1 cells: (0,-1)") != std::string::npos);
@@ -382,7 +385,7 @@ TEST_CASE("loopback: a client whose world or scene differs stops with an error n
     }
     cfg.sceneDir = dir;
     cfg.name = "stale";
-    auto conn = joinOnce(cfg, **server);
+    auto conn = joinOnce(cfg, *server);
     INFO("error: " << conn->error());
     CHECK(conn->phase() == net::ClientPhase::Failed);
     CHECK(conn->error().find(dir + "/glade.toml: scene hash") != std::string::npos);
@@ -397,12 +400,8 @@ TEST_CASE("loopback: a client whose world or scene differs stops with an error n
 // built, and the server counts the join only then (WorldReady).
 TEST_CASE("loopback: a full client's join state arrives while it generates; it plays once its world is built") {
   World& w = world();
-  net::ServerConfig sc;
-  sc.bindAddress = "127.0.0.1";
-  sc.port = 0;
-  auto server = net::ServerHost::open(sc, sim::SimState(*w.generated), w.hosted);
-  REQUIRE_MESSAGE(server.has_value(), (server ? "" : server.error().message));
-  net::ServerHost& host = **server;
+  auto server = openServer();
+  net::ServerHost& host = *server;
 
   std::atomic<bool> release{false};
   const sim::SimState& shared = *w.generated;
