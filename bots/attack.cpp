@@ -204,12 +204,16 @@ void Attack::sendBuilt(Attacker& a, bool reliable) {
   fbb_->Clear();
 }
 
-void Attack::onPacket(Attacker& a, const std::uint8_t* data, std::size_t size, double nowMs) {
+void Attack::onPacket(Attacker& a, const std::uint8_t* data, std::size_t size, std::uint8_t channel, double nowMs) {
   ++stats_.messagesReceived;
   stats_.bytesReceived += size;
+  if (channel == net::kChannelSnapshot) {
+    if (const sim::Result<net::SnapshotMessage> s = net::decodeSnapshot({data, size}, gone_)) onSnapshot(a, *s, nowMs);
+    return;
+  }
   const wire::ServerMessage* msg = net::openServerMessage({data, size}, net::kMaxServerMessageBytes, unpacked_);
   if (!msg) return;  // not ours to judge: the server's own tests check what it sends
-  // Only these three matter to an attacker; anything else is counted and ignored.
+  // Only these two and snapshots matter to an attacker; anything else is counted and ignored.
   const wire::ServerBody type = msg->body_type();
   if (type == wire::ServerBody::Welcome) {
     ++stats_.welcomes;
@@ -218,35 +222,36 @@ void Attack::onPacket(Attacker& a, const std::uint8_t* data, std::size_t size, d
     if (a.rejected) return;
     a.rejected = true;
     countRejection(stats_, msg->body_as_Reject()->code());
-  } else if (type == wire::ServerBody::Snapshot) {
-    const wire::Snapshot* s = msg->body_as_Snapshot();
-    if (s->sequence() > a.snapshotAck) a.snapshotAck = s->sequence();
-    if (a.state == Attacker::State::Welcomed) {
-      a.state = Attacker::State::Playing;
-      ++stats_.joins;
-      const double ms = nowMs - a.connectAtMs;
-      stats_.joinMsSum += ms;
-      if (ms > stats_.joinMsMax) stats_.joinMsMax = ms;
-      if (config_.mode == AttackMode::JoinSpam) {  // joined: leave at once and come back
-        enet_peer_disconnect(a.peer, 0);
-        a.state = Attacker::State::Leaving;
-        ++stats_.leaves;
-        return;
-      }
+  }
+}
+
+void Attack::onSnapshot(Attacker& a, const net::SnapshotMessage& s, double nowMs) {
+  if (s.sequence > a.snapshotAck) a.snapshotAck = s.sequence;
+  if (a.state == Attacker::State::Welcomed) {
+    a.state = Attacker::State::Playing;
+    ++stats_.joins;
+    const double ms = nowMs - a.connectAtMs;
+    stats_.joinMsSum += ms;
+    if (ms > stats_.joinMsMax) stats_.joinMsMax = ms;
+    if (config_.mode == AttackMode::JoinSpam) {  // joined: leave at once and come back
+      enet_peer_disconnect(a.peer, 0);
+      a.state = Attacker::State::Leaving;
+      ++stats_.leaves;
+      return;
     }
-    const sim::Result<sim::PlayerState> own = a.owns.take(*s);
-    if (a.state == Attacker::State::Playing && own) {
-      const std::int32_t x = own->position.x, z = own->position.z;
-      if (a.havePosition) {
-        const double dx = static_cast<double>(x) - a.lastX, dz = static_cast<double>(z) - a.lastZ;
-        const double metres = std::sqrt(dx * dx + dz * dz) / sim::kUnitsPerMetre;
-        stats_.metresMoved += metres;
-        a.stuckSnapshots = metres < 0.01 ? a.stuckSnapshots + 1 : 0;
-      }
-      a.havePosition = true;
-      a.lastX = x;
-      a.lastZ = z;
+  }
+  const sim::Result<sim::PlayerState> own = a.owns.take(s);
+  if (a.state == Attacker::State::Playing && own) {
+    const std::int32_t x = own->position.x, z = own->position.z;
+    if (a.havePosition) {
+      const double dx = static_cast<double>(x) - a.lastX, dz = static_cast<double>(z) - a.lastZ;
+      const double metres = std::sqrt(dx * dx + dz * dz) / sim::kUnitsPerMetre;
+      stats_.metresMoved += metres;
+      a.stuckSnapshots = metres < 0.01 ? a.stuckSnapshots + 1 : 0;
     }
+    a.havePosition = true;
+    a.lastX = x;
+    a.lastZ = z;
   }
 }
 
@@ -564,7 +569,7 @@ void Attack::service(double nowMs, bool tick) {
     switch (ev.type) {
       case ENET_EVENT_TYPE_CONNECT: onConnect(a, nowMs); break;
       case ENET_EVENT_TYPE_RECEIVE:
-        onPacket(a, ev.packet->data, ev.packet->dataLength, nowMs);
+        onPacket(a, ev.packet->data, ev.packet->dataLength, ev.channelID, nowMs);
         enet_packet_destroy(ev.packet);
         break;
       case ENET_EVENT_TYPE_DISCONNECT: sessionEnded(a, ev.data, nowMs); break;

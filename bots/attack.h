@@ -34,6 +34,7 @@
 
 #include "net/enet_support.h"
 #include "net/own_ring.h"
+#include "net/snapshot_codec.h"
 #include "sim/core/result.h"
 
 
@@ -159,7 +160,8 @@ class Attack {
   void connect(Attacker& a, double nowMs);
   void sessionEnded(Attacker& a, std::uint32_t disconnectData, double nowMs);
   void onConnect(Attacker& a, double nowMs);
-  void onPacket(Attacker& a, const std::uint8_t* data, std::size_t size, double nowMs);
+  void onPacket(Attacker& a, const std::uint8_t* data, std::size_t size, std::uint8_t channel, double nowMs);
+  void onSnapshot(Attacker& a, const net::SnapshotMessage& s, double nowMs);
   void tickAttacker(Attacker& a, double nowMs);
   void sendHello(Attacker& a, bool wantsWorld);
   void sendSpeedInputs(Attacker& a);
@@ -178,6 +180,7 @@ class Attack {
   std::unique_ptr<flatbuffers::FlatBufferBuilder> fbb_;
   std::vector<std::uint8_t> bytes_;     ///< garbage scratch
   std::vector<std::uint8_t> unpacked_;  ///< decompressed Compressed messages
+  std::vector<std::uint32_t> gone_;     ///< a snapshot's gone lists (decodeSnapshot)
   std::mt19937_64 rng_;
   AttackStats stats_;
 };

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <utility>
 
 #include "net/protocol.h"
 #include "net/wire.h"
@@ -66,20 +67,30 @@ void Swarm::send(SwarmBot& bot, std::uint8_t type, bool reliable) {
   fbb_->Clear();
 }
 
-void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, double nowMs) {
+void Swarm::fail(SwarmBot& bot, std::string why) {
+  bot.phase = SwarmBot::Phase::Failed;
+  bot.error = std::move(why);
+  std::fprintf(stderr, "%s: failed: %s\n", bot.name.c_str(), bot.error.c_str());
+  enet_peer_disconnect(bot.peer, 0);
+}
+
+void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, std::uint8_t channel, double nowMs) {
+  const auto count = [&](wire::ServerBody body) {
+    const auto type = static_cast<std::uint8_t>(body);
+    if (type < bot.received.size()) {
+      ++bot.received[type].messages;
+      bot.received[type].bytes += size;
+    }
+  };
+  if (channel == net::kChannelSnapshot) {
+    count(wire::ServerBody::Snapshot);
+    const sim::Result<net::SnapshotMessage> s = net::decodeSnapshot({data, size}, gone_);
+    if (!s) return fail(bot, s.error().message);
+    return onSnapshot(bot, *s, nowMs);
+  }
   const wire::ServerMessage* msg = net::openServerMessage({data, size}, net::kMaxServerMessageBytes, unpacked_);
-  if (!msg) {
-    bot.phase = SwarmBot::Phase::Failed;
-    bot.error = "malformed message from the server (" + std::to_string(size) + " bytes)";
-    std::fprintf(stderr, "%s: failed: %s\n", bot.name.c_str(), bot.error.c_str());
-    enet_peer_disconnect(bot.peer, 0);
-    return;
-  }
-  const auto type = static_cast<std::uint8_t>(msg->body_type());
-  if (type < bot.received.size()) {
-    ++bot.received[type].messages;
-    bot.received[type].bytes += size;
-  }
+  if (!msg) return fail(bot, "malformed message from the server (" + std::to_string(size) + " bytes)");
+  count(msg->body_type());
   switch (msg->body_type()) {
     case wire::ServerBody::Welcome:
       bot.playerId = msg->body_as_Welcome()->player_id();
@@ -105,21 +116,7 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
         }
       }
       break;
-    case wire::ServerBody::Snapshot: {
-      const wire::Snapshot* s = msg->body_as_Snapshot();
-      if (s->sequence() <= bot.snapshotAck) break;
-      const sim::Result<sim::PlayerState> own = bot.owns.take(*s);
-      if (!own) break;  // its baseline rolled off (or a server's bad own)
-      bot.snapshotAck = s->sequence();
-      bot.own = *own;
-      ++bot.snapshots;
-      if (bot.phase == SwarmBot::Phase::Welcomed) {
-        bot.phase = SwarmBot::Phase::Playing;
-        bot.joinMs = nowMs - startMs_;
-        std::fprintf(stderr, "%s: joined in %.0f ms (player %u)\n", bot.name.c_str(), bot.joinMs, bot.playerId);
-      }
-      break;
-    }
+    case wire::ServerBody::Snapshot:  // raw since protocol 17
     case wire::ServerBody::AuthChallenge:
       answerChallenge(bot, *msg->body_as_AuthChallenge());
       break;
@@ -134,6 +131,20 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
     case wire::ServerBody::SurfaceChanges:  // a swarm bot holds no world (and is sent none)
     case wire::ServerBody::NONE:
       break;
+  }
+}
+
+void Swarm::onSnapshot(SwarmBot& bot, const net::SnapshotMessage& s, double nowMs) {
+  if (s.sequence <= bot.snapshotAck) return;
+  const sim::Result<sim::PlayerState> own = bot.owns.take(s);
+  if (!own) return;  // its baseline rolled off (or a server's bad own)
+  bot.snapshotAck = s.sequence;
+  bot.own = *own;
+  ++bot.snapshots;
+  if (bot.phase == SwarmBot::Phase::Welcomed) {
+    bot.phase = SwarmBot::Phase::Playing;
+    bot.joinMs = nowMs - startMs_;
+    std::fprintf(stderr, "%s: joined in %.0f ms (player %u)\n", bot.name.c_str(), bot.joinMs, bot.playerId);
   }
 }
 
@@ -198,7 +209,7 @@ void Swarm::service(double nowMs, bool tick) {
         break;
       }
       case ENET_EVENT_TYPE_RECEIVE:
-        if (bot.phase != SwarmBot::Phase::Failed) onPacket(bot, ev.packet->data, ev.packet->dataLength, nowMs);
+        if (bot.phase != SwarmBot::Phase::Failed) onPacket(bot, ev.packet->data, ev.packet->dataLength, ev.channelID, nowMs);
         enet_packet_destroy(ev.packet);
         break;
       case ENET_EVENT_TYPE_DISCONNECT:

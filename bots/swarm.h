@@ -20,6 +20,7 @@
 #include "net/account_key.h"
 #include "net/enet_support.h"
 #include "net/own_ring.h"
+#include "net/snapshot_codec.h"
 #include "net/stream_receipt.h"
 #include "net/traffic_counters.h"
 #include "sim/core/result.h"
@@ -92,7 +93,10 @@ class Swarm {
 
  private:
   Swarm() = default;
-  void onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, double nowMs);
+  void onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, std::uint8_t channel, double nowMs);
+  void onSnapshot(SwarmBot& bot, const net::SnapshotMessage& s, double nowMs);
+  /// Ends the bot with an error (logged), disconnecting it.
+  void fail(SwarmBot& bot, std::string why);
   void sendInputs(SwarmBot& bot);
   /// Signs an AuthChallenge with the bot's key and sends the AuthProof.
   void answerChallenge(SwarmBot& bot, const wire::AuthChallenge& challenge);
@@ -104,6 +108,7 @@ class Swarm {
   std::unique_ptr<flatbuffers::FlatBufferBuilder> fbb_;
   std::vector<std::uint8_t> unpacked_;  ///< decompressed Compressed messages
   std::vector<std::uint8_t> itemUnpacked_;  ///< the same for a Stream item
+  std::vector<std::uint32_t> gone_;         ///< a snapshot's gone lists (decodeSnapshot)
   double startMs_ = 0;
   BotTick scratch_;
 };

@@ -21,6 +21,7 @@
 #include "net/entity_codec.h"
 #include "sim/step/mirror.h"
 #include "net/protocol.h"
+#include "net/snapshot_codec.h"
 #include "net/water_codec.h"
 #include "net/wire.h"
 #include "sim/save/save.h"
@@ -232,7 +233,6 @@ Bytes cellState(const sim::SimState& state, sim::CellCoord cc) {
 }
 
 Bytes snapshot(const sim::SimState& state, const std::vector<sim::Event>& sounds) {
-  flatbuffers::FlatBufferBuilder fbb;
   std::vector<std::uint8_t> own;
   net::appendOwnChanges(own, nullptr, net::toWire(state.players[0].motion));
   // Records new to the client: changes against zeros (net/entity_codec.h).
@@ -250,18 +250,28 @@ Bytes snapshot(const sim::SimState& state, const std::vector<sim::Event>& sounds
     previous = rec.id();
   }
   std::vector<std::uint8_t> recs;
-  wire::EventRec previous;
+  wire::EventRec previousSound;
   for (const sim::Event& e : sounds) {
     if (wire::EventRec r; net::toWire(e, r)) {
-      net::appendEventRecord(recs, recs.empty() ? nullptr : &previous, r);
-      previous = r;
+      net::appendEventRecord(recs, recs.empty() ? nullptr : &previousSound, r);
+      previousSound = r;
     }
   }
   const std::vector<std::uint32_t> gone{9};
-  auto snap = wire::CreateSnapshotDirect(fbb, 5, 4, state.tick, &own, &poses, &gone, &animals, &gone, &recs,
-                                         state.players[0].motion.lastInput);
-  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Snapshot, snap.Union()));
-  return finish(fbb);
+  net::SnapshotMessage m;
+  m.sequence = 5;
+  m.baseline = 4;
+  m.tick = state.tick;
+  m.ownInput = state.players[0].motion.lastInput;
+  m.own = own;
+  m.players = poses;
+  m.playersGone = gone;
+  m.animals = animals;
+  m.animalsGone = gone;
+  m.sounds = recs;
+  Bytes out;
+  net::appendSnapshot(out, m);
+  return out;
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Server messages on the client: the bytes of one ENet packet through what
+// Server packets on the client: the bytes of one ENet packet through what
 // net/client_connection.cpp (handle) and the handlers in net/client_join.cpp and
 // net/client_playing.cpp do with them, in their order, on a copy of a mirror
 // (ClientConnection takes packets only from its ENet peer): openServerMessage at
@@ -6,9 +6,10 @@
 // JoinChunk state (decodeSave, restoreState), StepBatch (decodeEdits with its fire
 // records, decodeWeather, names, applyStep burning the fire, events), CellState
 // (water, a full one's fire records, applyCellState),
-// Snapshot (poses, animals, sounds), ActionResults (records checked, predictions
-// settled), Stream (each item's message through the same, once) and the small
-// messages' fields.
+// ActionResults (records checked, predictions settled), Stream (each item's message
+// through the same, once) and the small messages' fields; and the same bytes as a
+// Snapshot datagram (decodeSnapshot; own, poses, animals, sounds).
+#include <span>
 #include <vector>
 
 #include "fuzz/fuzz_support.h"
@@ -16,6 +17,7 @@
 #include "net/entity_codec.h"
 #include "net/predicted_edits.h"
 #include "net/protocol.h"
+#include "net/snapshot_codec.h"
 #include "net/stream_receipt.h"
 #include "net/water_codec.h"
 #include "net/wire.h"
@@ -128,15 +130,19 @@ void cellState(const wire::CellState& c) {
   sim::applyCellState(mirror, c.tick(), cell, c.full(), water, fire);
 }
 
-void snapshot(const wire::Snapshot& s) {
-  if (s.own()) {  // against a baseline's own, as the client's OwnRing does
+// A Snapshot datagram (kChannelSnapshot, raw): decodeSnapshot, then what the client
+// does with its lists.
+void snapshot(std::span<const std::uint8_t> bytes) {
+  std::vector<std::uint32_t> gone;
+  const sim::Result<net::SnapshotMessage> decoded = net::decodeSnapshot(bytes, gone);
+  if (!decoded) return;
+  const net::SnapshotMessage& s = *decoded;
+  if (!s.own.empty()) {  // against a baseline's own, as the client's OwnRing does
     const wire::PlayerStateRec base = net::toWire(sim::PlayerState{});
-    if (auto own = net::decodeOwnChanges({s.own()->data(), s.own()->size()}, &base, s.own_input()))
-      (void)net::fromWire(*own);
+    if (auto own = net::decodeOwnChanges(s.own, &base, s.ownInput)) (void)net::fromWire(*own);
   }
   std::vector<wire::EventRec> sounds;
-  if (s.sounds() && net::decodeEventRecords(std::span(s.sounds()->data(), s.sounds()->size()), sounds,
-                                            net::kMaxSoundsPerSnapshot)) {
+  if (net::decodeEventRecords(s.sounds, sounds, net::kMaxSoundsPerSnapshot)) {
     for (const wire::EventRec& r : sounds) {
       sim::Event e;
       (void)net::fromWire(r, e);
@@ -145,13 +151,9 @@ void snapshot(const wire::Snapshot& s) {
   // The client's rebuild: changes against a baseline that holds a few entities.
   std::vector<wire::PlayerPoseRec> players{net::poseToWire(sim::PlayerId{2}, {}),
                                            net::poseToWire(sim::PlayerId{7}, {})};
-  if (s.players()) {
-    (void)net::applyEntityRecords(std::span(s.players()->data(), s.players()->size()), players,
-                                  net::kMaxEntitiesInView);
-  }
+  (void)net::applyEntityRecords(s.players, players, net::kMaxEntitiesInView);
   std::vector<wire::AnimalRec> animals{net::toWire(sim::Animal{})};
-  if (s.animals() && net::applyEntityRecords(std::span(s.animals()->data(), s.animals()->size()), animals,
-                                             net::kMaxEntitiesInView)) {
+  if (net::applyEntityRecords(s.animals, animals, net::kMaxEntitiesInView)) {
     for (const wire::AnimalRec& r : animals) (void)net::fromWire(r);
   }
 }
@@ -194,8 +196,11 @@ void stream(const wire::Stream& s) {
 
 }  // namespace
 
+// Each input is tried as both kinds of packet: a message (channels 0 and 1) and a
+// Snapshot datagram (channel 2).
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::uint8_t> scratch;
+  snapshot(fuzz::bytesOf(data, size));
   return dispatch(net::openServerMessage(fuzz::bytesOf(data, size), net::kMaxServerMessageBytes, scratch), false);
 }
 
@@ -229,7 +234,7 @@ int dispatch(const wire::ServerMessage* msg, bool inStream) {
       return 0;
     case wire::ServerBody::StepBatch: stepBatch(*msg->body_as_StepBatch()); return 0;
     case wire::ServerBody::CellState: cellState(*msg->body_as_CellState()); return 0;
-    case wire::ServerBody::Snapshot: snapshot(*msg->body_as_Snapshot()); return 0;
+    case wire::ServerBody::Snapshot: return 0;  // retired: snapshots are datagrams of their own
     case wire::ServerBody::Compressed: return 0;  // openServerMessage unwraps it
     case wire::ServerBody::ActionResults: actionResults(*msg->body_as_ActionResults()); return 0;
     case wire::ServerBody::Stream:

@@ -115,18 +115,24 @@ void ClientConnection::Impl::send(wire::ClientBody type, flatbuffers::Offset<voi
   fbb.Clear();
 }
 
-void ClientConnection::Impl::onPacket(const ENetPacket& packet, double nowMs) {
+void ClientConnection::Impl::onPacket(const ENetPacket& packet, std::uint8_t channel, double nowMs) {
   const std::span<const std::uint8_t> bytes(packet.data, packet.dataLength);
+  if (channel == kChannelSnapshot) {  // raw (net/snapshot_codec.h)
+    TrafficCounters& c = stats.received[messageName(wire::ServerBody::Snapshot)];
+    ++c.messages;
+    c.bytes += bytes.size();
+    return onSnapshot(bytes, nowMs);
+  }
   const wire::ServerMessage* msg = openServerMessage(bytes, kMaxServerMessageBytes, unpacked);
   if (!msg) return fail("malformed message from the server (" + std::to_string(bytes.size()) + " bytes)");
   TrafficCounters& c = stats.received[messageName(msg->body_type())];
   ++c.messages;
   c.bytes += bytes.size();
   if (msg->body_type() == wire::ServerBody::CellState) return holdFullState(*msg->body_as_CellState(), bytes);
-  handle(*msg, nowMs);
+  handle(*msg);
 }
 
-void ClientConnection::Impl::handle(const wire::ServerMessage& msg, double nowMs) {
+void ClientConnection::Impl::handle(const wire::ServerMessage& msg) {
   switch (msg.body_type()) {
     case wire::ServerBody::Welcome: return onWelcome(*msg.body_as_Welcome());
     case wire::ServerBody::Reject: return onReject(*msg.body_as_Reject());
@@ -135,7 +141,7 @@ void ClientConnection::Impl::handle(const wire::ServerMessage& msg, double nowMs
     case wire::ServerBody::Stream: return onStream(*msg.body_as_Stream());
     case wire::ServerBody::StepBatch: return fail("a StepBatch outside the Stream");
     case wire::ServerBody::CellState: return fail("a CellState handled outside its place");  // onPacket holds it
-    case wire::ServerBody::Snapshot: return onSnapshot(*msg.body_as_Snapshot(), nowMs);
+    case wire::ServerBody::Snapshot: return fail("a Snapshot as a message: since protocol 17 they come raw");
     case wire::ServerBody::Compressed: break;  // openServerMessage unwraps it
     case wire::ServerBody::AuthChallenge: return onAuthChallenge(*msg.body_as_AuthChallenge());
     case wire::ServerBody::JoinChunk: return onJoinChunk(*msg.body_as_JoinChunk());
@@ -165,7 +171,7 @@ void ClientConnection::Impl::service(double now, int timeoutMs) {
         }
         break;
       case ENET_EVENT_TYPE_RECEIVE:
-        if (active()) onPacket(*ev.packet, nowMs);
+        if (active()) onPacket(*ev.packet, ev.channelID, nowMs);
         enet_packet_destroy(ev.packet);
         break;
       case ENET_EVENT_TYPE_DISCONNECT:

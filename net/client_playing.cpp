@@ -51,17 +51,15 @@ sim::PlayerState poseState(const wire::PlayerPoseRec& r, sim::PlayerState base) 
 }
 
 template <class Rec>
-sim::Result<void> applyDelta(std::vector<Rec>& list, const flatbuffers::Vector<std::uint8_t>* changes,
-                             const flatbuffers::Vector<std::uint32_t>* gone) {
+sim::Result<void> applyDelta(std::vector<Rec>& list, std::span<const std::uint8_t> changes,
+                             std::span<const std::uint32_t> gone) {
   auto byId = [](const Rec& r, std::uint32_t id) { return r.id() < id; };
-  if (gone) {
-    for (std::uint32_t id : *gone) {
-      auto it = std::lower_bound(list.begin(), list.end(), id, byId);
-      if (it != list.end() && it->id() == id) list.erase(it);
-    }
+  for (std::uint32_t id : gone) {
+    auto it = std::lower_bound(list.begin(), list.end(), id, byId);
+    if (it != list.end() && it->id() == id) list.erase(it);
   }
-  if (!changes) return {};
-  return applyEntityRecords(std::span<const std::uint8_t>(changes->data(), changes->size()), list, kMaxEntitiesInView);
+  if (changes.empty()) return {};
+  return applyEntityRecords(changes, list, kMaxEntitiesInView);
 }
 
 }  // namespace
@@ -454,12 +452,14 @@ void ClientConnection::Impl::onCellState(const wire::CellState& c) {
   }
 }
 
-void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
+void ClientConnection::Impl::onSnapshot(std::span<const std::uint8_t> bytes, double nowMs) {
   if (!joined()) return;  // overtook a Welcome being resent (unreliable): dropped, the next one follows
-  if (s.sequence() == 0 || s.sequence() <= newestSnapshot) return;  // sequenced channel; be safe anyway
-  if (s.sounds()) {
-    const std::span<const std::uint8_t> bytes(s.sounds()->data(), s.sounds()->size());
-    if (auto r = decodeEventRecords(bytes, soundRecs, kMaxSoundsPerSnapshot); !r)
+  const sim::Result<SnapshotMessage> decoded = decodeSnapshot(bytes, snapshotGone);
+  if (!decoded) return fail(decoded.error().message);
+  const SnapshotMessage& s = *decoded;
+  if (s.sequence <= newestSnapshot) return;  // sequenced channel; be safe anyway
+  if (!s.sounds.empty()) {
+    if (auto r = decodeEventRecords(s.sounds, soundRecs, kMaxSoundsPerSnapshot); !r)
       return fail("Snapshot: " + r.error().message);
     for (const wire::EventRec& rec : soundRecs) {
       sim::Event e;
@@ -470,27 +470,25 @@ void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
   SnapEntry& next = scratchSnap;
   next.players.clear();
   next.animals.clear();
-  if (s.baseline() != 0) {
-    const SnapEntry& base = ring[s.baseline() % kSnapshotRing];
-    if (base.sequence != s.baseline()) return;  // baseline rolled off: wait for a later one
+  if (s.baseline != 0) {
+    const SnapEntry& base = ring[s.baseline % kSnapshotRing];
+    if (base.sequence != s.baseline) return;  // baseline rolled off: wait for a later one
     next.players = base.players;
     next.animals = base.animals;
   }
   const sim::Result<sim::PlayerState> own = ownRing.take(s);
   if (!own) return fail("Snapshot: " + own.error().message);
-  if (auto r = applyDelta(next.players, s.players(), s.players_gone()); !r)
-    return fail("Snapshot: " + r.error().message);
-  if (auto r = applyDelta(next.animals, s.animals(), s.animals_gone()); !r)
-    return fail("Snapshot: " + r.error().message);
+  if (auto r = applyDelta(next.players, s.players, s.playersGone); !r) return fail("Snapshot: " + r.error().message);
+  if (auto r = applyDelta(next.animals, s.animals, s.animalsGone); !r) return fail("Snapshot: " + r.error().message);
   std::erase_if(next.players, [this](const wire::PlayerPoseRec& r) { return r.id() == playerId.value; });
-  next.sequence = s.sequence();
-  next.tick = s.tick();
-  std::swap(ring[s.sequence() % kSnapshotRing], next);
-  newestSnapshot = s.sequence();
+  next.sequence = s.sequence;
+  next.tick = s.tick;
+  std::swap(ring[s.sequence % kSnapshotRing], next);
+  newestSnapshot = s.sequence;
   ++stats.snapshotsReceived;
   if (phase != ClientPhase::Playing) return;  // kept as a baseline; the mirror is not ready
 
-  const SnapEntry& snap = ring[s.sequence() % kSnapshotRing];
+  const SnapEntry& snap = ring[s.sequence % kSnapshotRing];
   // Others: interpolation and the mirror's records (scripts steer by them).
   for (std::uint32_t id : others.ids()) {
     if (!std::binary_search(snap.players.begin(), snap.players.end(), id,
@@ -498,7 +496,7 @@ void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
       others.remove(id);
   }
   for (const wire::PlayerPoseRec& r : snap.players) {
-    others.push(r.id(), PoseSample{s.tick(), {r.px(), r.py(), r.pz()}, r.yaw(), r.pitch()}, nowMs);
+    others.push(r.id(), PoseSample{s.tick, {r.px(), r.py(), r.pz()}, r.yaw(), r.pitch()}, nowMs);
     if (const sim::Player* p = mirror->findPlayer(sim::PlayerId{r.id()})) setMotion(*p, poseState(r, p->motion));
   }
   for (std::uint32_t id : animals.ids()) {
@@ -510,7 +508,7 @@ void ClientConnection::Impl::onSnapshot(const wire::Snapshot& s, double nowMs) {
     }
   }
   for (const wire::AnimalRec& r : snap.animals) {
-    animals.push(r.id(), PoseSample{s.tick(), {r.px(), r.py(), r.pz()}, r.yaw(), 0}, nowMs);
+    animals.push(r.id(), PoseSample{s.tick, {r.px(), r.py(), r.pz()}, r.yaw(), 0}, nowMs);
     animalSpecies[r.id()] = r.species();
   }
 

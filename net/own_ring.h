@@ -11,6 +11,7 @@
 
 #include "net/entity_codec.h"
 #include "net/protocol.h"
+#include "net/snapshot_codec.h"
 #include "net/wire.h"
 #include "sim/systems/player.h"
 
@@ -23,16 +24,15 @@ class OwnRing {
   /// kept for the snapshots that name `s` as their baseline. An error when `s` names
   /// a baseline not held (rolled off), has neither own nor baseline, or its own is
   /// malformed.
-  sim::Result<sim::PlayerState> take(const wire::Snapshot& s) {
+  sim::Result<sim::PlayerState> take(const SnapshotMessage& s) {
     const Slot* base = nullptr;
-    if (s.baseline() != 0) {
-      base = &slots_[s.baseline() % kSnapshotRing];
-      if (base->sequence != s.baseline())
-        return sim::makeError("own: baseline " + std::to_string(s.baseline()) + " not held");
+    if (s.baseline != 0) {
+      base = &slots_[s.baseline % kSnapshotRing];
+      if (base->sequence != s.baseline) return sim::makeError("own: baseline " + std::to_string(s.baseline) + " not held");
     }
     wire::PlayerStateRec rec;
-    if (s.own()) {
-      auto changed = decodeOwnChanges({s.own()->data(), s.own()->size()}, base ? &base->own : nullptr, s.own_input());
+    if (!s.own.empty()) {
+      auto changed = decodeOwnChanges(s.own, base ? &base->own : nullptr, s.ownInput);
       if (!changed) return changed.error();
       rec = *changed;
     } else if (base) {
@@ -40,9 +40,9 @@ class OwnRing {
     } else {
       return sim::makeError("own: neither own state nor a baseline");
     }
-    slots_[s.sequence() % kSnapshotRing] = {s.sequence(), rec};
+    slots_[s.sequence % kSnapshotRing] = {s.sequence, rec};
     sim::PlayerState own = fromWire(rec);
-    own.lastInput = s.own_input();
+    own.lastInput = s.ownInput;
     return own;
   }
 

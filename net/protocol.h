@@ -11,7 +11,7 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 16;  // 6: edits by interest (StepBatch.cells, full
+inline constexpr std::uint32_t kProtocolVersion = 17;  // 6: edits by interest (StepBatch.cells, full
                                                       // CellStates carry bricks; Hello.reach_metres)
                                                       // 7: ColumnHashes (generation checks)
                                                       // 8: Action.sequence, ActionResults (predicted edits)
@@ -30,11 +30,16 @@ inline constexpr std::uint32_t kProtocolVersion = 16;  // 6: edits by interest (
                                                       // (net/entity_codec.h); the nearest 12 sounds
                                                       // 16: full clients join at Welcome, beside
                                                       // their generation; WorldReady ends it
+                                                      // 17: Snapshot raw on kChannelSnapshot
+                                                      // (net/snapshot_codec.h)
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, full cell states, actions
-inline constexpr std::uint8_t kChannelUnreliable = 1;  ///< sequenced, unreliable: inputs, snapshots, the Stream
-inline constexpr std::size_t kChannelCount = 2;
+inline constexpr std::uint8_t kChannelUnreliable = 1;  ///< unreliable: inputs, the Stream (unsequenced)
+/// Sequenced, unreliable: Snapshots, raw (net/snapshot_codec.h), the one channel whose
+/// packets are not FlatBuffers messages.
+inline constexpr std::uint8_t kChannelSnapshot = 2;
+inline constexpr std::size_t kChannelCount = 3;
 
 /// Largest server message a client accepts and the server sends (both ENet hosts are
 /// set to it: net/enet_support.h). The join state travels in JoinChunks, so the big

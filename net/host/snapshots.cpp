@@ -8,6 +8,7 @@
 
 #include "net/entity_codec.h"
 #include "net/protocol.h"
+#include "net/snapshot_codec.h"
 #include "net/wire.h"
 
 namespace loam::net::host {
@@ -225,7 +226,7 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
                   squaredUnits(ic.nearAnimalMetres), true);
 
   // Budget: the own player and the gone lists always go; records nearest first.
-  const double fixedBytes = 96.0 + 4.0 * double(playersGone_.size() + animalsGone_.size());
+  const double fixedBytes = 96.0 + 5.0 * double(playersGone_.size() + animalsGone_.size());
   double room = std::min(s.tokens - fixedBytes, double(kMaxSnapshotRecordBytes));
   double wanted = 0;
   for (const Candidate& c : candidates_) wanted += c.bytes;
@@ -266,26 +267,27 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
     appendEventRecord(soundsOut_, k ? &sounds_[heard_[k - 1].index].rec : nullptr, sounds_[heard_[k].index].rec);
   }
   s.lastSoundTick = core_.state.tick;
-  flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
-  fbb.Clear();
   // The own record's changes against the baseline's. An idle player's changes only in
   // the input it acknowledges, which own_input carries: then `own` is left out.
   cur.own = toWire(own.motion);
   ownOut_.clear();
   appendOwnChanges(ownOut_, base ? &base->own : nullptr, cur.own);
-  // Empty lists are left out (8 bytes each, as in the StepBatch): most snapshots of a
-  // player alone carry its own record only.
-  const auto ownChanges = ownOut_.empty() ? 0 : fbb.CreateVector(ownOut_);
-  const auto poses = playerChanges_.empty() ? 0 : fbb.CreateVector(playerChanges_);
-  const auto playersGone = playersGone_.empty() ? 0 : fbb.CreateVector(playersGone_);
-  const auto animals = animalChanges_.empty() ? 0 : fbb.CreateVector(animalChanges_);
-  const auto animalsGone = animalsGone_.empty() ? 0 : fbb.CreateVector(animalsGone_);
-  const auto sounds = soundsOut_.empty() ? 0 : fbb.CreateVector(soundsOut_);
-  auto snap = wire::CreateSnapshot(fbb, seq, base ? base->seq : 0, core_.state.tick, ownChanges,
-                                   poses, playersGone, animals, animalsGone, sounds, own.motion.lastInput);
-  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Snapshot, snap.Union()));
+  SnapshotMessage m;
+  m.sequence = seq;
+  m.baseline = base ? base->seq : 0;
+  m.tick = core_.state.tick;
+  m.ownInput = own.motion.lastInput;
+  m.own = ownOut_;
+  m.players = playerChanges_;
+  m.playersGone = playersGone_;
+  m.animals = animalChanges_;
+  m.animalsGone = animalsGone_;
+  m.sounds = soundsOut_;
+  datagram_.clear();
+  appendSnapshot(datagram_, m);
   // Unreliable fragments: a large snapshot must not turn into reliable traffic.
-  core_.sendOwn(s, kChannelUnreliable, ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT, wire::ServerBody::Snapshot);
+  ENetPacket* p = enet_packet_create(datagram_.data(), datagram_.size(), ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT);
+  if (p && !core_.send(s, kChannelSnapshot, p, wire::ServerBody::Snapshot)) enet_packet_destroy(p);
 }
 
 }  // namespace loam::net::host

@@ -128,6 +128,7 @@ class Snapshots {
   std::vector<std::uint8_t> playerChanges_, animalChanges_;  ///< Snapshot.players / animals
   std::vector<std::uint8_t> soundsOut_;  ///< Snapshot.sounds
   std::vector<std::uint8_t> ownOut_;     ///< Snapshot.own
+  std::vector<std::uint8_t> datagram_;   ///< the encoded Snapshot
   std::vector<HeardSound> heard_;
   std::vector<std::uint32_t> playersGone_, animalsGone_;
   std::vector<std::uint32_t> nearby_;  ///< a grid query's answer

@@ -32,10 +32,11 @@
 #include "net/client_connection.h"
 #include "net/edit_codec.h"
 #include "net/enet_support.h"
-#include "net/own_ring.h"
 #include "net/internal/client_clock.h"
 #include "net/internal/mirror_stream.h"
+#include "net/own_ring.h"
 #include "net/protocol.h"
+#include "net/snapshot_codec.h"
 #include "net/stream_receipt.h"
 #include "net/wire.h"
 #include "sim/save/save.h"
@@ -139,6 +140,7 @@ struct ClientConnection::Impl {
   std::array<internal::SnapEntry, kSnapshotRing> ring;
   OwnRing ownRing;  // the own player by snapshot
   std::uint32_t newestSnapshot = 0;
+  std::vector<std::uint32_t> snapshotGone;  // the gone lists of the snapshot being read
   internal::SnapEntry scratchSnap;
   std::vector<wire::EventRec> soundRecs;       // a Snapshot's sounds (scratch)
 
@@ -191,8 +193,8 @@ struct ClientConnection::Impl {
   /// the join state, the Stream and full CellStates may come (held until Playing).
   bool joined() const;
   void send(wire::ClientBody type, flatbuffers::Offset<void> body, bool reliable);
-  void onPacket(const ENetPacket& packet, double nowMs);
-  void handle(const wire::ServerMessage& msg, double nowMs);
+  void onPacket(const ENetPacket& packet, std::uint8_t channel, double nowMs);
+  void handle(const wire::ServerMessage& msg);
   void service(double now, int timeoutMs);
 
   // ---- net/client_join.cpp: Hello to Playing ----------------------------------------
@@ -228,7 +230,7 @@ struct ClientConnection::Impl {
   /// Counts a desync and keeps its description (the first kMaxDesyncsKept).
   void reportDesync(std::uint64_t tick, sim::CellCoord cell, std::uint64_t ours, std::uint64_t theirs);
   void onCellState(const wire::CellState& c);
-  void onSnapshot(const wire::Snapshot& s, double nowMs);
+  void onSnapshot(std::span<const std::uint8_t> bytes, double nowMs);
   static std::uint32_t idOf(std::uint32_t id);
   static std::uint32_t idOf(const wire::PlayerPoseRec& r);
   static std::uint32_t idOf(const wire::AnimalRec& r);

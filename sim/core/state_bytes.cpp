@@ -16,20 +16,20 @@ std::uint64_t ByteReader::un(int bytes) {
   return v;
 }
 
-std::uint32_t ByteReader::varint() {
-  std::uint32_t v = 0;
-  for (int shift = 0; shift < 35; shift += 7) {
+std::uint64_t ByteReader::varintOf(int bits) {
+  std::uint64_t v = 0;
+  for (int shift = 0; shift < bits; shift += 7) {
     const std::size_t at = pos_;
     const std::uint8_t byte = u8();
     if (!ok()) return 0;
-    if (shift == 28 && byte > 0x0f) {
-      fail(internal::format("varint over 32 bits at byte %zu", at));
+    if (bits - shift < 7 && byte >= (1u << (bits - shift))) {
+      fail(internal::format("varint over %d bits at byte %zu", bits, at));
       return 0;
     }
-    v |= std::uint32_t{byte & 0x7fu} << shift;
+    v |= std::uint64_t{byte & 0x7fu} << shift;
     if (!(byte & 0x80)) return v;
   }
-  return 0;  // unreachable: the fifth byte is at most 0x0f
+  return 0;  // unreachable: the last byte has no continuation bit
 }
 
 std::span<const std::uint8_t> ByteReader::bytes(std::size_t n) {

@@ -42,7 +42,9 @@ class ByteWriter {
   void u64(std::uint64_t v) { un(v, 8); }
   void i32(std::int32_t v) { u32(static_cast<std::uint32_t>(v)); }
   /// LEB128: 7 bits a byte, low first, the high bit set on all but the last (1..5 bytes).
-  void varint(std::uint32_t v) {
+  void varint(std::uint32_t v) { varint64(v); }
+  /// The same for 64 bits (1..10 bytes).
+  void varint64(std::uint64_t v) {
     for (; v >= 0x80; v >>= 7) out_.push_back(static_cast<std::uint8_t>(v | 0x80));
     out_.push_back(static_cast<std::uint8_t>(v));
   }
@@ -94,7 +96,9 @@ class ByteReader {
   std::int32_t i32() { return static_cast<std::int32_t>(u32()); }
   /// A LEB128 varint of at most 5 bytes whose fifth carries at most 4 bits; 0 and a
   /// failure otherwise.
-  std::uint32_t varint();
+  std::uint32_t varint() { return static_cast<std::uint32_t>(varintOf(32)); }
+  /// The same for 64 bits: at most 10 bytes, the tenth carrying at most 1 bit.
+  std::uint64_t varint64() { return varintOf(64); }
   /// The next n bytes; empty and a failure when fewer are left.
   std::span<const std::uint8_t> bytes(std::size_t n);
   Vec3i vec() {
@@ -115,6 +119,8 @@ class ByteReader {
   Result<void> finish();
 
  private:
+  std::uint64_t varintOf(int bits);
+
   std::span<const std::uint8_t> b_;
   const char* blob_;
   std::size_t pos_ = 0;

@@ -162,16 +162,17 @@ struct Walker {
   bool batchGap = false;
 
   void step(flatbuffers::FlatBufferBuilder& fbb) {
-    for (auto& m : client->take(wire::ServerBody::Snapshot)) {
-      const wire::Snapshot* s = parseServerMessage(m)->body_as_Snapshot();
+    for (auto& m : client->takeSnapshots()) {
+      std::vector<std::uint32_t> gone;
+      const net::SnapshotMessage s = test::readSnapshot(m, gone);
       // Own comes when it changed from the baseline's in more than the input acknowledged.
-      const sim::Result<sim::PlayerState> state = owns.take(*s);
+      const sim::Result<sim::PlayerState> state = owns.take(s);
       REQUIRE(state);
-      if (s->own()) own.push_back(net::toWire(*state));
-      if (!s->own()) ++ownless;
-      lastOwnInput = s->own_input();
-      acked = std::max(acked, s->own_input());
-      snapshotAck = std::max(snapshotAck, s->sequence());
+      if (!s.own.empty()) own.push_back(net::toWire(*state));
+      if (s.own.empty()) ++ownless;
+      lastOwnInput = s.ownInput;
+      acked = std::max(acked, s.ownInput);
+      snapshotAck = std::max(snapshotAck, s.sequence);
     }
     for (auto& m : client->take(wire::ServerBody::StepBatch)) {
       const std::uint64_t t = parseServerMessage(m)->body_as_StepBatch()->tick();
@@ -794,12 +795,12 @@ struct SnapshotMirror {
   int deltas = 0;  ///< snapshots applied against a baseline
   bool missingBaseline = false;
 
-  void apply(const wire::Snapshot& s) {
+  void apply(const net::SnapshotMessage& s) {
     ++received;
     if (lossEvery && received % lossEvery == 0) return;  // "lost"
     std::map<std::uint32_t, wire::PlayerPoseRec> content;
-    if (s.baseline() != 0) {
-      auto it = ring.find(s.baseline());
+    if (s.baseline != 0) {
+      auto it = ring.find(s.baseline);
       if (it == ring.end()) {
         missingBaseline = true;
         return;
@@ -807,27 +808,27 @@ struct SnapshotMirror {
       content = it->second;
       ++deltas;
     }
-    if (s.players_gone()) {
-      for (std::uint32_t id : *s.players_gone()) content.erase(id);
-    }
-    if (s.players()) {  // field changes against the content (net/entity_codec.h)
+    for (std::uint32_t id : s.playersGone) content.erase(id);
+    if (!s.players.empty()) {  // field changes against the content (net/entity_codec.h)
       std::vector<wire::PlayerPoseRec> list;
       for (const auto& [id, rec] : content) list.push_back(rec);
-      REQUIRE(net::applyEntityRecords(std::span(s.players()->data(), s.players()->size()), list,
-                                      net::kMaxEntitiesInView));
+      REQUIRE(net::applyEntityRecords(s.players, list, net::kMaxEntitiesInView));
       content.clear();
       for (const wire::PlayerPoseRec& rec : list) content[rec.id()] = rec;
     }
-    ring[s.sequence()] = std::move(content);
+    ring[s.sequence] = std::move(content);
     while (ring.size() > 32) ring.erase(ring.begin());
-    newest = std::max(newest, s.sequence());
+    newest = std::max(newest, s.sequence);
   }
   const std::map<std::uint32_t, wire::PlayerPoseRec>& latest() const { return ring.at(newest); }
   /// True when the newest view holds player `id`.
   bool sees(std::uint32_t id) const { return newest != 0 && latest().count(id) != 0; }
   /// Applies what reached `observer` and acknowledges the newest (inputs: none).
   void observe(RawClient& observer, flatbuffers::FlatBufferBuilder& fbb) {
-    for (auto& m : observer.take(wire::ServerBody::Snapshot)) apply(*parseServerMessage(m)->body_as_Snapshot());
+    for (auto& m : observer.takeSnapshots()) {
+      std::vector<std::uint32_t> gone;
+      apply(test::readSnapshot(m, gone));
+    }
     buildInputs(fbb, {}, newest);
     observer.send(fbb, net::kChannelUnreliable);
   }
@@ -1169,15 +1170,13 @@ TEST_CASE("snapshots: in a crowd a client hears the nearest movement sounds, at 
   double cappedDistance = 0, cappedSounds = 0;
   std::uint32_t newest = 0;
   for (int t = 0; t < 360; ++t) {
-    for (auto& msg : listener.take(wire::ServerBody::Snapshot)) {
-      const wire::Snapshot* snap = parseServerMessage(msg)->body_as_Snapshot();
-      newest = std::max(newest, snap->sequence());
+    for (auto& msg : listener.takeSnapshots()) {
+      std::vector<std::uint32_t> gone;
+      const net::SnapshotMessage snap = test::readSnapshot(msg, gone);
+      newest = std::max(newest, snap.sequence);
       ++snapshots;
       std::vector<wire::EventRec> heard;  // decoded without the client's limit: the server's cap is tested
-      if (snap->sounds()) {
-        const std::span<const std::uint8_t> bytes(snap->sounds()->data(), snap->sounds()->size());
-        REQUIRE(net::decodeEventRecords(bytes, heard, 1000));
-      }
+      if (!snap.sounds.empty()) REQUIRE(net::decodeEventRecords(snap.sounds, heard, 1000));
       maxSounds = std::max(maxSounds, heard.size());
       if (heard.size() < net::kMaxSoundsPerSnapshot) continue;
       ++capped;
@@ -1225,11 +1224,10 @@ TEST_CASE("budget: over a tiny downstream cap the own player still arrives, othe
   std::size_t withOthers = 0, snapshots = 0;
   for (int t = 0; t < 240; ++t) {
     for (Walker& w : walkers) {
-      for (const auto& m : w.client->inbox) {
-        const wire::ServerMessage* msg = parseServerMessage(m);
-        if (msg->body_type() != wire::ServerBody::Snapshot) continue;
+      for (const auto& m : w.client->snapshots) {
         ++snapshots;
-        if (msg->body_as_Snapshot()->players() && msg->body_as_Snapshot()->players()->size() > 0) ++withOthers;
+        std::vector<std::uint32_t> gone;
+        if (!test::readSnapshot(m, gone).players.empty()) ++withOthers;
       }
       w.step(fbb);
     }

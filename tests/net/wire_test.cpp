@@ -18,6 +18,7 @@
 
 #include "net/entity_codec.h"
 #include "net/protocol.h"
+#include "net/snapshot_codec.h"
 #include "net/stream_receipt.h"
 #include "net/water_codec.h"
 #include "sim/step/commands.h"
@@ -740,19 +741,8 @@ std::vector<Bytes> validServerMessages() {
     std::vector<std::uint8_t> bricks{1, 2, 3};
     return wire::CreateCellStateDirect(fbb, 5, -1, 2, true, &water, &fire, &bricks, 99).Union();
   }));
-  v.push_back(serverMessage(wire::ServerBody::Snapshot, [](flatbuffers::FlatBufferBuilder& fbb) {
-    std::vector<std::uint8_t> own, players, animals;
-    appendOwnChanges(own, nullptr, toWire(distinctState()));
-    const wire::PlayerPoseRec pose = poseToWire(sim::PlayerId{2}, distinctState());
-    appendEntityRecord<wire::PlayerPoseRec>(players, pose.id(), nullptr, pose);
-    std::vector<std::uint32_t> gone{3, 4};
-    sim::Animal a;
-    a.id = sim::AnimalId{8};
-    appendEntityRecord<wire::AnimalRec>(animals, 8, nullptr, toWire(a));
-    std::vector<std::uint32_t> animalsGone{9};
-    return wire::CreateSnapshotDirect(fbb, 10, 9, 1234, &own, &players, &gone, &animals, &animalsGone, nullptr,
-                                      distinctState().lastInput)
-        .Union();
+  v.push_back(serverMessage(wire::ServerBody::Snapshot, [](flatbuffers::FlatBufferBuilder& fbb) {  // retired
+    return wire::CreateSnapshot(fbb).Union();
   }));
   // A Compressed envelope around a large StepBatch (edit bytes that compress well).
   {
@@ -857,14 +847,107 @@ TEST_CASE("a verified StepBatch reads back to the same events, names and snapsho
   REQUIRE(batch->joined() != nullptr);
   CHECK(batch->joined()->Get(0)->name()->str() == "bob");
 
-  const Bytes s = validServerMessages()[6];
-  const wire::ServerMessage* sroot = verifyServerMessage(s, s.size());
-  REQUIRE(sroot != nullptr);
-  const wire::Snapshot* snap = sroot->body_as_Snapshot();
-  REQUIRE(snap->own() != nullptr);
-  const auto own = decodeOwnChanges({snap->own()->data(), snap->own()->size()}, nullptr, snap->own_input());
+}
+
+namespace {
+
+/// A Snapshot with every list, as the server encodes it.
+struct FullSnapshot {
+  std::vector<std::uint8_t> own, players, animals, sounds, bytes;
+  std::vector<std::uint32_t> playersGone{3, 4}, animalsGone{9};
+  SnapshotMessage m;
+  FullSnapshot() {
+    appendOwnChanges(own, nullptr, toWire(distinctState()));
+    const wire::PlayerPoseRec pose = poseToWire(sim::PlayerId{2}, distinctState());
+    appendEntityRecord<wire::PlayerPoseRec>(players, pose.id(), nullptr, pose);
+    sim::Animal a;
+    a.id = sim::AnimalId{8};
+    appendEntityRecord<wire::AnimalRec>(animals, 8, nullptr, toWire(a));
+    wire::EventRec footstep;
+    REQUIRE(toWire(sim::Event{sim::FootstepEvent{{sim::Actor::Kind::Player, 2}, {1, 2, 3}, 4, 1500}}, footstep));
+    appendEventRecord(sounds, nullptr, footstep);
+    m.sequence = 300;
+    m.baseline = 297;
+    m.tick = (std::uint64_t{1} << 40) + 7;
+    m.ownInput = distinctState().lastInput;
+    m.own = own;
+    m.players = players;
+    m.playersGone = playersGone;
+    m.animals = animals;
+    m.animalsGone = animalsGone;
+    m.sounds = sounds;
+    appendSnapshot(bytes, m);
+  }
+};
+
+template <class T>
+bool same(std::span<const T> a, std::span<const T> b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+}  // namespace
+
+TEST_CASE("a Snapshot reads back to the same header and lists; its own record to the same state") {
+  const FullSnapshot full;
+  std::vector<std::uint32_t> gone;
+  const sim::Result<SnapshotMessage> back = decodeSnapshot(full.bytes, gone);
+  REQUIRE_MESSAGE(back, (back ? "" : back.error().message));
+  CHECK(back->sequence == 300);
+  CHECK(back->baseline == 297);
+  CHECK(back->tick == (std::uint64_t{1} << 40) + 7);
+  CHECK(back->ownInput == distinctState().lastInput);
+  CHECK(same(back->own, full.m.own));
+  CHECK(same(back->players, full.m.players));
+  CHECK(same(back->playersGone, full.m.playersGone));
+  CHECK(same(back->animals, full.m.animals));
+  CHECK(same(back->animalsGone, full.m.animalsGone));
+  CHECK(same(back->sounds, full.m.sounds));
+  const auto own = decodeOwnChanges(back->own, nullptr, back->ownInput);
   REQUIRE(own);
   CHECK(fromWire(*own) == distinctState());
+
+  // An idle player's: no lists, no baseline; a handful of bytes.
+  SnapshotMessage idle;
+  idle.sequence = 1;
+  idle.tick = 5;
+  idle.ownInput = 3;
+  std::vector<std::uint8_t> bytes;
+  appendSnapshot(bytes, idle);
+  CHECK(bytes.size() == 5);  // flags, sequence, baseline step, tick, own_input
+  const auto idleBack = decodeSnapshot(bytes, gone);
+  REQUIRE(idleBack);
+  CHECK(idleBack->baseline == 0);
+  CHECK(idleBack->own.empty());
+  CHECK(idleBack->playersGone.empty());
+}
+
+TEST_CASE("a hostile Snapshot is refused with a reason, never read past its end") {
+  const FullSnapshot full;
+  std::vector<std::uint32_t> gone;
+  // Every truncation, and every extension by a byte.
+  for (std::size_t n = 0; n < full.bytes.size(); ++n) {
+    const auto r = decodeSnapshot(std::span(full.bytes).first(n), gone);
+    CAPTURE(n);
+    CHECK_FALSE(r);
+  }
+  std::vector<std::uint8_t> longer = full.bytes;
+  longer.push_back(0);
+  CHECK(decodeSnapshot(longer, gone).error().message.find("trailing") != std::string::npos);
+
+  const auto refused = [&](const std::vector<std::uint8_t>& bytes, const char* why) {
+    const auto r = decodeSnapshot(bytes, gone);
+    REQUIRE_FALSE(r);
+    CAPTURE(r.error().message);
+    CHECK(r.error().message.find(why) != std::string::npos);
+  };
+  refused({0x40, 1, 0, 1, 1}, "unknown flags");
+  refused({0x00, 0, 0, 1, 1}, "sequence 0");
+  refused({0x00, 5, 5, 1, 1}, "baseline 5 before sequence 5");
+  refused({0x01, 5, 0, 1, 1, 0}, "own present but empty");
+  refused({0x04, 5, 0, 1, 1, 0}, "players_gone of 0 ids");
+  refused({0x10, 5, 0, 1, 1, 0x81, 0x02}, "animals_gone of 257 ids");  // over kMaxEntitiesInView
+  refused({0x02, 5, 0, 1, 1, 0xff, 0xff, 0xff, 0xff, 0x0f}, "truncated");  // a list longer than the datagram
+  refused({0x00, 0xff, 0xff, 0xff, 0xff, 0x7f, 0, 1, 1}, "varint over 32 bits");
 }
 
 TEST_CASE("verifiers refuse empty, bodiless and unknown-body messages") {

@@ -25,6 +25,7 @@
 #include "net/enet_support.h"
 #include "net/protocol.h"
 #include "net/server_host.h"
+#include "net/snapshot_codec.h"
 #include "net/stream_receipt.h"
 #include "net/wire.h"
 #include "sim/world/voxel.h"
@@ -47,6 +48,13 @@ inline std::unique_ptr<net::ServerHost> openFlatServer(net::ServerConfig config 
 
 /// The server message in `bytes` (one of RawClient::inbox), verified; nullptr when the
 /// bytes are not one.
+/// Decodes a Snapshot datagram (REQUIREd to decode); its lists view `datagram` and `gone`.
+inline net::SnapshotMessage readSnapshot(const std::vector<std::uint8_t>& datagram, std::vector<std::uint32_t>& gone) {
+  sim::Result<net::SnapshotMessage> s = net::decodeSnapshot(datagram, gone);
+  REQUIRE_MESSAGE(s.has_value(), (s ? "" : s.error().message));
+  return *s;
+}
+
 inline const wire::ServerMessage* parseServerMessage(const std::vector<std::uint8_t>& bytes) {
   return net::verifyServerMessage(bytes, net::kMaxServerMessageBytes);
 }
@@ -91,6 +99,11 @@ class RawClient {
           break;
         case ENET_EVENT_TYPE_RECEIVE: {
           const std::span<const std::uint8_t> bytes(ev.packet->data, ev.packet->dataLength);
+          if (ev.channelID == net::kChannelSnapshot) {  // raw: readSnapshot decodes it
+            snapshots.emplace_back(bytes.begin(), bytes.end());
+            enet_packet_destroy(ev.packet);
+            break;
+          }
           const wire::ServerMessage* msg = net::openServerMessage(bytes, net::kMaxServerMessageBytes, unpacked_);
           REQUIRE_MESSAGE(msg != nullptr, "a server message that does not verify (", bytes.size(), " bytes)");
           if (msg->body_type() == wire::ServerBody::Welcome) playerId = msg->body_as_Welcome()->player_id();
@@ -134,6 +147,9 @@ class RawClient {
   /// Tells the server at once and forgets the peer (no confirmation comes).
   void disconnectNow() { enet_peer_disconnect_now(peer_, 0); }
 
+  /// Removes and returns the Snapshot datagrams received, oldest first.
+  std::vector<std::vector<std::uint8_t>> takeSnapshots() { return std::exchange(snapshots, {}); }
+
   /// Removes and returns the inbox messages of one type, oldest first.
   std::vector<std::vector<std::uint8_t>> take(wire::ServerBody type) {
     std::vector<std::vector<std::uint8_t>> got, rest;
@@ -170,6 +186,7 @@ class RawClient {
   /// Compressed, never a Stream (its new items' messages are here instead, in the
   /// order they arrived; marks of full CellStates are left out).
   std::vector<std::vector<std::uint8_t>> inbox;
+  std::vector<std::vector<std::uint8_t>> snapshots;  ///< raw Snapshot datagrams (kChannelSnapshot), oldest first
   int streamItems = 0;             ///< new Stream items received (resends not counted)
   int streamResends = 0;           ///< Stream items received again (the server resent them)
 
