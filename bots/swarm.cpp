@@ -209,7 +209,8 @@ void Swarm::service(double nowMs, bool tick) {
         break;
       }
       case ENET_EVENT_TYPE_RECEIVE:
-        if (bot.phase != SwarmBot::Phase::Failed) onPacket(bot, ev.packet->data, ev.packet->dataLength, ev.channelID, nowMs);
+        if (bot.phase != SwarmBot::Phase::Failed)
+          onPacket(bot, ev.packet->data, ev.packet->dataLength, ev.channelID, nowMs);
         enet_packet_destroy(ev.packet);
         break;
       case ENET_EVENT_TYPE_DISCONNECT:

@@ -28,7 +28,8 @@ class OwnRing {
     const Slot* base = nullptr;
     if (s.baseline != 0) {
       base = &slots_[s.baseline % kSnapshotRing];
-      if (base->sequence != s.baseline) return sim::makeError("own: baseline " + std::to_string(s.baseline) + " not held");
+      if (base->sequence != s.baseline)
+        return sim::makeError("own: baseline " + std::to_string(s.baseline) + " not held");
     }
     wire::PlayerStateRec rec;
     if (!s.own.empty()) {

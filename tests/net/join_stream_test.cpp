@@ -385,7 +385,8 @@ std::vector<std::uint8_t> finished(const flatbuffers::FlatBufferBuilder& fbb) {
 }
 
 /// SurfaceChanges of `count` records, patch (i, 0) each, with `material`.
-std::vector<std::uint8_t> surfaceChanges(flatbuffers::FlatBufferBuilder& fbb, std::size_t count, std::uint8_t material) {
+std::vector<std::uint8_t> surfaceChanges(flatbuffers::FlatBufferBuilder& fbb, std::size_t count,
+                                         std::uint8_t material) {
   fbb.Clear();
   std::vector<wire::SurfaceChangeRec> recs;
   for (std::size_t i = 0; i < count; ++i) recs.emplace_back(static_cast<std::int32_t>(i), 0, 5, material);
@@ -411,7 +412,7 @@ std::vector<std::uint8_t> streamItem(flatbuffers::FlatBufferBuilder& fbb, std::u
 
 }  // namespace
 
-TEST_CASE("a hostile server's ordered stream: every item is checked before it is held, and SurfaceChanges are bounded") {
+TEST_CASE("a hostile server's ordered stream: every item is checked before it is held; SurfaceChanges are bounded") {
   struct Case {
     const char* name;
     std::function<std::vector<std::uint8_t>(flatbuffers::FlatBufferBuilder&)> build;
@@ -455,7 +456,8 @@ TEST_CASE("a hostile server's ordered stream: every item is checked before it is
     std::vector<sim::SurfaceChange> shown;
     std::uint64_t applied = 0;
     const std::string error = joinFromHostileServer(
-        trueJoinState, [](auto& fbb, Messages& out) { out.push_back(streamItem(fbb, 1, 0, surfaceChanges(fbb, 3, 250))); },
+        trueJoinState,
+        [](auto& fbb, Messages& out) { out.push_back(streamItem(fbb, 1, 0, surfaceChanges(fbb, 3, 250))); },
         [&](net::ClientConnection& client) {
           shown = client.takeSurfaceChanges();
           applied = client.stats().surfacePatches;
