@@ -117,17 +117,18 @@ void ClientConnection::Impl::send(wire::ClientBody type, flatbuffers::Offset<voi
 
 void ClientConnection::Impl::onPacket(const ENetPacket& packet, std::uint8_t channel, double nowMs) {
   const std::span<const std::uint8_t> bytes(packet.data, packet.dataLength);
-  if (channel == kChannelSnapshot) {  // raw (net/snapshot_codec.h)
-    TrafficCounters& c = stats.received[messageName(wire::ServerBody::Snapshot)];
+  const auto count = [&](wire::ServerBody type) {
+    TrafficCounters& c = stats.received[messageName(type)];
     ++c.messages;
     c.bytes += bytes.size();
+  };
+  if (channel == kChannelSnapshot) {  // raw (net/snapshot_codec.h)
+    count(wire::ServerBody::Snapshot);
     return onSnapshot(bytes, nowMs);
   }
   const wire::ServerMessage* msg = openServerMessage(bytes, kMaxServerMessageBytes, unpacked);
   if (!msg) return fail("malformed message from the server (" + std::to_string(bytes.size()) + " bytes)");
-  TrafficCounters& c = stats.received[messageName(msg->body_type())];
-  ++c.messages;
-  c.bytes += bytes.size();
+  count(msg->body_type());
   if (msg->body_type() == wire::ServerBody::CellState) return holdFullState(*msg->body_as_CellState(), bytes);
   handle(*msg);
 }

@@ -76,8 +76,9 @@ bool HostCore::send(Session& s, std::uint8_t channel, ENetPacket* packet, wire::
   return true;
 }
 
-void HostCore::sendOwn(Session& s, std::uint8_t channel, std::uint32_t flags, wire::ServerBody type) {
-  ENetPacket* p = packetFromBuilder(flags, false);
+void HostCore::sendBytes(Session& s, std::uint8_t channel, std::uint32_t flags, std::span<const std::uint8_t> bytes,
+                         wire::ServerBody type) {
+  ENetPacket* p = enet_packet_create(bytes.data(), bytes.size(), flags);
   if (p && !send(s, channel, p, type)) enet_packet_destroy(p);
 }
 

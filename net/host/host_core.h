@@ -77,8 +77,13 @@ struct HostCore {
   /// charging the peer's budget. Returns false when ENet refused (the caller owns an
   /// unsent packet).
   bool send(Session& s, std::uint8_t channel, ENetPacket* packet, wire::ServerBody type, bool charge = true);
+  /// Sends `bytes` to one peer as a packet of its own, counted as `type`.
+  void sendBytes(Session& s, std::uint8_t channel, std::uint32_t flags, std::span<const std::uint8_t> bytes,
+                 wire::ServerBody type);
   /// Sends the builder's message to one peer (not shared, not compressed).
-  void sendOwn(Session& s, std::uint8_t channel, std::uint32_t flags, wire::ServerBody type);
+  void sendOwn(Session& s, std::uint8_t channel, std::uint32_t flags, wire::ServerBody type) {
+    sendBytes(s, channel, flags, builtBytes(false), type);
+  }
   /// Destroys a shared packet nobody took (ENet frees it otherwise).
   static void releaseIfUnsent(ENetPacket* p) noexcept;
 

@@ -376,9 +376,8 @@ bool Inbound::onCellHashRequest(Session& s) {
     fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::GeneratedCellHashes, m.Union()));
     generatedCellsMessage_.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   }
-  ENetPacket* p =
-      enet_packet_create(generatedCellsMessage_.data(), generatedCellsMessage_.size(), ENET_PACKET_FLAG_RELIABLE);
-  if (p && !core_.send(s, kChannelReliable, p, wire::ServerBody::GeneratedCellHashes)) enet_packet_destroy(p);
+  core_.sendBytes(s, kChannelReliable, ENET_PACKET_FLAG_RELIABLE, generatedCellsMessage_,
+                  wire::ServerBody::GeneratedCellHashes);
   return true;
 }
 

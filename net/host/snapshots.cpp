@@ -286,8 +286,7 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
   datagram_.clear();
   appendSnapshot(datagram_, m);
   // Unreliable fragments: a large snapshot must not turn into reliable traffic.
-  ENetPacket* p = enet_packet_create(datagram_.data(), datagram_.size(), ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT);
-  if (p && !core_.send(s, kChannelSnapshot, p, wire::ServerBody::Snapshot)) enet_packet_destroy(p);
+  core_.sendBytes(s, kChannelSnapshot, ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT, datagram_, wire::ServerBody::Snapshot);
 }
 
 }  // namespace loam::net::host
