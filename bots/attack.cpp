@@ -211,6 +211,7 @@ void Attack::onPacket(Attacker& a, const std::uint8_t* data, std::size_t size, s
     if (const sim::Result<net::SnapshotMessage> s = net::decodeSnapshot({data, size}, gone_)) onSnapshot(a, *s, nowMs);
     return;
   }
+  if (channel == net::kChannelUnreliable) return;  // the Stream: an attacker neither reads nor acknowledges it
   const wire::ServerMessage* msg = net::openServerMessage({data, size}, net::kMaxServerMessageBytes, unpacked_);
   if (!msg) return;  // not ours to judge: the server's own tests check what it sends
   // Only these two and snapshots matter to an attacker; anything else is counted and ignored.

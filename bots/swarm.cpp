@@ -88,6 +88,21 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
     if (!s) return fail(bot, s.error().message);
     return onSnapshot(bot, *s, nowMs);
   }
+  if (channel == net::kChannelUnreliable) {
+    // A swarm bot has no world: it acknowledges the ordered stream's items (so the
+    // server stops resending them) and counts the steps among them.
+    count(wire::ServerBody::Stream);
+    if (auto decoded = net::decodeStream({data, size}, streamItems_); !decoded)
+      return fail(bot, decoded.error().message);
+    for (const net::StreamItemView& item : streamItems_) {
+      if (!bot.receipt.receive(item.sequence) || item.message.empty()) continue;
+      // Copied out: FlatBuffers reads its scalars in place, and the datagram does not align them.
+      itemCopy_.assign(item.message.begin(), item.message.end());
+      const auto* inner = net::openServerMessage(itemCopy_, net::kMaxServerMessageBytes, itemUnpacked_);
+      if (inner && inner->body_type() == wire::ServerBody::StepBatch) ++bot.stepsApplied;
+    }
+    return;
+  }
   const wire::ServerMessage* msg = net::openServerMessage({data, size}, net::kMaxServerMessageBytes, unpacked_);
   if (!msg) return fail(bot, "malformed message from the server (" + std::to_string(size) + " bytes)");
   count(msg->body_type());
@@ -104,22 +119,11 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
       std::fprintf(stderr, "%s: failed: %s\n", bot.name.c_str(), bot.error.c_str());
       break;
     }
-    case wire::ServerBody::Stream:
-      // A swarm bot has no world: it acknowledges the ordered stream's items (so the
-      // server stops resending them) and counts the steps among them.
-      if (const auto* items = msg->body_as_Stream()->items()) {
-        for (const wire::StreamItem* item : *items) {
-          if (!bot.receipt.receive(item->sequence()) || !item->message()) continue;
-          const auto* inner = net::openServerMessage({item->message()->data(), item->message()->size()},
-                                                     net::kMaxServerMessageBytes, itemUnpacked_);
-          if (inner && inner->body_type() == wire::ServerBody::StepBatch) ++bot.stepsApplied;
-        }
-      }
-      break;
-    case wire::ServerBody::Snapshot:  // raw since protocol 17
     case wire::ServerBody::AuthChallenge:
       answerChallenge(bot, *msg->body_as_AuthChallenge());
       break;
+    case wire::ServerBody::Snapshot:  // raw since protocol 17
+    case wire::ServerBody::Stream:    // raw since protocol 18
     case wire::ServerBody::GeneratedCellHashes:
     case wire::ServerBody::JoinSnapshot:
     case wire::ServerBody::StepBatch:  // inside the Stream

@@ -21,6 +21,7 @@
 #include "net/enet_support.h"
 #include "net/own_ring.h"
 #include "net/snapshot_codec.h"
+#include "net/stream_codec.h"
 #include "net/stream_receipt.h"
 #include "net/traffic_counters.h"
 #include "sim/core/result.h"
@@ -109,6 +110,8 @@ class Swarm {
   std::vector<std::uint8_t> unpacked_;  ///< decompressed Compressed messages
   std::vector<std::uint8_t> itemUnpacked_;  ///< the same for a Stream item
   std::vector<std::uint32_t> gone_;         ///< a snapshot's gone lists (decodeSnapshot)
+  std::vector<net::StreamItemView> streamItems_;  ///< a Stream datagram's items (decodeStream)
+  std::vector<std::uint8_t> itemCopy_;            ///< one of them, aligned for FlatBuffers
   double startMs_ = 0;
   BotTick scratch_;
 };

@@ -22,6 +22,7 @@
 #include "sim/step/mirror.h"
 #include "net/protocol.h"
 #include "net/snapshot_codec.h"
+#include "net/stream_codec.h"
 #include "net/water_codec.h"
 #include "net/wire.h"
 #include "sim/save/save.h"
@@ -390,20 +391,14 @@ int main(int argc, char** argv) {
     fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::ActionResults,
                                          wire::CreateActionResultsDirect(fbb, 9, &results).Union()));
     write("server_message", "action_results", finish(fbb));
-    // A Stream: the ActionResults and the chatty StepBatch as items, a resend of the
-    // first, and the mark of full CellState 1.
+    // A Stream datagram: the chatty StepBatch and the ActionResults as items, then the
+    // mark of full CellState 1.
     const Bytes answers = finish(fbb);
-    fbb.Clear();
-    std::vector<flatbuffers::Offset<wire::StreamItem>> items;
-    for (std::uint32_t seq : {1u, 2u, 1u}) {
-      const Bytes& m = seq == 1 ? inner : answers;
-      fbb.ForceVectorAlignment(m.size(), 1, 8);
-      items.push_back(wire::CreateStreamItem(fbb, seq, 0, fbb.CreateVector(m)));
-    }
-    items.push_back(wire::CreateStreamItem(fbb, 3, 1, 0));
-    fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Stream,
-                                         wire::CreateStream(fbb, fbb.CreateVector(items)).Union()));
-    write("server_message", "stream", finish(fbb));
+    Bytes stream;
+    net::appendStreamItem(stream, 0, {1, 0, inner});
+    net::appendStreamItem(stream, 1, {2, 0, answers});
+    net::appendStreamItem(stream, 2, {3, 1, {}});
+    write("server_message", "stream", stream);
   }
   write("save_file", "save", withMode(0, *file));
   // The raw payload of the same save, for mode 1 (sealSavePayload).

@@ -6,9 +6,10 @@
 // JoinChunk state (decodeSave, restoreState), StepBatch (decodeEdits with its fire
 // records, decodeWeather, names, applyStep burning the fire, events), CellState
 // (water, a full one's fire records, applyCellState),
-// ActionResults (records checked, predictions settled), Stream (each item's message
-// through the same, once) and the small messages' fields; and the same bytes as a
-// Snapshot datagram (decodeSnapshot; own, poses, animals, sounds).
+// ActionResults (records checked, predictions settled) and the small messages' fields;
+// and the same bytes as a Snapshot datagram (decodeSnapshot; own, poses, animals,
+// sounds) and as a Stream datagram (decodeStream; each item's message through the
+// message path).
 #include <span>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "net/predicted_edits.h"
 #include "net/protocol.h"
 #include "net/snapshot_codec.h"
+#include "net/stream_codec.h"
 #include "net/stream_receipt.h"
 #include "net/water_codec.h"
 #include "net/wire.h"
@@ -178,35 +180,38 @@ void actionResults(const wire::ActionResults& r) {
 }
 
 
-int dispatch(const wire::ServerMessage* msg, bool inStream);
+int dispatch(const wire::ServerMessage* msg);
 
-// The client's onStream: each item's sequence through a StreamReceipt, a mark without
-// a message, a message copied (aligned) and opened, then handled as its type is.
-void stream(const wire::Stream& s) {
-  if (!s.items()) return;
+// A Stream datagram (kChannelUnreliable, raw) as the client's onStream takes it: each
+// item's sequence through a StreamReceipt, a mark without a message, a message copied
+// (aligned) and opened, then handled as its type is.
+void stream(std::span<const std::uint8_t> bytes) {
+  std::vector<net::StreamItemView> items;
+  if (!net::decodeStream(bytes, items)) return;
   net::StreamReceipt receipt;
-  for (const wire::StreamItem* item : *s.items()) {
-    if (receipt.tooFarAhead(item->sequence()) || !receipt.receive(item->sequence())) continue;
-    if (item->full_state() != 0 || !item->message()) continue;
-    const std::vector<std::uint8_t> copy(item->message()->begin(), item->message()->end());
+  for (const net::StreamItemView& item : items) {
+    if (receipt.tooFarAhead(item.sequence) || !receipt.receive(item.sequence)) continue;
+    if (item.fullState != 0) continue;
+    const std::vector<std::uint8_t> copy(item.message.begin(), item.message.end());
     std::vector<std::uint8_t> scratch;
-    (void)dispatch(net::openServerMessage(copy, net::kMaxServerMessageBytes, scratch), true);
+    (void)dispatch(net::openServerMessage(copy, net::kMaxServerMessageBytes, scratch));
   }
 }
 
 }  // namespace
 
-// Each input is tried as both kinds of packet: a message (channels 0 and 1) and a
-// Snapshot datagram (channel 2).
+// Each input is tried as the three kinds of packet: a Snapshot datagram (channel 2),
+// a Stream datagram (the server's channel 1) and a message (channel 0).
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::uint8_t> scratch;
   snapshot(fuzz::bytesOf(data, size));
-  return dispatch(net::openServerMessage(fuzz::bytesOf(data, size), net::kMaxServerMessageBytes, scratch), false);
+  stream(fuzz::bytesOf(data, size));
+  return dispatch(net::openServerMessage(fuzz::bytesOf(data, size), net::kMaxServerMessageBytes, scratch));
 }
 
 namespace {
 
-int dispatch(const wire::ServerMessage* msg, bool inStream) {
+int dispatch(const wire::ServerMessage* msg) {
   if (msg == nullptr || msg->body() == nullptr) return 0;
   switch (msg->body_type()) {
     case wire::ServerBody::NONE: return 0;
@@ -237,9 +242,7 @@ int dispatch(const wire::ServerMessage* msg, bool inStream) {
     case wire::ServerBody::Snapshot: return 0;  // retired: snapshots are datagrams of their own
     case wire::ServerBody::Compressed: return 0;  // openServerMessage unwraps it
     case wire::ServerBody::ActionResults: actionResults(*msg->body_as_ActionResults()); return 0;
-    case wire::ServerBody::Stream:
-      if (!inStream) stream(*msg->body_as_Stream());  // a Stream inside a Stream is refused
-      return 0;
+    case wire::ServerBody::Stream: return 0;  // retired: the Stream is a datagram of its own
     case wire::ServerBody::AuthChallenge: {
       const wire::AuthChallenge& c = *msg->body_as_AuthChallenge();
       if (c.nonce()) (void)c.nonce()->size();

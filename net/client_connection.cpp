@@ -126,6 +126,11 @@ void ClientConnection::Impl::onPacket(const ENetPacket& packet, std::uint8_t cha
     count(wire::ServerBody::Snapshot);
     return onSnapshot(bytes, nowMs);
   }
+  if (channel == kChannelUnreliable) {  // the Stream, raw (net/stream_codec.h)
+    count(wire::ServerBody::Stream);
+    if (auto decoded = decodeStream(bytes, streamView); !decoded) return fail(decoded.error().message);
+    return onStream(streamView);
+  }
   const wire::ServerMessage* msg = openServerMessage(bytes, kMaxServerMessageBytes, unpacked);
   if (!msg) return fail("malformed message from the server (" + std::to_string(bytes.size()) + " bytes)");
   count(msg->body_type());
@@ -139,7 +144,7 @@ void ClientConnection::Impl::handle(const wire::ServerMessage& msg) {
     case wire::ServerBody::Reject: return onReject(*msg.body_as_Reject());
     case wire::ServerBody::GeneratedCellHashes: return onCellHashes(*msg.body_as_GeneratedCellHashes());
     case wire::ServerBody::JoinSnapshot: return fail("JoinSnapshot: this protocol joins through JoinChunks");
-    case wire::ServerBody::Stream: return onStream(*msg.body_as_Stream());
+    case wire::ServerBody::Stream: return fail("a Stream as a message: since protocol 18 it comes raw");
     case wire::ServerBody::StepBatch: return fail("a StepBatch outside the Stream");
     case wire::ServerBody::CellState: return fail("a CellState handled outside its place");  // onPacket holds it
     case wire::ServerBody::Snapshot: return fail("a Snapshot as a message: since protocol 17 they come raw");

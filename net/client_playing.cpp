@@ -101,28 +101,25 @@ void ClientConnection::Impl::resendIdleInputs() {
 
 // ---- the ordered stream -------------------------------------------------------------
 
-void ClientConnection::Impl::onStream(const wire::Stream& s) {
+void ClientConnection::Impl::onStream(std::span<const StreamItemView> items) {
   // The Stream is unreliable: it may overtake a Welcome being resent, and the server
   // resends every item until acknowledged, so one before Welcome is dropped.
   if (phase == ClientPhase::AwaitingWelcome) return;
   if (!joined()) return fail("a Stream before Welcome");
-  if (!s.items()) return;
   streamAckDue = true;
-  for (const wire::StreamItem* item : *s.items()) {
-    const std::uint32_t seq = item->sequence();
+  for (const StreamItemView& item : items) {
+    const std::uint32_t seq = item.sequence;
     if (receipt.tooFarAhead(seq))
       return fail("Stream item " + std::to_string(seq) + " is more than " + std::to_string(kMaxStreamAhead) +
                   " past item " + std::to_string(receipt.ack()));
-    const std::size_t size = item->message() ? item->message()->size() : 0;
-    if (!receipt.receive(seq)) continue;  // a resend (or 0, which is never sent)
+    const std::size_t size = item.message.size();
+    if (!receipt.receive(seq)) continue;  // a resend
     internal::HeldItem held;
-    held.fullState = item->full_state();
-    if (held.fullState != 0) {
-      if (size != 0) return fail("Stream item " + std::to_string(seq) + " is a mark with a message");
-    } else {
+    held.fullState = item.fullState;
+    if (held.fullState == 0) {
       // Checked now (on the copy, which is aligned as the verifier wants): what is
       // held is a message we can apply.
-      if (size != 0) held.message.assign(item->message()->begin(), item->message()->end());
+      held.message.assign(item.message.begin(), item.message.end());
       const wire::ServerMessage* msg = openServerMessage(held.message, kMaxServerMessageBytes, itemUnpacked);
       const wire::ServerBody type = msg ? msg->body_type() : wire::ServerBody::NONE;
       if (type != wire::ServerBody::StepBatch && type != wire::ServerBody::CellState &&

@@ -11,7 +11,7 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 17;  // 6: edits by interest (StepBatch.cells, full
+inline constexpr std::uint32_t kProtocolVersion = 18;  // 6: edits by interest (StepBatch.cells, full
                                                       // CellStates carry bricks; Hello.reach_metres)
                                                       // 7: ColumnHashes (generation checks)
                                                       // 8: Action.sequence, ActionResults (predicted edits)
@@ -32,12 +32,15 @@ inline constexpr std::uint32_t kProtocolVersion = 17;  // 6: edits by interest (
                                                       // their generation; WorldReady ends it
                                                       // 17: Snapshot raw on kChannelSnapshot
                                                       // (net/snapshot_codec.h)
+                                                      // 18: the Stream raw on kChannelUnreliable
+                                                      // (net/stream_codec.h)
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, full cell states, actions
-inline constexpr std::uint8_t kChannelUnreliable = 1;  ///< unreliable: inputs, the Stream (unsequenced)
-/// Sequenced, unreliable: Snapshots, raw (net/snapshot_codec.h), the one channel whose
-/// packets are not FlatBuffers messages.
+/// Unreliable: the client's Inputs (FlatBuffers); the server's Stream datagrams, raw
+/// (net/stream_codec.h) and unsequenced.
+inline constexpr std::uint8_t kChannelUnreliable = 1;
+/// Sequenced, unreliable: Snapshots, raw (net/snapshot_codec.h).
 inline constexpr std::uint8_t kChannelSnapshot = 2;
 inline constexpr std::size_t kChannelCount = 3;
 

@@ -5,14 +5,11 @@
 
 #include "net/host/host_core.h"
 #include "net/protocol.h"
+#include "net/stream_codec.h"
 
 namespace loam::net::host {
 namespace {
 
-/// What an item adds to a Stream beside its message: the table, its vtable share,
-/// the vector's length and the offset to it (estimate for packing; the datagram may
-/// pass kStreamDatagramBytes by a few bytes).
-constexpr std::size_t kItemOverheadBytes = 24;
 /// Resends after an item's first round trip back off to at most this far apart.
 constexpr std::uint64_t kLateResendMaxTicks = sim::kTicksPerSecond;
 
@@ -97,7 +94,6 @@ bool acknowledgeStream(Session& s, std::uint32_t ack) {
 
 void StreamSender::send() {
   const std::uint64_t T = core_.state.tick;
-  flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   for (Session& s : core_.sessions) {
     StreamOut& out = s.stream;
     if (s.phase != Phase::Playing || !out.open || out.unacked.empty()) continue;
@@ -111,14 +107,13 @@ void StreamSender::send() {
     const std::uint64_t early = earlyResendTicks(s.peer);
     const std::uint32_t copies = out.loss.copies();
     const std::size_t budget = copies * kStreamDatagramBytes;
-    fbb.Clear();
-    items_.clear();
+    datagram_.clear();
     itemBytes_.clear();
     itemTypes_.clear();
-    std::size_t bytes = 0;
+    std::uint32_t previous = 0;  // the sequence of the datagram's last item
     for (StreamEntry& e : out.unacked) {
       if (e.sequence - out.acked > kMaxStreamAhead) break;  // the client would refuse it
-      const std::size_t size = (e.message ? e.message->size() : 0) + kItemOverheadBytes;
+      const std::size_t size = (e.message ? e.message->size() : 0) + kMaxStreamItemHeaderBytes;
       if (e.sentTick != 0 && T - e.firstSentTick < resend) {
         // Early resends only within the item's first round trip.
         const std::uint64_t every = e.sends < copies ? 1 : early;
@@ -133,43 +128,37 @@ void StreamSender::send() {
         ++e.lateSends;
       }
       if (e.sentTick == 0) e.firstSentTick = T;
-      if (!items_.empty() && bytes + size > kStreamDatagramBytes) {
+      if (!datagram_.empty() && datagram_.size() + size > kStreamDatagramBytes) {
         sendDatagram(s);
-        bytes = 0;
+        previous = 0;
       }
-      flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> message;
-      if (e.message) {
-        // Aligned for the message's widest scalar, so a receiver can verify it in place.
-        fbb.ForceVectorAlignment(e.message->size(), 1, 8);
-        message = fbb.CreateVector(*e.message);
-      }
-      items_.push_back(wire::CreateStreamItem(fbb, e.sequence, e.fullState, message));
+      StreamItemView item{e.sequence, e.fullState, {}};
+      if (e.message) item.message = *e.message;
+      appendStreamItem(datagram_, previous, item);
+      previous = e.sequence;
       itemBytes_.push_back(e.message ? e.message->size() : 0);
       itemTypes_.push_back(e.type);
       if (e.sends > 0) core_.stats.streamResentBytes += itemBytes_.back();
-      bytes += size;
       e.sentTick = T;
       ++e.sends;
     }
-    if (!items_.empty()) sendDatagram(s);
+    if (!datagram_.empty()) sendDatagram(s);
   }
 }
 
 void StreamSender::sendDatagram(Session& s) {
-  flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
-  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Stream,
-                                       wire::CreateStream(fbb, fbb.CreateVector(items_)).Union()));
-  // Unsequenced: ENet would drop a Stream that a later Snapshot on the channel
-  // overtook, and the items carry their own order. One over a datagram goes as
-  // unreliable fragments (it must not turn reliable).
-  const std::uint32_t flags = fbb.GetSize() <= kStreamDatagramBytes + 64 ? ENET_PACKET_FLAG_UNSEQUENCED
-                                                                         : ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT;
-  core_.sendOwn(s, kChannelUnreliable, flags, wire::ServerBody::Stream);
+  // Unsequenced: ENet drops a sequenced packet that a later one on its channel
+  // overtook, and the items carry their own order. One over a datagram (an item
+  // larger than kStreamDatagramBytes) goes as unreliable fragments (it must not turn
+  // reliable).
+  const std::uint32_t flags = datagram_.size() <= kStreamDatagramBytes ? ENET_PACKET_FLAG_UNSEQUENCED
+                                                                       : ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT;
+  core_.sendBytes(s, kChannelUnreliable, flags, datagram_, wire::ServerBody::Stream);
+  s.streamSentTick = core_.state.tick;
   // Each item's message is counted under its own type; the Stream keeps the rest.
-  for (std::size_t i = 0; i < items_.size(); ++i)
+  for (std::size_t i = 0; i < itemBytes_.size(); ++i)
     core_.stats.moveSent(wire::ServerBody::Stream, itemTypes_[i], itemBytes_[i]);
-  fbb.Clear();
-  items_.clear();
+  datagram_.clear();
   itemBytes_.clear();
   itemTypes_.clear();
 }

@@ -1,7 +1,8 @@
 // The ordered stream, the server's side (docs/PROTOCOL.md, The ordered stream). What
 // a playing client must apply in order (StepBatches, incremental CellStates, its
 // ActionResults, and marks for its full CellStates, which travel reliably) is queued
-// per session with a sequence number and sent unreliably in Stream datagrams, again
+// per session with a sequence number and sent unreliably in raw Stream datagrams
+// (net/stream_codec.h), again
 // and again until the client acknowledges it (Inputs.stream_ack): on as many
 // consecutive ticks as the link's loss asks for (LinkLoss::copies), then within its
 // first round trip every quarter round trip (a datagram of such resends a tick per
@@ -105,8 +106,8 @@ class StreamSender {
   void sendDatagram(Session& s);
 
   HostCore& core_;
-  std::vector<flatbuffers::Offset<wire::StreamItem>> items_;  // the datagram being built
-  std::vector<std::size_t> itemBytes_;                         // their messages' bytes, by type
+  std::vector<std::uint8_t> datagram_;    // the datagram being built (net/stream_codec.h)
+  std::vector<std::size_t> itemBytes_;    // its items' messages' bytes, by type
   std::vector<wire::ServerBody> itemTypes_;
 };
 

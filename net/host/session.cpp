@@ -59,6 +59,7 @@ void Session::reset() noexcept {
   hasPos = false;
   pos = {};
   snapshotSeq = ackedSeq = snapshotCount = 0;
+  snapshotTick = streamSentTick = 0;
   for (Manifest& m : ring) {
     m.seq = 0;
     m.players.clear();

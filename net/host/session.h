@@ -198,6 +198,8 @@ struct Session {
   bool hasPos = false;               ///< pos valid (player in the sim after this step)
   sim::Vec3i pos;
   std::uint32_t snapshotSeq = 0;     ///< last sequence sent
+  std::uint64_t snapshotTick = 0;    ///< tick the last one went
+  std::uint64_t streamSentTick = 0;  ///< tick a Stream datagram last went (a snapshot due next joins it)
   std::uint32_t ackedSeq = 0;        ///< newest acknowledged
   std::uint32_t snapshotCount = 0;   ///< for the far-player cadence
   std::uint64_t lastSoundTick = 0;   ///< movement sounds up to this tick were offered

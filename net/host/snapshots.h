@@ -68,7 +68,8 @@ class Snapshots {
 
   /// Sends s its next snapshot when one is due this tick; own is s's player. Peers
   /// take turns: a peer's snapshots go on the ticks where (tick + id) % snapshotEvery
-  /// is 0, and its far turns are staggered among those peers too.
+  /// is 0, or a tick before when a Stream datagram went to it that tick (one UDP
+  /// datagram for both), and its far turns are staggered among those peers too.
   void sendIfDue(Session& s, const sim::Player& own);
 
  private:

@@ -37,6 +37,7 @@
 #include "net/own_ring.h"
 #include "net/protocol.h"
 #include "net/snapshot_codec.h"
+#include "net/stream_codec.h"
 #include "net/stream_receipt.h"
 #include "net/wire.h"
 #include "sim/save/save.h"
@@ -141,6 +142,7 @@ struct ClientConnection::Impl {
   OwnRing ownRing;  // the own player by snapshot
   std::uint32_t newestSnapshot = 0;
   std::vector<std::uint32_t> snapshotGone;  // the gone lists of the snapshot being read
+  std::vector<StreamItemView> streamView;   // the items of the Stream datagram being read
   internal::SnapEntry scratchSnap;
   std::vector<wire::EventRec> soundRecs;       // a Snapshot's sounds (scratch)
 
@@ -217,7 +219,7 @@ struct ClientConnection::Impl {
   void sendColumnHashes();
   bool cellDropped(sim::CellCoord c) const { return droppedCells.contains(sim::cellKey(c)); }
   /// Keeps the new items of a Stream, then applies what is due.
-  void onStream(const wire::Stream& s);
+  void onStream(std::span<const StreamItemView> items);
   /// A full CellState from the reliable channel (raw bytes as received): waits for its mark.
   void holdFullState(const wire::CellState& c, std::span<const std::uint8_t> bytes);
   /// Applies the held items in sequence while Playing, up to the first that has not

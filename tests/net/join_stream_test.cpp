@@ -26,6 +26,7 @@
 #include "net/wire.h"
 #include "sim/gen/generator_version.h"
 #include "net/server_host.h"
+#include "net/stream_codec.h"
 #include "sim/gen/scene.h"
 #include "sim/save/save.h"
 #include "sim/save/state_codec.h"
@@ -62,7 +63,7 @@ const std::pair<sim::Scene, sim::SimState>& flatWorld() {
 
 /// A hostile server: answers Hello with a true Welcome (flat, player 1), then, after
 /// WorldReady, sends the JoinChunks `chunks` builds; once the client plays, it sends
-/// the messages `stream` builds (if any). `inspect` sees the client before it
+/// the Stream datagrams `stream` builds (if any). `inspect` sees the client before it
 /// disconnects. Returns the client's error once it has failed ("" if it never did
 /// within `seconds`).
 std::string joinFromHostileServer(const std::function<void(flatbuffers::FlatBufferBuilder&, Messages&)>& chunks,
@@ -86,10 +87,11 @@ std::string joinFromHostileServer(const std::function<void(flatbuffers::FlatBuff
   const std::uint64_t generatedHash = net::describeWorld(flat.first, flat.second.world).generatedHash;
 
   flatbuffers::FlatBufferBuilder fbb;
-  auto sendAll = [](ENetPeer* peer, const Messages& out) {
+  // Reliable, so loopback loss cannot hide a case; the channel says what the client reads.
+  auto sendAll = [](ENetPeer* peer, const Messages& out, std::uint8_t channel = net::kChannelReliable) {
     for (const auto& m : out) {
       ENetPacket* p = enet_packet_create(m.data(), m.size(), ENET_PACKET_FLAG_RELIABLE);
-      if (enet_peer_send(peer, net::kChannelReliable, p) < 0) enet_packet_destroy(p);
+      if (enet_peer_send(peer, channel, p) < 0) enet_packet_destroy(p);
     }
   };
   ENetPeer* peer = nullptr;
@@ -120,7 +122,7 @@ std::string joinFromHostileServer(const std::function<void(flatbuffers::FlatBuff
     if (stream && !streamSent && peer && client.phase() == net::ClientPhase::Playing) {
       Messages out;
       stream(fbb, out);
-      sendAll(peer, out);
+      sendAll(peer, out, net::kChannelUnreliable);
       streamSent = true;
     }
     enet_host_flush(server);
@@ -395,19 +397,12 @@ std::vector<std::uint8_t> surfaceChanges(flatbuffers::FlatBufferBuilder& fbb, st
   return finished(fbb);
 }
 
-/// A Stream of one item.
-std::vector<std::uint8_t> streamItem(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t sequence,
-                                     std::uint32_t fullState, const std::vector<std::uint8_t>& message) {
-  fbb.Clear();
-  flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> bytes;
-  if (!message.empty()) {
-    fbb.ForceVectorAlignment(message.size(), 1, 8);
-    bytes = fbb.CreateVector(message);
-  }
-  const std::vector items{wire::CreateStreamItem(fbb, sequence, fullState, bytes)};
-  fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Stream,
-                                       wire::CreateStream(fbb, fbb.CreateVector(items)).Union()));
-  return finished(fbb);
+/// A Stream datagram of one item.
+std::vector<std::uint8_t> streamItem(std::uint32_t sequence, std::uint32_t fullState,
+                                     const std::vector<std::uint8_t>& message) {
+  std::vector<std::uint8_t> datagram;
+  net::appendStreamItem(datagram, 0, {sequence, fullState, message});
+  return datagram;
 }
 
 }  // namespace
@@ -420,28 +415,40 @@ TEST_CASE("a hostile server's ordered stream: every item is checked before it is
   };
   const Case cases[] = {
       {"an item past the window",
-       [](auto& fbb) { return streamItem(fbb, net::kMaxStreamAhead + 1, 0, surfaceChanges(fbb, 1, 0)); },
+       [](auto& fbb) { return streamItem(net::kMaxStreamAhead + 1, 0, surfaceChanges(fbb, 1, 0)); },
        "is more than"},
       {"a full CellState in the stream",
        [](auto& fbb) {
          fbb.Clear();
          auto c = wire::CreateCellState(fbb, 1, 0, 0, true);
          fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::CellState, c.Union()));
-         return streamItem(fbb, 1, 0, finished(fbb));
+         return streamItem(1, 0, finished(fbb));
        },
        "is a full CellState (those come reliably)"},
-      {"a full-state mark with a message",
-       [](auto& fbb) { return streamItem(fbb, 1, 1, surfaceChanges(fbb, 1, 0)); }, "is a mark with a message"},
+      {"two items of one sequence",
+       [](auto& fbb) {
+         std::vector<std::uint8_t> datagram = streamItem(1, 0, surfaceChanges(fbb, 1, 0));
+         net::appendStreamItem(datagram, 1, {1, 0, surfaceChanges(fbb, 1, 0)});
+         return datagram;
+       },
+       "Stream: an item after 1 with a gap of 0"},
+      {"a truncated datagram",
+       [](auto& fbb) {
+         std::vector<std::uint8_t> datagram = streamItem(1, 0, surfaceChanges(fbb, 1, 0));
+         datagram.pop_back();
+         return datagram;
+       },
+       "Stream: truncated"},
       {"a message the stream never carries",
        [](auto& fbb) {
          fbb.Clear();
          auto w = wire::CreateWelcomeDirect(fbb, net::kProtocolVersion, 1, "hostile", "flat", 0, 0, 0, 0, 1);
          fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Welcome, w.Union()));
-         return streamItem(fbb, 1, 0, finished(fbb));
+         return streamItem(1, 0, finished(fbb));
        },
        "is not a StepBatch, CellState, ActionResults or SurfaceChanges"},
       {"SurfaceChanges over the cap",
-       [](auto& fbb) { return streamItem(fbb, 1, 0, surfaceChanges(fbb, net::kMaxSurfaceChanges + 1, 0)); },
+       [](auto& fbb) { return streamItem(1, 0, surfaceChanges(fbb, net::kMaxSurfaceChanges + 1, 0)); },
        "SurfaceChanges with 1025 records (at most 1024)"},
   };
   for (const Case& c : cases) {
@@ -457,7 +464,7 @@ TEST_CASE("a hostile server's ordered stream: every item is checked before it is
     std::uint64_t applied = 0;
     const std::string error = joinFromHostileServer(
         trueJoinState,
-        [](auto& fbb, Messages& out) { out.push_back(streamItem(fbb, 1, 0, surfaceChanges(fbb, 3, 250))); },
+        [](auto& fbb, Messages& out) { out.push_back(streamItem(1, 0, surfaceChanges(fbb, 3, 250))); },
         [&](net::ClientConnection& client) {
           shown = client.takeSurfaceChanges();
           applied = client.stats().surfacePatches;

@@ -19,6 +19,7 @@
 #include "net/entity_codec.h"
 #include "net/protocol.h"
 #include "net/snapshot_codec.h"
+#include "net/stream_codec.h"
 #include "net/stream_receipt.h"
 #include "net/water_codec.h"
 #include "sim/step/commands.h"
@@ -774,15 +775,9 @@ std::vector<Bytes> validServerMessages() {
     const std::vector<std::uint8_t> bytes(1000, 3);
     return wire::CreateJoinChunkDirect(fbb, 99, 32768, 40000, &bytes).Union();
   }));
-  // A Stream: an ActionResults item, then the mark of full CellState 2.
-  {
-    const Bytes results = v[v.size() - 3];  // the ActionResults above
-    v.push_back(serverMessage(wire::ServerBody::Stream, [&](flatbuffers::FlatBufferBuilder& fbb) {
-      std::vector<flatbuffers::Offset<wire::StreamItem>> items{wire::CreateStreamItemDirect(fbb, 7, 0, &results),
-                                                               wire::CreateStreamItemDirect(fbb, 8, 2, nullptr)};
-      return wire::CreateStreamDirect(fbb, &items).Union();
-    }));
-  }
+  v.push_back(serverMessage(wire::ServerBody::Stream, [](flatbuffers::FlatBufferBuilder& fbb) {  // retired
+    return wire::CreateStream(fbb).Union();
+  }));
   v.push_back(serverMessage(wire::ServerBody::SurfaceChanges, [](flatbuffers::FlatBufferBuilder& fbb) {
     const std::vector<wire::SurfaceChangeRec> changes{{-3, 7, -256, 5}, {2147483647, -2147483647, 1000000, 0}};
     return wire::CreateSurfaceChangesDirect(fbb, &changes).Union();
@@ -948,6 +943,53 @@ TEST_CASE("a hostile Snapshot is refused with a reason, never read past its end"
   refused({0x10, 5, 0, 1, 1, 0x81, 0x02}, "animals_gone of 257 ids");  // over kMaxEntitiesInView
   refused({0x02, 5, 0, 1, 1, 0xff, 0xff, 0xff, 0xff, 0x0f}, "truncated");  // a list longer than the datagram
   refused({0x00, 0xff, 0xff, 0xff, 0xff, 0x7f, 0, 1, 1}, "varint over 32 bits");
+}
+
+TEST_CASE("a Stream datagram reads back to the same items; a hostile one is refused with a reason") {
+  const std::vector<std::uint8_t> first(300, 7), second{1, 2, 3};
+  std::vector<std::uint8_t> bytes;
+  appendStreamItem(bytes, 0, {70000, 0, first});
+  appendStreamItem(bytes, 70000, {70001, 4, {}});  // the mark of full CellState 4
+  appendStreamItem(bytes, 70001, {70009, 0, second});
+  // Every byte accounted for: 3 + 1 + 2 bytes of header for the first item (a 3-byte
+  // sequence, full_state 0, a 2-byte count), 2 for the mark, 3 for the last.
+  CHECK(bytes.size() == (3 + 1 + 2 + first.size()) + 2 + (3 + second.size()));
+  std::vector<StreamItemView> items;
+  REQUIRE(decodeStream(bytes, items));
+  REQUIRE(items.size() == 3);
+  CHECK(items[0].sequence == 70000);
+  CHECK(items[0].fullState == 0);
+  CHECK(std::ranges::equal(items[0].message, first));
+  CHECK(items[1].sequence == 70001);
+  CHECK(items[1].fullState == 4);
+  CHECK(items[1].message.empty());
+  CHECK(items[2].sequence == 70009);
+  CHECK(std::ranges::equal(items[2].message, second));
+
+  // Every truncation but at an item's end, and every extension by a byte.
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    CAPTURE(n);
+    const bool itemEnd = n == 3 + 1 + 2 + first.size() || n == 3 + 1 + 2 + first.size() + 2;
+    CHECK(decodeStream(std::span(bytes).first(n), items).has_value() == itemEnd);
+  }
+  std::vector<std::uint8_t> longer = bytes;
+  longer.push_back(0);
+  CHECK_FALSE(decodeStream(longer, items));
+  CHECK(items.empty());  // a refused datagram leaves no items
+
+  const auto refused = [&](const std::vector<std::uint8_t>& datagram, const char* why) {
+    const auto r = decodeStream(datagram, items);
+    REQUIRE_FALSE(r);
+    CAPTURE(r.error().message);
+    CHECK(r.error().message.find(why) != std::string::npos);
+  };
+  refused({}, "no item");
+  refused({0, 0, 1, 9}, "sequence 0");
+  refused({5, 0, 1, 9, 0, 0, 1, 9}, "an item after 5 with a gap of 0");
+  refused({0xff, 0xff, 0xff, 0xff, 0x0f, 1, 1, 1}, "a sequence past 32 bits");
+  refused({5, 0, 0}, "item 5 has a message of 0 bytes");
+  refused({5, 0, 0xff, 0xff, 0xff, 0xff, 0x0f}, "truncated");  // a message longer than the datagram
+  refused({5, 0xff, 0xff, 0xff, 0xff, 0x7f}, "varint over 32 bits");
 }
 
 TEST_CASE("verifiers refuse empty, bodiless and unknown-body messages") {

@@ -26,6 +26,7 @@
 #include "net/protocol.h"
 #include "net/server_host.h"
 #include "net/snapshot_codec.h"
+#include "net/stream_codec.h"
 #include "net/stream_receipt.h"
 #include "net/wire.h"
 #include "sim/world/voxel.h"
@@ -104,15 +105,15 @@ class RawClient {
             enet_packet_destroy(ev.packet);
             break;
           }
+          if (ev.channelID == net::kChannelUnreliable) {  // the Stream, raw
+            takeStream(bytes);
+            enet_packet_destroy(ev.packet);
+            break;
+          }
           const wire::ServerMessage* msg = net::openServerMessage(bytes, net::kMaxServerMessageBytes, unpacked_);
           REQUIRE_MESSAGE(msg != nullptr, "a server message that does not verify (", bytes.size(), " bytes)");
           if (msg->body_type() == wire::ServerBody::Welcome) playerId = msg->body_as_Welcome()->player_id();
           if (msg->body_type() == wire::ServerBody::Reject) rejected = true;
-          if (msg->body_type() == wire::ServerBody::Stream) {
-            takeStream(*msg->body_as_Stream());
-            enet_packet_destroy(ev.packet);
-            break;
-          }
           // openServerMessage verified the envelope: its type says where the message is.
           if (flatbuffers::GetRoot<wire::ServerMessage>(bytes.data())->body_type() == wire::ServerBody::Compressed) {
             ++compressed;
@@ -191,16 +192,19 @@ class RawClient {
   int streamResends = 0;           ///< Stream items received again (the server resent them)
 
  private:
-  void takeStream(const wire::Stream& stream) {
-    if (!stream.items()) return;
-    for (const wire::StreamItem* item : *stream.items()) {
-      if (!receipt_.receive(item->sequence())) {
+  void takeStream(std::span<const std::uint8_t> datagram) {
+    std::vector<net::StreamItemView> items;
+    const sim::Result<void> decoded = net::decodeStream(datagram, items);
+    REQUIRE_MESSAGE(decoded.has_value(), "a Stream that does not decode: ", decoded ? "" : decoded.error().message);
+    for (const net::StreamItemView& item : items) {
+      if (!receipt_.receive(item.sequence)) {
         ++streamResends;
         continue;
       }
       ++streamItems;
-      if (!item->message()) continue;  // a mark: its CellState comes reliably
-      const std::span<const std::uint8_t> bytes(item->message()->data(), item->message()->size());
+      if (item.message.empty()) continue;  // a mark: its CellState comes reliably
+      // Copied out: FlatBuffers reads its scalars in place, and the datagram does not align them.
+      std::vector<std::uint8_t> bytes(item.message.begin(), item.message.end());
       std::vector<std::uint8_t> itemUnpacked;
       const wire::ServerMessage* msg = net::openServerMessage(bytes, net::kMaxServerMessageBytes, itemUnpacked);
       REQUIRE_MESSAGE(msg != nullptr, "a Stream item that does not verify (", bytes.size(), " bytes)");
@@ -208,7 +212,7 @@ class RawClient {
         ++compressed;
         inbox.push_back(std::move(itemUnpacked));
       } else {
-        inbox.emplace_back(bytes.begin(), bytes.end());
+        inbox.push_back(std::move(bytes));
       }
     }
   }
