@@ -95,9 +95,9 @@ void Swarm::onPacket(SwarmBot& bot, const std::uint8_t* data, std::size_t size, 
     if (auto decoded = net::decodeStream({data, size}, streamItems_); !decoded)
       return fail(bot, decoded.error().message);
     for (const net::StreamItemView& item : streamItems_) {
-      if (!bot.receipt.receive(item.sequence) || item.message.empty()) continue;
+      if (!bot.receipt.receive(item.sequence) || item.kind != net::StreamItemKind::Message) continue;
       // Copied out: FlatBuffers reads its scalars in place, and the datagram does not align them.
-      itemCopy_.assign(item.message.begin(), item.message.end());
+      itemCopy_.assign(item.bytes.begin(), item.bytes.end());
       const auto* inner = net::openServerMessage(itemCopy_, net::kMaxServerMessageBytes, itemUnpacked_);
       if (inner && inner->body_type() == wire::ServerBody::StepBatch) ++bot.stepsApplied;
     }

@@ -391,13 +391,21 @@ int main(int argc, char** argv) {
     fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::ActionResults,
                                          wire::CreateActionResultsDirect(fbb, 9, &results).Union()));
     write("server_message", "action_results", finish(fbb));
-    // A Stream datagram: the chatty StepBatch and the ActionResults as items, then the
-    // mark of full CellState 1.
+    // A Stream datagram: the chatty StepBatch and the ActionResults as items, the mark
+    // of full CellState 1, and the water of the cell where water was poured.
     const Bytes answers = finish(fbb);
+    const sim::CellCoord poured = sim::cellOf(sim::brickOf(sim::VoxelCoord{2, 2, 2}));
+    Bytes water;
+    net::encodeCellWater(poured, sim::waterInCell(state.water, poured), water);
+    if (water.empty()) return std::fprintf(stderr, "no water where it was poured\n"), 1;
     Bytes stream;
-    net::appendStreamItem(stream, 0, {1, 0, inner});
-    net::appendStreamItem(stream, 1, {2, 0, answers});
-    net::appendStreamItem(stream, 2, {3, 1, {}});
+    using Kind = net::StreamItemKind;
+    Bytes packed;
+    const std::uint32_t rawSize = net::packWater(water, packed);
+    net::appendStreamItem(stream, 0, {1, Kind::Message, 0, {}, 0, inner});
+    net::appendStreamItem(stream, 1, {2, Kind::Message, 0, {}, 0, answers});
+    net::appendStreamItem(stream, 2, {3, Kind::Mark, 1, {}, 0, {}});
+    net::appendStreamItem(stream, 3, {4, Kind::Water, 0, poured, rawSize, packed});
     write("server_message", "stream", stream);
   }
   write("save_file", "save", withMode(0, *file));

@@ -5,11 +5,11 @@
 // kMaxServerMessageBytes (Compressed unwrapped), then per body the JoinSnapshot /
 // JoinChunk state (decodeSave, restoreState), StepBatch (decodeEdits with its fire
 // records, decodeWeather, names, applyStep burning the fire, events), CellState
-// (water, a full one's fire records, applyCellState),
+// (a full one: water, fire records, bricks, applyCellState),
 // ActionResults (records checked, predictions settled) and the small messages' fields;
 // and the same bytes as a Snapshot datagram (decodeSnapshot; own, poses, animals,
 // sounds) and as a Stream datagram (decodeStream; each item's message through the
-// message path).
+// message path, water items as onCellWater applies them).
 #include <span>
 #include <vector>
 
@@ -101,7 +101,19 @@ void stepBatch(const wire::StepBatch& b) {
   }
 }
 
+// A Stream water item as the client's onCellWater applies it.
+void cellWater(sim::CellCoord cell, std::span<const std::uint8_t> records) {
+  sim::SimState mirror = fuzz::baseState();
+  std::vector<sim::WaterChange> water;
+  if (!net::decodeCellWater(records, cell, water)) return;
+  const sim::WorldBounds& bounds = mirror.world.bounds();
+  std::erase_if(water, [&](const sim::WaterChange& w) { return !bounds.containsBrick(sim::brickOf(w.voxel)); });
+  sim::applyCellState(mirror, 1, cell, false, water, {});
+}
+
+// A full CellState (the client refuses any other) as its onCellState applies it.
 void cellState(const wire::CellState& c) {
+  if (!c.full()) return;
   sim::SimState mirror = fuzz::baseState();
   const sim::CellCoord cell{c.cell_x(), c.cell_z()};
   const sim::WorldBounds& bounds = mirror.world.bounds();
@@ -112,24 +124,22 @@ void cellState(const wire::CellState& c) {
     if (!net::decodeCellWater(std::span<const std::uint8_t>(c.water()->data(), c.water()->size()), cell, water)) return;
     std::erase_if(water, [&](const sim::WaterChange& w) { return !inside(w.voxel); });
   }
-  if (c.full() && c.fire()) {  // an incremental CellState's fire is ignored
+  if (c.fire()) {
     for (const wire::FireRec* r : *c.fire()) {
       const sim::FireChange f = net::fromWire(*r, cell);
       if (inside(f.corner)) fire.push_back(f);
     }
   }
-  if (c.full()) {
-    std::vector<sim::SavedBrick> bricks;
-    if (c.bricks() && c.bricks()->size() > 0) {
-      auto save = sim::decodeSave(std::span<const std::uint8_t>(c.bricks()->data(), c.bricks()->size()),
-                                  net::kMaxCellBricksBytes);
-      if (!save) return;
-      bricks = std::move(save->bricks);
-    }
-    std::vector<sim::BrickCoord> written;
-    if (!sim::applyCellBricks(mirror.world, cell, bricks, written)) return;
+  std::vector<sim::SavedBrick> bricks;
+  if (c.bricks() && c.bricks()->size() > 0) {
+    auto save = sim::decodeSave(std::span<const std::uint8_t>(c.bricks()->data(), c.bricks()->size()),
+                                net::kMaxCellBricksBytes);
+    if (!save) return;
+    bricks = std::move(save->bricks);
   }
-  sim::applyCellState(mirror, c.tick(), cell, c.full(), water, fire);
+  std::vector<sim::BrickCoord> written;
+  if (!sim::applyCellBricks(mirror.world, cell, bricks, written)) return;
+  sim::applyCellState(mirror, c.tick(), cell, true, water, fire);
 }
 
 // A Snapshot datagram (kChannelSnapshot, raw): decodeSnapshot, then what the client
@@ -191,8 +201,13 @@ void stream(std::span<const std::uint8_t> bytes) {
   net::StreamReceipt receipt;
   for (const net::StreamItemView& item : items) {
     if (receipt.tooFarAhead(item.sequence) || !receipt.receive(item.sequence)) continue;
-    if (item.fullState != 0) continue;
-    const std::vector<std::uint8_t> copy(item.message.begin(), item.message.end());
+    if (item.kind == net::StreamItemKind::Mark) continue;
+    if (item.kind == net::StreamItemKind::Water) {
+      std::vector<std::uint8_t> unpacked;
+      if (const auto records = net::unpackWater(item, unpacked)) cellWater(item.cell, *records);
+      continue;
+    }
+    const std::vector<std::uint8_t> copy(item.bytes.begin(), item.bytes.end());
     std::vector<std::uint8_t> scratch;
     (void)dispatch(net::openServerMessage(copy, net::kMaxServerMessageBytes, scratch));
   }

@@ -112,29 +112,34 @@ void ClientConnection::Impl::onStream(std::span<const StreamItemView> items) {
     if (receipt.tooFarAhead(seq))
       return fail("Stream item " + std::to_string(seq) + " is more than " + std::to_string(kMaxStreamAhead) +
                   " past item " + std::to_string(receipt.ack()));
-    const std::size_t size = item.message.size();
     if (!receipt.receive(seq)) continue;  // a resend
-    internal::HeldItem held;
-    held.fullState = item.fullState;
-    if (held.fullState == 0) {
-      // Checked now (on the copy, which is aligned as the verifier wants): what is
-      // held is a message we can apply.
-      held.message.assign(item.message.begin(), item.message.end());
-      const wire::ServerMessage* msg = openServerMessage(held.message, kMaxServerMessageBytes, itemUnpacked);
-      const wire::ServerBody type = msg ? msg->body_type() : wire::ServerBody::NONE;
-      if (type != wire::ServerBody::StepBatch && type != wire::ServerBody::CellState &&
-          type != wire::ServerBody::ActionResults && type != wire::ServerBody::SurfaceChanges)
-        return fail("Stream item " + std::to_string(seq) +
-                    " is not a StepBatch, CellState, ActionResults or SurfaceChanges");
-      if (type == wire::ServerBody::CellState && msg->body_as_CellState()->full())
-        return fail("Stream item " + std::to_string(seq) + " is a full CellState (those come reliably)");
-      // Counted under its own type; the Stream keeps its envelope's bytes.
+    // Checked now, so that what is held can be applied: a message on the copy (which
+    // is aligned as the verifier wants), water records unpacked and decoded.
+    internal::HeldItem held{item.kind, item.fullState, item.cell, {}};
+    wire::ServerBody type = wire::ServerBody::CellState;  // a mark's and water's, for the byte accounting
+    if (item.kind == StreamItemKind::Water) {
+      const sim::Result<std::span<const std::uint8_t>> records = unpackWater(item, itemUnpacked);
+      if (!records) return fail("Stream item " + std::to_string(seq) + ": " + records.error().message);
+      if (!decodeWater(item.cell, *records)) return;
+      held.bytes.assign(records->begin(), records->end());
+    } else if (item.kind == StreamItemKind::Message) {
+      held.bytes.assign(item.bytes.begin(), item.bytes.end());
+      const wire::ServerMessage* msg = openServerMessage(held.bytes, kMaxServerMessageBytes, itemUnpacked);
+      type = msg ? msg->body_type() : wire::ServerBody::NONE;
+      if (type != wire::ServerBody::StepBatch && type != wire::ServerBody::ActionResults &&
+          type != wire::ServerBody::SurfaceChanges)
+        return fail("Stream item " + std::to_string(seq) + " is not a StepBatch, ActionResults or SurfaceChanges" +
+                    (type == wire::ServerBody::CellState ? " (a CellState: full ones come reliably, water as water)"
+                                                         : ""));
+    }
+    // Counted under its own type as it came; the Stream keeps its envelope's bytes.
+    if (!item.bytes.empty()) {
       TrafficCounters& own = stats.received[messageName(type)];
       ++own.messages;
-      own.bytes += size;
-      stats.received[messageName(wire::ServerBody::Stream)].bytes -= size;
+      own.bytes += item.bytes.size();
+      stats.received[messageName(wire::ServerBody::Stream)].bytes -= item.bytes.size();
     }
-    heldBytes += size;
+    heldBytes += held.bytes.size();
     if (heldBytes > kMaxHeldBytes)
       return fail("over " + std::to_string(kMaxHeldBytes) + " bytes of the stream held before their turn");
     streamItems.emplace(seq, std::move(held));
@@ -144,7 +149,7 @@ void ClientConnection::Impl::onStream(std::span<const StreamItemView> items) {
 
 void ClientConnection::Impl::holdFullState(const wire::CellState& c, std::span<const std::uint8_t> bytes) {
   if (!joined()) return fail("a CellState before Welcome");
-  if (!c.full()) return fail("an incremental CellState outside the Stream");
+  if (!c.full()) return fail("an incremental CellState (the changes come as Stream water items)");
   heldBytes += bytes.size();
   if (heldBytes > kMaxHeldBytes)
     return fail("over " + std::to_string(kMaxHeldBytes) + " bytes of the stream held before their turn");
@@ -155,24 +160,29 @@ void ClientConnection::Impl::holdFullState(const wire::CellState& c, std::span<c
 void ClientConnection::Impl::drainStream() {
   while (phase == ClientPhase::Playing && !streamItems.empty() && streamItems.begin()->first == streamApplied + 1) {
     internal::HeldItem& item = streamItems.begin()->second;
-    const std::vector<std::uint8_t>* bytes = &item.message;
-    if (item.fullState != 0) {
-      if (item.fullState != fullStatesApplied + 1)
-        return fail("Stream item " + std::to_string(streamApplied + 1) + " marks full CellState " +
-                    std::to_string(item.fullState) + " after " + std::to_string(fullStatesApplied));
-      if (fullStates.empty()) return;  // it is still on its way
-      bytes = &fullStates.front();
+    switch (item.kind) {
+      case StreamItemKind::Mark: {
+        if (item.fullState != fullStatesApplied + 1)
+          return fail("Stream item " + std::to_string(streamApplied + 1) + " marks full CellState " +
+                      std::to_string(item.fullState) + " after " + std::to_string(fullStatesApplied));
+        if (fullStates.empty()) return;  // it is still on its way
+        const wire::ServerMessage* msg = openServerMessage(fullStates.front(), kMaxServerMessageBytes, itemUnpacked);
+        if (!msg) return fail("a held full CellState no longer verifies");
+        heldBytes -= fullStates.front().size();
+        ++fullStatesApplied;
+        onCellState(*msg->body_as_CellState());
+        fullStates.pop_front();
+        break;
+      }
+      case StreamItemKind::Water: onCellWater(item.cell, item.bytes); break;
+      case StreamItemKind::Message: {
+        const wire::ServerMessage* msg = openServerMessage(item.bytes, kMaxServerMessageBytes, itemUnpacked);
+        if (!msg) return fail("a held stream message no longer verifies");
+        applyStreamItem(*msg);
+        break;
+      }
     }
-    const wire::ServerMessage* msg = openServerMessage(*bytes, kMaxServerMessageBytes, itemUnpacked);
-    if (!msg) return fail("a held stream message no longer verifies");
-    heldBytes -= bytes->size();
-    if (item.fullState != 0) {
-      ++fullStatesApplied;
-      onCellState(*msg->body_as_CellState());
-      fullStates.pop_front();
-    } else {
-      applyStreamItem(*msg);
-    }
+    heldBytes -= item.bytes.size();
     streamItems.erase(streamItems.begin());
     ++streamApplied;
     if (!active()) return;
@@ -182,7 +192,6 @@ void ClientConnection::Impl::drainStream() {
 void ClientConnection::Impl::applyStreamItem(const wire::ServerMessage& msg) {
   switch (msg.body_type()) {
     case wire::ServerBody::StepBatch: return onStepBatch(*msg.body_as_StepBatch());
-    case wire::ServerBody::CellState: return onCellState(*msg.body_as_CellState());
     case wire::ServerBody::ActionResults: return onActionResults(*msg.body_as_ActionResults());
     case wire::ServerBody::SurfaceChanges: return onSurfaceChanges(*msg.body_as_SurfaceChanges());
     default: return fail("a Stream item of the wrong type");  // onStream checked: never
@@ -395,58 +404,65 @@ void ClientConnection::Impl::reportDesync(std::uint64_t tick, sim::CellCoord cel
   stats.desyncs.push_back(std::move(d));
 }
 
+bool ClientConnection::Impl::decodeWater(sim::CellCoord cell, std::span<const std::uint8_t> records) {
+  // Records are relative to the named cell, so they cannot land in another one.
+  if (auto r = decodeCellWater(records, cell, water); !r) {
+    fail("water of cell (" + std::to_string(cell.x) + ", " + std::to_string(cell.z) + "): " + r.error().message);
+    return false;
+  }
+  return true;
+}
+
+void ClientConnection::Impl::onCellWater(sim::CellCoord cell, std::span<const std::uint8_t> records) {
+  if (cellDropped(cell)) return;  // a dropped cell follows nothing until it comes whole again
+  if (!decodeWater(cell, records)) return;
+  const sim::WorldBounds& bounds = mirror->world.bounds();
+  std::erase_if(water, [&](const sim::WaterChange& w) { return !bounds.containsBrick(sim::brickOf(w.voxel)); });
+  sim::applyCellState(*mirror, lastTick, cell, false, water, {});
+}
+
 void ClientConnection::Impl::onCellState(const wire::CellState& c) {
   if (phase != ClientPhase::Playing) return;
   const sim::CellCoord cell{c.cell_x(), c.cell_z()};
-  // A dropped cell follows nothing until it comes whole again.
-  if (cellDropped(cell)) {
-    if (!c.full()) return;
-    droppedCells.erase(sim::cellKey(cell));
-  }
+  droppedCells.erase(sim::cellKey(cell));  // it comes whole: followed again
   const sim::WorldBounds& bounds = mirror->world.bounds();
   auto inside = [&](sim::VoxelCoord v) { return bounds.containsBrick(sim::brickOf(v)); };
-  water.clear();
+  if (!decodeWater(cell, c.water() ? std::span<const std::uint8_t>(c.water()->data(), c.water()->size())
+                                   : std::span<const std::uint8_t>()))
+    return;
+  std::erase_if(water, [&](const sim::WaterChange& w) { return !inside(w.voxel); });
   fire.clear();
-  // Records are relative to the named cell, so they cannot land in another one.
-  if (c.water()) {
-    const std::span<const std::uint8_t> bytes(c.water()->data(), c.water()->size());
-    if (auto r = decodeCellWater(bytes, cell, water); !r) return fail("CellState: " + r.error().message);
-    std::erase_if(water, [&](const sim::WaterChange& w) { return !inside(w.voxel); });
-  }
-  if (c.full() && c.fire()) {
+  if (c.fire()) {
     for (const wire::FireRec* r : *c.fire()) {
       const sim::FireChange f = fromWire(*r, cell);
       if (inside(f.corner)) fire.push_back(f);
     }
   }
-  if (c.full()) {
-    // The cell's changed bricks: every other brick of the cell is as generated.
-    const std::string where = "CellState (" + std::to_string(cell.x) + ", " + std::to_string(cell.z) + "): bricks: ";
-    cellBricks.clear();
-    if (c.bricks() && c.bricks()->size() > 0) {
-      auto save = sim::decodeSave(std::span<const std::uint8_t>(c.bricks()->data(), c.bricks()->size()),
-                                  kMaxCellBricksBytes);
-      if (!save) return fail(where + save.error().message);
-      if (auto r = sim::checkSaveIdentity(save->header, {mirror->sceneHash, mirror->seed, sim::kGeneratorVersion}); !r)
-        return fail(where + r.error().message);
-      if (!(save->bounds.minBrick == bounds.minBrick) || !(save->bounds.maxBrick == bounds.maxBrick) ||
-          !save->blobs.empty())
-        return fail(where + "not this world's bounds, or blobs beside the bricks");
-      cellBricks = std::move(save->bricks);
-    }
-    writtenBricks.clear();
-    if (auto r = sim::applyCellBricks(mirror->world, cell, cellBricks, writtenBricks); !r) return fail(where + r.error().message);
-    cellEdits.clear();
-    for (const sim::BrickCoord b : writtenBricks)
-      cellEdits.push_back({b.x, b.y, b.z, sim::kAir, sim::kAir, sim::EditRecord::Kind::BrickFill});
-    tracker.update(mirror->world, cellEdits);
+  // The cell's changed bricks: every other brick of the cell is as generated.
+  const std::string where = "CellState (" + std::to_string(cell.x) + ", " + std::to_string(cell.z) + "): bricks: ";
+  cellBricks.clear();
+  if (c.bricks() && c.bricks()->size() > 0) {
+    auto save = sim::decodeSave(std::span<const std::uint8_t>(c.bricks()->data(), c.bricks()->size()),
+                                kMaxCellBricksBytes);
+    if (!save) return fail(where + save.error().message);
+    if (auto r = sim::checkSaveIdentity(save->header, {mirror->sceneHash, mirror->seed, sim::kGeneratorVersion}); !r)
+      return fail(where + r.error().message);
+    if (!(save->bounds.minBrick == bounds.minBrick) || !(save->bounds.maxBrick == bounds.maxBrick) ||
+        !save->blobs.empty())
+      return fail(where + "not this world's bounds, or blobs beside the bricks");
+    cellBricks = std::move(save->bricks);
   }
-  sim::applyCellState(*mirror, c.tick(), cell, c.full(), water, fire);
-  if (c.full()) {
-    ++stats.cellChecks;
-    const std::uint64_t h = tracker.cellHash(mirror->world, cell);
-    if (h != c.hash()) reportDesync(c.tick(), cell, h, c.hash());
-  }
+  writtenBricks.clear();
+  if (auto r = sim::applyCellBricks(mirror->world, cell, cellBricks, writtenBricks); !r)
+    return fail(where + r.error().message);
+  cellEdits.clear();
+  for (const sim::BrickCoord b : writtenBricks)
+    cellEdits.push_back({b.x, b.y, b.z, sim::kAir, sim::kAir, sim::EditRecord::Kind::BrickFill});
+  tracker.update(mirror->world, cellEdits);
+  sim::applyCellState(*mirror, c.tick(), cell, true, water, fire);
+  ++stats.cellChecks;
+  const std::uint64_t h = tracker.cellHash(mirror->world, cell);
+  if (h != c.hash()) reportDesync(c.tick(), cell, h, c.hash());
 }
 
 void ClientConnection::Impl::onSnapshot(std::span<const std::uint8_t> bytes, double nowMs) {

@@ -11,7 +11,7 @@
 namespace loam::net {
 
 /// Bumped on any change to net/schema/loam.fbs or to a rule in docs/PROTOCOL.md.
-inline constexpr std::uint32_t kProtocolVersion = 18;  // 6: edits by interest (StepBatch.cells, full
+inline constexpr std::uint32_t kProtocolVersion = 19;  // 6: edits by interest (StepBatch.cells, full
                                                       // CellStates carry bricks; Hello.reach_metres)
                                                       // 7: ColumnHashes (generation checks)
                                                       // 8: Action.sequence, ActionResults (predicted edits)
@@ -34,6 +34,8 @@ inline constexpr std::uint32_t kProtocolVersion = 18;  // 6: edits by interest (
                                                       // (net/snapshot_codec.h)
                                                       // 18: the Stream raw on kChannelUnreliable
                                                       // (net/stream_codec.h)
+                                                      // 19: water items in the Stream instead of
+                                                      // incremental CellStates
 
 /// ENet channels.
 inline constexpr std::uint8_t kChannelReliable = 0;    ///< ordered, reliable: join, full cell states, actions

@@ -168,26 +168,38 @@ const wire::ServerMessage* openServerMessage(std::span<const std::uint8_t> bytes
   const wire::ServerMessage* root = verifyServerMessage(bytes, maxBytes);
   if (!root || root->body_type() != wire::ServerBody::Compressed) return root;
   const wire::Compressed* c = root->body_as_Compressed();
-  if (!c->bytes() || c->raw_size() == 0 || c->raw_size() > maxBytes) return nullptr;
-  // The frame must declare raw_size itself, so a few bytes claiming maxBytes do not
-  // get maxBytes of scratch (zstd checks the declared size while decoding).
-  if (ZSTD_getFrameContentSize(c->bytes()->data(), c->bytes()->size()) != c->raw_size()) return nullptr;
-  scratch.resize(c->raw_size());
-  const std::size_t n = ZSTD_decompress(scratch.data(), scratch.size(), c->bytes()->data(), c->bytes()->size());
-  if (ZSTD_isError(n) || n != c->raw_size()) return nullptr;
+  if (!c->bytes() || !decompressExact({c->bytes()->data(), c->bytes()->size()}, c->raw_size(), maxBytes, scratch))
+    return nullptr;
   const wire::ServerMessage* inner = verifyServerMessage(scratch, maxBytes);
   if (!inner || inner->body_type() == wire::ServerBody::Compressed) return nullptr;
   return inner;
 }
 
+bool compressIfSmaller(std::span<const std::uint8_t> data, std::size_t margin, std::vector<std::uint8_t>& out) {
+  out.resize(ZSTD_compressBound(data.size()));
+  const std::size_t z = ZSTD_compress(out.data(), out.size(), data.data(), data.size(), 1);
+  if (ZSTD_isError(z) || z + margin > data.size()) return false;
+  out.resize(z);
+  return true;
+}
+
+bool decompressExact(std::span<const std::uint8_t> frame, std::size_t rawSize, std::size_t maxBytes,
+                     std::vector<std::uint8_t>& out) {
+  if (rawSize == 0 || rawSize > maxBytes) return false;
+  // The frame must declare rawSize itself, so a few bytes claiming maxBytes do not
+  // get maxBytes of scratch (zstd checks the declared size while decoding).
+  if (ZSTD_getFrameContentSize(frame.data(), frame.size()) != rawSize) return false;
+  out.resize(rawSize);
+  const std::size_t n = ZSTD_decompress(out.data(), out.size(), frame.data(), frame.size());
+  return !ZSTD_isError(n) && n == rawSize;
+}
+
 bool compressServerMessage(const std::uint8_t* data, std::size_t size, flatbuffers::FlatBufferBuilder& out,
                            std::vector<std::uint8_t>& scratch) {
-  scratch.resize(ZSTD_compressBound(size));
-  const std::size_t z = ZSTD_compress(scratch.data(), scratch.size(), data, size, 1);
   // The envelope costs about 40 bytes: compress only when that clearly pays.
-  if (ZSTD_isError(z) || z + 64 >= size) return false;
+  if (!compressIfSmaller({data, size}, 65, scratch)) return false;
   out.Clear();
-  auto payload = out.CreateVector(scratch.data(), z);
+  auto payload = out.CreateVector(scratch.data(), scratch.size());
   out.Finish(wire::CreateServerMessage(out, wire::ServerBody::Compressed,
                                        wire::CreateCompressed(out, static_cast<std::uint32_t>(size), payload).Union()));
   return true;

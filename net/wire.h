@@ -30,6 +30,15 @@ const wire::ServerMessage* verifyServerMessage(std::span<const std::uint8_t> byt
 const wire::ServerMessage* openServerMessage(std::span<const std::uint8_t> bytes, std::size_t maxBytes,
                                              std::vector<std::uint8_t>& scratch);
 
+/// zstd (level 1) of `data` into `out` when that is at least `margin` bytes smaller;
+/// false otherwise (out's content is then unspecified).
+bool compressIfSmaller(std::span<const std::uint8_t> data, std::size_t margin, std::vector<std::uint8_t>& out);
+/// Decompresses one zstd frame into `out` when the frame declares exactly `rawSize`
+/// bytes, rawSize is 1..maxBytes and exactly that many come out; false otherwise. A
+/// few bytes claiming maxBytes cannot make it allocate more than the frame declares.
+bool decompressExact(std::span<const std::uint8_t> frame, std::size_t rawSize, std::size_t maxBytes,
+                     std::vector<std::uint8_t>& out);
+
 /// Compresses a finished server message of `size` bytes into a Compressed message built
 /// in `out` (cleared first) when that is smaller; returns false (out untouched) when not.
 bool compressServerMessage(const std::uint8_t* data, std::size_t size, flatbuffers::FlatBufferBuilder& out,

@@ -6,6 +6,7 @@
 #include "net/edit_codec.h"
 #include "net/host_log.h"
 #include "net/protocol.h"
+#include "net/stream_codec.h"
 #include "net/water_codec.h"
 #include "net/wire.h"
 #include "sim/step/mirror.h"
@@ -97,41 +98,34 @@ void CellSync::routeEdits(const sim::StepOutput& out) {
 }
 
 /// Builds CellState for one cell into the core's builder.
-bool CellSync::buildCellState(sim::CellCoord cell, bool full, std::span<const WaterRecord> water) {
-  water_.clear();
+bool CellSync::buildFullCellState(sim::CellCoord cell) {
   fireRecs_.clear();
-  auto addFire = [&](const sim::FireChange& f) {
-    if (wire::FireRec r; toWire(f, cell, r)) fireRecs_.push_back(r);
-  };
   const sim::SimState& state = core_.state;
-  std::vector<std::uint8_t> bricks;
-  std::uint64_t hash = 0;
-  if (full) {
-    water_ = sim::waterInCell(state.water, cell);
-    for (const sim::FireChange& f : sim::fireInCell(state.fire, cell)) addFire(f);
-    sim::captureCellBricks(state.world, cell, cellBricks_.bricks);
-    if (!cellBricks_.bricks.empty()) {
-      cellBricks_.header.identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
-      cellBricks_.header.tick = state.tick;
-      cellBricks_.bounds = state.world.bounds();
-      auto encoded = sim::encodeSave(cellBricks_);
-      if (!encoded) {
-        hostLog("cell (%d, %d): could not encode its bricks: %s", cell.x, cell.z, encoded.error().message.c_str());
-        return false;
-      }
-      bricks = std::move(*encoded);
-    }
-    hash = tracker_->cellHash(state.world, cell);
-  } else {
-    for (const WaterRecord& r : water) water_.push_back(pendingWater_[r.index]);
+  water_ = sim::waterInCell(state.water, cell);
+  for (const sim::FireChange& f : sim::fireInCell(state.fire, cell)) {
+    if (wire::FireRec r; toWire(f, cell, r)) fireRecs_.push_back(r);
   }
+  std::vector<std::uint8_t> bricks;
+  sim::captureCellBricks(state.world, cell, cellBricks_.bricks);
+  if (!cellBricks_.bricks.empty()) {
+    cellBricks_.header.identity = {state.sceneHash, state.seed, sim::kGeneratorVersion};
+    cellBricks_.header.tick = state.tick;
+    cellBricks_.bounds = state.world.bounds();
+    auto encoded = sim::encodeSave(cellBricks_);
+    if (!encoded) {
+      hostLog("cell (%d, %d): could not encode its bricks: %s", cell.x, cell.z, encoded.error().message.c_str());
+      return false;
+    }
+    bricks = std::move(*encoded);
+  }
+  const std::uint64_t hash = tracker_->cellHash(state.world, cell);
   flatbuffers::FlatBufferBuilder& fbb = core_.fbb;
   fbb.Clear();
   encodeCellWater(cell, water_, waterBytes_);
   auto waterVec = waterBytes_.empty() ? 0 : fbb.CreateVector(waterBytes_);  // absent when empty
   auto fireVec = fireRecs_.empty() ? 0 : fbb.CreateVectorOfStructs(fireRecs_);
   auto bricksVec = bricks.empty() ? 0 : fbb.CreateVector(bricks);
-  auto cs = wire::CreateCellState(fbb, state.tick, cell.x, cell.z, full, waterVec, fireVec, bricksVec, hash);
+  auto cs = wire::CreateCellState(fbb, state.tick, cell.x, cell.z, true, waterVec, fireVec, bricksVec, hash);
   fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::CellState, cs.Union()));
   return true;
 }
@@ -175,14 +169,18 @@ void CellSync::sendIncremental(const sim::StepOutput& out) {
     std::uint64_t& v = cellVersion_[cell];
     const std::uint64_t prev = v;
     v = T;
-    SharedMessage message;
+    SharedMessage packed;  // encoded once for every client that follows the cell
+    std::uint32_t rawSize = 0;
     for (Session& s : core_.sessions) {
       if (!follows(s, cell, prev, T)) continue;
-      if (!message) {
-        buildCellState(cellOfKey(cell), false, std::span(waterByCell_).subspan(wi, we - wi));
-        message = core_.messageFromBuilder();
+      if (!packed) {
+        water_.clear();
+        for (std::size_t i = wi; i < we; ++i) water_.push_back(pendingWater_[waterByCell_[i].index]);
+        encodeCellWater(cellOfKey(cell), water_, waterBytes_);
+        rawSize = packWater(waterBytes_, packedWater_);
+        packed = std::make_shared<const std::vector<std::uint8_t>>(packedWater_);
       }
-      queueMessage(s, wire::ServerBody::CellState, message);
+      queueWater(s, cellOfKey(cell), rawSize, packed);
       s.cellTicks[cell] = T;
     }
     wi = we;
@@ -255,7 +253,7 @@ void CellSync::sendCatchUp(Session& s) {
         s.catchUpDue = true;  // the step thread's share is spent: next tick
         break;
       }
-      if (!buildCellState(cellOfKey(cell), true, {})) continue;
+      if (!buildFullCellState(cellOfKey(cell))) continue;
       packet = core_.packetFromBuilder(ENET_PACKET_FLAG_RELIABLE);
       if (!packet) return;
       fullCellPackets_.emplace_back(cell, packet);

@@ -5,7 +5,7 @@
 //     with the cell's hash (routeEdits); StepBatchSender puts a peer's groups in its
 //     StepBatch (the fire's own edits stay out: followers make them, the hash checks);
 //   - water changes are merged over InterestConfig::cellStateEvery ticks and
-//     sent as one incremental CellState per changed cell, encoded once and shared;
+//     sent as one Stream water item per changed cell, encoded once and shared;
 //     a voxel back at the amount of the previous flush is left out;
 //   - a peer that is behind on a cell in reach (it just joined, came near, or held
 //     the cell's columns while the cell changed out of its reach) gets the cell's
@@ -61,7 +61,7 @@ class CellSync {
   std::span<const std::uint32_t> groupsOf(std::size_t index) const noexcept;
 
   /// Takes this step's water changes; on a flush tick sends the merged
-  /// incremental CellStates to the peers in reach that are up to date.
+  /// water items to the peers in reach that are up to date.
   void sendIncremental(const sim::StepOutput& out);
 
   /// Full CellStates for the cells in reach s is behind on, nearest first, while its
@@ -90,11 +90,10 @@ class CellSync {
   std::uint64_t version(std::uint64_t cell) const noexcept;
   /// The tick of the cell's state the peer holds.
   static std::uint64_t peerCellTick(const Session& s, std::uint64_t cell);
-  /// Builds a CellState into the core's builder: the merged pending water records
-  /// (full = false; `water` indexes pendingWater_) or the cell's whole state (full =
-  /// true: bricks, water, burning cells and hash). False when the cell's bricks
-  /// cannot be encoded.
-  bool buildCellState(sim::CellCoord cell, bool full, std::span<const WaterRecord> water);
+  /// Builds a full CellState into the core's builder: the cell's whole state (bricks,
+  /// water, burning cells and hash). False when the cell's bricks cannot be encoded.
+  /// (The water changes between go as Stream water items: sendIncremental.)
+  bool buildFullCellState(sim::CellCoord cell);
   static void keepLastPerVoxel(std::vector<WaterRecord>& records);
   /// Drops from waterByCell_ the voxels whose amount equals the last flush's.
   void leaveOutUnchangedWater();
@@ -118,6 +117,7 @@ class CellSync {
   std::vector<WaterRecord> waterByCell_;
   std::vector<sim::WaterChange> water_;
   std::vector<std::uint8_t> waterBytes_;
+  std::vector<std::uint8_t> packedWater_;  // waterBytes_ as a water item carries them (packWater)
   std::vector<wire::FireRec> fireRecs_;
   sim::SaveData cellBricks_;
   std::vector<std::pair<std::uint64_t, ENetPacket*>> fullCellPackets_;  ///< built this tick

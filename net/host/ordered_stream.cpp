@@ -71,9 +71,21 @@ void queueMessage(Session& s, wire::ServerBody type, const SharedMessage& messag
   push(s.stream, std::move(e));
 }
 
+void queueWater(Session& s, sim::CellCoord cell, std::uint32_t rawSize, const SharedMessage& packed) {
+  if (!s.stream.open) return;
+  StreamEntry e;
+  e.kind = StreamItemKind::Water;
+  e.cell = cell;
+  e.rawSize = rawSize;
+  e.type = wire::ServerBody::CellState;
+  e.message = packed;
+  push(s.stream, std::move(e));
+}
+
 std::uint32_t queueFullStateMark(Session& s) {
   const std::uint32_t number = ++s.stream.fullStates;
   StreamEntry e;
+  e.kind = StreamItemKind::Mark;
   e.fullState = number;
   e.type = wire::ServerBody::CellState;
   push(s.stream, std::move(e));
@@ -132,8 +144,8 @@ void StreamSender::send() {
         sendDatagram(s);
         previous = 0;
       }
-      StreamItemView item{e.sequence, e.fullState, {}};
-      if (e.message) item.message = *e.message;
+      StreamItemView item{e.sequence, e.kind, e.fullState, e.cell, e.rawSize, {}};
+      if (e.message) item.bytes = *e.message;
       appendStreamItem(datagram_, previous, item);
       previous = e.sequence;
       itemBytes_.push_back(e.message ? e.message->size() : 0);

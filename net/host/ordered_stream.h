@@ -1,5 +1,5 @@
 // The ordered stream, the server's side (docs/PROTOCOL.md, The ordered stream). What
-// a playing client must apply in order (StepBatches, incremental CellStates, its
+// a playing client must apply in order (StepBatches, cells' water changes, its
 // ActionResults, and marks for its full CellStates, which travel reliably) is queued
 // per session with a sequence number and sent unreliably in raw Stream datagrams
 // (net/stream_codec.h), again
@@ -21,21 +21,27 @@
 #include <vector>
 
 #include "loam_generated.h"  // flatc output of net/schema/loam.fbs (build tree)
+#include "net/stream_codec.h"
+#include "sim/world/voxel.h"
 
 namespace loam::net::host {
 
 struct HostCore;
 struct Session;
 
-/// One encoded ServerMessage (possibly Compressed), shared by the queues that hold it.
+/// One encoded ServerMessage (possibly Compressed), or a cell's water records, shared
+/// by the queues that hold it.
 using SharedMessage = std::shared_ptr<const std::vector<std::uint8_t>>;
 
 /// One queued item, kept until the client acknowledges it.
 struct StreamEntry {
   std::uint32_t sequence = 0;
-  std::uint32_t fullState = 0;  ///< not 0: stands for the reliable full CellState of this number
-  wire::ServerBody type = wire::ServerBody::NONE;  ///< the message's type (byte accounting)
-  SharedMessage message;        ///< null for a mark
+  StreamItemKind kind = StreamItemKind::Message;
+  std::uint32_t fullState = 0;  ///< Mark: stands for the reliable full CellState of this number
+  sim::CellCoord cell;          ///< Water: its cell
+  std::uint32_t rawSize = 0;    ///< Water: 0, or the records' size when message is zstd (packWater)
+  wire::ServerBody type = wire::ServerBody::NONE;  ///< the message's type (byte accounting; CellState for water)
+  SharedMessage message;        ///< a ServerMessage, or Water's records; null for a mark
   std::uint64_t sentTick = 0;   ///< state tick it was last sent (0: never)
   std::uint64_t firstSentTick = 0;  ///< state tick it was first sent
   std::uint32_t sends = 0;          ///< times sent
@@ -89,6 +95,9 @@ struct StreamOut {
 
 /// Queues a message (a Stream item) for a session whose stream is open; nothing otherwise.
 void queueMessage(Session& s, wire::ServerBody type, const SharedMessage& message);
+/// The same for a cell's water changes (net/water_codec.h records as packWater packed
+/// them, shared).
+void queueWater(Session& s, sim::CellCoord cell, std::uint32_t rawSize, const SharedMessage& packed);
 /// Queues the mark of the session's next full CellState and returns its number (the
 /// caller sends that CellState on the reliable channel).
 std::uint32_t queueFullStateMark(Session& s);

@@ -5,8 +5,9 @@
 //   dispatch of server messages, and the public API;
 // - net/client_join.cpp: Hello, AuthChallenge, Welcome, generation on the worker,
 //   the cell hashes, the join stream (JoinChunk, finishJoin);
-// - net/client_playing.cpp: inputs, the ordered stream (Stream: StepBatch, CellState,
-//   ActionResults), Snapshot, Reject, events.
+// - net/client_playing.cpp: inputs, the ordered stream (Stream: StepBatch, water,
+//   ActionResults, SurfaceChanges; full CellStates at their marks), Snapshot, Reject,
+//   events.
 // The streamed mirror's columns are a MirrorStream (net/internal/mirror_stream.h).
 // Nothing outside those files includes this.
 #pragma once
@@ -73,10 +74,13 @@ struct UnansweredAction {
 };
 
 /// A Stream item that arrived and waits for its turn: a server message (raw, as sent:
-/// possibly Compressed), or the mark of full CellState number fullState.
+/// possibly Compressed), a cell's water records, or the mark of full CellState number
+/// fullState.
 struct HeldItem {
-  std::uint32_t fullState = 0;
-  std::vector<std::uint8_t> message;
+  StreamItemKind kind = StreamItemKind::Message;
+  std::uint32_t fullState = 0;      ///< Mark
+  sim::CellCoord cell;              ///< Water
+  std::vector<std::uint8_t> bytes;  ///< Message: the ServerMessage (verified); Water: the records
 };
 
 }  // namespace internal
@@ -231,7 +235,12 @@ struct ClientConnection::Impl {
   void checkHashes(const wire::StepBatch& b);
   /// Counts a desync and keeps its description (the first kMaxDesyncsKept).
   void reportDesync(std::uint64_t tick, sim::CellCoord cell, std::uint64_t ours, std::uint64_t theirs);
+  /// A full CellState (reliable, at its mark): the cell's bricks, water, fire and hash.
   void onCellState(const wire::CellState& c);
+  /// A Stream water item: the cell's water changes since its last ones.
+  void onCellWater(sim::CellCoord cell, std::span<const std::uint8_t> records);
+  /// Decodes a cell's water records into `water`, keeping those inside the world.
+  bool decodeWater(sim::CellCoord cell, std::span<const std::uint8_t> records);
   void onSnapshot(std::span<const std::uint8_t> bytes, double nowMs);
   static std::uint32_t idOf(std::uint32_t id);
   static std::uint32_t idOf(const wire::PlayerPoseRec& r);

@@ -397,11 +397,10 @@ std::vector<std::uint8_t> surfaceChanges(flatbuffers::FlatBufferBuilder& fbb, st
   return finished(fbb);
 }
 
-/// A Stream datagram of one item.
-std::vector<std::uint8_t> streamItem(std::uint32_t sequence, std::uint32_t fullState,
-                                     const std::vector<std::uint8_t>& message) {
+/// A Stream datagram of one message item.
+std::vector<std::uint8_t> streamItem(std::uint32_t sequence, const std::vector<std::uint8_t>& message) {
   std::vector<std::uint8_t> datagram;
-  net::appendStreamItem(datagram, 0, {sequence, fullState, message});
+  net::appendStreamItem(datagram, 0, {sequence, net::StreamItemKind::Message, 0, {}, 0, message});
   return datagram;
 }
 
@@ -415,26 +414,26 @@ TEST_CASE("a hostile server's ordered stream: every item is checked before it is
   };
   const Case cases[] = {
       {"an item past the window",
-       [](auto& fbb) { return streamItem(net::kMaxStreamAhead + 1, 0, surfaceChanges(fbb, 1, 0)); },
+       [](auto& fbb) { return streamItem(net::kMaxStreamAhead + 1, surfaceChanges(fbb, 1, 0)); },
        "is more than"},
       {"a full CellState in the stream",
        [](auto& fbb) {
          fbb.Clear();
          auto c = wire::CreateCellState(fbb, 1, 0, 0, true);
          fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::CellState, c.Union()));
-         return streamItem(1, 0, finished(fbb));
+         return streamItem(1, finished(fbb));
        },
-       "is a full CellState (those come reliably)"},
+       "(a CellState: full ones come reliably, water as water)"},
       {"two items of one sequence",
        [](auto& fbb) {
-         std::vector<std::uint8_t> datagram = streamItem(1, 0, surfaceChanges(fbb, 1, 0));
-         net::appendStreamItem(datagram, 1, {1, 0, surfaceChanges(fbb, 1, 0)});
+         std::vector<std::uint8_t> datagram = streamItem(1, surfaceChanges(fbb, 1, 0));
+         net::appendStreamItem(datagram, 1, {1, net::StreamItemKind::Message, 0, {}, 0, surfaceChanges(fbb, 1, 0)});
          return datagram;
        },
        "Stream: an item after 1 with a gap of 0"},
       {"a truncated datagram",
        [](auto& fbb) {
-         std::vector<std::uint8_t> datagram = streamItem(1, 0, surfaceChanges(fbb, 1, 0));
+         std::vector<std::uint8_t> datagram = streamItem(1, surfaceChanges(fbb, 1, 0));
          datagram.pop_back();
          return datagram;
        },
@@ -444,11 +443,27 @@ TEST_CASE("a hostile server's ordered stream: every item is checked before it is
          fbb.Clear();
          auto w = wire::CreateWelcomeDirect(fbb, net::kProtocolVersion, 1, "hostile", "flat", 0, 0, 0, 0, 1);
          fbb.Finish(wire::CreateServerMessage(fbb, wire::ServerBody::Welcome, w.Union()));
-         return streamItem(1, 0, finished(fbb));
+         return streamItem(1, finished(fbb));
        },
-       "is not a StepBatch, CellState, ActionResults or SurfaceChanges"},
+       "is not a StepBatch, ActionResults or SurfaceChanges"},
+      {"water records that do not decode",
+       [](auto&) {
+         std::vector<std::uint8_t> datagram;
+         const std::vector<std::uint8_t> cut{0xff};  // a key step cut short
+         net::appendStreamItem(datagram, 0, {1, net::StreamItemKind::Water, 0, {2, -1}, 0, cut});
+         return datagram;
+       },
+       "water of cell (2, -1): "},
+      {"water that does not decompress to its raw size",
+       [](auto&) {
+         std::vector<std::uint8_t> datagram;
+         const std::vector<std::uint8_t> notZstd{1, 2, 3};
+         net::appendStreamItem(datagram, 0, {1, net::StreamItemKind::Water, 0, {2, -1}, 100, notZstd});
+         return datagram;
+       },
+       "Stream item 1: water of 3 bytes that do not decompress to 100"},
       {"SurfaceChanges over the cap",
-       [](auto& fbb) { return streamItem(1, 0, surfaceChanges(fbb, net::kMaxSurfaceChanges + 1, 0)); },
+       [](auto& fbb) { return streamItem(1, surfaceChanges(fbb, net::kMaxSurfaceChanges + 1, 0)); },
        "SurfaceChanges with 1025 records (at most 1024)"},
   };
   for (const Case& c : cases) {
@@ -464,7 +479,7 @@ TEST_CASE("a hostile server's ordered stream: every item is checked before it is
     std::uint64_t applied = 0;
     const std::string error = joinFromHostileServer(
         trueJoinState,
-        [](auto& fbb, Messages& out) { out.push_back(streamItem(1, 0, surfaceChanges(fbb, 3, 250))); },
+        [](auto& fbb, Messages& out) { out.push_back(streamItem(1, surfaceChanges(fbb, 3, 250))); },
         [&](net::ClientConnection& client) {
           shown = client.takeSurfaceChanges();
           applied = client.stats().surfacePatches;

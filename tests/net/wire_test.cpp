@@ -946,31 +946,41 @@ TEST_CASE("a hostile Snapshot is refused with a reason, never read past its end"
 }
 
 TEST_CASE("a Stream datagram reads back to the same items; a hostile one is refused with a reason") {
-  const std::vector<std::uint8_t> first(300, 7), second{1, 2, 3};
+  using Kind = StreamItemKind;
+  const std::vector<std::uint8_t> first(300, 7), water{1, 2, 3};
   std::vector<std::uint8_t> bytes;
-  appendStreamItem(bytes, 0, {70000, 0, first});
-  appendStreamItem(bytes, 70000, {70001, 4, {}});  // the mark of full CellState 4
-  appendStreamItem(bytes, 70001, {70009, 0, second});
-  // Every byte accounted for: 3 + 1 + 2 bytes of header for the first item (a 3-byte
-  // sequence, full_state 0, a 2-byte count), 2 for the mark, 3 for the last.
-  CHECK(bytes.size() == (3 + 1 + 2 + first.size()) + 2 + (3 + second.size()));
+  appendStreamItem(bytes, 0, {70000, Kind::Message, 0, {}, 0, first});
+  appendStreamItem(bytes, 70000, {70001, Kind::Mark, 4, {}, 0, {}});  // full CellState 4
+  appendStreamItem(bytes, 70001, {70009, Kind::Water, 0, {-3, 70}, 0, water});
+  // Every byte accounted for: the first item 3 (sequence) + 1 (kind) + 2 (count) bytes
+  // beside its message, the mark 1 + 1 + 1, the water 1 + 1 + 1 + 2 (cell) + 1 (raw
+  // size) + 1 (count).
+  const std::size_t firstEnd = 3 + 1 + 2 + first.size(), markEnd = firstEnd + 3;
+  CHECK(bytes.size() == markEnd + 7 + water.size());
   std::vector<StreamItemView> items;
   REQUIRE(decodeStream(bytes, items));
   REQUIRE(items.size() == 3);
   CHECK(items[0].sequence == 70000);
-  CHECK(items[0].fullState == 0);
-  CHECK(std::ranges::equal(items[0].message, first));
+  CHECK(items[0].kind == Kind::Message);
+  CHECK(std::ranges::equal(items[0].bytes, first));
   CHECK(items[1].sequence == 70001);
+  CHECK(items[1].kind == Kind::Mark);
   CHECK(items[1].fullState == 4);
-  CHECK(items[1].message.empty());
+  CHECK(items[1].bytes.empty());
   CHECK(items[2].sequence == 70009);
-  CHECK(std::ranges::equal(items[2].message, second));
+  CHECK(items[2].kind == Kind::Water);
+  CHECK(items[2].cell == sim::CellCoord{-3, 70});
+  CHECK(items[2].rawSize == 0);
+  CHECK(std::ranges::equal(items[2].bytes, water));
+  std::vector<std::uint8_t> scratch;
+  const auto unpacked = unpackWater(items[2], scratch);
+  REQUIRE(unpacked);
+  CHECK(std::ranges::equal(*unpacked, water));
 
   // Every truncation but at an item's end, and every extension by a byte.
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     CAPTURE(n);
-    const bool itemEnd = n == 3 + 1 + 2 + first.size() || n == 3 + 1 + 2 + first.size() + 2;
-    CHECK(decodeStream(std::span(bytes).first(n), items).has_value() == itemEnd);
+    CHECK(decodeStream(std::span(bytes).first(n), items).has_value() == (n == firstEnd || n == markEnd));
   }
   std::vector<std::uint8_t> longer = bytes;
   longer.push_back(0);
@@ -986,10 +996,50 @@ TEST_CASE("a Stream datagram reads back to the same items; a hostile one is refu
   refused({}, "no item");
   refused({0, 0, 1, 9}, "sequence 0");
   refused({5, 0, 1, 9, 0, 0, 1, 9}, "an item after 5 with a gap of 0");
-  refused({0xff, 0xff, 0xff, 0xff, 0x0f, 1, 1, 1}, "a sequence past 32 bits");
-  refused({5, 0, 0}, "item 5 has a message of 0 bytes");
+  refused({0xff, 0xff, 0xff, 0xff, 0x0f, 1, 1, 1, 1, 1}, "a sequence past 32 bits");
+  refused({5, 3, 1, 9}, "item 5 of unknown kind 3");
+  refused({5, 1, 0}, "item 5 marks full CellState 0");
+  refused({5, 0, 0}, "item 5 has 0 bytes");
+  refused({5, 2, 1, 1, 0, 0}, "item 5 has 0 bytes");
   refused({5, 0, 0xff, 0xff, 0xff, 0xff, 0x0f}, "truncated");  // a message longer than the datagram
-  refused({5, 0xff, 0xff, 0xff, 0xff, 0x7f}, "varint over 32 bits");
+  refused({5, 1, 0xff, 0xff, 0xff, 0xff, 0x7f}, "varint over 32 bits");
+}
+
+TEST_CASE("water records pack as zstd when that pays, and a lying raw size is refused") {
+  // A flood's records: full voxels in rows, one key step and 255 1 each.
+  std::vector<std::uint8_t> records;
+  for (int i = 0; i < 400; ++i) records.insert(records.end(), {1, 255, 1});
+  std::vector<std::uint8_t> packed, scratch;
+  const std::uint32_t rawSize = packWater(records, packed);
+  CHECK(rawSize == records.size());
+  CHECK(packed.size() + 16 <= records.size());
+  std::vector<std::uint8_t> bytes;
+  appendStreamItem(bytes, 0, {9, StreamItemKind::Water, 0, {1, 2}, rawSize, packed});
+  std::vector<StreamItemView> items;
+  REQUIRE(decodeStream(bytes, items));
+  REQUIRE(items.size() == 1);
+  const auto unpacked = unpackWater(items[0], scratch);
+  REQUIRE(unpacked);
+  CHECK(std::ranges::equal(*unpacked, records));
+
+  // A short list stays as it is.
+  const std::vector<std::uint8_t> few{1, 255, 1, 1, 200};
+  CHECK(packWater(few, packed) == 0);
+  CHECK(packed == few);
+
+  // The frame must give exactly the raw size, which is bounded.
+  for (const std::uint32_t lie : {rawSize - 1, rawSize + 1, std::uint32_t(kMaxServerMessageBytes + 1)}) {
+    CAPTURE(lie);
+    StreamItemView lying = items[0];
+    lying.rawSize = lie;
+    const auto r = unpackWater(lying, scratch);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("do not decompress to " + std::to_string(lie)) != std::string::npos);
+  }
+  StreamItemView garbage = items[0];
+  const std::vector<std::uint8_t> junk(40, 0x5a);
+  garbage.bytes = junk;
+  CHECK_FALSE(unpackWater(garbage, scratch));
 }
 
 TEST_CASE("verifiers refuse empty, bodiless and unknown-body messages") {

@@ -185,7 +185,8 @@ class RawClient {
   int compressed = 0;              ///< messages that came in a Compressed envelope
   /// Every message received and not taken yet, oldest first: verified, never
   /// Compressed, never a Stream (its new items' messages are here instead, in the
-  /// order they arrived; marks of full CellStates are left out).
+  /// order they arrived, a water item as an incremental CellState of tick 0; marks
+  /// of full CellStates are left out).
   std::vector<std::vector<std::uint8_t>> inbox;
   std::vector<std::vector<std::uint8_t>> snapshots;  ///< raw Snapshot datagrams (kChannelSnapshot), oldest first
   int streamItems = 0;             ///< new Stream items received (resends not counted)
@@ -202,9 +203,22 @@ class RawClient {
         continue;
       }
       ++streamItems;
-      if (item.message.empty()) continue;  // a mark: its CellState comes reliably
+      if (item.kind == net::StreamItemKind::Mark) continue;  // its CellState comes reliably
+      if (item.kind == net::StreamItemKind::Water) {
+        // Kept as the incremental CellState it stands for (tick 0: the item has none).
+        std::vector<std::uint8_t> unpacked;
+        const sim::Result<std::span<const std::uint8_t>> records = net::unpackWater(item, unpacked);
+        REQUIRE_MESSAGE(records.has_value(), "a water item that does not unpack");
+        flatbuffers::FlatBufferBuilder fbb;
+        auto water = fbb.CreateVector(records->data(), records->size());
+        fbb.Finish(wire::CreateServerMessage(
+            fbb, wire::ServerBody::CellState,
+            wire::CreateCellState(fbb, 0, item.cell.x, item.cell.z, false, water).Union()));
+        inbox.emplace_back(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+        continue;
+      }
       // Copied out: FlatBuffers reads its scalars in place, and the datagram does not align them.
-      std::vector<std::uint8_t> bytes(item.message.begin(), item.message.end());
+      std::vector<std::uint8_t> bytes(item.bytes.begin(), item.bytes.end());
       std::vector<std::uint8_t> itemUnpacked;
       const wire::ServerMessage* msg = net::openServerMessage(bytes, net::kMaxServerMessageBytes, itemUnpacked);
       REQUIRE_MESSAGE(msg != nullptr, "a Stream item that does not verify (", bytes.size(), " bytes)");
