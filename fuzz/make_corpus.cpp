@@ -400,12 +400,12 @@ int main(int argc, char** argv) {
     if (water.empty()) return std::fprintf(stderr, "no water where it was poured\n"), 1;
     Bytes stream;
     using Kind = net::StreamItemKind;
-    Bytes packed;
-    const std::uint32_t rawSize = net::packWater(water, packed);
+    Bytes packedWater;
+    const std::uint32_t rawSize = net::packWater(water, packedWater);
     net::appendStreamItem(stream, 0, {1, Kind::Message, 0, {}, 0, inner});
     net::appendStreamItem(stream, 1, {2, Kind::Message, 0, {}, 0, answers});
     net::appendStreamItem(stream, 2, {3, Kind::Mark, 1, {}, 0, {}});
-    net::appendStreamItem(stream, 3, {4, Kind::Water, 0, poured, rawSize, packed});
+    net::appendStreamItem(stream, 3, {4, Kind::Water, 0, poured, rawSize, packedWater});
     write("server_message", "stream", stream);
   }
   write("save_file", "save", withMode(0, *file));
