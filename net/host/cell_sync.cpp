@@ -97,7 +97,7 @@ void CellSync::routeEdits(const sim::StepOutput& out) {
   }
 }
 
-/// Builds CellState for one cell into the core's builder.
+/// Builds a full CellState for one cell into the core's builder.
 bool CellSync::buildFullCellState(sim::CellCoord cell) {
   fireRecs_.clear();
   const sim::SimState& state = core_.state;
