@@ -45,8 +45,8 @@ struct StreamItemView {
   std::span<const std::uint8_t> bytes;  ///< Message: the ServerMessage; Water: the records (packed); Mark: empty
 };
 
-/// The most an item adds beside its bytes: six varints and the kind.
-inline constexpr std::size_t kMaxStreamItemHeaderBytes = 31;
+/// The most an item adds beside its bytes: a water item's five varints and its kind.
+inline constexpr std::size_t kMaxStreamItemHeaderBytes = 26;
 
 /// A cell's water records as a water item carries them: zstd when they are over
 /// kCompressAboveBytes and that saves at least 16 bytes (a flood's records shrink by
