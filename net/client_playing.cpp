@@ -115,13 +115,12 @@ void ClientConnection::Impl::onStream(std::span<const StreamItemView> items) {
     if (!receipt.receive(seq)) continue;  // a resend
     // Checked now, so that what is held can be applied: a message on the copy (which
     // is aligned as the verifier wants), water records unpacked and decoded.
-    internal::HeldItem held{item.kind, item.fullState, item.cell, {}};
+    internal::HeldItem held{item.kind, item.fullState, item.cell, {}, {}};
     wire::ServerBody type = wire::ServerBody::CellState;  // a mark's and water's, for the byte accounting
     if (item.kind == StreamItemKind::Water) {
       const sim::Result<std::span<const std::uint8_t>> records = unpackWater(item, itemUnpacked);
       if (!records) return fail("Stream item " + std::to_string(seq) + ": " + records.error().message);
-      if (!decodeWater(item.cell, *records)) return;
-      held.bytes.assign(records->begin(), records->end());
+      if (!decodeWater(item.cell, *records, held.water)) return;
     } else if (item.kind == StreamItemKind::Message) {
       held.bytes.assign(item.bytes.begin(), item.bytes.end());
       const wire::ServerMessage* msg = openServerMessage(held.bytes, kMaxServerMessageBytes, itemUnpacked);
@@ -139,7 +138,7 @@ void ClientConnection::Impl::onStream(std::span<const StreamItemView> items) {
       own.bytes += item.bytes.size();
       stats.received[messageName(wire::ServerBody::Stream)].bytes -= item.bytes.size();
     }
-    heldBytes += held.bytes.size();
+    heldBytes += held.heldBytes();
     if (heldBytes > kMaxHeldBytes)
       return fail("over " + std::to_string(kMaxHeldBytes) + " bytes of the stream held before their turn");
     streamItems.emplace(seq, std::move(held));
@@ -174,7 +173,7 @@ void ClientConnection::Impl::drainStream() {
         fullStates.pop_front();
         break;
       }
-      case StreamItemKind::Water: onCellWater(item.cell, item.bytes); break;
+      case StreamItemKind::Water: onCellWater(item.cell, item.water); break;
       case StreamItemKind::Message: {
         const wire::ServerMessage* msg = openServerMessage(item.bytes, kMaxServerMessageBytes, itemUnpacked);
         if (!msg) return fail("a held stream message no longer verifies");
@@ -182,7 +181,7 @@ void ClientConnection::Impl::drainStream() {
         break;
       }
     }
-    heldBytes -= item.bytes.size();
+    heldBytes -= item.heldBytes();
     streamItems.erase(streamItems.begin());
     ++streamApplied;
     if (!active()) return;
@@ -404,21 +403,21 @@ void ClientConnection::Impl::reportDesync(std::uint64_t tick, sim::CellCoord cel
   stats.desyncs.push_back(std::move(d));
 }
 
-bool ClientConnection::Impl::decodeWater(sim::CellCoord cell, std::span<const std::uint8_t> records) {
+bool ClientConnection::Impl::decodeWater(sim::CellCoord cell, std::span<const std::uint8_t> records,
+                                        std::vector<sim::WaterChange>& out) {
   // Records are relative to the named cell, so they cannot land in another one.
-  if (auto r = decodeCellWater(records, cell, water); !r) {
+  if (auto r = decodeCellWater(records, cell, out); !r) {
     fail("water of cell (" + std::to_string(cell.x) + ", " + std::to_string(cell.z) + "): " + r.error().message);
     return false;
   }
   return true;
 }
 
-void ClientConnection::Impl::onCellWater(sim::CellCoord cell, std::span<const std::uint8_t> records) {
+void ClientConnection::Impl::onCellWater(sim::CellCoord cell, std::vector<sim::WaterChange>& records) {
   if (cellDropped(cell)) return;  // a dropped cell follows nothing until it comes whole again
-  if (!decodeWater(cell, records)) return;
   const sim::WorldBounds& bounds = mirror->world.bounds();
-  std::erase_if(water, [&](const sim::WaterChange& w) { return !bounds.containsBrick(sim::brickOf(w.voxel)); });
-  sim::applyCellState(*mirror, lastTick, cell, false, water, {});
+  std::erase_if(records, [&](const sim::WaterChange& w) { return !bounds.containsBrick(sim::brickOf(w.voxel)); });
+  sim::applyCellState(*mirror, lastTick, cell, false, records, {});
 }
 
 void ClientConnection::Impl::onCellState(const wire::CellState& c) {
@@ -428,7 +427,8 @@ void ClientConnection::Impl::onCellState(const wire::CellState& c) {
   const sim::WorldBounds& bounds = mirror->world.bounds();
   auto inside = [&](sim::VoxelCoord v) { return bounds.containsBrick(sim::brickOf(v)); };
   if (!decodeWater(cell, c.water() ? std::span<const std::uint8_t>(c.water()->data(), c.water()->size())
-                                   : std::span<const std::uint8_t>()))
+                                   : std::span<const std::uint8_t>(),
+                   water))
     return;
   std::erase_if(water, [&](const sim::WaterChange& w) { return !inside(w.voxel); });
   fire.clear();

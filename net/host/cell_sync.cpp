@@ -177,8 +177,9 @@ void CellSync::sendIncremental(const sim::StepOutput& out) {
         water_.clear();
         for (std::size_t i = wi; i < we; ++i) water_.push_back(pendingWater_[waterByCell_[i].index]);
         encodeCellWater(cellOfKey(cell), water_, waterBytes_);
-        rawSize = packWater(waterBytes_, packedWater_);
-        packed = std::make_shared<const std::vector<std::uint8_t>>(packedWater_);
+        auto bytes = std::make_shared<std::vector<std::uint8_t>>();
+        rawSize = packWater(waterBytes_, *bytes);
+        packed = std::move(bytes);
       }
       queueWater(s, cellOfKey(cell), rawSize, packed);
       s.cellTicks[cell] = T;

@@ -117,7 +117,6 @@ class CellSync {
   std::vector<WaterRecord> waterByCell_;
   std::vector<sim::WaterChange> water_;
   std::vector<std::uint8_t> waterBytes_;
-  std::vector<std::uint8_t> packedWater_;  // waterBytes_ as a water item carries them (packWater)
   std::vector<wire::FireRec> fireRecs_;
   sim::SaveData cellBricks_;
   std::vector<std::pair<std::uint64_t, ENetPacket*>> fullCellPackets_;  ///< built this tick

@@ -33,8 +33,9 @@ std::uint64_t earlyResendTicks(const ENetPeer* peer) noexcept {
 constexpr double kAllCopiesLost = 1e-3;
 
 void push(StreamOut& out, StreamEntry e) {
-  e.sequence = out.nextSequence++;
-  out.unackedBytes += e.message ? e.message->size() : 0;
+  e.item.sequence = out.nextSequence++;
+  if (e.message) e.item.bytes = *e.message;
+  out.unackedBytes += e.item.bytes.size();
   out.unacked.push_back(std::move(e));
 }
 
@@ -74,9 +75,9 @@ void queueMessage(Session& s, wire::ServerBody type, const SharedMessage& messag
 void queueWater(Session& s, sim::CellCoord cell, std::uint32_t rawSize, const SharedMessage& packed) {
   if (!s.stream.open) return;
   StreamEntry e;
-  e.kind = StreamItemKind::Water;
-  e.cell = cell;
-  e.rawSize = rawSize;
+  e.item.kind = StreamItemKind::Water;
+  e.item.cell = cell;
+  e.item.rawSize = rawSize;
   e.type = wire::ServerBody::CellState;
   e.message = packed;
   push(s.stream, std::move(e));
@@ -85,8 +86,8 @@ void queueWater(Session& s, sim::CellCoord cell, std::uint32_t rawSize, const Sh
 std::uint32_t queueFullStateMark(Session& s) {
   const std::uint32_t number = ++s.stream.fullStates;
   StreamEntry e;
-  e.kind = StreamItemKind::Mark;
-  e.fullState = number;
+  e.item.kind = StreamItemKind::Mark;
+  e.item.fullState = number;
   e.type = wire::ServerBody::CellState;
   push(s.stream, std::move(e));
   return number;
@@ -97,8 +98,8 @@ bool acknowledgeStream(Session& s, std::uint32_t ack) {
   if (ack >= out.nextSequence) return false;  // acknowledges an item never sent
   if (ack <= out.acked) return true;          // older or repeated: nothing new
   out.acked = ack;
-  while (!out.unacked.empty() && out.unacked.front().sequence <= ack) {
-    out.unackedBytes -= out.unacked.front().message ? out.unacked.front().message->size() : 0;
+  while (!out.unacked.empty() && out.unacked.front().item.sequence <= ack) {
+    out.unackedBytes -= out.unacked.front().item.bytes.size();
     out.unacked.pop_front();
   }
   return true;
@@ -124,8 +125,8 @@ void StreamSender::send() {
     itemTypes_.clear();
     std::uint32_t previous = 0;  // the sequence of the datagram's last item
     for (StreamEntry& e : out.unacked) {
-      if (e.sequence - out.acked > kMaxStreamAhead) break;  // the client would refuse it
-      const std::size_t size = (e.message ? e.message->size() : 0) + kMaxStreamItemHeaderBytes;
+      if (e.item.sequence - out.acked > kMaxStreamAhead) break;  // the client would refuse it
+      const std::size_t size = e.item.bytes.size() + kMaxStreamItemHeaderBytes;
       if (e.sentTick != 0 && T - e.firstSentTick < resend) {
         // Early resends only within the item's first round trip.
         const std::uint64_t every = e.sends < copies ? 1 : early;
@@ -144,11 +145,9 @@ void StreamSender::send() {
         sendDatagram(s);
         previous = 0;
       }
-      StreamItemView item{e.sequence, e.kind, e.fullState, e.cell, e.rawSize, {}};
-      if (e.message) item.bytes = *e.message;
-      appendStreamItem(datagram_, previous, item);
-      previous = e.sequence;
-      itemBytes_.push_back(e.message ? e.message->size() : 0);
+      appendStreamItem(datagram_, previous, e.item);
+      previous = e.item.sequence;
+      itemBytes_.push_back(e.item.bytes.size());
       itemTypes_.push_back(e.type);
       if (e.sends > 0) core_.stats.streamResentBytes += itemBytes_.back();
       e.sentTick = T;

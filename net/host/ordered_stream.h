@@ -22,7 +22,6 @@
 
 #include "loam_generated.h"  // flatc output of net/schema/loam.fbs (build tree)
 #include "net/stream_codec.h"
-#include "sim/world/voxel.h"
 
 namespace loam::net::host {
 
@@ -35,13 +34,9 @@ using SharedMessage = std::shared_ptr<const std::vector<std::uint8_t>>;
 
 /// One queued item, kept until the client acknowledges it.
 struct StreamEntry {
-  std::uint32_t sequence = 0;
-  StreamItemKind kind = StreamItemKind::Message;
-  std::uint32_t fullState = 0;  ///< Mark: stands for the reliable full CellState of this number
-  sim::CellCoord cell;          ///< Water: its cell
-  std::uint32_t rawSize = 0;    ///< Water: 0, or the records' size when message is zstd (packWater)
+  StreamItemView item;          ///< what goes on the wire; its bytes view *message (shared, never moved)
   wire::ServerBody type = wire::ServerBody::NONE;  ///< the message's type (byte accounting; CellState for water)
-  SharedMessage message;        ///< a ServerMessage, or Water's records; null for a mark
+  SharedMessage message;        ///< a ServerMessage, or water records as packWater packed them; null for a mark
   std::uint64_t sentTick = 0;   ///< state tick it was last sent (0: never)
   std::uint64_t firstSentTick = 0;  ///< state tick it was first sent
   std::uint32_t sends = 0;          ///< times sent

@@ -172,8 +172,10 @@ void Snapshots::sendIfDue(Session& s, const sim::Player& own) {
   // A snapshot due next tick goes a tick early when a Stream datagram went to the peer
   // this tick: ENet packs both into one UDP datagram, 32 bytes of headers less (an
   // idle player's water and steps came on the other ticks). Its turn is then skipped.
-  const bool early = snapshotEvery > 1 && (T + 1 + s.id.value) % snapshotEvery == 0 && s.streamSentTick == T;
-  if (turn ? snapshotEvery > 1 && s.snapshotSeq != 0 && s.snapshotTick + 1 == T : !early) return;
+  const bool early = (T + 1 + s.id.value) % snapshotEvery == 0 && s.streamSentTick == T;
+  const bool wentEarly = s.snapshotSeq != 0 && s.snapshotTick + 1 == T;
+  const bool due = snapshotEvery == 1 || (turn ? !wentEarly : early);
+  if (!due) return;
   s.snapshotTick = T;
   const std::uint32_t seq = ++s.snapshotSeq;
   const Manifest* base = nullptr;

@@ -78,9 +78,12 @@ struct UnansweredAction {
 /// fullState.
 struct HeldItem {
   StreamItemKind kind = StreamItemKind::Message;
-  std::uint32_t fullState = 0;      ///< Mark
-  sim::CellCoord cell;              ///< Water
-  std::vector<std::uint8_t> bytes;  ///< Message: the ServerMessage (verified); Water: the records
+  std::uint32_t fullState = 0;           ///< Mark
+  sim::CellCoord cell;                   ///< Water
+  std::vector<std::uint8_t> bytes;       ///< Message: the ServerMessage (verified)
+  std::vector<sim::WaterChange> water;   ///< Water: the records (decoded when it arrived)
+  /// What it holds, against kMaxHeldBytes.
+  std::size_t heldBytes() const noexcept { return bytes.size() + water.size() * sizeof(sim::WaterChange); }
 };
 
 }  // namespace internal
@@ -238,9 +241,9 @@ struct ClientConnection::Impl {
   /// A full CellState (reliable, at its mark): the cell's bricks, water, fire and hash.
   void onCellState(const wire::CellState& c);
   /// A Stream water item: the cell's water changes since its last ones.
-  void onCellWater(sim::CellCoord cell, std::span<const std::uint8_t> records);
-  /// Decodes a cell's water records into `water`, keeping those inside the world.
-  bool decodeWater(sim::CellCoord cell, std::span<const std::uint8_t> records);
+  void onCellWater(sim::CellCoord cell, std::vector<sim::WaterChange>& records);
+  /// Decodes a cell's water records into `out`; fails the connection when they do not decode.
+  bool decodeWater(sim::CellCoord cell, std::span<const std::uint8_t> records, std::vector<sim::WaterChange>& out);
   void onSnapshot(std::span<const std::uint8_t> bytes, double nowMs);
   static std::uint32_t idOf(std::uint32_t id);
   static std::uint32_t idOf(const wire::PlayerPoseRec& r);
